@@ -1,0 +1,82 @@
+package compact
+
+import (
+	"fmt"
+	"strings"
+)
+
+// EnvDisableAuto is the environment variable that switches automatic
+// compaction off when set to 1 or true.
+const EnvDisableAuto = "COMPACT_DISABLE_AUTO"
+
+// Config holds the user's compaction settings. Every zero field means the
+// documented default, so the zero Config is pi's default behaviour.
+type Config struct {
+	// Policy is "reserve" (default), "ratio" or "input".
+	Policy string `json:"policy,omitempty"`
+	// ReserveTokens for the reserve policy; default 16384.
+	ReserveTokens int `json:"reserveTokens,omitempty"`
+	// TriggerRatio for the ratio policy; default 0.9.
+	TriggerRatio float64 `json:"triggerRatio,omitempty"`
+	// TargetRatio of the window to compact down to; default 0.5.
+	TargetRatio float64 `json:"targetRatio,omitempty"`
+	// OutputCap bounds the output reserve of the input policy; default
+	// 32000.
+	OutputCap int `json:"outputCap,omitempty"`
+	// KeepRecentTokens kept verbatim; default 20000.
+	KeepRecentTokens int `json:"keepRecentTokens,omitempty"`
+	// Window overrides the model's context window from the registry.
+	Window int `json:"window,omitempty"`
+	// Model overrides the session's model for the registry lookup.
+	Model string `json:"model,omitempty"`
+	// DisableAuto switches automatic compaction off. Manual compaction
+	// still works.
+	DisableAuto bool `json:"disableAuto,omitempty"`
+	// Models adds or replaces registry entries.
+	Models []ModelInfo `json:"models,omitempty"`
+}
+
+// ApplyEnv applies environment overrides: COMPACT_DISABLE_AUTO=1 (or
+// true) sets DisableAuto. getenv is usually os.Getenv.
+func (c *Config) ApplyEnv(getenv func(string) string) {
+	switch strings.ToLower(strings.TrimSpace(getenv(EnvDisableAuto))) {
+	case "1", "true", "yes", "on":
+		c.DisableAuto = true
+	}
+}
+
+// TriggerPolicy returns the configured policy with its settings.
+func (c Config) TriggerPolicy() (Policy, error) {
+	switch c.Policy {
+	case "", "reserve":
+		return Reserve{Tokens: c.ReserveTokens, TargetRatio: c.TargetRatio}, nil
+	case "ratio":
+		return Ratio{Ratio: c.TriggerRatio, TargetRatio: c.TargetRatio}, nil
+	case "input", "input-limit":
+		return InputLimit{OutputCap: c.OutputCap, TargetRatio: c.TargetRatio}, nil
+	}
+	return nil, fmt.Errorf("config: unknown policy %q (want reserve, ratio or input)", c.Policy)
+}
+
+// ResolveModel returns the limits of the named model: the registry's
+// entry (with the config's models applied), with Window overriding the
+// context window. With Config.Model set it is looked up instead of name.
+// An unknown model without Window has ContextWindow 0 (unknown).
+func (c Config) ResolveModel(reg *Registry, name string) ModelInfo {
+	if c.Model != "" {
+		name = c.Model
+	}
+	if len(c.Models) > 0 {
+		reg = reg.With(c.Models...)
+	}
+	m, ok := reg.Lookup(name)
+	if !ok {
+		m = ModelInfo{ID: name}
+	} else if name != "" {
+		m.ID = name
+	}
+	if c.Window > 0 {
+		m.ContextWindow = c.Window
+	}
+	return m
+}

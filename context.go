@@ -1,0 +1,174 @@
+package compact
+
+import "fmt"
+
+// Path returns the entries from the root to the entry leafID, in order,
+// following ParentID links through entries. With leafID "" the last entry
+// of entries is the leaf. It fails if leafID is unknown or a parent link
+// loops.
+func Path(entries []*Entry, leafID string) ([]*Entry, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]*Entry, len(entries))
+	for _, e := range entries {
+		byID[e.ID] = e
+	}
+	return PathByID(byID, entries[len(entries)-1], leafID)
+}
+
+// PathByID is Path for callers that keep an index of entries by id. last
+// is the entry used when leafID is "".
+func PathByID(byID map[string]*Entry, last *Entry, leafID string) ([]*Entry, error) {
+	leaf := last
+	if leafID != "" {
+		leaf = byID[leafID]
+		if leaf == nil {
+			return nil, fmt.Errorf("entry %q: %w", leafID, ErrNoEntry)
+		}
+	}
+	if leaf == nil {
+		return nil, nil
+	}
+	var rev []*Entry
+	seen := make(map[string]bool)
+	for e := leaf; e != nil; {
+		if seen[e.ID] {
+			return nil, fmt.Errorf("entry %q: parent links form a cycle", e.ID)
+		}
+		seen[e.ID] = true
+		rev = append(rev, e)
+		if e.ParentID == "" {
+			break
+		}
+		e = byID[e.ParentID]
+	}
+	path := make([]*Entry, len(rev))
+	for i, e := range rev {
+		path[len(rev)-1-i] = e
+	}
+	return path, nil
+}
+
+// Context is what the model sees for one path: the latest compaction's
+// summary, the entries it kept, and everything after it.
+type Context struct {
+	// Messages in the order the model sees them. When the path holds a
+	// compaction, the first message is its summary (role
+	// compactionSummary).
+	Messages []*Message
+	// EntryIDs[i] is the id of the entry that produced Messages[i] (the
+	// compaction entry for the summary).
+	EntryIDs []string
+	// Compaction is the latest compaction entry on the path, nil if none.
+	Compaction *Entry
+	// FirstAfterCompaction is the index in Messages of the first message
+	// recorded after Compaction (len(Messages) when there is none, 0
+	// without a compaction). Provider usage is trusted only from here on.
+	FirstAfterCompaction int
+	// Provider and Model are the model last selected on the path (a
+	// model_change entry or the model that wrote an assistant message).
+	Provider, Model string
+	// ThinkingLevel is the last thinking level set on the path ("off" by
+	// default).
+	ThinkingLevel string
+}
+
+// BuildContext rebuilds the model's context from a root-to-leaf path. It
+// is a pure function of the entries: every front door that loads the same
+// entries shows the model the same messages.
+func BuildContext(path []*Entry) *Context {
+	c := &Context{ThinkingLevel: "off"}
+	compIdx := -1
+	for i, e := range path {
+		switch e.Kind {
+		case KindThinkingLevelChange:
+			c.ThinkingLevel = e.ThinkingLevel
+		case KindModelChange:
+			c.Provider, c.Model = e.Provider, e.ModelID
+		case KindMessage:
+			if e.Message != nil && e.Message.Role == RoleAssistant && e.Message.Model != "" {
+				c.Provider, c.Model = e.Message.Provider, e.Message.Model
+			}
+		case KindCompaction:
+			if e.Compaction != nil {
+				compIdx = i
+			}
+		}
+	}
+	add := func(e *Entry) {
+		if e.IsContextMessage() {
+			c.Messages = append(c.Messages, e.Message)
+			c.EntryIDs = append(c.EntryIDs, e.ID)
+		}
+	}
+	if compIdx < 0 {
+		c.Messages = make([]*Message, 0, len(path))
+		c.EntryIDs = make([]string, 0, len(path))
+		for _, e := range path {
+			add(e)
+		}
+		return c
+	}
+	comp := path[compIdx]
+	c.Compaction = comp
+	c.Messages = append(c.Messages, SummaryMessage(comp))
+	c.EntryIDs = append(c.EntryIDs, comp.ID)
+	kept := false
+	for _, e := range path[:compIdx] {
+		if e.ID == comp.Compaction.FirstKeptID {
+			kept = true
+		}
+		if kept {
+			add(e)
+		}
+	}
+	c.FirstAfterCompaction = len(c.Messages)
+	for _, e := range path[compIdx+1:] {
+		add(e)
+	}
+	return c
+}
+
+// SummaryMessage returns the context message that stands for a compaction
+// entry: role compactionSummary with the summary as its text.
+func SummaryMessage(e *Entry) *Message {
+	m := TextMessage(RoleCompactionSummary, e.Compaction.Summary)
+	return m
+}
+
+// ContextUsage is the measured size of a context.
+type ContextUsage struct {
+	// Tokens = UsageTokens + TrailingTokens.
+	Tokens int `json:"tokens"`
+	// UsageTokens is the context size the provider reported on its last
+	// valid response (0 when there is none).
+	UsageTokens int `json:"usageTokens"`
+	// TrailingTokens is the estimate of every message after that response
+	// (or of the whole context when there is no usable report).
+	TrailingTokens int `json:"trailingTokens"`
+	// LastUsageIndex is the index in the context's messages of the message
+	// whose usage was used, -1 when none.
+	LastUsageIndex int `json:"lastUsageIndex"`
+}
+
+// Measure returns the size of the context: the last valid provider usage
+// plus the estimate of the messages after it. Usage of aborted or failed
+// calls, and usage recorded before the latest compaction (which measured a
+// context that no longer exists), is skipped. With no usable report the
+// estimate of every message is the size.
+func Measure(c *Context) ContextUsage {
+	u := ContextUsage{LastUsageIndex: -1}
+	for i := len(c.Messages) - 1; i >= c.FirstAfterCompaction; i-- {
+		if usage, ok := c.Messages[i].ValidUsage(); ok {
+			u.UsageTokens = usage.ContextTokens()
+			u.LastUsageIndex = i
+			break
+		}
+	}
+	for _, m := range c.Messages[u.LastUsageIndex+1:] {
+		u.TrailingTokens += m.Tokens()
+	}
+	u.Tokens = u.UsageTokens + u.TrailingTokens
+	return u
+}

@@ -1,0 +1,87 @@
+package compact
+
+// EntryKind is the type of a session entry.
+type EntryKind string
+
+// Entry kinds, named as in pi's session format.
+const (
+	KindMessage             EntryKind = "message"
+	KindCompaction          EntryKind = "compaction"
+	KindBranchSummary       EntryKind = "branch_summary"
+	KindModelChange         EntryKind = "model_change"
+	KindThinkingLevelChange EntryKind = "thinking_level_change"
+	KindCustom              EntryKind = "custom"
+	KindCustomMessage       EntryKind = "custom_message"
+	KindLabel               EntryKind = "label"
+	KindSessionInfo         EntryKind = "session_info"
+)
+
+// Entry is one node of a conversation log: a message, a compaction, or a
+// piece of metadata. Entries form a tree through ParentID; the path from
+// the root to a leaf is one linear conversation.
+//
+// Kinds this package does not know keep their Kind string and are treated
+// as metadata: they never reach the model.
+type Entry struct {
+	ID       string
+	ParentID string // "" for a root entry
+	Kind     EntryKind
+	// Timestamp is the entry time as stored (RFC 3339), possibly empty.
+	Timestamp string
+
+	// Message is set for kinds that put a message into the context:
+	// message, custom_message (role custom) and branch_summary (role
+	// branchSummary, the summary as its text).
+	Message *Message
+
+	// Compaction is set for compaction entries.
+	Compaction *Compaction
+
+	// Provider and ModelID are set for model_change entries.
+	Provider string
+	ModelID  string
+
+	// ThinkingLevel is set for thinking_level_change entries.
+	ThinkingLevel string
+
+	// TargetID and Label are set for label entries; an empty Label clears
+	// the target's label.
+	TargetID string
+	Label    string
+
+	// Name is set for session_info entries.
+	Name string
+
+	// CustomType is set for custom and custom_message entries.
+	CustomType string
+}
+
+// IsContextMessage reports whether the entry contributes a message to the
+// model's context.
+func (e *Entry) IsContextMessage() bool {
+	return e.Message != nil && (e.Kind == KindMessage || e.Kind == KindCustomMessage || e.Kind == KindBranchSummary)
+}
+
+// Compaction records one compaction: everything on the path before
+// FirstKeptID is replaced in the context by Summary.
+type Compaction struct {
+	Summary     string
+	FirstKeptID string
+	// TokensBefore is the context size when the compaction ran.
+	TokensBefore int
+	// TokensAfter is the estimated context size right after it; 0 when
+	// not recorded (pi does not record it).
+	TokensAfter int
+	// ReadFiles and ModifiedFiles accumulate the files the agent touched,
+	// across every compaction so far.
+	ReadFiles     []string
+	ModifiedFiles []string
+	// HasFileDetails reports whether the stored entry carried file lists.
+	HasFileDetails bool
+	// FromHook is true when an extension, not the engine, wrote the summary;
+	// its details are then not trusted for file tracking.
+	FromHook bool
+	// Details holds the extra fields written by this engine into the
+	// entry's details object (reason, summarizer, ...), as plain values.
+	Details map[string]any
+}

@@ -1,0 +1,191 @@
+package compact
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// FileOps accumulates the files an agent read, wrote and edited, as seen
+// in its tool calls. The zero value is empty and ready to use.
+type FileOps struct {
+	Read    map[string]bool
+	Written map[string]bool
+	Edited  map[string]bool
+}
+
+func (f *FileOps) add(set *map[string]bool, path string) {
+	path = strings.TrimSpace(path)
+	if path == "" {
+		return
+	}
+	if *set == nil {
+		*set = make(map[string]bool)
+	}
+	(*set)[path] = true
+}
+
+// AddMessage records the file operations of an assistant message's tool
+// calls. It knows pi's tools (read, write, edit with "path") and the
+// common names of other agents: Read, Write, Edit, MultiEdit and
+// NotebookEdit (Claude Code, "file_path"), read_file / write_file /
+// edit_file ("path", "file_path" or "filePath"), the str_replace editor
+// tools (by their "command"), and apply_patch (paths from the patch's
+// "*** Add/Update/Delete File:" and "*** Move to:" lines).
+func (f *FileOps) AddMessage(m *Message) {
+	if m.Role != RoleAssistant {
+		return
+	}
+	for _, call := range m.ToolCalls() {
+		f.addCall(call)
+	}
+}
+
+func (f *FileOps) addCall(call *ToolCall) {
+	var args map[string]json.RawMessage
+	if json.Unmarshal(call.Arguments, &args) != nil {
+		return
+	}
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			var s string
+			if raw, ok := args[k]; ok && json.Unmarshal(raw, &s) == nil && s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	path := str("path", "file_path", "filePath")
+	switch call.Name {
+	case "read", "Read", "read_file", "view_file":
+		f.add(&f.Read, path)
+	case "write", "Write", "write_file", "create_file":
+		f.add(&f.Written, path)
+	case "edit", "Edit", "MultiEdit", "multi_edit", "edit_file", "replace_in_file":
+		f.add(&f.Edited, path)
+	case "NotebookEdit":
+		f.add(&f.Edited, str("notebook_path", "path"))
+	case "str_replace_editor", "str_replace_based_edit_tool", "text_editor":
+		switch str("command") {
+		case "view":
+			f.add(&f.Read, path)
+		case "create":
+			f.add(&f.Written, path)
+		case "str_replace", "insert", "undo_edit":
+			f.add(&f.Edited, path)
+		}
+	case "apply_patch", "applyPatch":
+		patch := str("input", "patch", "patchText", "diff")
+		if patch == "" {
+			// Some agents pass the patch as a bare string or as a command
+			// array whose last element is the patch.
+			var cmd []string
+			if raw, ok := args["command"]; ok && json.Unmarshal(raw, &cmd) == nil && len(cmd) > 0 {
+				patch = cmd[len(cmd)-1]
+			}
+		}
+		f.addPatch(patch)
+	}
+}
+
+// addPatch reads the file headers of an apply_patch envelope.
+func (f *FileOps) addPatch(patch string) {
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "*** Add File:"):
+			f.add(&f.Written, strings.TrimPrefix(line, "*** Add File:"))
+		case strings.HasPrefix(line, "*** Update File:"):
+			f.add(&f.Edited, strings.TrimPrefix(line, "*** Update File:"))
+		case strings.HasPrefix(line, "*** Delete File:"):
+			f.add(&f.Edited, strings.TrimPrefix(line, "*** Delete File:"))
+		case strings.HasPrefix(line, "*** Move to:"):
+			f.add(&f.Written, strings.TrimPrefix(line, "*** Move to:"))
+		}
+	}
+}
+
+// AddCompaction carries over the file lists of an earlier compaction, so
+// that files touched before it stay listed after the next one. Entries
+// written by a hook are not trusted and are skipped.
+func (f *FileOps) AddCompaction(c *Compaction) {
+	if c == nil || c.FromHook {
+		return
+	}
+	for _, p := range c.ReadFiles {
+		f.add(&f.Read, p)
+	}
+	for _, p := range c.ModifiedFiles {
+		f.add(&f.Edited, p)
+	}
+}
+
+// Lists returns the files only read (sorted) and the files written or
+// edited (sorted). A file both read and modified is listed as modified.
+func (f *FileOps) Lists() (readFiles, modifiedFiles []string) {
+	modified := make(map[string]bool, len(f.Written)+len(f.Edited))
+	for p := range f.Written {
+		modified[p] = true
+	}
+	for p := range f.Edited {
+		modified[p] = true
+	}
+	for p := range f.Read {
+		if !modified[p] {
+			readFiles = append(readFiles, p)
+		}
+	}
+	for p := range modified {
+		modifiedFiles = append(modifiedFiles, p)
+	}
+	sort.Strings(readFiles)
+	sort.Strings(modifiedFiles)
+	return readFiles, modifiedFiles
+}
+
+// FormatFileLists renders the file lists that end every summary, as
+// <read-files> and <modified-files> blocks, one path per line. It returns
+// "" when both lists are empty.
+func FormatFileLists(readFiles, modifiedFiles []string) string {
+	var b strings.Builder
+	if len(readFiles) > 0 {
+		b.WriteString("<read-files>\n")
+		for _, p := range readFiles {
+			b.WriteString(p)
+			b.WriteByte('\n')
+		}
+		b.WriteString("</read-files>")
+	}
+	if len(modifiedFiles) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("<modified-files>\n")
+		for _, p := range modifiedFiles {
+			b.WriteString(p)
+			b.WriteByte('\n')
+		}
+		b.WriteString("</modified-files>")
+	}
+	return b.String()
+}
+
+// StripFileLists removes trailing <read-files> and <modified-files> blocks
+// from a summary, so that a previous summary can be merged without
+// repeating lists the new summary rebuilds anyway.
+func StripFileLists(summary string) string {
+	for _, tag := range []string{"read-files", "modified-files"} {
+		for {
+			start := strings.Index(summary, "<"+tag+">")
+			if start < 0 {
+				break
+			}
+			end := strings.Index(summary[start:], "</"+tag+">")
+			if end < 0 {
+				break
+			}
+			summary = summary[:start] + summary[start+end+len(tag)+3:]
+		}
+	}
+	return strings.TrimRight(summary, " \n\t")
+}

@@ -1,0 +1,3 @@
+module github.com/compactkit/compact
+
+go 1.26

@@ -1,0 +1,203 @@
+package compact
+
+import "encoding/json"
+
+// Role says who produced a message. The three provider roles (user,
+// assistant, tool result) are what every chat API knows; the others are the
+// agent-side kinds that pi's session format stores and that become user
+// messages when the context is sent to a model.
+type Role string
+
+// Message roles.
+const (
+	RoleUser       Role = "user"
+	RoleAssistant  Role = "assistant"
+	RoleToolResult Role = "toolResult"
+	// RoleBash is a shell command the user ran directly (pi's "!cmd").
+	RoleBash Role = "bashExecution"
+	// RoleCustom is a message injected by an extension or hook.
+	RoleCustom Role = "custom"
+	// RoleCompactionSummary carries the summary of a compaction.
+	RoleCompactionSummary Role = "compactionSummary"
+	// RoleBranchSummary carries the summary of an abandoned branch.
+	RoleBranchSummary Role = "branchSummary"
+)
+
+// PartType names the kind of a content part.
+type PartType string
+
+// Content part types.
+const (
+	PartText     PartType = "text"
+	PartThinking PartType = "thinking"
+	PartImage    PartType = "image"
+	PartToolCall PartType = "toolCall"
+)
+
+// Part is one block of a message's content. Exactly the fields that belong to
+// its Type are set.
+type Part struct {
+	Type PartType
+
+	// Text is the text of a text part.
+	Text string
+	// Thinking is the reasoning text of a thinking part.
+	Thinking string
+
+	// MimeType and Data describe an image part (Data is base64 as stored).
+	MimeType string
+	Data     string
+
+	// ToolCall is set on tool-call parts.
+	ToolCall *ToolCall
+
+	// Extra holds fields of the stored part this package does not model,
+	// so that codecs can write them back unchanged.
+	Extra map[string]json.RawMessage
+}
+
+// ToolCall is a model's request to run a tool.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is the JSON object of arguments exactly as stored.
+	Arguments json.RawMessage
+}
+
+// Usage is the token usage a provider reported for one model call.
+type Usage struct {
+	Input      int
+	Output     int
+	CacheRead  int
+	CacheWrite int
+	// Total is the provider's own total, when it reports one.
+	Total int
+}
+
+// ContextTokens is the size of the context the call saw plus what it
+// wrote: the provider's total when given, else the sum of the parts.
+func (u Usage) ContextTokens() int {
+	if u.Total > 0 {
+		return u.Total
+	}
+	return u.Input + u.Output + u.CacheRead + u.CacheWrite
+}
+
+// StopReason says why an assistant message ended.
+type StopReason string
+
+// Stop reasons as recorded by pi.
+const (
+	StopEnd     StopReason = "stop"
+	StopLength  StopReason = "length"
+	StopToolUse StopReason = "toolUse"
+	StopError   StopReason = "error"
+	StopAborted StopReason = "aborted"
+)
+
+// Message is one provider-neutral conversation message.
+//
+// The zero value is an empty user message. Fields that do not belong to
+// the Role are left empty.
+type Message struct {
+	Role    Role
+	Content []Part
+
+	// Assistant messages.
+	Usage        *Usage
+	StopReason   StopReason
+	Provider     string
+	Model        string
+	ErrorMessage string
+
+	// Tool results.
+	ToolCallID string
+	ToolName   string
+	IsError    bool
+
+	// Bash executions.
+	Command            string
+	Output             string
+	ExitCode           *int
+	Cancelled          bool
+	ExcludeFromContext bool
+
+	// Custom messages.
+	CustomType string
+
+	// Timestamp is the message time in Unix milliseconds, 0 when unknown.
+	Timestamp int64
+
+	// Extra holds fields of the stored message this package does not model.
+	Extra map[string]json.RawMessage
+
+	tokens   int
+	tokensOK bool
+}
+
+// Text joins the message's text parts with newlines. For bash executions
+// it is the command and its output; for summaries, the summary.
+func (m *Message) Text() string {
+	if m.Role == RoleBash {
+		if m.Output == "" {
+			return m.Command
+		}
+		return m.Command + "\n" + m.Output
+	}
+	var out []byte
+	first := true
+	for _, p := range m.Content {
+		if p.Type != PartText {
+			continue
+		}
+		if !first {
+			out = append(out, '\n')
+		}
+		first = false
+		out = append(out, p.Text...)
+	}
+	return string(out)
+}
+
+// ToolCalls returns the tool calls of an assistant message, in order.
+func (m *Message) ToolCalls() []*ToolCall {
+	var calls []*ToolCall
+	for i := range m.Content {
+		if m.Content[i].Type == PartToolCall && m.Content[i].ToolCall != nil {
+			calls = append(calls, m.Content[i].ToolCall)
+		}
+	}
+	return calls
+}
+
+// ValidUsage returns the message's usage when it can be trusted as a
+// measure of the context: an assistant message that was neither aborted nor
+// failed, with usage recorded.
+func (m *Message) ValidUsage() (Usage, bool) {
+	if m.Role != RoleAssistant || m.Usage == nil {
+		return Usage{}, false
+	}
+	if m.StopReason == StopAborted || m.StopReason == StopError {
+		return Usage{}, false
+	}
+	return *m.Usage, true
+}
+
+// Tokens returns the estimated token count of the message (see
+// EstimateTokens), computed once and cached. Change a message's content
+// only through a copy, or call ResetTokens afterwards.
+func (m *Message) Tokens() int {
+	if !m.tokensOK {
+		m.tokens = EstimateTokens(m)
+		m.tokensOK = true
+	}
+	return m.tokens
+}
+
+// ResetTokens drops the cached estimate after the content was changed.
+func (m *Message) ResetTokens() { m.tokensOK = false }
+
+// TextMessage returns a message of the given role holding one text part.
+func TextMessage(role Role, text string) *Message {
+	return &Message{Role: role, Content: []Part{{Type: PartText, Text: text}}}
+}

@@ -1,0 +1,241 @@
+package compact
+
+import "fmt"
+
+// DefaultKeepRecentTokens is how many of the newest tokens a compaction
+// keeps verbatim by default.
+const DefaultKeepRecentTokens = 20000
+
+// PlanOptions tune the cut-point planner. The zero value uses the
+// defaults.
+type PlanOptions struct {
+	// KeepRecentTokens is the estimated size of the newest part of the
+	// history kept verbatim; 0 means DefaultKeepRecentTokens.
+	KeepRecentTokens int
+}
+
+// Plan says what a compaction of one path would do. It is computed from
+// the entries alone and is cheap: nothing is summarized or written.
+type Plan struct {
+	// Path is the root-to-leaf path the plan was made for.
+	Path []*Entry
+
+	// FirstKeptIndex is the index in Path of the first entry kept
+	// verbatim; FirstKeptID is its id.
+	FirstKeptIndex int
+	FirstKeptID    string
+
+	// SpanStart is the index in Path where the summarized span begins:
+	// the first entry the previous compaction kept, so that its kept
+	// messages are summarized now rather than lost (pi bug #2608), or 0
+	// without a previous compaction.
+	SpanStart int
+
+	// Messages is the history to summarize, oldest first.
+	Messages []*Message
+
+	// IsSplitTurn is true when the cut falls inside a turn; TurnStartIndex
+	// is then the index in Path of the turn's first message and TurnPrefix
+	// holds the turn's messages before the cut, summarized on their own.
+	IsSplitTurn    bool
+	TurnStartIndex int
+	TurnPrefix     []*Message
+
+	// PreviousCompaction is the latest compaction on the path before this
+	// one, nil if none; PreviousSummary is its summary without the file
+	// lists.
+	PreviousCompaction *Entry
+	PreviousSummary    string
+
+	// Usage is the context size now; TokensBefore = Usage.Tokens.
+	Usage        ContextUsage
+	TokensBefore int
+
+	// KeptTokens is the estimate of the messages kept verbatim.
+	KeptTokens int
+
+	// Files are the file operations of the summarized messages, merged
+	// with the previous compaction's lists; ReadFiles and ModifiedFiles
+	// are the lists to record.
+	Files         FileOps
+	ReadFiles     []string
+	ModifiedFiles []string
+}
+
+// MessagesToSummarize is the number of messages the compaction replaces:
+// the history plus the split turn's prefix.
+func (p *Plan) MessagesToSummarize() int { return len(p.Messages) + len(p.TurnPrefix) }
+
+// isTurnStart reports whether an entry begins a turn: a user message, a
+// user-run shell command, or a message injected in the user's place.
+func isTurnStart(e *Entry) bool {
+	switch e.Kind {
+	case KindBranchSummary, KindCustomMessage:
+		return e.Message != nil
+	case KindMessage:
+		return e.Message != nil && (e.Message.Role == RoleUser || e.Message.Role == RoleBash)
+	}
+	return false
+}
+
+// isCutPoint reports whether the kept part may begin at this entry. Tool
+// results never qualify, so a tool call is never separated from its result.
+func isCutPoint(e *Entry) bool {
+	if !e.IsContextMessage() {
+		return false
+	}
+	return e.Message.Role != RoleToolResult
+}
+
+// PlanCompaction finds where to cut a path and what to summarize.
+//
+// It walks back from the newest message adding up estimates until
+// KeepRecentTokens are covered, then cuts at the first valid cut point at
+// or after that message (user, assistant, bash, custom or summary
+// messages; never a tool result). Metadata entries just before the cut
+// stay with the kept part. If no valid cut point follows (the newest tool
+// results alone exceed the budget), it cuts at the last valid point rather
+// than keeping everything (pi bugs #7201 and #6879). A cut inside a turn is
+// a split turn whose prefix is returned separately.
+//
+// It returns an error wrapping ErrNothingToCompact when there is nothing
+// to summarize.
+func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
+	keep := opts.KeepRecentTokens
+	if keep <= 0 {
+		keep = DefaultKeepRecentTokens
+	}
+	if len(path) == 0 {
+		return nil, fmt.Errorf("empty session: %w", ErrNothingToCompact)
+	}
+	p := &Plan{Path: path, TurnStartIndex: -1}
+
+	prev := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Kind == KindCompaction && path[i].Compaction != nil {
+			prev = i
+			break
+		}
+	}
+	if prev == len(path)-1 {
+		return nil, fmt.Errorf("the session was just compacted: %w", ErrNothingToCompact)
+	}
+	start := 0
+	if prev >= 0 {
+		pc := path[prev]
+		p.PreviousCompaction = pc
+		p.PreviousSummary = StripFileLists(pc.Compaction.Summary)
+		start = prev + 1
+		for i := 0; i < prev; i++ {
+			if path[i].ID == pc.Compaction.FirstKeptID {
+				start = i
+				break
+			}
+		}
+	}
+	p.SpanStart = start
+	end := len(path)
+
+	var cuts []int
+	for i := start; i < end; i++ {
+		if isCutPoint(path[i]) {
+			cuts = append(cuts, i)
+		}
+	}
+
+	cut := start
+	if len(cuts) > 0 {
+		cut = cuts[0]
+		acc := 0
+		for i := end - 1; i >= start; i-- {
+			if !path[i].IsContextMessage() {
+				continue
+			}
+			acc += path[i].Message.Tokens()
+			if acc < keep {
+				continue
+			}
+			found := false
+			for _, c := range cuts {
+				if c >= i {
+					cut, found = c, true
+					break
+				}
+			}
+			if !found {
+				cut = cuts[len(cuts)-1]
+			}
+			break
+		}
+		// The cut message's index, before pulling metadata into the kept part.
+		msgCut := cut
+		for cut > start {
+			prevEntry := path[cut-1]
+			if prevEntry.Kind == KindCompaction || prevEntry.IsContextMessage() {
+				break
+			}
+			cut--
+		}
+		if !isTurnStart(path[msgCut]) {
+			for i := msgCut; i >= start; i-- {
+				if isTurnStart(path[i]) {
+					p.TurnStartIndex = i
+					break
+				}
+			}
+			p.IsSplitTurn = p.TurnStartIndex >= 0
+		}
+	}
+	p.FirstKeptIndex = cut
+	p.FirstKeptID = path[cut].ID
+
+	historyEnd := cut
+	if p.IsSplitTurn {
+		historyEnd = p.TurnStartIndex
+	}
+	for i := start; i < historyEnd; i++ {
+		if path[i].IsContextMessage() {
+			p.Messages = append(p.Messages, path[i].Message)
+		}
+	}
+	if p.IsSplitTurn {
+		for i := p.TurnStartIndex; i < cut; i++ {
+			if path[i].IsContextMessage() {
+				p.TurnPrefix = append(p.TurnPrefix, path[i].Message)
+			}
+		}
+	}
+	if len(p.Messages) == 0 && len(p.TurnPrefix) == 0 {
+		return nil, fmt.Errorf("all %d messages fit in the %d tokens kept verbatim: %w", countMessages(path[start:]), keep, ErrNothingToCompact)
+	}
+
+	for i := cut; i < end; i++ {
+		if path[i].IsContextMessage() {
+			p.KeptTokens += path[i].Message.Tokens()
+		}
+	}
+	p.Usage = Measure(BuildContext(path))
+	p.TokensBefore = p.Usage.Tokens
+
+	if p.PreviousCompaction != nil {
+		p.Files.AddCompaction(p.PreviousCompaction.Compaction)
+	}
+	for _, m := range p.Messages {
+		p.Files.AddMessage(m)
+	}
+	for _, m := range p.TurnPrefix {
+		p.Files.AddMessage(m)
+	}
+	p.ReadFiles, p.ModifiedFiles = p.Files.Lists()
+	return p, nil
+}
+
+func countMessages(entries []*Entry) int {
+	n := 0
+	for _, e := range entries {
+		if e.IsContextMessage() {
+			n++
+		}
+	}
+	return n
+}

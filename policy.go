@@ -1,0 +1,179 @@
+package compact
+
+import "fmt"
+
+// Policy decides when a context is too full. Each policy is a small value
+// type; its zero value uses the documented defaults.
+type Policy interface {
+	// Name identifies the policy in reports ("reserve", "ratio", "input").
+	Name() string
+	// Threshold returns the context size, in tokens, above which the
+	// policy asks for compaction. ok is false when the model's window is
+	// unknown: the policy then never triggers.
+	Threshold(m ModelInfo) (tokens int, ok bool)
+	// Target returns the context size a compaction should aim for.
+	Target(m ModelInfo) int
+}
+
+// Defaults used by the policies' zero values.
+const (
+	DefaultReserveTokens = 16384
+	DefaultTargetRatio   = 0.5
+	DefaultTriggerRatio  = 0.9
+	DefaultOutputCap     = 32000
+)
+
+// Reserve triggers when tokens > window - Tokens: it keeps room for the
+// next response and the summary. This is pi's rule.
+type Reserve struct {
+	// Tokens kept free; 0 means DefaultReserveTokens.
+	Tokens int
+	// TargetRatio of the window to compact down to; 0 means 0.5.
+	TargetRatio float64
+}
+
+// Name implements Policy.
+func (p Reserve) Name() string { return "reserve" }
+
+// Threshold implements Policy.
+func (p Reserve) Threshold(m ModelInfo) (int, bool) {
+	if m.ContextWindow <= 0 {
+		return 0, false
+	}
+	r := p.Tokens
+	if r <= 0 {
+		r = DefaultReserveTokens
+	}
+	t := m.ContextWindow - r
+	if t < 0 {
+		t = 0
+	}
+	return t, true
+}
+
+// Target implements Policy.
+func (p Reserve) Target(m ModelInfo) int { return ratioOf(m.ContextWindow, p.TargetRatio) }
+
+// Ratio triggers when tokens > Ratio x window (0.75 or 0.9 are common).
+type Ratio struct {
+	// Ratio of the window that triggers; 0 means 0.9.
+	Ratio float64
+	// TargetRatio of the window to compact down to; 0 means 0.5.
+	TargetRatio float64
+}
+
+// Name implements Policy.
+func (p Ratio) Name() string { return "ratio" }
+
+// Threshold implements Policy.
+func (p Ratio) Threshold(m ModelInfo) (int, bool) {
+	if m.ContextWindow <= 0 {
+		return 0, false
+	}
+	r := p.Ratio
+	if r <= 0 || r > 1 {
+		r = DefaultTriggerRatio
+	}
+	return int(r * float64(m.ContextWindow)), true
+}
+
+// Target implements Policy.
+func (p Ratio) Target(m ModelInfo) int { return ratioOf(m.ContextWindow, p.TargetRatio) }
+
+// InputLimit triggers when tokens exceed the model's input limit, or
+// without one, window - min(max output, OutputCap): the room the next
+// response may need. This is OpenCode's rule.
+type InputLimit struct {
+	// OutputCap bounds the output reserve; 0 means DefaultOutputCap.
+	OutputCap int
+	// TargetRatio of the usable input to compact down to; 0 means 0.5.
+	TargetRatio float64
+}
+
+// Name implements Policy.
+func (p InputLimit) Name() string { return "input" }
+
+// Threshold implements Policy.
+func (p InputLimit) Threshold(m ModelInfo) (int, bool) {
+	if m.InputLimit > 0 {
+		return m.InputLimit, true
+	}
+	if m.ContextWindow <= 0 {
+		return 0, false
+	}
+	capTokens := p.OutputCap
+	if capTokens <= 0 {
+		capTokens = DefaultOutputCap
+	}
+	reserve := capTokens
+	if m.MaxOutput > 0 && m.MaxOutput < reserve {
+		reserve = m.MaxOutput
+	}
+	t := m.ContextWindow - reserve
+	if t < 0 {
+		t = 0
+	}
+	return t, true
+}
+
+// Target implements Policy.
+func (p InputLimit) Target(m ModelInfo) int {
+	t, ok := p.Threshold(m)
+	if !ok {
+		return 0
+	}
+	return ratioOf(t, p.TargetRatio)
+}
+
+func ratioOf(n int, r float64) int {
+	if r <= 0 || r > 1 {
+		r = DefaultTargetRatio
+	}
+	return int(r * float64(n))
+}
+
+// Decision is the outcome of checking a context against a policy.
+type Decision struct {
+	// Compact is true when automatic compaction should run now.
+	Compact bool `json:"compact"`
+	// Tokens is the measured context size.
+	Tokens int `json:"tokens"`
+	// Threshold is the size above which the policy triggers; 0 when the
+	// window is unknown.
+	Threshold int `json:"threshold"`
+	// Policy names the policy that decided.
+	Policy string `json:"policy"`
+	// Reason explains the decision in one sentence.
+	Reason string `json:"reason"`
+	// Err is ErrUnknownWindow or ErrDisabled when the check could not
+	// trigger for that reason, nil otherwise.
+	Err error `json:"-"`
+}
+
+// Check applies a policy to a measured context. An unknown window never
+// triggers (the decision says so); neither does a disabled switch.
+func Check(p Policy, m ModelInfo, u ContextUsage, disabled bool) Decision {
+	if p == nil {
+		p = Reserve{}
+	}
+	d := Decision{Tokens: u.Tokens, Policy: p.Name()}
+	if disabled {
+		d.Err = ErrDisabled
+		d.Reason = "automatic compaction is disabled"
+		return d
+	}
+	t, ok := p.Threshold(m)
+	if !ok {
+		d.Err = ErrUnknownWindow
+		d.Reason = fmt.Sprintf("the context window of model %q is unknown, so automatic compaction never triggers (set --window or the config's window)", m.ID)
+		return d
+	}
+	d.Threshold = t
+	if u.Tokens > t {
+		d.Compact = true
+		d.Reason = fmt.Sprintf("%d tokens exceed the %s threshold of %d", u.Tokens, p.Name(), t)
+	} else {
+		d.Reason = fmt.Sprintf("%d tokens are within the %s threshold of %d", u.Tokens, p.Name(), t)
+	}
+	return d
+}
