@@ -42,14 +42,9 @@ func (f *FileOps) AddMessage(m *Message) {
 }
 
 func (f *FileOps) addCall(call *ToolCall) {
-	var args map[string]json.RawMessage
-	if json.Unmarshal(call.Arguments, &args) != nil {
-		return
-	}
 	str := func(keys ...string) string {
 		for _, k := range keys {
-			var s string
-			if raw, ok := args[k]; ok && json.Unmarshal(raw, &s) == nil && s != "" {
+			if s, ok := TopLevelString(call.Arguments, k); ok && s != "" {
 				return s
 			}
 		}
@@ -79,9 +74,11 @@ func (f *FileOps) addCall(call *ToolCall) {
 		if patch == "" {
 			// Some agents pass the patch as a bare string or as a command
 			// array whose last element is the patch.
-			var cmd []string
-			if raw, ok := args["command"]; ok && json.Unmarshal(raw, &cmd) == nil && len(cmd) > 0 {
-				patch = cmd[len(cmd)-1]
+			var args struct {
+				Command []string `json:"command"`
+			}
+			if json.Unmarshal(call.Arguments, &args) == nil && len(args.Command) > 0 {
+				patch = args.Command[len(args.Command)-1]
 			}
 		}
 		f.addPatch(patch)

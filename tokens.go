@@ -87,6 +87,9 @@ func JSStringifyLen(raw json.RawMessage) int {
 		// .length. Count what the nearest valid value, null, would give.
 		return 4
 	}
+	if n, ok := jsStringifyLenFast(raw); ok {
+		return n
+	}
 	n, ok := jsLen(raw)
 	if !ok {
 		return utf16Len(string(raw))

@@ -1,0 +1,261 @@
+package compact
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// This file reads raw JSON bytes without decoding them: tool-call
+// arguments are kept as stored, and the two questions asked of them (how
+// long would JavaScript print them, and what is the string under a
+// top-level key) are answered by one pass over the bytes. The standard
+// decoder answers both too, but allocates for every token and is an order
+// of magnitude slower on large edit arguments; the root package may not
+// import a faster third-party decoder.
+
+// jsStringifyLenFast is JSStringifyLen for well-formed input. ok is false
+// when the bytes are not valid JSON as far as the scan can tell, and the
+// caller falls back to the slow path.
+func jsStringifyLenFast(raw []byte) (n int, ok bool) {
+	i := 0
+	depth := 0
+	for i < len(raw) {
+		c := raw[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			l, next, ok := jsStringLen(raw, i)
+			if !ok {
+				return 0, false
+			}
+			n += l
+			i = next
+		case '{', '[':
+			depth++
+			n++
+			i++
+		case '}', ']':
+			depth--
+			n++
+			i++
+		case ',', ':':
+			n++
+			i++
+		case 't', 'f', 'n':
+			j := i
+			for j < len(raw) && raw[j] >= 'a' && raw[j] <= 'z' {
+				j++
+			}
+			switch string(raw[i:j]) {
+			case "true", "null":
+				n += 4
+			case "false":
+				n += 5
+			default:
+				return 0, false
+			}
+			i = j
+		default:
+			if c != '-' && (c < '0' || c > '9') {
+				return 0, false
+			}
+			j := i
+			plain := true
+			for j < len(raw) && (raw[j] == '-' || raw[j] == '+' || raw[j] == '.' || raw[j] == 'e' || raw[j] == 'E' || (raw[j] >= '0' && raw[j] <= '9')) {
+				if raw[j] == '.' || raw[j] == 'e' || raw[j] == 'E' || raw[j] == '+' {
+					plain = false
+				}
+				j++
+			}
+			if plain && !(j-i > 1 && raw[i] == '0') && !(j-i > 16) {
+				n += j - i
+			} else {
+				n += len(jsNumber(string(raw[i:j])))
+			}
+			i = j
+		}
+	}
+	return n, depth == 0
+}
+
+// jsStringLen measures the JSON string starting at raw[start] (a quote)
+// as JSON.stringify would print its value, and returns the index after
+// the closing quote.
+func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
+	n = 2
+	i := start + 1
+	for i < len(raw) {
+		c := raw[i]
+		switch {
+		case c == '"':
+			return n, i + 1, true
+		case c == '\\':
+			if i+1 >= len(raw) {
+				return 0, 0, false
+			}
+			switch raw[i+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				n += 2
+				i += 2
+			case '/':
+				n++
+				i += 2
+			case 'u':
+				if i+6 > len(raw) {
+					return 0, 0, false
+				}
+				v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+				if err != nil {
+					return 0, 0, false
+				}
+				r := rune(v)
+				i += 6
+				switch {
+				case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+					n += 2
+				case r < 0x20:
+					n += 6
+				case utf16.IsSurrogate(r):
+					// A high surrogate followed by an escaped low one is a
+					// pair JavaScript prints as is; a lone one it escapes.
+					if r < 0xdc00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+						if v2, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16); err == nil && v2 >= 0xdc00 && v2 <= 0xdfff {
+							n += 2
+							i += 6
+							continue
+						}
+					}
+					// Go's decoders turn a lone surrogate into U+FFFD, one
+					// unit; count what the decoded text will hold.
+					n++
+				default:
+					n++
+				}
+			default:
+				return 0, 0, false
+			}
+		case c < 0x80:
+			n++
+			i++
+		default:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r >= 0x10000 {
+				n += 2
+			} else {
+				n++
+			}
+			i += size
+		}
+	}
+	return 0, 0, false
+}
+
+// skipString returns the index after the JSON string starting at
+// raw[start], or -1.
+func skipString(raw []byte, start int) int {
+	for i := start + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index after the JSON value starting at raw[i]
+// (leading whitespace allowed), or -1.
+func skipValue(raw []byte, i int) int {
+	i = skipSpace(raw, i)
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		return skipString(raw, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(raw); i++ {
+			switch raw[i] {
+			case '"':
+				j := skipString(raw, i)
+				if j < 0 {
+					return -1
+				}
+				i = j - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	default:
+		for ; i < len(raw); i++ {
+			switch raw[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+		}
+		return i
+	}
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// TopLevelString returns the string value stored under key in the JSON
+// object raw, without decoding the other members. ok is false when raw is
+// not an object, the key is absent, or its value is not a string.
+func TopLevelString(raw []byte, key string) (string, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return "", false
+	}
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] == '}' || raw[i] != '"' {
+			return "", false
+		}
+		kend := skipString(raw, i)
+		if kend < 0 {
+			return "", false
+		}
+		k := raw[i+1 : kend-1]
+		i = skipSpace(raw, kend)
+		if i >= len(raw) || raw[i] != ':' {
+			return "", false
+		}
+		i = skipSpace(raw, i+1)
+		vend := skipValue(raw, i)
+		if vend < 0 {
+			return "", false
+		}
+		if string(k) == key {
+			if raw[i] != '"' {
+				return "", false
+			}
+			var s string
+			if json.Unmarshal(raw[i:vend], &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+		i = skipSpace(raw, vend)
+		if i < len(raw) && raw[i] == ',' {
+			i++
+		}
+	}
+}

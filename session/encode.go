@@ -1,0 +1,316 @@
+package session
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/compactkit/compact"
+)
+
+// object writes a JSON object with its keys in the order added, the way
+// pi's JSON.stringify output has them: no HTML escaping.
+type object struct {
+	buf bytes.Buffer
+	n   int
+	err error
+}
+
+func (o *object) raw(key string, v []byte) {
+	if o.n == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	o.n++
+	o.buf.Write(quote(key))
+	o.buf.WriteByte(':')
+	o.buf.Write(v)
+}
+
+func (o *object) val(key string, v any) {
+	b, err := marshal(v)
+	if err != nil && o.err == nil {
+		o.err = fmt.Errorf("field %s: %w", key, err)
+	}
+	o.raw(key, b)
+}
+
+func (o *object) str(key, v string) { o.raw(key, quote(v)) }
+
+func (o *object) bytes() ([]byte, error) {
+	if o.n == 0 {
+		o.buf.WriteByte('{')
+	}
+	o.buf.WriteByte('}')
+	return o.buf.Bytes(), o.err
+}
+
+// marshal encodes v without escaping <, > and &, and without the trailing
+// newline of json.Encoder.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := stdjson.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+func quote(s string) []byte {
+	b, _ := marshal(s)
+	return b
+}
+
+// extras adds fields kept from a stored object, in key order, skipping
+// keys already written.
+func (o *object) extras(extra map[string]stdjson.RawMessage, written ...string) {
+	if len(extra) == 0 {
+		return
+	}
+	skip := make(map[string]bool, len(written))
+	for _, k := range written {
+		skip[k] = true
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		if !skip[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.raw(k, extra[k])
+	}
+}
+
+func encodeParts(parts []compact.Part) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i := range parts {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		p := &parts[i]
+		var o object
+		o.str("type", string(p.Type))
+		written := []string{"type"}
+		switch p.Type {
+		case compact.PartText:
+			o.str("text", p.Text)
+			written = append(written, "text")
+		case compact.PartThinking:
+			o.str("thinking", p.Thinking)
+			written = append(written, "thinking")
+		case compact.PartImage:
+			o.str("data", p.Data)
+			o.str("mimeType", p.MimeType)
+			written = append(written, "data", "mimeType")
+		case compact.PartToolCall:
+			if p.ToolCall == nil {
+				return nil, fmt.Errorf("content[%d]: tool call part without a tool call", i)
+			}
+			args := []byte(p.ToolCall.Arguments)
+			if len(bytes.TrimSpace(args)) == 0 {
+				args = []byte("{}")
+			} else if !stdjson.Valid(args) {
+				return nil, fmt.Errorf("content[%d].arguments: invalid JSON", i)
+			}
+			o.str("id", p.ToolCall.ID)
+			o.str("name", p.ToolCall.Name)
+			o.raw("arguments", args)
+			written = append(written, "id", "name", "arguments")
+		default:
+			if p.Text != "" {
+				o.str("text", p.Text)
+				written = append(written, "text")
+			}
+		}
+		o.extras(p.Extra, written...)
+		out, err := o.bytes()
+		if err != nil {
+			return nil, err
+		}
+		b.Write(out)
+	}
+	b.WriteByte(']')
+	return b.Bytes(), nil
+}
+
+// EncodeMessage returns the pi JSON of a message.
+func EncodeMessage(m *compact.Message) ([]byte, error) {
+	var o object
+	o.str("role", string(m.Role))
+	written := []string{"role"}
+	content := func() {
+		c, err := encodeParts(m.Content)
+		if err != nil && o.err == nil {
+			o.err = err
+		}
+		o.raw("content", c)
+		written = append(written, "content")
+	}
+	switch m.Role {
+	case compact.RoleAssistant:
+		content()
+		if m.Provider != "" {
+			o.str("provider", m.Provider)
+			written = append(written, "provider")
+		}
+		if m.Model != "" {
+			o.str("model", m.Model)
+			written = append(written, "model")
+		}
+		if m.Usage != nil {
+			u := m.Usage
+			o.val("usage", wireUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total})
+			written = append(written, "usage")
+		}
+		if m.StopReason != "" {
+			o.str("stopReason", string(m.StopReason))
+			written = append(written, "stopReason")
+		}
+		if m.ErrorMessage != "" {
+			o.str("errorMessage", m.ErrorMessage)
+			written = append(written, "errorMessage")
+		}
+	case compact.RoleToolResult:
+		o.str("toolCallId", m.ToolCallID)
+		o.str("toolName", m.ToolName)
+		written = append(written, "toolCallId", "toolName")
+		content()
+		o.val("isError", m.IsError)
+		written = append(written, "isError")
+	case compact.RoleBash:
+		o.str("command", m.Command)
+		o.str("output", m.Output)
+		o.val("exitCode", m.ExitCode)
+		o.val("cancelled", m.Cancelled)
+		o.val("truncated", false)
+		written = append(written, "command", "output", "exitCode", "cancelled", "truncated")
+		if m.ExcludeFromContext {
+			o.val("excludeFromContext", true)
+			written = append(written, "excludeFromContext")
+		}
+	case compact.RoleCustom:
+		o.str("customType", m.CustomType)
+		content()
+		o.val("display", true)
+		written = append(written, "customType", "display")
+	default:
+		content()
+	}
+	if m.Timestamp != 0 {
+		o.val("timestamp", m.Timestamp)
+		written = append(written, "timestamp")
+	}
+	o.extras(m.Extra, written...)
+	return o.bytes()
+}
+
+// encodeEntry returns the JSON line (without newline) of a new entry.
+// firstKeptIndex, when not negative, is also written as
+// firstKeptEntryIndex on compaction entries appended to a version 1 file,
+// so that pi's own migration of the file resolves the kept entry.
+func encodeEntry(e *compact.Entry, firstKeptIndex int) ([]byte, error) {
+	var o object
+	o.str("type", string(e.Kind))
+	o.str("id", e.ID)
+	if e.ParentID == "" {
+		o.raw("parentId", []byte("null"))
+	} else {
+		o.str("parentId", e.ParentID)
+	}
+	o.str("timestamp", e.Timestamp)
+	switch e.Kind {
+	case compact.KindMessage:
+		if e.Message == nil {
+			return nil, fmt.Errorf("message entry without a message")
+		}
+		m, err := EncodeMessage(e.Message)
+		if err != nil {
+			return nil, err
+		}
+		o.raw("message", m)
+	case compact.KindCompaction:
+		c := e.Compaction
+		if c == nil {
+			return nil, fmt.Errorf("compaction entry without compaction data")
+		}
+		o.str("summary", c.Summary)
+		o.str("firstKeptEntryId", c.FirstKeptID)
+		if firstKeptIndex >= 0 {
+			o.val("firstKeptEntryIndex", firstKeptIndex)
+		}
+		o.val("tokensBefore", c.TokensBefore)
+		if c.TokensAfter > 0 {
+			o.val("tokensAfter", c.TokensAfter)
+		}
+		var d object
+		read, modified := c.ReadFiles, c.ModifiedFiles
+		if read == nil {
+			read = []string{}
+		}
+		if modified == nil {
+			modified = []string{}
+		}
+		d.val("readFiles", read)
+		d.val("modifiedFiles", modified)
+		keys := make([]string, 0, len(c.Details))
+		for k := range c.Details {
+			if k != "readFiles" && k != "modifiedFiles" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			d.val(k, c.Details[k])
+		}
+		details, err := d.bytes()
+		if err != nil {
+			return nil, err
+		}
+		o.raw("details", details)
+		if c.FromHook {
+			o.val("fromHook", true)
+		}
+	case compact.KindBranchSummary:
+		summary := ""
+		if e.Message != nil {
+			summary = e.Message.Text()
+		}
+		o.str("fromId", e.TargetID)
+		o.str("summary", summary)
+	case compact.KindCustomMessage:
+		var parts []compact.Part
+		if e.Message != nil {
+			parts = e.Message.Content
+		}
+		c, err := encodeParts(parts)
+		if err != nil {
+			return nil, err
+		}
+		o.str("customType", e.CustomType)
+		o.raw("content", c)
+		o.val("display", true)
+	case compact.KindModelChange:
+		o.str("provider", e.Provider)
+		o.str("modelId", e.ModelID)
+	case compact.KindThinkingLevelChange:
+		o.str("thinkingLevel", e.ThinkingLevel)
+	case compact.KindLabel:
+		o.str("targetId", e.TargetID)
+		if e.Label != "" {
+			o.str("label", e.Label)
+		}
+	case compact.KindSessionInfo:
+		o.str("name", e.Name)
+	case compact.KindCustom:
+		o.str("customType", e.CustomType)
+	default:
+		return nil, fmt.Errorf("cannot write entries of unknown type %q", e.Kind)
+	}
+	return o.bytes()
+}

@@ -1,0 +1,327 @@
+package session
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/compactkit/compact"
+)
+
+// CurrentVersion is the session format version this package writes.
+const CurrentVersion = 3
+
+// Options control how a session file is read.
+type Options struct {
+	// Lenient skips malformed lines (with a warning) instead of failing.
+	// Lines are never removed from the file either way.
+	Lenient bool
+	// Warn receives one-line warnings (torn last line, skipped lines).
+	// nil discards them; they stay available from Session.Warnings.
+	Warn func(msg string)
+}
+
+// LineError is a problem with one line of a session file.
+type LineError struct {
+	File string
+	Line int // 1-based
+	Err  error
+}
+
+func (e *LineError) Error() string {
+	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Errors reported by Open and Read, wrapped in a *LineError.
+var (
+	// ErrNotSession means the first line is not a session header.
+	ErrNotSession = errors.New("not a pi session file")
+	// ErrMalformed means a line is not a valid entry.
+	ErrMalformed = errors.New("malformed line")
+)
+
+// Header is the first line of a session file.
+type Header struct {
+	// Version is the format version of the file as stored (1 when absent).
+	Version       int
+	ID            string
+	Timestamp     string
+	Cwd           string
+	ParentSession string
+	// Provider and ModelID are the model named by version 1 headers.
+	Provider string
+	ModelID  string
+}
+
+// record is one entry with the bytes it was read from.
+type record struct {
+	entry *compact.Entry
+	line  int    // 1-based line number in the file, 0 for appended entries
+	raw   []byte // the line as stored (no newline)
+	// fileIndex is the index among parsed entries with the header at 0,
+	// which is what version 1 firstKeptEntryIndex counts.
+	fileIndex int
+	// assignedID and assignedParent are set when migration gave the
+	// entry an id or parent it did not store.
+	assignedID, assignedParent bool
+	// keptIndex is a version 1 firstKeptEntryIndex that was resolved.
+	keptIndex bool
+	// hookRole is true for a version 2 message with role hookMessage.
+	hookRole bool
+}
+
+// Read parses a session from r. name is used in errors and warnings.
+func Read(r io.Reader, name string, opts Options) (*Session, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return parse(data, name, opts)
+}
+
+// Open reads the session file at path. The file is not modified: files of
+// older versions are migrated in memory only (see Session.Migrate).
+func Open(path string, opts Options) (*Session, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := parse(data, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.file = path
+	s.size = int64(len(data))
+	return s, nil
+}
+
+func parse(data []byte, name string, opts Options) (*Session, error) {
+	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
+	lineNo := 0
+	headerSeen := false
+	fileIndex := 0
+	for len(data) > 0 {
+		lineNo++
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !headerSeen {
+			h, err := parseHeader(line)
+			if err != nil {
+				return nil, &LineError{File: name, Line: lineNo, Err: err}
+			}
+			s.header, s.headerRaw, s.headerLine = h, line, lineNo
+			headerSeen = true
+			continue
+		}
+		w, err := decodeEntry(line)
+		var e *compact.Entry
+		if err == nil {
+			if w.Type == "" {
+				err = errors.New("field type: missing")
+			} else if w.Type == "session" {
+				err = errors.New("a second session header")
+			} else {
+				e, err = w.toEntry()
+			}
+		}
+		if err != nil {
+			if torn(line) {
+				s.tornLine = lineNo
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, lineNo))
+				continue
+			}
+			lerr := &LineError{File: name, Line: lineNo, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+			if !opts.Lenient {
+				return nil, lerr
+			}
+			s.skipped = append(s.skipped, lineNo)
+			s.warn(lerr.Error() + " (skipped)")
+			continue
+		}
+		fileIndex++
+		rec := &record{entry: e, line: lineNo, raw: line, fileIndex: fileIndex}
+		if w.FirstKeptEntryIndex != nil && e.Compaction != nil {
+			rec.keptIndex = true
+			s.v1Index = append(s.v1Index, v1Ref{rec: rec, index: *w.FirstKeptEntryIndex})
+		}
+		if w.ParentID == nil {
+			rec.assignedParent = true
+		}
+		if w.Message != nil && w.Message.Role == "hookMessage" {
+			rec.hookRole = true
+		}
+		s.records = append(s.records, rec)
+	}
+	if !headerSeen {
+		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
+	}
+	if err := s.migrate(); err != nil {
+		return nil, err
+	}
+	if err := s.index(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// torn reports whether a line that failed to parse is the remains of an
+// interrupted write: its JSON is cut short. Usually it is the unterminated
+// last line; after a later append (which starts on a new line, never glued
+// to it) it sits in the middle and is recognised the same way.
+func torn(line []byte) bool {
+	var v any
+	err := stdjson.Unmarshal(line, &v)
+	var syn *stdjson.SyntaxError
+	cutShort := err != nil && (errors.Is(err, io.ErrUnexpectedEOF) || (errors.As(err, &syn) && syn.Offset >= int64(len(line))) ||
+		err.Error() == "unexpected end of JSON input")
+	return cutShort
+}
+
+func parseHeader(line []byte) (Header, error) {
+	var w wireEntry
+	if err := stdjson.Unmarshal(line, &w); err != nil {
+		return Header{}, fmt.Errorf("%w: the first line is not JSON (%v)", ErrNotSession, err)
+	}
+	if w.Type != "session" {
+		return Header{}, fmt.Errorf("%w: the first line has type %q, want \"session\"", ErrNotSession, w.Type)
+	}
+	if w.ID == "" {
+		return Header{}, fmt.Errorf("%w: field id: missing in the session header", ErrNotSession)
+	}
+	v := w.Version
+	if v == 0 {
+		v = 1
+	}
+	return Header{Version: v, ID: w.ID, Timestamp: w.Timestamp, Cwd: w.Cwd, ParentSession: w.ParentSession,
+		Provider: w.Provider, ModelID: w.ModelID}, nil
+}
+
+type v1Ref struct {
+	rec   *record
+	index int
+}
+
+// migrate brings version 1 and 2 entries to version 3 in memory: ids and
+// parent links for entries that have none, firstKeptEntryIndex resolved to
+// an id, and the hookMessage role renamed (done while decoding).
+//
+// Ids given to version 1 entries are derived from the session id and the
+// entry's position, so every read of the file gives the same ids and an
+// entry appended later can refer to them.
+func (s *Session) migrate() error {
+	if s.header.Version >= 2 {
+		s.v1Index = nil
+	}
+	if s.header.Version >= CurrentVersion {
+		for _, r := range s.records {
+			r.assignedParent = false
+		}
+		return nil
+	}
+	taken := make(map[string]bool, len(s.records))
+	for _, r := range s.records {
+		if r.entry.ID != "" {
+			taken[r.entry.ID] = true
+		}
+	}
+	prev := ""
+	for _, r := range s.records {
+		e := r.entry
+		if e.ID == "" {
+			e.ID = derivedID(s.header.ID, r.fileIndex, taken)
+			taken[e.ID] = true
+			r.assignedID = true
+		}
+		if r.assignedParent {
+			e.ParentID = prev
+		}
+		prev = e.ID
+	}
+	byIndex := make(map[int]*record, len(s.records))
+	for _, r := range s.records {
+		byIndex[r.fileIndex] = r
+	}
+	for _, ref := range s.v1Index {
+		target := byIndex[ref.index]
+		if target == nil {
+			return &LineError{File: s.name, Line: ref.rec.line,
+				Err: fmt.Errorf("%w: field firstKeptEntryIndex: %d names no entry", ErrMalformed, ref.index)}
+		}
+		ref.rec.entry.Compaction.FirstKeptID = target.entry.ID
+	}
+	if s.header.Version < 2 {
+		s.v1 = true
+	}
+	return nil
+}
+
+// derivedID returns an 8-hex-digit id for the entry at fileIndex of the
+// session, unique among taken.
+func derivedID(sessionID string, fileIndex int, taken map[string]bool) string {
+	for salt := 0; ; salt++ {
+		h := fnv.New64a()
+		h.Write([]byte(sessionID))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(fileIndex)))
+		if salt > 0 {
+			h.Write([]byte{0})
+			h.Write([]byte(strconv.Itoa(salt)))
+		}
+		id := fmt.Sprintf("%08x", uint32(h.Sum64()))
+		if !taken[id] {
+			return id
+		}
+	}
+}
+
+// index builds the id map, the leaf and the labels, and checks ids.
+func (s *Session) index() error {
+	s.byID = make(map[string]*compact.Entry, len(s.records))
+	s.pos = make(map[string]int, len(s.records))
+	s.labels = make(map[string]string)
+	for i, r := range s.records {
+		e := r.entry
+		if e.ID == "" {
+			return &LineError{File: s.name, Line: r.line, Err: fmt.Errorf("%w: field id: missing", ErrMalformed)}
+		}
+		if _, dup := s.byID[e.ID]; dup {
+			err := &LineError{File: s.name, Line: r.line, Err: fmt.Errorf("%w: field id: %q is used by an earlier entry", ErrMalformed, e.ID)}
+			if !s.opts.Lenient {
+				return err
+			}
+			s.warn(err.Error() + " (the later entry wins)")
+		}
+		s.byID[e.ID] = e
+		s.pos[e.ID] = i
+		s.leaf = e.ID
+		if e.Kind == compact.KindLabel {
+			if e.Label != "" {
+				s.labels[e.TargetID] = e.Label
+			} else {
+				delete(s.labels, e.TargetID)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Session) warn(msg string) {
+	s.warnings = append(s.warnings, msg)
+	if s.opts.Warn != nil {
+		s.opts.Warn(msg)
+	}
+}

@@ -1,0 +1,317 @@
+// Package session reads and writes pi coding-agent session files: JSONL,
+// one entry per line after a "session" header, entries linked into a tree
+// by id and parentId.
+//
+// Reading is lossless. Every entry keeps the exact bytes it was read from,
+// so unknown entry types and unknown fields are written back unchanged;
+// files of versions 1 and 2 are migrated in memory and rewritten only on
+// request (Session.Migrate), through a temporary file, fsync and rename.
+// Appending writes one complete line with a single write on an O_APPEND
+// descriptor and fsyncs it. A line cut short by a crash is reported and
+// skipped on read, and the next append starts on a fresh line instead of
+// gluing onto it.
+//
+// Decoding uses github.com/goccy/go-json: it reads these files several
+// times faster than encoding/json, which matters because every command
+// starts by loading a session of a few megabytes.
+package session
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// Session is a session file loaded in memory. It implements compact.Log:
+// Path is the branch ending at the current leaf, Append writes to the file.
+// A Session is not safe for concurrent use.
+type Session struct {
+	name       string
+	file       string // "" when read from a reader: appends stay in memory
+	size       int64  // file size when read, to detect concurrent writers
+	opts       Options
+	header     Header
+	headerRaw  []byte
+	headerLine int
+	records    []*record
+	byID       map[string]*compact.Entry
+	pos        map[string]int
+	leaf       string
+	labels     map[string]string
+	warnings   []string
+	skipped    []int
+	tornLine   int
+	v1         bool
+	v1Index    []v1Ref
+	// endsWithNewline is false when the file's last byte is not a newline
+	// (a torn write): the next append then starts with one.
+	endsWithNewline bool
+	now             func() time.Time
+}
+
+// Name returns the file name the session was read from.
+func (s *Session) Name() string { return s.name }
+
+// Header returns the session header as stored.
+func (s *Session) Header() Header { return s.header }
+
+// Warnings returns the warnings produced while reading and writing.
+func (s *Session) Warnings() []string { return s.warnings }
+
+// TornLine returns the line number of a line cut short by an interrupted
+// write, 0 if none.
+func (s *Session) TornLine() int { return s.tornLine }
+
+// SkippedLines returns the malformed lines skipped in lenient mode.
+func (s *Session) SkippedLines() []int { return s.skipped }
+
+// NeedsMigration reports whether the file is older than CurrentVersion.
+func (s *Session) NeedsMigration() bool { return s.header.Version < CurrentVersion }
+
+// Entries returns every entry in file order (the header excluded). The
+// entries are shared with the session; do not modify them.
+func (s *Session) Entries() []*compact.Entry {
+	out := make([]*compact.Entry, len(s.records))
+	for i, r := range s.records {
+		out[i] = r.entry
+	}
+	return out
+}
+
+// Entry returns the entry with the given id, or nil.
+func (s *Session) Entry(id string) *compact.Entry { return s.byID[id] }
+
+// Index returns the position of the entry among the file's entries, the
+// header excluded (pi's firstKeptEntryIndex), or -1.
+func (s *Session) Index(id string) int {
+	if i, ok := s.pos[id]; ok {
+		return i
+	}
+	return -1
+}
+
+// Line returns the 1-based line number of an entry in the file, 0 for an
+// unknown id or an entry appended in memory.
+func (s *Session) Line(id string) int {
+	if i, ok := s.pos[id]; ok {
+		return s.records[i].line
+	}
+	return 0
+}
+
+// Leaf returns the id of the current leaf: the last entry, unless Branch
+// moved it. It is "" for a session without entries.
+func (s *Session) Leaf() string { return s.leaf }
+
+// Branch moves the leaf to the entry id. The next Append becomes a child
+// of that entry, starting a new branch; nothing is written.
+func (s *Session) Branch(id string) error {
+	if _, ok := s.byID[id]; !ok {
+		return fmt.Errorf("%s: branch to %q: %w", s.name, id, compact.ErrNoEntry)
+	}
+	s.leaf = id
+	return nil
+}
+
+// Path returns the entries from the root to the current leaf. It
+// implements compact.Log.
+func (s *Session) Path() []*compact.Entry {
+	p, _ := s.PathTo(s.leaf)
+	return p
+}
+
+// PathTo returns the entries from the root to the entry id.
+func (s *Session) PathTo(id string) ([]*compact.Entry, error) {
+	if len(s.records) == 0 {
+		return nil, nil
+	}
+	if id == "" {
+		id = s.leaf
+	}
+	p, err := compact.PathByID(s.byID, s.records[len(s.records)-1].entry, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
+	}
+	return p, nil
+}
+
+// Context returns what the model sees at the current leaf. When no entry
+// names the model, the version 1 header's model is used.
+func (s *Session) Context() *compact.Context {
+	c := compact.BuildContext(s.Path())
+	if c.Model == "" {
+		c.Provider, c.Model = s.header.Provider, s.header.ModelID
+	}
+	return c
+}
+
+// Label returns the label of an entry, "" if none.
+func (s *Session) Label(id string) string { return s.labels[id] }
+
+// Labels returns every labelled entry id with its label.
+func (s *Session) Labels() map[string]string {
+	out := make(map[string]string, len(s.labels))
+	for k, v := range s.labels {
+		out[k] = v
+	}
+	return out
+}
+
+func (s *Session) timestamp() string {
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	return now().UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// Append writes e as a child of the current leaf and makes it the leaf.
+// Empty ID, ParentID and Timestamp are filled in. The line is written with
+// one write on an O_APPEND descriptor and fsynced before Append returns;
+// on error nothing was recorded in memory. It fails if the file changed
+// since it was read (another writer), rather than guessing the leaf.
+func (s *Session) Append(ctx context.Context, e *compact.Entry) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if e.ID == "" {
+		e.ID = newID(s.byID)
+	} else if _, taken := s.byID[e.ID]; taken {
+		return fmt.Errorf("%s: append: entry id %q is already used", s.name, e.ID)
+	}
+	if e.ParentID == "" {
+		e.ParentID = s.leaf
+	} else if _, ok := s.byID[e.ParentID]; !ok {
+		return fmt.Errorf("%s: append: parent %q: %w", s.name, e.ParentID, compact.ErrNoEntry)
+	}
+	if e.Timestamp == "" {
+		e.Timestamp = s.timestamp()
+	}
+	keptIndex := -1
+	if s.v1 && e.Kind == compact.KindCompaction && e.Compaction != nil {
+		// Version 1 readers (pi's migration) resolve the kept entry by
+		// its index, the header counted.
+		if i, ok := s.pos[e.Compaction.FirstKeptID]; ok {
+			keptIndex = s.records[i].fileIndex
+		}
+	}
+	line, err := encodeEntry(e, keptIndex)
+	if err != nil {
+		return fmt.Errorf("%s: append %s entry: %w", s.name, e.Kind, err)
+	}
+	if s.file != "" {
+		if err := s.appendLine(line); err != nil {
+			return err
+		}
+	}
+	next := 1
+	if n := len(s.records); n > 0 {
+		next = s.records[n-1].fileIndex + 1
+	}
+	s.records = append(s.records, &record{entry: e, raw: line, fileIndex: next})
+	s.byID[e.ID] = e
+	s.pos[e.ID] = len(s.records) - 1
+	s.leaf = e.ID
+	if e.Kind == compact.KindLabel {
+		if e.Label != "" {
+			s.labels[e.TargetID] = e.Label
+		} else {
+			delete(s.labels, e.TargetID)
+		}
+	}
+	return nil
+}
+
+func (s *Session) appendLine(line []byte) error {
+	f, err := os.OpenFile(s.file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("append: %w", err)
+	}
+	if st.Size() != s.size {
+		return fmt.Errorf("%s: append: the file changed since it was read (%d bytes then, %d now); read it again", s.name, s.size, st.Size())
+	}
+	buf := make([]byte, 0, len(line)+2)
+	if !s.endsWithNewline {
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, line...)
+	buf = append(buf, '\n')
+	n, err := f.Write(buf)
+	if err != nil {
+		if n > 0 {
+			s.size += int64(n)
+			s.endsWithNewline = buf[n-1] == '\n'
+		}
+		return fmt.Errorf("append: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		s.size += int64(n)
+		return fmt.Errorf("append: fsync: %w", err)
+	}
+	s.size += int64(n)
+	s.endsWithNewline = true
+	return f.Close()
+}
+
+// AppendMessage appends a message entry and returns it.
+func (s *Session) AppendMessage(ctx context.Context, m *compact.Message) (*compact.Entry, error) {
+	e := &compact.Entry{Kind: compact.KindMessage, Message: m}
+	if err := s.Append(ctx, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// SetLabel appends a label entry naming the target; an empty label clears
+// it.
+func (s *Session) SetLabel(ctx context.Context, targetID, label string) error {
+	if _, ok := s.byID[targetID]; !ok {
+		return fmt.Errorf("%s: label %q: %w", s.name, targetID, compact.ErrNoEntry)
+	}
+	return s.Append(ctx, &compact.Entry{Kind: compact.KindLabel, TargetID: targetID, Label: label})
+}
+
+// Node is an entry in the session tree.
+type Node struct {
+	Entry    *compact.Entry
+	Label    string
+	Children []*Node
+}
+
+// Tree returns the session's entries as a forest: normally one root. An
+// entry whose parent is missing is a root too. Children are in file order.
+func (s *Session) Tree() []*Node {
+	nodes := make(map[string]*Node, len(s.records))
+	var roots []*Node
+	for _, r := range s.records {
+		nodes[r.entry.ID] = &Node{Entry: r.entry, Label: s.labels[r.entry.ID]}
+	}
+	for _, r := range s.records {
+		n := nodes[r.entry.ID]
+		if p, ok := nodes[r.entry.ParentID]; ok && r.entry.ParentID != r.entry.ID {
+			p.Children = append(p.Children, n)
+		} else {
+			roots = append(roots, n)
+		}
+	}
+	return roots
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,282 @@
+package session
+
+import (
+	"bytes"
+	stdjson "encoding/json"
+	"fmt"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/compactkit/compact"
+)
+
+// The wire types mirror pi's JSON. Decoding goes through goccy/go-json,
+// which reads these files three to four times faster than encoding/json
+// (the load benchmark depends on it); encoding new entries uses the
+// standard library, since it happens one line at a time.
+
+type wireEntry struct {
+	wireFields
+	Message *wireMessage `json:"message"`
+}
+
+// wireEntryText is wireEntry for messages whose content is a string.
+type wireEntryText struct {
+	wireFields
+	Message *wireMessageText `json:"message"`
+}
+
+// wireFields are the entry fields other than the message.
+type wireFields struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	ParentID  *string `json:"parentId"`
+	Timestamp string  `json:"timestamp"`
+
+	// compaction and branch_summary
+	Summary             string          `json:"summary"`
+	FirstKeptEntryID    string          `json:"firstKeptEntryId"`
+	FirstKeptEntryIndex *int            `json:"firstKeptEntryIndex"`
+	TokensBefore        int             `json:"tokensBefore"`
+	TokensAfter         int             `json:"tokensAfter"`
+	Details             json.RawMessage `json:"details"`
+	FromHook            bool            `json:"fromHook"`
+	FromID              string          `json:"fromId"`
+
+	// model_change, thinking_level_change
+	Provider      string `json:"provider"`
+	ModelID       string `json:"modelId"`
+	ThinkingLevel string `json:"thinkingLevel"`
+
+	// label, session_info, custom, custom_message
+	TargetID   string          `json:"targetId"`
+	Label      *string         `json:"label"`
+	Name       string          `json:"name"`
+	CustomType string          `json:"customType"`
+	Content    json.RawMessage `json:"content"`
+
+	// session header
+	Version       int    `json:"version"`
+	Cwd           string `json:"cwd"`
+	ParentSession string `json:"parentSession"`
+}
+
+type wireUsage struct {
+	Input       int `json:"input"`
+	Output      int `json:"output"`
+	CacheRead   int `json:"cacheRead"`
+	CacheWrite  int `json:"cacheWrite"`
+	TotalTokens int `json:"totalTokens"`
+}
+
+type wireBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Data      string          `json:"data"`
+	MimeType  string          `json:"mimeType"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// wireMessage decodes content as blocks; wireMessageText is the fallback
+// for the (user and custom) messages whose content is a plain string.
+type wireMessage struct {
+	wireMessageFields
+	Content []wireBlock `json:"content"`
+}
+
+type wireMessageText struct {
+	wireMessageFields
+	Content string `json:"content"`
+}
+
+type wireMessageFields struct {
+	Role               string     `json:"role"`
+	Usage              *wireUsage `json:"usage"`
+	StopReason         string     `json:"stopReason"`
+	Provider           string     `json:"provider"`
+	Model              string     `json:"model"`
+	ErrorMessage       string     `json:"errorMessage"`
+	ToolCallID         string     `json:"toolCallId"`
+	ToolName           string     `json:"toolName"`
+	IsError            bool       `json:"isError"`
+	Command            string     `json:"command"`
+	Output             string     `json:"output"`
+	ExitCode           *int       `json:"exitCode"`
+	Cancelled          bool       `json:"cancelled"`
+	ExcludeFromContext bool       `json:"excludeFromContext"`
+	CustomType         string     `json:"customType"`
+	Timestamp          float64    `json:"timestamp"`
+}
+
+// decodeEntry parses one line. Content that is a string instead of a block
+// list is handled by a second decode into wireEntryText.
+func decodeEntry(line []byte) (*wireEntry, error) {
+	var w wireEntry
+	err := json.Unmarshal(line, &w)
+	if err == nil {
+		return &w, nil
+	}
+	var t wireEntryText
+	if json.Unmarshal(line, &t) == nil && t.Message != nil {
+		w = wireEntry{wireFields: t.wireFields, Message: &wireMessage{wireMessageFields: t.Message.wireMessageFields}}
+		w.Message.Content = []wireBlock{{Type: "text", Text: t.Message.Content}}
+		return &w, nil
+	}
+	return nil, cleanJSONError(err)
+}
+
+// cleanJSONError shortens decoder errors to their cause.
+func cleanJSONError(err error) error {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "json: ")
+	return fmt.Errorf("invalid JSON: %s", msg)
+}
+
+func (b *wireBlock) part() compact.Part {
+	switch b.Type {
+	case "text":
+		return compact.Part{Type: compact.PartText, Text: b.Text}
+	case "thinking":
+		return compact.Part{Type: compact.PartThinking, Thinking: b.Thinking}
+	case "image":
+		return compact.Part{Type: compact.PartImage, Data: b.Data, MimeType: b.MimeType}
+	case "toolCall":
+		args := b.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}}
+	}
+	return compact.Part{Type: compact.PartType(b.Type), Text: b.Text}
+}
+
+func (w *wireMessage) message() *compact.Message {
+	m := &compact.Message{
+		Role:               compact.Role(w.Role),
+		StopReason:         compact.StopReason(w.StopReason),
+		Provider:           w.Provider,
+		Model:              w.Model,
+		ErrorMessage:       w.ErrorMessage,
+		ToolCallID:         w.ToolCallID,
+		ToolName:           w.ToolName,
+		IsError:            w.IsError,
+		Command:            w.Command,
+		Output:             w.Output,
+		ExitCode:           w.ExitCode,
+		Cancelled:          w.Cancelled,
+		ExcludeFromContext: w.ExcludeFromContext,
+		CustomType:         w.CustomType,
+		Timestamp:          int64(w.Timestamp),
+	}
+	if m.Role == "hookMessage" { // v2 name of the custom role
+		m.Role = compact.RoleCustom
+	}
+	if len(w.Content) > 0 {
+		m.Content = make([]compact.Part, len(w.Content))
+		for i := range w.Content {
+			m.Content[i] = w.Content[i].part()
+		}
+	}
+	if w.Usage != nil {
+		m.Usage = &compact.Usage{Input: w.Usage.Input, Output: w.Usage.Output, CacheRead: w.Usage.CacheRead,
+			CacheWrite: w.Usage.CacheWrite, Total: w.Usage.TotalTokens}
+	}
+	return m
+}
+
+// customContent decodes the content of a custom_message entry: a string
+// or a list of text and image blocks.
+func customContent(raw json.RawMessage) ([]compact.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
+	}
+	var blocks []wireBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, err
+	}
+	parts := make([]compact.Part, len(blocks))
+	for i := range blocks {
+		parts[i] = blocks[i].part()
+	}
+	return parts, nil
+}
+
+type wireDetails struct {
+	ReadFiles     []string `json:"readFiles"`
+	ModifiedFiles []string `json:"modifiedFiles"`
+}
+
+// toEntry converts a decoded line into a domain entry. It checks the
+// fields each kind needs and names the missing one.
+func (w *wireEntry) toEntry() (*compact.Entry, error) {
+	e := &compact.Entry{ID: w.ID, Kind: compact.EntryKind(w.Type), Timestamp: w.Timestamp}
+	if w.ParentID != nil {
+		e.ParentID = *w.ParentID
+	}
+	switch e.Kind {
+	case compact.KindMessage:
+		if w.Message == nil {
+			return nil, fmt.Errorf("field message: missing")
+		}
+		if w.Message.Role == "" {
+			return nil, fmt.Errorf("field message.role: missing")
+		}
+		e.Message = w.Message.message()
+	case compact.KindCompaction:
+		c := &compact.Compaction{Summary: w.Summary, FirstKeptID: w.FirstKeptEntryID, TokensBefore: w.TokensBefore,
+			TokensAfter: w.TokensAfter, FromHook: w.FromHook}
+		if len(w.Details) > 0 && string(w.Details) != "null" {
+			var d wireDetails
+			if json.Unmarshal(w.Details, &d) == nil && (d.ReadFiles != nil || d.ModifiedFiles != nil) {
+				c.ReadFiles, c.ModifiedFiles, c.HasFileDetails = d.ReadFiles, d.ModifiedFiles, true
+			}
+			var all map[string]any
+			if stdjson.Unmarshal(w.Details, &all) == nil {
+				delete(all, "readFiles")
+				delete(all, "modifiedFiles")
+				if len(all) > 0 {
+					c.Details = all
+				}
+			}
+		}
+		e.Compaction = c
+	case compact.KindBranchSummary:
+		if w.Summary != "" {
+			m := compact.TextMessage(compact.RoleBranchSummary, w.Summary)
+			e.Message = m
+		}
+	case compact.KindCustomMessage:
+		parts, err := customContent(w.Content)
+		if err != nil {
+			return nil, fmt.Errorf("field content: %v", err)
+		}
+		e.CustomType = w.CustomType
+		e.Message = &compact.Message{Role: compact.RoleCustom, CustomType: w.CustomType, Content: parts}
+	case compact.KindModelChange:
+		e.Provider, e.ModelID = w.Provider, w.ModelID
+	case compact.KindThinkingLevelChange:
+		e.ThinkingLevel = w.ThinkingLevel
+	case compact.KindLabel:
+		e.TargetID = w.TargetID
+		if w.Label != nil {
+			e.Label = *w.Label
+		}
+	case compact.KindSessionInfo:
+		e.Name = w.Name
+	case compact.KindCustom:
+		e.CustomType = w.CustomType
+	}
+	return e, nil
+}
