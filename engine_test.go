@@ -1,0 +1,187 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recorder is a summarizer that records its requests.
+type recorder struct {
+	reqs []*SummaryRequest
+	err  error
+}
+
+func (r *recorder) Summarize(ctx context.Context, req *SummaryRequest) (*Summary, error) {
+	r.reqs = append(r.reqs, req)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &Summary{Text: "## Goal\n" + req.Kind.String(), Summarizer: "test", Usage: &Usage{Input: 10, Output: 2}}, nil
+}
+
+// splitSession has history, then a turn cut in two.
+func splitSession() *builder {
+	var b builder
+	b.user(3000)
+	b.result(b.call("read", `{"path":"main.go"}`), "read", 3000)
+	b.assistant(100)
+	b.user(100)
+	b.result(b.call("edit", `{"path":"main.go","oldText":"a","newText":"b"}`), "edit", 15000)
+	b.result(b.call("bash", `{"command":"go test"}`), "bash", 15000)
+	b.assistant(100)
+	return &b
+}
+
+func TestEngineCompact(t *testing.T) {
+	b := splitSession()
+	log := NewMemory(b.path()...)
+	before := Measure(BuildContext(log.Path())).Tokens
+	rec := &recorder{}
+	var events []Event
+	clock := time.Unix(0, 0)
+	eng := &Engine{Summarizer: rec, OnEvent: func(e Event) { events = append(events, e) },
+		Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+
+	res, err := eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, Instructions: "focus on tests"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.reqs) != 2 || rec.reqs[0].Kind != SummaryHistory || rec.reqs[1].Kind != SummaryTurnPrefix {
+		t.Fatalf("want a history and a turn-prefix request, got %d", len(rec.reqs))
+	}
+	if rec.reqs[0].Instructions != "focus on tests" || len(rec.reqs[0].Messages) == 0 || len(rec.reqs[1].Messages) == 0 {
+		t.Fatal("requests lack instructions or messages")
+	}
+	s := res.Summary
+	if !strings.Contains(s, "history") || !strings.Contains(s, "turn-prefix") {
+		t.Fatalf("summary does not merge both parts:\n%s", s)
+	}
+	if !strings.HasSuffix(s, "<modified-files>\nmain.go\n</modified-files>") {
+		t.Fatalf("summary does not end with the file lists:\n%s", s)
+	}
+	last := log.Path()[len(log.Path())-1]
+	if last != res.Entry || last.Kind != KindCompaction || last.Compaction.FirstKeptID != res.Plan.FirstKeptID {
+		t.Fatal("compaction entry not appended as the leaf")
+	}
+	c := last.Compaction
+	if c.TokensBefore != before || c.TokensAfter != res.TokensAfter || c.TokensAfter >= before {
+		t.Fatalf("tokens before %d after %d (measured before %d)", c.TokensBefore, c.TokensAfter, before)
+	}
+	if strings.Join(c.ModifiedFiles, ",") != "main.go" || c.Details["reason"] != "threshold" {
+		t.Fatalf("compaction details %+v", c)
+	}
+	after := Measure(BuildContext(log.Path())).Tokens
+	if after != res.TokensAfter {
+		t.Errorf("rebuilt context measures %d, result says %d", after, res.TokensAfter)
+	}
+	if len(events) != 2 || events[0].Type != EventStart || events[1].Type != EventEnd {
+		t.Fatalf("events %+v", events)
+	}
+	end := events[1]
+	if end.Reason != ReasonThreshold || end.TokensBefore != before || end.TokensAfter != res.TokensAfter ||
+		end.MessagesSummarized != res.Plan.MessagesToSummarize() || end.Duration != time.Second || end.Err != nil {
+		t.Fatalf("end event %+v", end)
+	}
+	if end.Usage == nil || end.Usage.Input != 20 {
+		t.Fatalf("summarizer usage not summed: %+v", end.Usage)
+	}
+}
+
+func TestEngineWritesNothingOnFailure(t *testing.T) {
+	boom := errors.New("model unavailable")
+	blocking := SummarizerFunc(func(ctx context.Context, req *SummaryRequest) (*Summary, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	short, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	tests := []struct {
+		name string
+		s    Summarizer
+		ctx  context.Context
+		want error
+	}{
+		{"summarizer error", &recorder{err: boom}, context.Background(), boom},
+		{"cancelled before", &recorder{}, cancelled, context.Canceled},
+		{"cancelled during", blocking, short, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		b := splitSession()
+		log := NewMemory(b.path()...)
+		n := len(log.Entries())
+		var end *Event
+		eng := &Engine{Summarizer: tt.s, OnEvent: func(e Event) {
+			if e.Type == EventEnd {
+				end = &e
+			}
+		}}
+		_, err := eng.Compact(tt.ctx, log, Request{})
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: err %v, want %v", tt.name, err, tt.want)
+		}
+		if len(log.Entries()) != n {
+			t.Errorf("%s: an entry was written", tt.name)
+		}
+		if tt.ctx.Err() == nil || tt.name == "cancelled during" {
+			if end == nil || !errors.Is(end.Err, tt.want) {
+				t.Errorf("%s: end event %+v", tt.name, end)
+			}
+		}
+	}
+}
+
+func TestEngineNothingToCompactCallsNoSummarizer(t *testing.T) {
+	var b builder
+	b.user(10)
+	b.assistant(10)
+	rec := &recorder{}
+	eng := &Engine{Summarizer: rec}
+	_, err := eng.Compact(context.Background(), NewMemory(b.path()...), Request{})
+	if !errors.Is(err, ErrNothingToCompact) || len(rec.reqs) != 0 {
+		t.Fatalf("err %v, %d summarizer calls", err, len(rec.reqs))
+	}
+}
+
+func TestEngineSecondCompactionMergesPrevious(t *testing.T) {
+	var b builder
+	for i := 0; i < 6; i++ {
+		b.user(4000)
+		b.assistant(4000)
+	}
+	log := NewMemory(b.path()...)
+	rec := &recorder{}
+	eng := &Engine{Summarizer: rec}
+	first, err := eng.Compact(context.Background(), log, Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("n", 16000)))
+		log.AppendMessage(context.Background(), TextMessage(RoleAssistant, strings.Repeat("m", 16000)))
+	}
+	rec.reqs = nil
+	second, err := eng.Compact(context.Background(), log, Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := rec.reqs[0]
+	if req.PreviousSummary != strings.TrimSpace(first.Summary) {
+		t.Fatalf("previous summary %q", req.PreviousSummary)
+	}
+	// Everything the first compaction kept is summarized now.
+	firstKept := first.Plan.Path[first.Plan.FirstKeptIndex:]
+	inReq := map[*Message]bool{}
+	for _, m := range req.Messages {
+		inReq[m] = true
+	}
+	for _, e := range firstKept {
+		if e.IsContextMessage() && indexOf(second.Plan.Path, e.ID) < second.Plan.FirstKeptIndex && !inReq[e.Message] {
+			t.Fatalf("message %s kept by the first compaction was lost by the second", e.ID)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package compact
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestPolicies(t *testing.T) {
+	claude := ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000, MaxOutput: 64000}
+	gpt5 := ModelInfo{ID: "gpt-5", ContextWindow: 400000, MaxOutput: 128000, InputLimit: 272000}
+	small := ModelInfo{ID: "llama", ContextWindow: 8192, MaxOutput: 2048}
+	unknown := ModelInfo{ID: "my-local-model"}
+	tests := []struct {
+		name      string
+		p         Policy
+		m         ModelInfo
+		threshold int
+		target    int
+		known     bool
+	}{
+		{"reserve default", Reserve{}, claude, 200000 - 16384, 100000, true},
+		{"reserve custom", Reserve{Tokens: 50000, TargetRatio: 0.4}, claude, 150000, 80000, true},
+		{"reserve larger than window", Reserve{Tokens: 10000}, small, 0, 4096, true},
+		{"ratio default 0.9", Ratio{}, claude, 180000, 100000, true},
+		{"ratio 0.75", Ratio{Ratio: 0.75}, claude, 150000, 100000, true},
+		{"input limit wins", InputLimit{}, gpt5, 272000, 136000, true},
+		{"window minus capped output", InputLimit{}, claude, 200000 - 32000, 84000, true},
+		{"window minus small max output", InputLimit{}, small, 8192 - 2048, 3072, true},
+		{"reserve unknown window", Reserve{}, unknown, 0, 0, false},
+		{"ratio unknown window", Ratio{}, unknown, 0, 0, false},
+		{"input unknown window", InputLimit{}, unknown, 0, 0, false},
+	}
+	for _, tt := range tests {
+		th, ok := tt.p.Threshold(tt.m)
+		if th != tt.threshold || ok != tt.known {
+			t.Errorf("%s: threshold %d %v, want %d %v", tt.name, th, ok, tt.threshold, tt.known)
+		}
+		if tt.known {
+			if got := tt.p.Target(tt.m); got != tt.target {
+				t.Errorf("%s: target %d, want %d", tt.name, got, tt.target)
+			}
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	m := ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}
+	over := ContextUsage{Tokens: 190000}
+	under := ContextUsage{Tokens: 100000}
+
+	if d := Check(Reserve{}, m, over, false); !d.Compact || d.Threshold != 183616 || d.Err != nil {
+		t.Errorf("over threshold: %+v", d)
+	}
+	if d := Check(Reserve{}, m, under, false); d.Compact {
+		t.Errorf("under threshold triggered: %+v", d)
+	}
+	// Exactly at the threshold does not trigger (tokens > threshold).
+	if d := Check(Reserve{}, m, ContextUsage{Tokens: 183616}, false); d.Compact {
+		t.Errorf("at threshold triggered: %+v", d)
+	}
+	// An unknown window never triggers, however large the context.
+	d := Check(Reserve{}, ModelInfo{ID: "mystery"}, ContextUsage{Tokens: 10_000_000}, false)
+	if d.Compact || !errors.Is(d.Err, ErrUnknownWindow) || !strings.Contains(d.Reason, "never triggers") {
+		t.Errorf("unknown window: %+v", d)
+	}
+	if d := Check(Reserve{}, m, over, true); d.Compact || !errors.Is(d.Err, ErrDisabled) {
+		t.Errorf("disabled: %+v", d)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	var c Config
+	c.ApplyEnv(func(string) string { return "" })
+	if c.DisableAuto {
+		t.Fatal("disabled without the variable")
+	}
+	for _, v := range []string{"1", "true", "TRUE", " yes "} {
+		var c Config
+		c.ApplyEnv(func(k string) string {
+			if k == EnvDisableAuto {
+				return v
+			}
+			return ""
+		})
+		if !c.DisableAuto {
+			t.Errorf("%s=%q did not disable", EnvDisableAuto, v)
+		}
+	}
+	for name, want := range map[string]string{"": "reserve", "reserve": "reserve", "ratio": "ratio", "input": "input"} {
+		p, err := Config{Policy: name}.TriggerPolicy()
+		if err != nil || p.Name() != want {
+			t.Errorf("policy %q: %v %v", name, p, err)
+		}
+	}
+	if _, err := (Config{Policy: "sometimes"}).TriggerPolicy(); err == nil {
+		t.Error("unknown policy accepted")
+	}
+
+	reg, err := LoadRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := (Config{}).ResolveModel(reg, "claude-sonnet-4-5"); m.ContextWindow != 200000 {
+		t.Errorf("registry window %d", m.ContextWindow)
+	}
+	if m := (Config{Window: 32000}).ResolveModel(reg, "claude-sonnet-4-5"); m.ContextWindow != 32000 {
+		t.Errorf("window override %d", m.ContextWindow)
+	}
+	if m := (Config{}).ResolveModel(reg, "my-finetune"); m.ContextWindow != 0 || m.ID != "my-finetune" {
+		t.Errorf("unknown model %+v", m)
+	}
+	cfg := Config{Models: []ModelInfo{{ID: "my-finetune", ContextWindow: 65536}}}
+	if m := cfg.ResolveModel(reg, "my-finetune"); m.ContextWindow != 65536 {
+		t.Errorf("config model %+v", m)
+	}
+}

@@ -1,0 +1,94 @@
+package compact
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestEstimateTokens(t *testing.T) {
+	exit := 1
+	call := func(name, args string) Part {
+		return Part{Type: PartToolCall, ToolCall: &ToolCall{Name: name, Arguments: json.RawMessage(args)}}
+	}
+	tests := []struct {
+		name string
+		msg  *Message
+		want int
+	}{
+		{"empty", &Message{Role: RoleUser}, 0},
+		{"rounds up per message", TextMessage(RoleUser, "abcde"), 2},
+		{"utf-16 units: é is one, 😀 is two", TextMessage(RoleUser, "é😀é"), 1},
+		{"text parts add up", &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "abcd"}, {Type: PartText, Text: "efgh"}}}, 2},
+		{"user image counts 1200", &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "look"}, {Type: PartImage, Data: "xx"}}}, 1201},
+		{"tool result image", &Message{Role: RoleToolResult, Content: []Part{{Type: PartImage}, {Type: PartImage}}}, 2400},
+		{"assistant text, thinking, tool call", &Message{Role: RoleAssistant, Content: []Part{
+			{Type: PartText, Text: "1234"}, {Type: PartThinking, Thinking: "5678"}, call("read", `{"path":"a"}`)}}, 2 + 4},
+		// JSON.stringify keeps key order, drops whitespace, does not escape <>&.
+		{"tool call args as JavaScript prints them", &Message{Role: RoleAssistant, Content: []Part{
+			call("bash", `{ "z": "<&>", "a" : [1, 2.50, true, null] }`)}}, (4 + len(`{"z":"<&>","a":[1,2.5,true,null]}`) + 3) / 4},
+		{"escapes in args", &Message{Role: RoleAssistant, Content: []Part{
+			call("w", `{"t":"line\nnext \"q\" \u00e9 \/"}`)}}, (1 + len(`{"t":"line\nnext \"q\" é /"}`) - 1 + 3) / 4},
+		{"bash execution", &Message{Role: RoleBash, Command: "ls", Output: "a\nb", ExitCode: &exit}, 2},
+		{"summary", TextMessage(RoleCompactionSummary, strings.Repeat("s", 40)), 10},
+	}
+	for _, tt := range tests {
+		if got := EstimateTokens(tt.msg); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestJSStringifyLenFastMatchesSlow(t *testing.T) {
+	cases := []string{
+		`{}`, `[]`, `{"a":1}`, `{"a":"b","c":[1,2,{"d":null}]}`, ` { "x" : -0.5e3 } `,
+		`{"s":"\u0001\u001f\b\t\u2028😀"}`, `{"n":1e21,"m":0.000001,"k":1e-7,"big":12345678901234567890}`,
+		`{"pair":"\ud83d\ude00","lone":"\ud800x"}`, `"just a string"`, `true`, `[false,null]`,
+	}
+	for _, c := range cases {
+		fast, ok := jsStringifyLenFast([]byte(c))
+		slow, ok2 := jsLen([]byte(c))
+		if !ok || !ok2 || fast != slow {
+			t.Errorf("%s: fast %d (%v), slow %d (%v)", c, fast, ok, slow, ok2)
+		}
+	}
+	if got := JSStringifyLen(json.RawMessage(`{"a":`)); got != len(`{"a":`) {
+		t.Errorf("invalid JSON counts its raw length, got %d", got)
+	}
+	if got := JSStringifyLen(nil); got != 4 {
+		t.Errorf("missing arguments count as null, got %d", got)
+	}
+}
+
+func FuzzJSStringifyLen(f *testing.F) {
+	for _, s := range []string{`{"a":"b"}`, `[1,2.0,"\u00e9"]`, `{"x":{"y":[true,false,null]}}`, `"\ud83d\ude00"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) {
+			JSStringifyLen(json.RawMessage(s)) // must not panic
+			return
+		}
+		fast, ok := jsStringifyLenFast([]byte(s))
+		slow, ok2 := jsLen([]byte(s))
+		if ok && ok2 && fast != slow {
+			t.Fatalf("%q: fast %d, slow %d", s, fast, slow)
+		}
+	})
+}
+
+func TestTopLevelString(t *testing.T) {
+	raw := []byte(`{"content":"{\"path\":\"inner\"}","nested":{"path":"no"},"path":"/a \"b\".go","n":3}`)
+	if got, ok := TopLevelString(raw, "path"); !ok || got != `/a "b".go` {
+		t.Fatalf("path = %q %v", got, ok)
+	}
+	if _, ok := TopLevelString(raw, "n"); ok {
+		t.Fatal("a number is not a string")
+	}
+	if _, ok := TopLevelString(raw, "missing"); ok {
+		t.Fatal("missing key found")
+	}
+	if _, ok := TopLevelString([]byte(`["path"]`), "path"); ok {
+		t.Fatal("not an object")
+	}
+}
