@@ -36,8 +36,10 @@ func (f *FileOps) AddMessage(m *Message) {
 	if m.Role != RoleAssistant {
 		return
 	}
-	for _, call := range m.ToolCalls() {
-		f.addCall(call)
+	for i := range m.Content {
+		if p := &m.Content[i]; p.Type == PartToolCall && p.ToolCall != nil {
+			f.addCall(p.ToolCall)
+		}
 	}
 }
 
@@ -50,24 +52,24 @@ func (f *FileOps) addCall(call *ToolCall) {
 		}
 		return ""
 	}
-	path := str("path", "file_path", "filePath")
+	path := func() string { return str("path", "file_path", "filePath") }
 	switch call.Name {
 	case "read", "Read", "read_file", "view_file":
-		f.add(&f.Read, path)
+		f.add(&f.Read, path())
 	case "write", "Write", "write_file", "create_file":
-		f.add(&f.Written, path)
+		f.add(&f.Written, path())
 	case "edit", "Edit", "MultiEdit", "multi_edit", "edit_file", "replace_in_file":
-		f.add(&f.Edited, path)
+		f.add(&f.Edited, path())
 	case "NotebookEdit":
 		f.add(&f.Edited, str("notebook_path", "path"))
 	case "str_replace_editor", "str_replace_based_edit_tool", "text_editor":
 		switch str("command") {
 		case "view":
-			f.add(&f.Read, path)
+			f.add(&f.Read, path())
 		case "create":
-			f.add(&f.Written, path)
+			f.add(&f.Written, path())
 		case "str_replace", "insert", "undo_edit":
-			f.add(&f.Edited, path)
+			f.add(&f.Edited, path())
 		}
 	case "apply_patch", "applyPatch":
 		patch := str("input", "patch", "patchText", "diff")

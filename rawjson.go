@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf16"
@@ -246,6 +247,9 @@ func TopLevelString(raw []byte, key string) (string, bool) {
 		if string(k) == key {
 			if raw[i] != '"' {
 				return "", false
+			}
+			if inner := raw[i+1 : vend-1]; bytes.IndexByte(inner, '\\') < 0 {
+				return string(inner), true
 			}
 			var s string
 			if json.Unmarshal(raw[i:vend], &s) != nil {
