@@ -54,7 +54,9 @@ func (b *builder) result(callID, name string, tokens int) *Entry {
 	return b.msg(m)
 }
 
-func (b *builder) meta(kind EntryKind) *Entry { return b.add(&Entry{Kind: kind, ThinkingLevel: "high"}) }
+func (b *builder) meta(kind EntryKind) *Entry {
+	return b.add(&Entry{Kind: kind, ThinkingLevel: "high"})
+}
 
 func (b *builder) compaction(summary, firstKept string) *Entry {
 	return b.add(&Entry{Kind: KindCompaction, Compaction: &Compaction{Summary: summary, FirstKeptID: firstKept}})
