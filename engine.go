@@ -89,6 +89,10 @@ type Request struct {
 	Instructions string
 	// KeepRecentTokens overrides the engine's setting when positive.
 	KeepRecentTokens int
+	// MaxTokens is the output budget of the history summary, passed to the
+	// summarizer (the turn prefix gets half); 0 leaves it to the
+	// summarizer. pi uses 0.8 x its reserve (13107 tokens by default).
+	MaxTokens int
 }
 
 // Result describes a compaction that was recorded.
@@ -200,6 +204,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		s, err := e.Summarizer.Summarize(ctx, &SummaryRequest{
 			Kind: SummaryHistory, Messages: plan.Messages, PreviousSummary: plan.PreviousSummary,
 			Instructions: req.Instructions, ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles,
+			MaxTokens: req.MaxTokens,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("summarize history: %w", err)
@@ -212,7 +217,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	if plan.IsSplitTurn && len(plan.TurnPrefix) > 0 {
 		s, err := e.Summarizer.Summarize(ctx, &SummaryRequest{
 			Kind: SummaryTurnPrefix, Messages: plan.TurnPrefix, Instructions: req.Instructions,
-			ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles,
+			ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles, MaxTokens: req.MaxTokens / 2,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("summarize turn prefix: %w", err)

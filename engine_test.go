@@ -45,12 +45,15 @@ func TestEngineCompact(t *testing.T) {
 	eng := &Engine{Summarizer: rec, OnEvent: func(e Event) { events = append(events, e) },
 		Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 
-	res, err := eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, Instructions: "focus on tests"})
+	res, err := eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, Instructions: "focus on tests", MaxTokens: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rec.reqs) != 2 || rec.reqs[0].Kind != SummaryHistory || rec.reqs[1].Kind != SummaryTurnPrefix {
 		t.Fatalf("want a history and a turn-prefix request, got %d", len(rec.reqs))
+	}
+	if rec.reqs[0].MaxTokens != 1000 || rec.reqs[1].MaxTokens != 500 {
+		t.Errorf("output budgets %d and %d, want 1000 and 500", rec.reqs[0].MaxTokens, rec.reqs[1].MaxTokens)
 	}
 	if rec.reqs[0].Instructions != "focus on tests" || len(rec.reqs[0].Messages) == 0 || len(rec.reqs[1].Messages) == 0 {
 		t.Fatal("requests lack instructions or messages")
