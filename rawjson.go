@@ -71,7 +71,13 @@ func jsStringifyLenFast(raw []byte) (n int, ok bool) {
 				}
 				j++
 			}
-			if plain && !(j-i > 1 && raw[i] == '0') && !(j-i > 16) {
+			digits := raw[i:j]
+			if digits[0] == '-' {
+				digits = digits[1:]
+			}
+			// Integers print as stored unless they are -0 or too long to
+			// survive a double.
+			if plain && len(digits) > 0 && digits[0] != '0' && len(digits) <= 15 {
 				n += j - i
 			} else {
 				n += len(jsNumber(string(raw[i:j])))
