@@ -20,7 +20,7 @@
 //
 // Typical use:
 //
-//	eng := &compact.Engine{Summarizer: extractive.New()}
+//	eng := &compact.Engine{Summarizer: extractive.New(extractive.Options{})}
 //	res, err := eng.Compact(ctx, sess, compact.Request{Reason: compact.ReasonManual})
 //	if errors.Is(err, compact.ErrNothingToCompact) {
 //		// the history fits in the part kept verbatim

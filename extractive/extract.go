@@ -1,0 +1,504 @@
+package extractive
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+)
+
+// facts is what one pass over the messages finds.
+type facts struct {
+	users    []userMsg
+	others   []otherMsg
+	commands []command
+	failures []*failure
+	modified []*fileTouch
+	read     []string
+
+	// lastText is the text of the last assistant message that had any,
+	// at index lastTextIdx (-1 when none).
+	lastText    string
+	lastTextIdx int
+	// lastCall is the last tool call, at lastCallIdx (-1 when none).
+	lastCall    *callInfo
+	lastCallIdx int
+	// lastUserIdx is the index of the last user message (-1 when none).
+	lastUserIdx int
+
+	// todos is the latest todo list, when hasTodos.
+	todos    []todoItem
+	hasTodos bool
+
+	// decisions are the decision sentences of every assistant text, in
+	// order.
+	decisions []string
+}
+
+type userMsg struct {
+	idx    int
+	text   string
+	images int
+}
+
+type otherMsg struct {
+	label string
+	text  string
+}
+
+// command is a shell command and how it ended.
+type command struct {
+	idx    int
+	text   string
+	status string // "exit 0", "exit 2", "aborted", "timed out", "cancelled", "error", "no result"
+	ok     bool
+	byUser bool
+}
+
+// failure is an error seen in the conversation.
+type failure struct {
+	idx      int
+	tool     string // tool name, "" for a user's shell command, "model" for a failed model call
+	target   string // command or path, may be empty
+	status   string // exit status for commands
+	text     string // the error, shortened to a line
+	key      string
+	resolved bool
+}
+
+type fileTouch struct {
+	path          string
+	writes, edits int
+}
+
+type callInfo struct {
+	call   *compact.ToolCall
+	idx    int
+	args   map[string]json.RawMessage
+	bash   bool
+	status string
+	done   bool // a result was seen
+	todo   int  // index into todo candidates, -1 when not a todo call
+}
+
+type todoCandidate struct {
+	items  []todoItem
+	failed bool
+}
+
+// extract walks the messages once, oldest first.
+func extract(msgs []*compact.Message) *facts {
+	f := &facts{lastTextIdx: -1, lastCallIdx: -1, lastUserIdx: -1}
+	calls := make(map[string]*callInfo)
+	var order []*callInfo
+	var todos []todoCandidate
+	successes := make(map[string]int)
+	touched := make(map[string]*fileTouch)
+	readSeen := make(map[string]bool)
+
+	for i, m := range msgs {
+		if m == nil {
+			continue
+		}
+		switch m.Role {
+		case compact.RoleUser:
+			text := strings.TrimSpace(normalizeNewlines(m.Text()))
+			images := 0
+			for _, p := range m.Content {
+				if p.Type == compact.PartImage {
+					images++
+				}
+			}
+			if text == "" && images == 0 {
+				continue
+			}
+			f.users = append(f.users, userMsg{idx: i, text: text, images: images})
+			f.lastUserIdx = i
+
+		case compact.RoleAssistant:
+			switch m.StopReason {
+			case compact.StopError:
+				msg := strings.TrimSpace(m.ErrorMessage)
+				if msg == "" {
+					msg = "the model call failed without a message"
+				}
+				f.failures = append(f.failures, &failure{idx: i, tool: "model", text: firstLines(msg, 1, 300), key: "model"})
+			case compact.StopAborted:
+			default:
+				successes["model"] = i
+			}
+			if text := strings.TrimSpace(normalizeNewlines(m.Text())); text != "" {
+				f.lastText, f.lastTextIdx = text, i
+				f.decisions = append(f.decisions, matchSentences(text, decisionWords)...)
+			}
+			for _, call := range m.ToolCalls() {
+				ci := &callInfo{call: call, idx: i, todo: -1}
+				if json.Unmarshal(call.Arguments, &ci.args) != nil {
+					ci.args = nil
+				}
+				ci.bash = isBashTool(call.Name)
+				if isTodoTool(call.Name) {
+					if items, ok := parseTodos(call.Arguments); ok {
+						ci.todo = len(todos)
+						todos = append(todos, todoCandidate{items: items})
+					}
+				}
+				if call.ID != "" {
+					calls[call.ID] = ci
+				}
+				order = append(order, ci)
+				f.lastCall, f.lastCallIdx = ci, i
+			}
+
+		case compact.RoleToolResult:
+			ci := calls[m.ToolCallID]
+			name := m.ToolName
+			if name == "" && ci != nil {
+				name = ci.call.Name
+			}
+			text := normalizeNewlines(m.Text())
+			if ci != nil {
+				if ci.done {
+					continue // a second result for the same call
+				}
+				ci.done = true
+				if ci.todo >= 0 && m.IsError {
+					todos[ci.todo].failed = true
+				}
+			}
+			idx := i
+			if ci != nil {
+				idx = ci.idx
+			}
+			if isBashTool(name) || (ci != nil && ci.bash) {
+				cmd := ""
+				if ci != nil {
+					cmd = argString(ci.args, "command", "cmd", "script")
+				}
+				status, ok := bashStatus(m, text)
+				if ci != nil {
+					ci.status = status
+				}
+				f.commands = append(f.commands, command{idx: idx, text: cmd, status: status, ok: ok})
+				key := "bash\x00" + commandKey(cmd)
+				switch {
+				case ok:
+					successes[key] = i
+				case status == "aborted" || status == "cancelled":
+				case status == "exit 1" && noOutput(text) && isInspection(cmd):
+					// grep and friends report "nothing found" this way.
+				default:
+					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: status,
+						text: errorSnippet(text), key: key})
+				}
+				continue
+			}
+			target := ""
+			if ci != nil {
+				target = argString(ci.args, "path", "file_path", "filePath", "notebook_path", "pattern", "query", "url")
+			}
+			key := name + "\x00" + target
+			if m.IsError {
+				if ci != nil {
+					ci.status = "error"
+				}
+				f.failures = append(f.failures, &failure{idx: idx, tool: name, target: target, text: errorSnippet(text), key: key})
+				continue
+			}
+			successes[key] = i
+			if ci != nil {
+				ci.status = "ok"
+				recordFiles(ci.call, f, touched, readSeen)
+			}
+
+		case compact.RoleBash:
+			status, ok := "no result", false
+			switch {
+			case m.Cancelled:
+				status = "cancelled"
+			case m.ExitCode != nil:
+				status = "exit " + strconv.Itoa(*m.ExitCode)
+				ok = *m.ExitCode == 0
+			}
+			cmd := strings.TrimSpace(m.Command)
+			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true})
+			key := "\x00user\x00" + commandKey(cmd)
+			if ok {
+				successes[key] = i
+			} else if m.ExitCode != nil {
+				f.failures = append(f.failures, &failure{idx: i, target: cmd, status: status,
+					text: errorSnippet(normalizeNewlines(m.Output)), key: key})
+			}
+
+		case compact.RoleBranchSummary, compact.RoleCompactionSummary:
+			if text := strings.TrimSpace(normalizeNewlines(m.Text())); text != "" {
+				label := "Summary of an abandoned branch"
+				if m.Role == compact.RoleCompactionSummary {
+					label = "Earlier compaction summary"
+				}
+				f.others = append(f.others, otherMsg{label: label, text: text})
+			}
+
+		case compact.RoleCustom:
+			if text := strings.TrimSpace(normalizeNewlines(m.Text())); text != "" {
+				label := "Injected message"
+				if m.CustomType != "" {
+					label += " (" + m.CustomType + ")"
+				}
+				f.others = append(f.others, otherMsg{label: label, text: text})
+			}
+		}
+	}
+
+	// Bash calls whose result never came still count as commands run.
+	for _, ci := range order {
+		if ci.bash && !ci.done {
+			ci.status = "no result"
+			f.commands = append(f.commands, command{idx: ci.idx, text: argString(ci.args, "command", "cmd", "script"), status: "no result"})
+		}
+	}
+	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })
+
+	for _, fl := range f.failures {
+		if s, ok := successes[fl.key]; ok && s > fl.idx {
+			fl.resolved = true
+		}
+	}
+	sort.SliceStable(f.failures, func(a, b int) bool { return f.failures[a].idx < f.failures[b].idx })
+
+	for i := len(todos) - 1; i >= 0; i-- {
+		if !todos[i].failed {
+			f.todos, f.hasTodos = todos[i].items, true
+			break
+		}
+	}
+	return f
+}
+
+// recordFiles notes the files a successful tool call read or changed,
+// using the root package's knowledge of tool names and arguments.
+func recordFiles(call *compact.ToolCall, f *facts, touched map[string]*fileTouch, readSeen map[string]bool) {
+	var ops compact.FileOps
+	ops.AddMessage(&compact.Message{Role: compact.RoleAssistant, Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: call}}})
+	touch := func(set map[string]bool, write bool) {
+		for _, p := range sortedKeys(set) {
+			t := touched[p]
+			if t == nil {
+				t = &fileTouch{path: p}
+				touched[p] = t
+				f.modified = append(f.modified, t)
+			}
+			if write {
+				t.writes++
+			} else {
+				t.edits++
+			}
+		}
+	}
+	touch(ops.Written, true)
+	touch(ops.Edited, false)
+	for _, p := range sortedKeys(ops.Read) {
+		if !readSeen[p] {
+			readSeen[p] = true
+			f.read = append(f.read, p)
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// isBashTool reports whether a tool runs shell commands.
+func isBashTool(name string) bool {
+	switch strings.ToLower(name) {
+	case "bash", "shell", "sh", "zsh", "run_shell_command", "exec_command", "execute_command",
+		"run_command", "run_terminal_cmd", "terminal", "local_shell", "container.exec":
+		return true
+	}
+	return false
+}
+
+// argString returns the first non-empty string argument among keys. An
+// array of strings (a command vector) is joined with spaces.
+func argString(args map[string]json.RawMessage, keys ...string) string {
+	for _, k := range keys {
+		raw, ok := args[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+		var parts []string
+		if json.Unmarshal(raw, &parts) == nil && len(parts) > 0 {
+			return strings.TrimSpace(strings.Join(parts, " "))
+		}
+	}
+	return ""
+}
+
+var (
+	exitCodeRe = regexp.MustCompile(`(?mi)^\s*(?:command exited with code|exit code:?|exit status:?|exited with code)\s*(-?\d+)\s*$`)
+	abortedRe  = regexp.MustCompile(`(?mi)^\s*command (?:was )?aborted\b`)
+	timeoutRe  = regexp.MustCompile(`(?mi)^\s*command timed out\b`)
+)
+
+// bashStatus reads how a shell tool call ended: from the result's details
+// when they carry an exit code, else from the status line pi and others
+// append to the output ("Command exited with code 2", "Command aborted"),
+// else from the error flag.
+func bashStatus(m *compact.Message, text string) (string, bool) {
+	if raw, ok := m.Extra["details"]; ok {
+		var d struct {
+			ExitCode *int `json:"exitCode"`
+		}
+		if json.Unmarshal(raw, &d) == nil && d.ExitCode != nil {
+			return "exit " + strconv.Itoa(*d.ExitCode), *d.ExitCode == 0 && !m.IsError
+		}
+	}
+	tail := text
+	if len(tail) > 1024 {
+		// The status line is appended at the end of the output.
+		tail = tail[len(tail)-1024:]
+	}
+	if all := exitCodeRe.FindAllStringSubmatch(tail, -1); len(all) > 0 {
+		code, err := strconv.Atoi(all[len(all)-1][1])
+		if err == nil {
+			return "exit " + strconv.Itoa(code), code == 0 && !m.IsError
+		}
+	}
+	if m.IsError && abortedRe.MatchString(tail) {
+		return "aborted", false
+	}
+	if m.IsError && timeoutRe.MatchString(tail) {
+		return "timed out", false
+	}
+	if m.IsError {
+		return "error", false
+	}
+	return "exit 0", true
+}
+
+var (
+	// errorWords mark a line of output as an error message.
+	errorWords = []string{"error", "fail", "cannot", "can't", "could not", "couldn't", "not found", "no such",
+		"exception", "panic", "fatal", "denied", "invalid", "undefined", "missing", "unexpected", "refused",
+		"traceback"}
+	// locationRe finds compiler and test messages ("file.go:12: text").
+	locationRe = regexp.MustCompile(`[\w/.-]+\.\w+:\d+(?::\d+)?:?\s+\S`)
+)
+
+func isErrorLine(l string) bool {
+	lower := strings.ToLower(l)
+	for _, w := range errorWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return locationRe.MatchString(l)
+}
+
+// errorSnippet picks the informative lines of a failed result: up to three
+// lines that look like errors, else the first two lines, without the exit
+// status line (which is reported separately), as one line.
+func errorSnippet(text string) string {
+	var lines, hits, longHits []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || exitCodeRe.MatchString(l) || abortedRe.MatchString(l) || timeoutRe.MatchString(l) {
+			continue
+		}
+		lines = append(lines, l)
+		if !isErrorLine(l) {
+			continue
+		}
+		// Very long lines are mostly minified code or data that happens
+		// to contain the word "error"; they count only when nothing else
+		// does.
+		if utf8.RuneCountInString(l) <= 300 {
+			if len(hits) < 3 {
+				hits = append(hits, l)
+			}
+		} else if len(longHits) < 3 {
+			longHits = append(longHits, l)
+		}
+	}
+	if len(hits) == 0 {
+		hits = longHits
+	}
+	if len(hits) == 0 {
+		if len(lines) > 2 {
+			lines = lines[:2]
+		}
+		hits = lines
+	}
+	if len(hits) == 0 {
+		return "(no output)"
+	}
+	for i, h := range hits {
+		hits[i] = cutRunes(h, 200)
+	}
+	return cutRunes(strings.Join(hits, " ⏎ "), 400)
+}
+
+// noOutput reports whether a shell result holds nothing but its status
+// line (pi writes "(no output)" for an empty output).
+func noOutput(text string) bool {
+	t := strings.TrimSpace(exitCodeRe.ReplaceAllString(text, ""))
+	return t == "" || t == "(no output)"
+}
+
+// commandKey is what makes two shell commands "the same" when deciding
+// whether a later success cleared a failure: the command before its first
+// pipe, without "2>&1", with blanks collapsed. So a failing "make test"
+// counts as fixed by a later "make test 2>&1 | tail -5" that exits 0.
+func commandKey(cmd string) string {
+	var quote byte
+	end := len(cmd)
+	for i := 0; i < len(cmd); i++ {
+		c := cmd[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' {
+				i++
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '\\':
+			i++
+		case c == '|':
+			if i+1 < len(cmd) && cmd[i+1] == '|' {
+				i++
+				continue
+			}
+			end = i
+		}
+		if end != len(cmd) {
+			break
+		}
+	}
+	fields := strings.Fields(cmd[:end])
+	out := fields[:0]
+	for _, f := range fields {
+		if f != "2>&1" {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
+}

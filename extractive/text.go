@@ -1,0 +1,329 @@
+package extractive
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// normalizeNewlines turns CRLF and lone CR line ends into LF.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+// utf16Len counts UTF-16 code units, as the root package's token estimate
+// does.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// tokens estimates the tokens of a text: ceil(UTF-16 length / 4).
+func tokens(s string) int { return (utf16Len(s) + 3) / 4 }
+
+// cutRunes returns s cut to at most n characters, with "…" appended when
+// something was cut.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for pos := range s {
+		if i == n {
+			return strings.TrimRightFunc(s[:pos], unicode.IsSpace) + "…"
+		}
+		i++
+	}
+	return s
+}
+
+// shorten keeps the first n characters of s and appends a marker saying
+// how many of how many characters were left out. Text that fits is
+// returned unchanged.
+func shorten(s string, n int) string {
+	total := utf8.RuneCountInString(s)
+	if total <= n {
+		return s
+	}
+	i, cut := 0, len(s)
+	for pos := range s {
+		if i == n {
+			cut = pos
+			break
+		}
+		i++
+	}
+	kept := strings.TrimRightFunc(s[:cut], unicode.IsSpace)
+	left := total - utf8.RuneCountInString(kept)
+	return kept + " " + leftOutMarker(left, total)
+}
+
+// leftOutMarker is the marker written where text was shortened.
+func leftOutMarker(left, total int) string {
+	return "[… " + strconv.Itoa(left) + " of " + strconv.Itoa(total) + " chars left out]"
+}
+
+// firstLines returns the first n non-empty lines of s joined by " ⏎ ",
+// cut to max characters.
+func firstLines(s string, n, max int) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return cutRunes(strings.Join(out, " ⏎ "), max)
+}
+
+// oneLine renders a command on one line: its first line, cut to 200
+// characters, with a note of how many lines followed.
+func oneLine(cmd string) string {
+	cmd = strings.TrimSpace(normalizeNewlines(cmd))
+	if cmd == "" {
+		return "(command not recorded)"
+	}
+	lines := strings.Split(cmd, "\n")
+	out := cutRunes(strings.TrimSpace(lines[0]), 200)
+	if len(lines) > 1 {
+		out += " …(+" + strconv.Itoa(len(lines)-1) + " lines)"
+	}
+	return out
+}
+
+// code renders s as an inline code span.
+func code(s string) string {
+	if !strings.Contains(s, "`") {
+		return "`" + s + "`"
+	}
+	fence := "``"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	return fence + " " + s + " " + fence
+}
+
+// bullet renders a list item whose text may span several lines: the first
+// line after "- ", the others indented by two spaces (blank lines stay
+// empty), so that no line of the text can be read as a heading.
+func bullet(text string) string {
+	lines := strings.Split(text, "\n")
+	var b strings.Builder
+	b.WriteString("- ")
+	b.WriteString(strings.TrimRightFunc(lines[0], unicode.IsSpace))
+	for _, l := range lines[1:] {
+		b.WriteByte('\n')
+		l = strings.TrimRightFunc(l, unicode.IsSpace)
+		if l != "" {
+			b.WriteString("  ")
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+var (
+	listMarkerRe = regexp.MustCompile(`^(?:[-*+]\s+(?:\[[ xX~]\]\s+)?|\d+[.)]\s+|>\s*|#+\s+)`)
+	numberedRe   = regexp.MustCompile(`^\d+[.)]\s+\S`)
+
+	// constraintWords find user sentences that state a rule or a wish.
+	constraintWords = phrases{"must", "mustn't", "never", "always", "don't", "dont", "do not", "doesn't",
+		"does not", "prefer", "preferably", "should", "shouldn't", "make sure", "avoid", "only", "ensure",
+		"required", "not allowed", "no need"}
+	// decisionWords find assistant sentences that announce a choice.
+	decisionWords = phrases{"i'll use", "i will use", "we'll use", "we will use", "let's use", "let's go with",
+		"instead", "decided", "decide to", "decision", "going with", "go with", "chose", "chosen", "switch to",
+		"switched to", "switching to", "rather than", "opted", "opt for", "settled on", "the approach",
+		"better approach"}
+	// planWords find assistant sentences that state what comes next.
+	planWords = phrases{"next", "then", "i will", "i'll", "we'll", "we will", "let me", "need to", "needs to",
+		"todo", "remaining", "still need", "after that", "afterwards", "finally"}
+)
+
+// phrases is a list of lower-case words or word groups to look for.
+type phrases []string
+
+// match reports whether s contains one of the phrases as whole words,
+// ignoring case and typographic apostrophes.
+func (p phrases) match(s string) bool {
+	l := strings.ToLower(normalizeQuotes(s))
+	for _, ph := range p {
+		for i := 0; i < len(l); {
+			j := strings.Index(l[i:], ph)
+			if j < 0 {
+				break
+			}
+			j += i
+			if !wordByte(l, j-1) && !wordByte(l, j+len(ph)) {
+				return true
+			}
+			i = j + 1
+		}
+	}
+	return false
+}
+
+// wordByte reports whether l[i] exists and is an ASCII letter, digit or
+// underscore (what a regexp \b treats as a word character).
+func wordByte(l string, i int) bool {
+	if i < 0 || i >= len(l) {
+		return false
+	}
+	c := l[i]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "approx": true}
+
+// proseLines returns the lines of text outside fenced code blocks, trimmed,
+// without list markers, skipping empty lines and very long ones (pasted
+// logs rather than prose).
+func proseLines(text string) []string {
+	var out []string
+	fence := false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence || t == "" || utf8.RuneCountInString(t) > 600 {
+			continue
+		}
+		t = strings.TrimSpace(listMarkerRe.ReplaceAllString(t, ""))
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// splitSentences cuts a line after '.', '!' or '?' followed by a space,
+// except after common abbreviations.
+func splitSentences(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if c != '.' && c != '!' && c != '?' {
+			continue
+		}
+		if i+1 < len(line) && line[i+1] != ' ' {
+			continue
+		}
+		if c == '.' {
+			w := line[start:i]
+			if j := strings.LastIndexByte(w, ' '); j >= 0 {
+				w = w[j+1:]
+			}
+			if abbreviations[strings.ToLower(w)] {
+				continue
+			}
+		}
+		if s := strings.TrimSpace(line[start : i+1]); s != "" {
+			out = append(out, s)
+		}
+		start = i + 1
+	}
+	if s := strings.TrimSpace(line[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// normalizeQuotes makes typographic apostrophes plain for matching.
+func normalizeQuotes(s string) string {
+	if !strings.Contains(s, "’") {
+		return s
+	}
+	return strings.ReplaceAll(s, "’", "'")
+}
+
+// matchSentences returns the sentences of text's prose that contain one
+// of the phrases, each cut to 300 characters.
+func matchSentences(text string, p phrases) []string {
+	var out []string
+	for _, l := range proseLines(text) {
+		for _, s := range splitSentences(l) {
+			if p.match(s) {
+				out = append(out, cutRunes(s, 300))
+			}
+		}
+	}
+	return out
+}
+
+// newestUnique keeps the last max distinct items (compared without case),
+// in their original order.
+func newestUnique(items []string, max int) []string {
+	seen := make(map[string]bool)
+	var rev []string
+	for i := len(items) - 1; i >= 0 && len(rev) < max; i-- {
+		k := strings.ToLower(items[i])
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rev = append(rev, items[i])
+	}
+	out := make([]string, len(rev))
+	for i, s := range rev {
+		out[len(rev)-1-i] = s
+	}
+	return out
+}
+
+// focusWords returns the distinct words of the instructions worth matching
+// against messages: four letters or more, not a common word, lower case,
+// sorted.
+func focusWords(instructions string) []string {
+	seen := make(map[string]bool)
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(instructions), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-' && r != '.'
+	}) {
+		w = strings.Trim(w, "-.")
+		if utf8.RuneCountInString(w) < 4 || stopWords[w] || seen[w] {
+			continue
+		}
+		seen[w] = true
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var stopWords = map[string]bool{
+	"about": true, "above": true, "after": true, "again": true, "also": true, "been": true, "before": true,
+	"being": true, "both": true, "could": true, "does": true, "doing": true, "each": true, "focus": true,
+	"from": true, "have": true, "having": true, "here": true, "into": true, "just": true, "keep": true,
+	"more": true, "most": true, "much": true, "only": true, "other": true, "over": true, "please": true,
+	"same": true, "should": true, "some": true, "such": true, "than": true, "that": true, "their": true,
+	"them": true, "then": true, "there": true, "these": true, "they": true, "this": true, "those": true,
+	"under": true, "very": true, "what": true, "when": true, "where": true, "which": true, "while": true,
+	"will": true, "with": true, "would": true, "your": true, "summary": true, "summarize": true,
+}
