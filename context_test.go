@@ -2,6 +2,7 @@ package compact
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -165,5 +166,31 @@ func TestMeterMatchesMeasure(t *testing.T) {
 	n := NewMeter(&Context{Messages: all})
 	if n.Usage() != Measure(&Context{Messages: all}) {
 		t.Fatal("NewMeter differs from Measure")
+	}
+}
+
+func TestForModel(t *testing.T) {
+	exit := 2
+	in := []*Message{
+		TextMessage(RoleCompactionSummary, "## Goal\nship it"),
+		TextMessage(RoleUser, "hi"),
+		{Role: RoleBash, Command: "make", Output: "boom", ExitCode: &exit},
+		{Role: RoleBash, Command: "secret", ExcludeFromContext: true},
+		{Role: RoleCustom, CustomType: "note", Content: []Part{{Type: PartText, Text: "from a hook"}}},
+		TextMessage(RoleBranchSummary, "tried another way"),
+		TextMessage(RoleAssistant, "ok"),
+	}
+	out := ForModel(in)
+	if got := roles(out); got != "uuuuua" {
+		t.Fatalf("roles %q, want five user messages and the assistant", got)
+	}
+	if s := out[0].Text(); !strings.HasPrefix(s, SummaryPreface) || !strings.Contains(s, "<summary>\n## Goal\nship it\n</summary>") {
+		t.Fatalf("summary message %q", s)
+	}
+	if s := out[2].Text(); !strings.Contains(s, "make") || !strings.Contains(s, "boom") || !strings.Contains(s, "Exit status: 2") {
+		t.Fatalf("bash message %q", s)
+	}
+	if in[4].Role != RoleCustom {
+		t.Fatal("ForModel modified its input")
 	}
 }

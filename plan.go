@@ -117,9 +117,6 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 			break
 		}
 	}
-	if prev == len(path)-1 {
-		return nil, fmt.Errorf("the session was just compacted: %w", ErrNothingToCompact)
-	}
 	start := 0
 	if prev >= 0 {
 		pc := path[prev]

@@ -269,3 +269,25 @@ func TestPlanTokensBeforeMatchesMeasure(t *testing.T) {
 		t.Fatalf("usage %+v, want %d = 9500 + 20100", p.Usage, want)
 	}
 }
+
+// Right after a compaction a smaller keep budget still finds work: the
+// kept part itself is summarized (what a forced compaction needs).
+func TestPlanRightAfterCompactionWithSmallerBudget(t *testing.T) {
+	var b builder
+	b.user(1000)
+	kept := b.user(5000)
+	b.assistant(5000)
+	b.user(5000)
+	b.assistant(5000)
+	b.compaction("first", kept.ID)
+	if _, err := PlanCompaction(b.path(), PlanOptions{KeepRecentTokens: 20000}); !errors.Is(err, ErrNothingToCompact) {
+		t.Fatalf("same budget: %v, want nothing to compact", err)
+	}
+	p, err := PlanCompaction(b.path(), PlanOptions{KeepRecentTokens: 8000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Messages) != 2 || p.Messages[0] != kept.Message || p.PreviousSummary != "first" {
+		t.Fatalf("summarize %d messages (prev %q), want the 2 oldest kept ones", len(p.Messages), p.PreviousSummary)
+	}
+}

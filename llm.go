@@ -1,0 +1,79 @@
+package compact
+
+import (
+	"strconv"
+	"strings"
+)
+
+// SummaryPreface opens the user message that carries a compaction summary
+// to the model. It tells the model the text is a hand-over from earlier
+// work, not a new request.
+const SummaryPreface = "The earlier part of this conversation was condensed into the summary below, " +
+	"written to hand the work over. Treat it as the record of what already happened and continue from it."
+
+// BranchPreface opens the user message that carries a branch summary.
+const BranchPreface = "The conversation returned here from another branch; this is a summary of that branch."
+
+// SummaryText returns the text of the user message that stands for a
+// compaction summary in the model's context: the preface and the summary
+// inside <summary> tags.
+func SummaryText(summary string) string {
+	return SummaryPreface + "\n\n<summary>\n" + summary + "\n</summary>"
+}
+
+// ForModel converts a context into the messages a chat API accepts: user,
+// assistant and tool results. Summaries, user-run shell commands and
+// custom messages become user messages; shell commands marked as excluded
+// from the context are dropped. The input is not modified.
+func ForModel(msgs []*Message) []*Message {
+	out := make([]*Message, 0, len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleCompactionSummary:
+			out = append(out, asUser(m, SummaryText(m.Text())))
+		case RoleBranchSummary:
+			out = append(out, asUser(m, BranchPreface+"\n\n<summary>\n"+m.Text()+"\n</summary>"))
+		case RoleBash:
+			if !m.ExcludeFromContext {
+				out = append(out, asUser(m, bashText(m)))
+			}
+		case RoleCustom:
+			u := *m
+			u.Role, u.CustomType = RoleUser, ""
+			u.ResetTokens()
+			out = append(out, &u)
+		default:
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func asUser(m *Message, text string) *Message {
+	u := TextMessage(RoleUser, text)
+	u.Timestamp = m.Timestamp
+	return u
+}
+
+// bashText renders a shell command the user ran, with its output and a
+// failing exit status.
+func bashText(m *Message) string {
+	var b strings.Builder
+	b.WriteString("I ran `")
+	b.WriteString(m.Command)
+	b.WriteString("`")
+	if m.Output != "" {
+		b.WriteString("\n```\n")
+		b.WriteString(m.Output)
+		b.WriteString("\n```")
+	} else {
+		b.WriteString(" (no output)")
+	}
+	switch {
+	case m.Cancelled:
+		b.WriteString("\nThe command was cancelled.")
+	case m.ExitCode != nil && *m.ExitCode != 0:
+		b.WriteString("\nExit status: " + strconv.Itoa(*m.ExitCode))
+	}
+	return b.String()
+}
