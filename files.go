@@ -52,7 +52,7 @@ func (f *FileOps) addCall(call *ToolCall) {
 		}
 		return ""
 	}
-	path := func() string { return str("path", "file_path", "filePath") }
+	path := call.FilePath
 	switch call.Name {
 	case "read", "Read", "read_file", "view_file":
 		f.add(&f.Read, path())

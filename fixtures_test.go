@@ -59,6 +59,9 @@ func TestPlanParityWithPi(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if want := compact.Measure(compact.BuildContext(s.Path())); p.Usage != want {
+				t.Errorf("plan usage %+v, want Measure's %+v", p.Usage, want)
+			}
 			if got := s.Index(p.FirstKeptID); got != tt.firstKept || p.FirstKeptIndex != tt.firstKept {
 				t.Errorf("firstKeptEntryIndex %d (path %d), want %d", got, p.FirstKeptIndex, tt.firstKept)
 			}

@@ -62,6 +62,26 @@ type ToolCall struct {
 	Name string
 	// Arguments is the JSON object of arguments exactly as stored.
 	Arguments json.RawMessage
+
+	path   string // cached FilePath
+	pathOK bool
+}
+
+// FilePath returns the file path argument of the call ("path",
+// "file_path" or "filePath", the first present), "" if none. It is read
+// once from the arguments and cached; replace Arguments only through a
+// new ToolCall.
+func (c *ToolCall) FilePath() string {
+	if !c.pathOK {
+		for _, k := range [...]string{"path", "file_path", "filePath"} {
+			if s, ok := TopLevelString(c.Arguments, k); ok && s != "" {
+				c.path = s
+				break
+			}
+		}
+		c.pathOK = true
+	}
+	return c.path
 }
 
 // Usage is the token usage a provider reported for one model call.

@@ -133,16 +133,18 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	p.SpanStart = start
 	end := len(path)
 
-	var cuts []int
+	// The first valid cut point: the cut when everything fits.
+	first := -1
 	for i := start; i < end; i++ {
 		if isCutPoint(path[i]) {
-			cuts = append(cuts, i)
+			first = i
+			break
 		}
 	}
 
 	cut := start
-	if len(cuts) > 0 {
-		cut = cuts[0]
+	if first >= 0 {
+		cut = first
 		acc := 0
 		for i := end - 1; i >= start; i-- {
 			if !path[i].IsContextMessage() {
@@ -152,15 +154,19 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 			if acc < keep {
 				continue
 			}
+			// The first valid cut point at or after i; failing that, the
+			// last one before it.
 			found := false
-			for _, c := range cuts {
-				if c >= i {
+			for c := i; c < end; c++ {
+				if isCutPoint(path[c]) {
 					cut, found = c, true
 					break
 				}
 			}
-			if !found {
-				cut = cuts[len(cuts)-1]
+			for c := i - 1; !found && c >= start; c-- {
+				if isCutPoint(path[c]) {
+					cut, found = c, true
+				}
 			}
 			break
 		}
@@ -190,6 +196,7 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	if p.IsSplitTurn {
 		historyEnd = p.TurnStartIndex
 	}
+	p.Messages = make([]*Message, 0, historyEnd-start)
 	for i := start; i < historyEnd; i++ {
 		if path[i].IsContextMessage() {
 			p.Messages = append(p.Messages, path[i].Message)
@@ -211,7 +218,7 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 			p.KeptTokens += path[i].Message.Tokens()
 		}
 	}
-	p.Usage = Measure(BuildContext(path))
+	p.Usage = measurePath(path, prev)
 	p.TokensBefore = p.Usage.Tokens
 
 	if p.PreviousCompaction != nil {
@@ -230,6 +237,53 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 func countMessages(entries []*Entry) int {
 	n := 0
 	for _, e := range entries {
+		if e.IsContextMessage() {
+			n++
+		}
+	}
+	return n
+}
+
+// measurePath is Measure(BuildContext(path)) without building the
+// context: it walks back from the leaf to the last valid usage recorded
+// after the compaction at index comp (-1 for none), and only when there is
+// none does it estimate the whole context.
+func measurePath(path []*Entry, comp int) ContextUsage {
+	u := ContextUsage{LastUsageIndex: -1}
+	for i := len(path) - 1; i > comp; i-- {
+		e := path[i]
+		if !e.IsContextMessage() {
+			continue
+		}
+		if usage, ok := e.Message.ValidUsage(); ok {
+			u.UsageTokens = usage.ContextTokens()
+			u.Tokens = u.UsageTokens + u.TrailingTokens
+			// The index in the context: count the context messages before.
+			u.LastUsageIndex = contextIndex(path, comp, i)
+			return u
+		}
+		u.TrailingTokens += e.Message.Tokens()
+	}
+	return Measure(BuildContext(path))
+}
+
+// contextIndex returns the position in BuildContext(path).Messages of the
+// message at path index i, after the compaction at index comp.
+func contextIndex(path []*Entry, comp, i int) int {
+	n := 0
+	if comp >= 0 {
+		n = 1 // the summary
+		kept := false
+		for _, e := range path[:comp] {
+			if e.ID == path[comp].Compaction.FirstKeptID {
+				kept = true
+			}
+			if kept && e.IsContextMessage() {
+				n++
+			}
+		}
+	}
+	for _, e := range path[comp+1 : i] {
 		if e.IsContextMessage() {
 			n++
 		}

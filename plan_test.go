@@ -291,3 +291,28 @@ func TestPlanRightAfterCompactionWithSmallerBudget(t *testing.T) {
 		t.Fatalf("summarize %d messages (prev %q), want the 2 oldest kept ones", len(p.Messages), p.PreviousSummary)
 	}
 }
+
+func TestPlanUsageMatchesMeasureAroundCompactions(t *testing.T) {
+	for _, usageAfter := range []bool{false, true} {
+		var b builder
+		b.user(3000)
+		a := b.assistant(3000)
+		a.Message.Usage = &Usage{Input: 7000} // before the compaction: ignored
+		kept := b.user(3000)
+		b.assistant(3000)
+		b.compaction("s", kept.ID)
+		b.user(30000)
+		a2 := b.assistant(100)
+		if usageAfter {
+			a2.Message.Usage = &Usage{Input: 40000, Output: 100}
+		}
+		b.user(200)
+		p, err := PlanCompaction(b.path(), PlanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := Measure(BuildContext(b.path())); p.Usage != want {
+			t.Errorf("usage after compaction %v: plan %+v, Measure %+v", usageAfter, p.Usage, want)
+		}
+	}
+}

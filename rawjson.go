@@ -95,6 +95,13 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 	n = 2
 	i := start + 1
 	for i < len(raw) {
+		// Eight plain ASCII bytes (no quote, backslash, control or
+		// non-ASCII byte) count eight units.
+		if i+8 <= len(raw) && plainASCII8(raw[i:i+8]) {
+			n += 8
+			i += 8
+			continue
+		}
 		c := raw[i]
 		switch {
 		case c == '"':
@@ -158,6 +165,27 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainASCII8 reports whether none of the eight bytes is a quote, a
+// backslash, a control character or non-ASCII.
+func plainASCII8(b []byte) bool {
+	w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	if w&highs != 0 {
+		return false
+	}
+	// A byte is zero in x exactly when the matching byte of w equals the
+	// probe; (x - ones) &^ x & highs is non-zero when some byte is zero.
+	quote := w ^ ('"' * ones)
+	slash := w ^ ('\\' * ones)
+	control := (w - 0x20*ones) &^ w & highs // some byte below 0x20
+	return (quote-ones)&^quote&highs == 0 && (slash-ones)&^slash&highs == 0 && control == 0
 }
 
 // skipString returns the index after the JSON string starting at

@@ -56,10 +56,21 @@ func EstimateTokens(m *Message) int {
 }
 
 // utf16Len counts the UTF-16 code units of s (what JavaScript's
-// String.length returns).
+// String.length returns). ASCII, the bulk of agent transcripts, is counted
+// eight bytes at a time.
 func utf16Len(s string) int {
 	n := 0
-	for i := 0; i < len(s); {
+	i := 0
+	for i < len(s) {
+		if i+8 <= len(s) {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if w&0x8080808080808080 == 0 {
+				n += 8
+				i += 8
+				continue
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			n++

@@ -61,7 +61,8 @@ func TestJSStringifyLenFastMatchesSlow(t *testing.T) {
 }
 
 func FuzzJSStringifyLen(f *testing.F) {
-	for _, s := range []string{`{"a":"b"}`, `[1,2.0,"\u00e9"]`, `{"x":{"y":[true,false,null]}}`, `"\ud83d\ude00"`} {
+	for _, s := range []string{`{"a":"b"}`, `[1,2.0,"\u00e9"]`, `{"x":{"y":[true,false,null]}}`, `"\ud83d\ude00"`,
+		`{"long":"abcdefghijklmnop\"qrstuvwxyz\\u00e9abcdefgh\nxyz0123456789é😀0123456789\u0007tail"}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
