@@ -2,4 +2,12 @@ module github.com/compactkit/compact
 
 go 1.26
 
-require github.com/goccy/go-json v0.12.0
+require (
+	github.com/goccy/go-json v0.12.0
+	github.com/spf13/cobra v1.10.2
+)
+
+require (
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/spf13/pflag v1.0.9 // indirect
+)

@@ -17,14 +17,17 @@ type object struct {
 	err error
 }
 
-func (o *object) raw(key string, v []byte) {
+func (o *object) raw(key string, v []byte) { o.rawKeyed(quote(key), v) }
+
+// rawKeyed adds a member whose name is given already quoted.
+func (o *object) rawKeyed(quotedKey, v []byte) {
 	if o.n == 0 {
 		o.buf.WriteByte('{')
 	} else {
 		o.buf.WriteByte(',')
 	}
 	o.n++
-	o.buf.Write(quote(key))
+	o.buf.Write(quotedKey)
 	o.buf.WriteByte(':')
 	o.buf.Write(v)
 }
@@ -38,6 +41,25 @@ func (o *object) val(key string, v any) {
 }
 
 func (o *object) str(key, v string) { o.raw(key, quote(v)) }
+
+// rawOr writes the stored value of key from extra, or def when there is
+// none.
+func (o *object) rawOr(key string, extra map[string]stdjson.RawMessage, def string) {
+	if v, ok := extra[key]; ok {
+		o.rawChecked(key, v)
+		return
+	}
+	o.raw(key, []byte(def))
+}
+
+// rawChecked writes a stored value, failing the object when it is not
+// valid JSON.
+func (o *object) rawChecked(key string, v []byte) {
+	if !stdjson.Valid(v) && o.err == nil {
+		o.err = fmt.Errorf("field %s: invalid JSON", key)
+	}
+	o.raw(key, v)
+}
 
 func (o *object) bytes() ([]byte, error) {
 	if o.n == 0 {
@@ -82,7 +104,7 @@ func (o *object) extras(extra map[string]stdjson.RawMessage, written ...string) 
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		o.raw(k, extra[k])
+		o.rawChecked(k, extra[k])
 	}
 }
 
@@ -165,7 +187,16 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 		}
 		if m.Usage != nil {
 			u := m.Usage
-			o.val("usage", wireUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total})
+			wu := wireUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total}
+			// A stored usage object (kept whole in Extra because it has
+			// members Usage does not model, such as cost) is written
+			// back when its counts still agree with Usage.
+			var stored wireUsage
+			if raw, ok := m.Extra["usage"]; ok && stdjson.Unmarshal(raw, &stored) == nil && stored == wu {
+				o.raw("usage", raw)
+			} else {
+				o.val("usage", wu)
+			}
 			written = append(written, "usage")
 		}
 		if m.StopReason != "" {
@@ -188,7 +219,7 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 		o.str("output", m.Output)
 		o.val("exitCode", m.ExitCode)
 		o.val("cancelled", m.Cancelled)
-		o.val("truncated", false)
+		o.rawOr("truncated", m.Extra, "false")
 		written = append(written, "command", "output", "exitCode", "cancelled", "truncated")
 		if m.ExcludeFromContext {
 			o.val("excludeFromContext", true)
@@ -197,7 +228,7 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 	case compact.RoleCustom:
 		o.str("customType", m.CustomType)
 		content()
-		o.val("display", true)
+		o.rawOr("display", m.Extra, "true")
 		written = append(written, "customType", "display")
 	default:
 		content()

@@ -18,10 +18,13 @@ const CurrentVersion = 3
 
 // Options control how a session file is read.
 type Options struct {
-	// Lenient skips malformed lines (with a warning) instead of failing.
-	// Lines are never removed from the file either way.
+	// Lenient skips malformed lines (with a warning) instead of failing,
+	// and only warns about repeated ids and parent links that loop.
+	// Lines are never removed from the file either way, and a session
+	// with skipped lines refuses to be rewritten (WriteTo, Migrate).
 	Lenient bool
-	// Warn receives one-line warnings (torn last line, skipped lines).
+	// Warn receives one-line warnings (torn lines, skipped lines), each
+	// starting with file:line.
 	// nil discards them; they stay available from Session.Warnings.
 	Warn func(msg string)
 }
@@ -33,10 +36,13 @@ type LineError struct {
 	Err  error
 }
 
+// Error returns "file:line: cause".
 func (e *LineError) Error() string {
 	return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
 }
 
+// Unwrap returns the cause, so that errors.Is finds ErrMalformed or
+// ErrNotSession through a LineError.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // Errors reported by Open and Read, wrapped in a *LineError.
@@ -106,6 +112,9 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
 	lineNo := 0
 	headerSeen := false
+	// fileIndex counts the lines pi's loader keeps: every line that parses
+	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
+	// values count the same way.
 	fileIndex := 0
 	for len(data) > 0 {
 		lineNo++
@@ -148,6 +157,9 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 			if !opts.Lenient {
 				return nil, lerr
 			}
+			if stdjson.Valid(line) {
+				fileIndex++ // pi keeps the line, so it counts
+			}
 			s.skipped = append(s.skipped, lineNo)
 			s.warn(lerr.Error() + " (skipped)")
 			continue
@@ -164,11 +176,16 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		if w.Message != nil && w.Message.Role == "hookMessage" {
 			rec.hookRole = true
 		}
+		if e.Kind == compact.KindMessage {
+			messageExtras(line, e.Message)
+		}
 		s.records = append(s.records, rec)
 	}
 	if !headerSeen {
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
 	}
+	s.lines = lineNo
+	s.nextIndex = fileIndex + 1
 	if err := s.migrate(); err != nil {
 		return nil, err
 	}
@@ -223,13 +240,21 @@ type v1Ref struct {
 // entry's position, so every read of the file gives the same ids and an
 // entry appended later can refer to them.
 func (s *Session) migrate() error {
+	// Each step applies only to the versions pi migrates with it: ids,
+	// parent links and firstKeptEntryIndex for version 1, the hookMessage
+	// role for versions 1 and 2. Newer files are left as stored, so that
+	// writing them back gives the same bytes.
+	for _, r := range s.records {
+		if s.header.Version >= 2 {
+			r.assignedParent = false
+			r.keptIndex = false
+		}
+		if s.header.Version >= CurrentVersion {
+			r.hookRole = false
+		}
+	}
 	if s.header.Version >= 2 {
 		s.v1Index = nil
-	}
-	if s.header.Version >= CurrentVersion {
-		for _, r := range s.records {
-			r.assignedParent = false
-		}
 		return nil
 	}
 	taken := make(map[string]bool, len(s.records))
@@ -263,9 +288,7 @@ func (s *Session) migrate() error {
 		}
 		ref.rec.entry.Compaction.FirstKeptID = target.entry.ID
 	}
-	if s.header.Version < 2 {
-		s.v1 = true
-	}
+	s.v1 = true
 	return nil
 }
 
@@ -314,6 +337,45 @@ func (s *Session) index() error {
 			} else {
 				delete(s.labels, e.TargetID)
 			}
+		}
+	}
+	return s.checkCycles()
+}
+
+// checkCycles fails when parent links loop (an entry that is its own
+// ancestor): pi walks parent links without a guard and would hang on such
+// a file, and no path through the loop has a root. In lenient mode the
+// loop is only reported.
+func (s *Session) checkCycles() error {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make(map[string]uint8, len(s.byID))
+	var chain []string
+	for _, r := range s.records {
+		chain = chain[:0]
+		id := r.entry.ID
+		for id != "" && state[id] == unseen {
+			e := s.byID[id]
+			if e == nil {
+				break
+			}
+			state[id] = open
+			chain = append(chain, id)
+			id = e.ParentID
+		}
+		if id != "" && state[id] == open {
+			line := s.records[s.pos[id]].line
+			err := &LineError{File: s.name, Line: line, Err: fmt.Errorf("%w: field parentId: the parent links from entry %q form a cycle", ErrMalformed, id)}
+			if !s.opts.Lenient {
+				return err
+			}
+			s.warn(err.Error())
+		}
+		for _, c := range chain {
+			state[c] = done
 		}
 	}
 	return nil

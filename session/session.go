@@ -6,6 +6,9 @@
 // so unknown entry types and unknown fields are written back unchanged;
 // files of versions 1 and 2 are migrated in memory and rewritten only on
 // request (Session.Migrate), through a temporary file, fsync and rename.
+// Members of a message or content block that compact.Message does not
+// model (api, tool result details, thinking signatures, ...) are kept in
+// its Extra maps, so EncodeMessage writes them back.
 // Appending writes one complete line with a single write on an O_APPEND
 // descriptor and fsyncs it. A line cut short by a crash is reported and
 // skipped on read, and the next append starts on a fresh line instead of
@@ -47,6 +50,12 @@ type Session struct {
 	tornLine   int
 	v1         bool
 	v1Index    []v1Ref
+	// lines is the number of lines in the file (the last one possibly
+	// without a newline); an appended entry lands on line lines+1.
+	lines int
+	// nextIndex is the version 1 file index (header at 0) of the next
+	// appended entry.
+	nextIndex int
 	// endsWithNewline is false when the file's last byte is not a newline
 	// (a torn write): the next append then starts with one.
 	endsWithNewline bool
@@ -85,8 +94,9 @@ func (s *Session) Entries() []*compact.Entry {
 // Entry returns the entry with the given id, or nil.
 func (s *Session) Entry(id string) *compact.Entry { return s.byID[id] }
 
-// Index returns the position of the entry among the file's entries, the
-// header excluded (pi's firstKeptEntryIndex), or -1.
+// Index returns the position of the entry in Entries (0 for the first
+// entry), or -1. pi's version 1 firstKeptEntryIndex counts the header
+// too, and so is one more for files without skipped lines.
 func (s *Session) Index(id string) int {
 	if i, ok := s.pos[id]; ok {
 		return i
@@ -95,7 +105,7 @@ func (s *Session) Index(id string) int {
 }
 
 // Line returns the 1-based line number of an entry in the file, 0 for an
-// unknown id or an entry appended in memory.
+// unknown id or an entry appended to a session read from a reader.
 func (s *Session) Line(id string) int {
 	if i, ok := s.pos[id]; ok {
 		return s.records[i].line
@@ -171,13 +181,20 @@ func (s *Session) timestamp() string {
 
 // Append writes e as a child of the current leaf and makes it the leaf.
 // Empty ID, ParentID and Timestamp are filled in. The line is written with
-// one write on an O_APPEND descriptor and fsynced before Append returns;
-// on error nothing was recorded in memory. It fails if the file changed
-// since it was read (another writer), rather than guessing the leaf.
-func (s *Session) Append(ctx context.Context, e *compact.Entry) error {
+// one write on an O_APPEND descriptor and fsynced before Append returns.
+// On error nothing was recorded in memory and e is left as it was given.
+// It fails if the file changed size since it was read (another writer),
+// rather than guessing the leaf.
+func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	orig := *e
+	defer func() {
+		if err != nil {
+			e.ID, e.ParentID, e.Timestamp = orig.ID, orig.ParentID, orig.Timestamp
+		}
+	}()
 	if e.ID == "" {
 		e.ID = newID(s.byID)
 	} else if _, taken := s.byID[e.ID]; taken {
@@ -203,16 +220,15 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) error {
 	if err != nil {
 		return fmt.Errorf("%s: append %s entry: %w", s.name, e.Kind, err)
 	}
+	rec := &record{entry: e, raw: line, fileIndex: s.nextIndex, keptIndex: keptIndex >= 0}
 	if s.file != "" {
 		if err := s.appendLine(line); err != nil {
 			return err
 		}
+		rec.line = s.lines
 	}
-	next := 1
-	if n := len(s.records); n > 0 {
-		next = s.records[n-1].fileIndex + 1
-	}
-	s.records = append(s.records, &record{entry: e, raw: line, fileIndex: next})
+	s.nextIndex++
+	s.records = append(s.records, rec)
 	s.byID[e.ID] = e
 	s.pos[e.ID] = len(s.records) - 1
 	s.leaf = e.ID
@@ -229,12 +245,12 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) error {
 func (s *Session) appendLine(line []byte) error {
 	f, err := os.OpenFile(s.file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
-		return fmt.Errorf("append: %w", err)
+		return fmt.Errorf("%s: append: %w", s.name, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("append: %w", err)
+		return fmt.Errorf("%s: append: %w", s.name, err)
 	}
 	if st.Size() != s.size {
 		return fmt.Errorf("%s: append: the file changed since it was read (%d bytes then, %d now); read it again", s.name, s.size, st.Size())
@@ -246,20 +262,27 @@ func (s *Session) appendLine(line []byte) error {
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
 	n, err := f.Write(buf)
+	s.wrote(buf[:n])
 	if err != nil {
-		if n > 0 {
-			s.size += int64(n)
-			s.endsWithNewline = buf[n-1] == '\n'
-		}
-		return fmt.Errorf("append: %w", err)
+		return fmt.Errorf("%s: append: %w", s.name, err)
 	}
 	if err := f.Sync(); err != nil {
-		s.size += int64(n)
-		return fmt.Errorf("append: fsync: %w", err)
+		return fmt.Errorf("%s: append: fsync: %w", s.name, err)
 	}
-	s.size += int64(n)
-	s.endsWithNewline = true
 	return f.Close()
+}
+
+// wrote accounts for bytes added to the end of the file: its size, its
+// line count and whether it ends with a newline. A short write leaves a
+// torn line, which the next append steps over.
+func (s *Session) wrote(b []byte) {
+	s.size += int64(len(b))
+	for _, c := range b {
+		if s.endsWithNewline && c != '\n' {
+			s.lines++
+		}
+		s.endsWithNewline = c == '\n'
+	}
 }
 
 // AppendMessage appends a message entry and returns it.

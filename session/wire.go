@@ -113,8 +113,26 @@ type wireMessageFields struct {
 }
 
 // decodeEntry parses one line. Content that is a string instead of a block
-// list is handled by a second decode into wireEntryText.
+// list is handled by a second decode into wireEntryText. A line that still
+// fails is decoded once more with only the members its kind uses (see
+// kindFields), so that a field this package does not read, of an unknown
+// entry type say, cannot make the line malformed.
 func decodeEntry(line []byte) (*wireEntry, error) {
+	w, err := decodeWire(line)
+	if err == nil {
+		return w, nil
+	}
+	if narrow := kindMembers(line); narrow != nil {
+		if w, err2 := decodeWire(narrow); err2 == nil {
+			return w, nil
+		} else {
+			err = err2
+		}
+	}
+	return nil, cleanJSONError(err)
+}
+
+func decodeWire(line []byte) (*wireEntry, error) {
 	var w wireEntry
 	err := json.Unmarshal(line, &w)
 	if err == nil {
@@ -126,7 +144,53 @@ func decodeEntry(line []byte) (*wireEntry, error) {
 		w.Message.Content = []wireBlock{{Type: "text", Text: t.Message.Content}}
 		return &w, nil
 	}
-	return nil, cleanJSONError(err)
+	return nil, err
+}
+
+// kindFields lists the members each known entry kind is read from, beside
+// type, id, parentId and timestamp. Entries of other types use only those
+// four.
+var kindFields = map[compact.EntryKind][]string{
+	compact.KindMessage:             {"message"},
+	compact.KindCompaction:          {"summary", "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "tokensAfter", "details", "fromHook"},
+	compact.KindBranchSummary:       {"summary", "fromId"},
+	compact.KindModelChange:         {"provider", "modelId"},
+	compact.KindThinkingLevelChange: {"thinkingLevel"},
+	compact.KindCustom:              {"customType"},
+	compact.KindCustomMessage:       {"customType", "content"},
+	compact.KindLabel:               {"targetId", "label"},
+	compact.KindSessionInfo:         {"name"},
+}
+
+// kindMembers returns the line reduced to the members its entry kind is
+// read from, or nil when the line is not a JSON object with a string type.
+func kindMembers(line []byte) []byte {
+	fields, err := splitObject(line)
+	if err != nil {
+		return nil
+	}
+	var typ string
+	for _, f := range fields {
+		if f.key == "type" {
+			if stdjson.Unmarshal(f.val, &typ) != nil {
+				return nil
+			}
+		}
+	}
+	if typ == "" || typ == "session" {
+		return nil
+	}
+	keep := map[string]bool{"type": true, "id": true, "parentId": true, "timestamp": true}
+	for _, k := range kindFields[compact.EntryKind(typ)] {
+		keep[k] = true
+	}
+	out := fields[:0]
+	for _, f := range fields {
+		if keep[f.key] {
+			out = append(out, f)
+		}
+	}
+	return joinObject(out)
 }
 
 // cleanJSONError shortens decoder errors to their cause.
@@ -253,6 +317,9 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 		}
 		e.Compaction = c
 	case compact.KindBranchSummary:
+		// Entry has no field of its own for fromId; TargetID holds it, as
+		// encodeEntry expects.
+		e.TargetID = w.FromID
 		if w.Summary != "" {
 			m := compact.TextMessage(compact.RoleBranchSummary, w.Summary)
 			e.Message = m

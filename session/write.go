@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/compactkit/compact"
 )
@@ -40,32 +41,48 @@ func newUUID() string {
 
 // field is one member of a JSON object, kept in stored order.
 type field struct {
-	key string
-	val stdjson.RawMessage
+	key string // the name, decoded
+	// rawKey is the name as stored, quotes included; nil for a member
+	// added here. Writing it back as stored, rather than quoting key
+	// again, keeps names whose bytes are not valid UTF-8 unchanged.
+	rawKey []byte
+	val    stdjson.RawMessage
 }
 
-// splitObject returns the members of a JSON object in order.
+// splitObject returns the members of a JSON object in order, values as
+// stored. It fails on anything but exactly one valid JSON object.
 func splitObject(raw []byte) ([]field, error) {
-	dec := stdjson.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+	if !stdjson.Valid(raw) {
+		return nil, errors.New("invalid JSON")
 	}
-	if d, ok := tok.(stdjson.Delim); !ok || d != '{' {
+	sc := scanner{b: raw}
+	if sc.peek() != '{' {
 		return nil, errors.New("not a JSON object")
 	}
 	var out []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	sc.i++
+	for sc.peek() != '}' {
+		start := sc.i
+		body, escaped := sc.key()
+		rawKey := raw[start:sc.i:sc.i]
+		key := string(body)
+		if escaped {
+			if err := stdjson.Unmarshal(rawKey, &key); err != nil {
+				return nil, err
+			}
 		}
-		key, _ := tok.(string)
-		var v stdjson.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
+		if sc.peek() != ':' {
+			return nil, errors.New("invalid JSON object")
 		}
-		out = append(out, field{key, v})
+		sc.i++
+		val := sc.value()
+		if sc.bad {
+			return nil, errors.New("invalid JSON object")
+		}
+		out = append(out, field{key: key, rawKey: rawKey, val: val})
+		if sc.peek() == ',' {
+			sc.i++
+		}
 	}
 	return out, nil
 }
@@ -73,17 +90,41 @@ func splitObject(raw []byte) ([]field, error) {
 func joinObject(fields []field) []byte {
 	var o object
 	for _, f := range fields {
-		o.raw(f.key, f.val)
+		if f.rawKey != nil {
+			o.rawKeyed(f.rawKey, f.val)
+		} else {
+			o.raw(f.key, f.val)
+		}
 	}
 	b, _ := o.bytes()
 	return b
 }
 
+// setField sets the member key to val. An existing member keeps its
+// place; repeats of it are dropped, since JSON readers (pi's included)
+// take the last of repeated members, which would undo the change. A new
+// member goes after the member named after, or last.
+//
+// Go's decoders also match member names regardless of case ("ID" fills
+// the id field). When the object holds such a variant of key, the member
+// goes last, so that this package reads back what it wrote; the variant
+// stays, as pi treats it as an unknown field.
 func setField(fields []field, key string, val []byte, after string) []field {
+	for _, f := range fields {
+		if f.key != key && strings.EqualFold(f.key, key) {
+			return append(dropField(fields, key), field{key: key, val: val})
+		}
+	}
 	for i := range fields {
 		if fields[i].key == key {
 			fields[i].val = val
-			return fields
+			out := fields[:i+1]
+			for _, f := range fields[i+1:] {
+				if f.key != key {
+					out = append(out, f)
+				}
+			}
+			return out
 		}
 	}
 	pos := len(fields)
@@ -94,7 +135,7 @@ func setField(fields []field, key string, val []byte, after string) []field {
 	}
 	fields = append(fields, field{})
 	copy(fields[pos+1:], fields[pos:])
-	fields[pos] = field{key, val}
+	fields[pos] = field{key: key, val: val}
 	return fields
 }
 
@@ -157,7 +198,7 @@ func (s *Session) WriteTo(w io.Writer) (int64, error) {
 	}
 	var buf bytes.Buffer
 	header := s.headerRaw
-	if s.header.Version != CurrentVersion {
+	if s.header.Version < CurrentVersion {
 		fields, err := splitObject(header)
 		if err != nil {
 			return 0, &LineError{File: s.name, Line: s.headerLine, Err: err}
@@ -198,7 +239,20 @@ func (s *Session) Migrate() (bool, error) {
 	if !s.NeedsMigration() {
 		return false, nil
 	}
-	if err := writeAtomic(s.file, s.WriteTo, false); err != nil {
+	unchanged := func() error {
+		st, err := os.Stat(s.file)
+		if err != nil {
+			return err
+		}
+		if st.Size() != s.size {
+			return fmt.Errorf("%s: migrate: the file changed since it was read (%d bytes then, %d now); read it again", s.name, s.size, st.Size())
+		}
+		return nil
+	}
+	if err := unchanged(); err != nil {
+		return false, err
+	}
+	if err := writeAtomic(s.file, s.WriteTo, false, unchanged); err != nil {
 		return false, err
 	}
 	reread, err := Open(s.file, s.opts)
@@ -210,8 +264,9 @@ func (s *Session) Migrate() (bool, error) {
 }
 
 // writeAtomic writes a file through a temporary file, fsync and rename.
-// With exclusive set it fails if the target exists.
-func writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bool) error {
+// With exclusive set it fails if the target exists. check, when not nil,
+// runs just before the rename and can still call it off.
+func writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bool, check func() error) error {
 	dir := filepath.Dir(path)
 	if exclusive {
 		if _, err := os.Lstat(path); err == nil {
@@ -244,6 +299,11 @@ func writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bo
 	}
 	if err := tmp.Close(); err != nil {
 		return err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if exclusive {
 		// Link fails if the target appeared meanwhile; rename would not.
@@ -295,11 +355,19 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 	last := ""
 	for _, e := range path {
 		if e.Kind == compact.KindLabel {
-			continue
+			continue // re-created below from the resolved labels, as pi does
 		}
-		line, err := s.records[s.pos[e.ID]].currentLine()
+		rec := s.records[s.pos[e.ID]]
+		line, err := rec.currentLine()
 		if err != nil {
-			return nil, err
+			return nil, &LineError{File: s.name, Line: rec.line, Err: err}
+		}
+		if e.ParentID != last {
+			// The parent was a label entry left out: link the entry to
+			// the nearest entry kept, or the path would break here.
+			if line, err = withParent(line, last); err != nil {
+				return nil, &LineError{File: s.name, Line: rec.line, Err: err}
+			}
 		}
 		lines = append(lines, line)
 		inPath[e.ID] = true
@@ -334,8 +402,22 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 		n, err := w.Write(buf.Bytes())
 		return int64(n), err
 	}
-	if err := writeAtomic(out, write, true); err != nil {
+	if err := writeAtomic(out, write, true, nil); err != nil {
 		return nil, err
 	}
 	return Open(out, s.opts)
+}
+
+// withParent returns the entry line with its parentId set to parent (null
+// for "").
+func withParent(line []byte, parent string) ([]byte, error) {
+	fields, err := splitObject(line)
+	if err != nil {
+		return nil, err
+	}
+	val := []byte("null")
+	if parent != "" {
+		val = quote(parent)
+	}
+	return joinObject(setField(fields, "parentId", val, "id")), nil
 }

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/extractive"
+	"github.com/compactkit/compact/session"
+)
+
+// Exit codes of the program.
+const (
+	exitOK      = 0 // success, "nothing to compact" included
+	exitFailure = 1 // the command failed; nothing was written
+	exitUsage   = 2 // the command line was wrong
+)
+
+// usageError marks an error in the command line (exit code 2).
+type usageError struct{ err error }
+
+// Error returns the message of the wrapped error.
+func (e *usageError) Error() string { return e.err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// app is one invocation of the program: its streams, environment and
+// global flags. Nothing in it outlives the call to run.
+type app struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+
+	// summarizer, when set, replaces the extractive summarizer of
+	// "compact run". Tests use it to make the summarizer fail.
+	summarizer compact.Summarizer
+	// progress, when set, overrides the terminal check that decides
+	// whether progress lines go to stderr.
+	progress *bool
+
+	// Global flags.
+	jsonOut    bool
+	lenient    bool
+	verbose    bool
+	configPath string
+
+	logger *slog.Logger
+	// ran is set once a command's own code starts: an error before that
+	// came from parsing the command line.
+	ran bool
+}
+
+// run executes the command line args and returns the exit code. It is the
+// whole program minus the process: main passes os.Args[1:], the standard
+// streams and os.Getenv.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, logger: slog.New(slog.DiscardHandler)}
+	return a.execute(ctx, args)
+}
+
+// execute runs the command line and turns an error into one line on
+// stderr and an exit code.
+func (a *app) execute(ctx context.Context, args []string) int {
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitFailure
+	var ue *usageError
+	if errors.As(err, &ue) || !a.ran {
+		code = exitUsage
+	}
+	msg := oneLine(err.Error())
+	if code == exitUsage && !strings.Contains(msg, "--help") {
+		msg += " (see compact --help)"
+	}
+	fmt.Fprintf(a.stderr, "compact: %s\n", msg)
+	return code
+}
+
+// oneLine folds an error message onto a single line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// warn prints a warning line on stderr.
+func (a *app) warn(msg string) {
+	fmt.Fprintf(a.stderr, "compact: warning: %s\n", oneLine(msg))
+}
+
+// showProgress reports whether progress lines should be written: only
+// when stderr is a terminal, so that redirected output stays clean.
+func (a *app) showProgress() bool {
+	if a.progress != nil {
+		return *a.progress
+	}
+	f, ok := a.stderr.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressf writes a progress line when stderr is a terminal.
+func (a *app) progressf(format string, args ...any) {
+	if a.showProgress() {
+		fmt.Fprintf(a.stderr, format+"\n", args...)
+	}
+}
+
+// action wraps a command's body: it marks the command line as accepted,
+// so that later errors count as failures rather than usage errors.
+func (a *app) action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		a.ran = true
+		return fn(cmd, args)
+	}
+}
+
+// exactFile is the argument check of the commands that take one session
+// file.
+func exactFile(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("%s: missing the session FILE argument", cmd.CommandPath())
+	case len(args) > 1:
+		return usagef("%s: takes one session FILE, got %d arguments", cmd.CommandPath(), len(args))
+	}
+	return nil
+}
+
+// open loads a session file with the global --lenient setting. Warnings
+// go to stderr as they occur.
+func (a *app) open(path string) (*session.Session, error) {
+	a.logger.Debug("loading session", "file", path, "lenient", a.lenient)
+	s, err := session.Open(path, session.Options{Lenient: a.lenient, Warn: a.warn})
+	if err != nil {
+		return nil, err
+	}
+	a.logger.Debug("loaded session", "file", path, "entries", len(s.Entries()), "version", s.Header().Version)
+	return s, nil
+}
+
+// openAt loads a session and moves its leaf to leafID when given.
+func (a *app) openAt(path, leafID string) (*session.Session, error) {
+	s, err := a.open(path)
+	if err != nil {
+		return nil, err
+	}
+	if leafID != "" {
+		if s.Entry(leafID) == nil {
+			return nil, fmt.Errorf("%s: --leaf %q: %w", path, leafID, compact.ErrNoEntry)
+		}
+		if err := s.Branch(leafID); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// newSummarizer returns the summarizer of "compact run": the injected one
+// or the offline extractive summarizer.
+func (a *app) newSummarizer() compact.Summarizer {
+	if a.summarizer != nil {
+		return a.summarizer
+	}
+	return extractive.New(extractive.Options{})
+}
+
+const helpFooter = `
+Configuration file:
+  Read from --config PATH, else $COMPACT_CONFIG, else
+  $XDG_CONFIG_HOME/compact/config.json (or ~/.config/compact/config.json)
+  when that file exists. It is one JSON object; every key is optional and
+  unknown keys are an error:
+    policy            trigger policy: "reserve" (default), "ratio" or "input"
+    reserveTokens     tokens kept free by the reserve policy (16384); the
+                      summary may use 0.8 x this
+    triggerRatio      share of the window that triggers the ratio policy (0.9)
+    targetRatio       share of the window to compact down to (0.5)
+    outputCap         cap on the output reserve of the input policy (32000)
+    keepRecentTokens  newest tokens kept verbatim by a compaction (20000)
+    window            context window in tokens, overriding the registry
+    model             model name used for the registry lookup
+    disableAuto       switch automatic compaction off (false)
+    models            extra registry entries: [{"id", "provider",
+                      "contextWindow", "maxOutput", "inputLimit", "aliases"}]
+  Command-line flags override the file.
+
+Environment:
+  COMPACT_CONFIG          path of the configuration file
+  COMPACT_DISABLE_AUTO=1  switch automatic compaction off ("inspect" reports
+                          it; "run" still compacts, since you asked for it)
+  XDG_CONFIG_HOME, HOME   where the default configuration file is looked for
+
+Exit codes:
+  0  success, including "nothing to compact"
+  1  failure (a missing or malformed file, a failed summary, ...); the
+     session file is left as it was
+  2  usage error: unknown command or flag, missing or extra argument
+`
+
+// rootCommand builds the command tree for one invocation.
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "compact",
+		Short: "Inspect and compact LLM agent session files",
+		Long: `compact keeps an agent's conversation inside its model's context window.
+
+It reads pi coding-agent session files (JSONL, versions 1 to 3), shows what
+the model sees and how full the window is, and compacts a session: the older
+part of the history is replaced by a summary written offline by the
+extractive summarizer, and the newest messages are kept verbatim. A
+compaction is appended to the file as one entry; nothing else in the file
+changes.
+
+The context window of a model comes from the registry built into the
+program (models.json), from --window or from the configuration file. When
+it is unknown, automatic compaction never triggers.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usagef("no command given")
+		},
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			level := slog.LevelWarn
+			if a.verbose {
+				level = slog.LevelDebug
+			}
+			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			return nil
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.BoolVar(&a.jsonOut, "json", false, "print the result as one JSON object on stdout")
+	pf.BoolVar(&a.lenient, "lenient", false, "skip malformed lines with a warning instead of failing")
+	pf.StringVar(&a.configPath, "config", "", "configuration file (default $COMPACT_CONFIG, else $XDG_CONFIG_HOME/compact/config.json if present)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "write debug logs to stderr")
+
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+	})
+	root.SetUsageTemplate(root.UsageTemplate() + helpFooter)
+
+	root.AddCommand(
+		a.inspectCommand(),
+		a.contextCommand(),
+		a.runCommand(),
+		a.treeCommand(),
+		a.forkCommand(),
+		a.migrateCommand(),
+	)
+	return root
+}

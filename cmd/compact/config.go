@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+)
+
+// Where a setting came from, as reported by inspect.
+const (
+	fromRegistry = "registry"
+	fromFlag     = "flag"
+	fromConfig   = "config"
+	fromSession  = "session"
+	fromUnknown  = "unknown"
+)
+
+// settings is the configuration in effect for one command: the file, the
+// environment and the command's flags, in rising order of precedence.
+type settings struct {
+	cfg compact.Config
+	// file is the configuration file that was read, "" if none.
+	file string
+	// windowFlag and modelFlag are set when --window or --model was given.
+	windowFlag, modelFlag bool
+}
+
+// limitFlags are the flags that override configuration values. Commands
+// register the subset they accept.
+type limitFlags struct {
+	window     int
+	model      string
+	reserve    int
+	keepRecent int
+	policy     string
+}
+
+func (f *limitFlags) addWindow(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.window, "window", 0, "context window in tokens, overriding the registry and the config's window")
+	cmd.Flags().StringVar(&f.model, "model", "", "model name for the registry lookup, overriding the session's model")
+}
+
+func (f *limitFlags) addReserve(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.reserve, "reserve", compact.DefaultReserveTokens, "tokens kept free for the next response (reserve policy); the summary may use 0.8 x this")
+}
+
+func (f *limitFlags) addKeepRecent(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.keepRecent, "keep-recent", compact.DefaultKeepRecentTokens, "newest tokens of the history kept verbatim")
+}
+
+func (f *limitFlags) addPolicy(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.policy, "policy", "reserve", "trigger policy: reserve (window - reserve), ratio (0.9 x window) or input (input limit)")
+}
+
+// defaultConfigPath returns the configuration file looked for when neither
+// --config nor COMPACT_CONFIG names one.
+func defaultConfigPath(getenv func(string) string) string {
+	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
+		return filepath.Join(dir, "compact", "config.json")
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "compact", "config.json")
+	}
+	return ""
+}
+
+// loadSettings reads the configuration file, applies the environment and
+// then the flags of cmd that were set.
+func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error) {
+	st := &settings{}
+	path, explicit := a.configPath, true
+	if path == "" {
+		path = a.getenv("COMPACT_CONFIG")
+	}
+	if path == "" {
+		path, explicit = defaultConfigPath(a.getenv), false
+	}
+	if path != "" {
+		cfg, err := readConfig(path)
+		switch {
+		case err == nil:
+			st.cfg, st.file = cfg, path
+			a.logger.Debug("read configuration", "file", path)
+		case !explicit && errors.Is(err, fs.ErrNotExist):
+			// No default configuration file: the defaults apply.
+		default:
+			return nil, err
+		}
+	}
+	st.cfg.ApplyEnv(a.getenv)
+
+	if lf == nil {
+		return st, nil
+	}
+	flags := cmd.Flags()
+	set := func(name string) bool { f := flags.Lookup(name); return f != nil && f.Changed }
+	if set("window") {
+		if lf.window <= 0 {
+			return nil, usagef("--window must be a positive number of tokens, got %d", lf.window)
+		}
+		st.cfg.Window, st.windowFlag = lf.window, true
+	}
+	if set("model") {
+		st.cfg.Model, st.modelFlag = lf.model, true
+	}
+	if set("reserve") {
+		if lf.reserve <= 0 {
+			return nil, usagef("--reserve must be a positive number of tokens, got %d", lf.reserve)
+		}
+		st.cfg.ReserveTokens = lf.reserve
+	}
+	if set("keep-recent") {
+		if lf.keepRecent <= 0 {
+			return nil, usagef("--keep-recent must be a positive number of tokens, got %d", lf.keepRecent)
+		}
+		st.cfg.KeepRecentTokens = lf.keepRecent
+	}
+	if set("policy") {
+		st.cfg.Policy = lf.policy
+		if _, err := st.cfg.TriggerPolicy(); err != nil {
+			return nil, usagef("--policy %q: want reserve, ratio or input", lf.policy)
+		}
+	}
+	if _, err := st.cfg.TriggerPolicy(); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.file, err)
+	}
+	return st, nil
+}
+
+// readConfig decodes a configuration file into compact.Config. Unknown
+// keys are an error that names the key, so that a misspelt setting is
+// not silently ignored.
+func readConfig(path string) (compact.Config, error) {
+	var cfg compact.Config
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err == nil {
+		if key, known := unknownKey(doc, reflect.TypeOf(cfg), ""); key != "" {
+			return cfg, fmt.Errorf("config %s: unknown key %q (known keys here: %s)", path, key, known)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		msg := err.Error()
+		if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			return cfg, fmt.Errorf("config %s: unknown key %s", path, rest)
+		}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
+			return cfg, fmt.Errorf("config %s:%d: invalid JSON: %v", path, line, err)
+		}
+		return cfg, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(msg, "json: "))
+	}
+	if dec.More() {
+		return cfg, fmt.Errorf("config %s: unexpected data after the JSON object", path)
+	}
+	if cfg.ReserveTokens < 0 || cfg.KeepRecentTokens < 0 || cfg.Window < 0 || cfg.OutputCap < 0 {
+		return cfg, fmt.Errorf("config %s: token counts must not be negative", path)
+	}
+	return cfg, nil
+}
+
+// modelLimits resolves the model in effect and its limits. sessionModel is
+// the model named by the session. It returns the model info, where the
+// model name and where the window came from.
+func (st *settings) modelLimits(reg *compact.Registry, sessionModel string) (info compact.ModelInfo, modelSource, windowSource string) {
+	info = st.cfg.ResolveModel(reg, sessionModel)
+	name := info.ID
+	switch {
+	case st.modelFlag:
+		modelSource = fromFlag
+	case st.cfg.Model != "":
+		modelSource = fromConfig
+	case name != "":
+		modelSource = fromSession
+	default:
+		modelSource = fromUnknown
+	}
+	switch {
+	case st.windowFlag:
+		windowSource = fromFlag
+	case st.cfg.Window > 0:
+		windowSource = fromConfig
+	case info.ContextWindow > 0:
+		windowSource = fromRegistry
+		if len(st.cfg.Models) > 0 {
+			if _, ok := compact.NewRegistry(st.cfg.Models).Lookup(name); ok {
+				windowSource = fromConfig
+			}
+		}
+	default:
+		windowSource = fromUnknown
+	}
+	return info, modelSource, windowSource
+}
+
+// unknownKey walks a decoded JSON document against the Go type it is
+// meant for and returns the path of the first key the type does not have
+// ("models[0].window"), with the keys that are allowed at that place. It
+// returns "" when every key is known. Keys are checked in sorted order so
+// the answer does not depend on map order.
+func unknownKey(doc any, t reflect.Type, prefix string) (key, known string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch v := doc.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct {
+			return "", ""
+		}
+		fields := map[string]reflect.Type{}
+		var names []string
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			fields[strings.ToLower(name)] = f.Type
+			names = append(names, name)
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := fields[strings.ToLower(k)]
+			if !ok {
+				return prefix + k, strings.Join(names, ", ")
+			}
+			if key, known := unknownKey(v[k], ft, prefix+k+"."); key != "" {
+				return key, known
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return "", ""
+		}
+		for i, e := range v {
+			p := fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i)
+			if key, known := unknownKey(e, t.Elem(), p); key != "" {
+				return key, known
+			}
+		}
+	}
+	return "", ""
+}

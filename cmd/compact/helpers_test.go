@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+// demoSession is the example shipped with the repository.
+const demoSession = "../../examples/sessions/demo.jsonl"
+
+// result is what one invocation printed and returned.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the program in-process with a controlled environment. The
+// environment is empty unless set, so no configuration file of the user
+// running the tests is read.
+type cli struct {
+	t          *testing.T
+	env        map[string]string
+	summarizer compact.Summarizer
+	progress   *bool
+}
+
+func newCLI(t *testing.T) *cli { return &cli{t: t, env: map[string]string{}} }
+
+func (c *cli) run(args ...string) result {
+	c.t.Helper()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
+		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress}
+	code := a.execute(context.Background(), args)
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// ok runs the command and fails the test unless it exits 0 without
+// writing to stderr.
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	r := c.run(args...)
+	if r.code != 0 || r.stderr != "" {
+		c.t.Fatalf("compact %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return r.stdout
+}
+
+// okJSON runs the command and decodes its JSON output into v.
+func (c *cli) okJSON(v any, args ...string) {
+	c.t.Helper()
+	out := c.ok(args...)
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(v); err != nil {
+		c.t.Fatalf("compact %s: output is not one JSON object: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	if dec.More() {
+		c.t.Fatalf("compact %s: more than one JSON value", strings.Join(args, " "))
+	}
+}
+
+// fails runs the command and checks the exit code and that stderr holds
+// exactly one line starting with "compact: ".
+func (c *cli) fails(code int, args ...string) string {
+	c.t.Helper()
+	r := c.run(args...)
+	if r.code != code {
+		c.t.Fatalf("compact %s: exit %d, want %d (stderr %q)", strings.Join(args, " "), r.code, code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stderr, "compact: ") || strings.Count(r.stderr, "\n") != 1 || !strings.HasSuffix(r.stderr, "\n") {
+		c.t.Fatalf("compact %s: stderr is not one 'compact: ' line: %q", strings.Join(args, " "), r.stderr)
+	}
+	return strings.TrimSuffix(r.stderr, "\n")
+}
+
+// testdataDir returns the shared test data folder or skips the test.
+func testdataDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("COMPACT_TESTDATA")
+	explicit := dir != ""
+	if !explicit {
+		dir = "../../../shared/testdata"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
+		if explicit {
+			// CI names the folder; a wrong name must not turn into a skip.
+			t.Fatalf("COMPACT_TESTDATA=%s: %v", dir, err)
+		}
+		t.Skipf("real sessions not found in %s (put ../shared beside the clone or set COMPACT_TESTDATA): %v", dir, err)
+	}
+	return dir
+}
+
+// fixture copies a real session into a temporary directory.
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	return copyFile(t, filepath.Join(testdataDir(t), "sessions", "pi", name))
+}
+
+// copyFile copies src into a fresh temporary directory.
+func copyFile(t *testing.T, src string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lineCount counts the newline-terminated lines of a file.
+func lineCount(t *testing.T, path string) int {
+	t.Helper()
+	return bytes.Count(readFile(t, path), []byte("\n"))
+}
+
+// open loads a session for checks, failing on any warning.
+func open(t *testing.T, path string) *session.Session {
+	t.Helper()
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Warnings(); len(w) > 0 {
+		t.Fatalf("%s: warnings %q", path, w)
+	}
+	return s
+}
+
+// measure is the size of the context at the session's leaf.
+func measure(t *testing.T, path string) int {
+	t.Helper()
+	return compact.Measure(open(t, path).Context()).Tokens
+}
+
+// contains fails unless every want is in s.
+func contains(t *testing.T, what, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s does not contain %q:\n%s", what, w, s)
+		}
+	}
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+)
+
+// inspectReport is the JSON form of "compact inspect".
+type inspectReport struct {
+	File     string `json:"file"`
+	Leaf     string `json:"leaf"`
+	Entries  int    `json:"entries"`
+	Messages int    `json:"messages"`
+
+	Model        string `json:"model"`
+	Provider     string `json:"provider"`
+	ModelSource  string `json:"modelSource"`
+	Window       int    `json:"window"`
+	WindowSource string `json:"windowSource"`
+	MaxOutput    int    `json:"maxOutput,omitempty"`
+
+	Context contextSize `json:"context"`
+	// PercentOfWindow is nil when the window is unknown.
+	PercentOfWindow *float64 `json:"percentOfWindow"`
+
+	Trigger triggerReport `json:"trigger"`
+
+	ByRole []roleStat `json:"byRole"`
+	ByTool []toolStat `json:"byTool"`
+
+	// NextCompaction is a planReport, or a nothingReport when there is
+	// nothing to compact.
+	NextCompaction any `json:"nextCompaction"`
+}
+
+// contextSize explains the measured context size.
+type contextSize struct {
+	compact.ContextUsage
+	// LastUsageEntryID is the entry whose provider usage was used, "" if
+	// none.
+	LastUsageEntryID string `json:"lastUsageEntryId,omitempty"`
+	// TrailingMessages counts the messages estimated after it.
+	TrailingMessages int `json:"trailingMessages"`
+}
+
+// triggerReport is the outcome of the automatic-compaction check.
+type triggerReport struct {
+	Policy string `json:"policy"`
+	// Threshold is 0 when the window is unknown.
+	Threshold    int    `json:"threshold"`
+	WindowKnown  bool   `json:"windowKnown"`
+	Disabled     bool   `json:"disabled"`
+	WouldTrigger bool   `json:"wouldTrigger"`
+	Reason       string `json:"reason"`
+}
+
+type roleStat struct {
+	Role     string `json:"role"`
+	Messages int    `json:"messages"`
+	Tokens   int    `json:"tokens"`
+}
+
+type toolStat struct {
+	Tool         string `json:"tool"`
+	Calls        int    `json:"calls"`
+	Results      int    `json:"results"`
+	Errors       int    `json:"errors"`
+	ResultTokens int    `json:"resultTokens"`
+}
+
+func (a *app) inspectCommand() *cobra.Command {
+	var lf limitFlags
+	var leaf string
+	cmd := &cobra.Command{
+		Use:   "inspect FILE",
+		Short: "Show the model, the window, the context size and the next compaction",
+		Long: `Inspect reports on the context the model sees at the session's leaf:
+
+  - the model and provider (from the session, --model or the config) and its
+    context window, with where the window came from (registry, flag, config
+    or unknown);
+  - the tokens in the context: the usage the provider reported on its last
+    valid response plus an estimate (characters / 4) of the messages after
+    it, and the share of the window they fill;
+  - the trigger decision of the policy (reserve, ratio or input). When the
+    window is unknown automatic compaction never triggers;
+  - the context by role and by tool (calls and estimated result tokens);
+  - where the next compaction would cut and what it would summarize.`,
+		Args: exactFile,
+		RunE: a.action(func(cmd *cobra.Command, args []string) error {
+			return a.inspect(cmd, args[0], leaf, &lf)
+		}),
+	}
+	cmd.Flags().StringVar(&leaf, "leaf", "", "entry id to inspect instead of the current leaf")
+	lf.addWindow(cmd)
+	lf.addReserve(cmd)
+	lf.addKeepRecent(cmd)
+	lf.addPolicy(cmd)
+	return cmd
+}
+
+func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) error {
+	st, err := a.loadSettings(cmd, lf)
+	if err != nil {
+		return err
+	}
+	s, err := a.openAt(file, leaf)
+	if err != nil {
+		return err
+	}
+	reg, err := compact.LoadRegistry()
+	if err != nil {
+		return err
+	}
+	ctx := s.Context()
+	info, modelSource, windowSource := st.modelLimits(reg, ctx.Model)
+	usage := compact.Measure(ctx)
+	policy, err := st.cfg.TriggerPolicy()
+	if err != nil {
+		return err
+	}
+	decision := compact.Check(policy, info, usage, st.cfg.DisableAuto)
+	threshold, known := policy.Threshold(info)
+
+	r := inspectReport{
+		File:         file,
+		Leaf:         s.Leaf(),
+		Entries:      len(s.Entries()),
+		Messages:     len(ctx.Messages),
+		Model:        info.ID,
+		Provider:     ctx.Provider,
+		ModelSource:  modelSource,
+		Window:       info.ContextWindow,
+		WindowSource: windowSource,
+		MaxOutput:    info.MaxOutput,
+		Context:      contextSize{ContextUsage: usage, TrailingMessages: len(ctx.Messages) - usage.LastUsageIndex - 1},
+		Trigger: triggerReport{
+			Policy:       decision.Policy,
+			Threshold:    threshold,
+			WindowKnown:  known,
+			Disabled:     errors.Is(decision.Err, compact.ErrDisabled),
+			WouldTrigger: decision.Compact,
+			Reason:       decision.Reason,
+		},
+	}
+	if r.Provider == "" || (modelSource != fromSession && info.Provider != "") {
+		// The session's provider does not apply to a model named by a
+		// flag or the config.
+		r.Provider = info.Provider
+	}
+	if usage.LastUsageIndex >= 0 {
+		r.Context.LastUsageEntryID = ctx.EntryIDs[usage.LastUsageIndex]
+	}
+	if known && info.ContextWindow > 0 {
+		p := percent(usage.Tokens, info.ContextWindow)
+		r.PercentOfWindow = &p
+	}
+	if r.Trigger.Disabled && known {
+		state := "would not trigger"
+		if usage.Tokens > threshold {
+			state = "would trigger"
+		}
+		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); with it on, %d tokens against the %s threshold of %d %s",
+			compact.EnvDisableAuto, usage.Tokens, policy.Name(), threshold, state)
+	} else if r.Trigger.Disabled {
+		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); the context window of model %q is unknown as well, so it would never trigger anyway",
+			compact.EnvDisableAuto, info.ID)
+	}
+	r.ByRole, r.ByTool = composition(ctx)
+
+	keep := st.cfg.KeepRecentTokens
+	plan, reason, err := planCompaction(s, keep)
+	if err != nil {
+		return err
+	}
+	var pr planReport
+	if plan != nil {
+		pr = newPlanReport(s, plan, keep)
+		r.NextCompaction = pr
+	} else {
+		r.NextCompaction = nothingReport{NothingToCompact: true, Reason: reason}
+	}
+
+	if a.jsonOut {
+		return writeJSON(a.stdout, r)
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "file      %s (%s, leaf %s)\n", file, plural(r.Entries, "entry"), r.Leaf)
+	model := r.Model
+	if model == "" {
+		model = "(none named)"
+	}
+	provider := ""
+	if r.Provider != "" {
+		provider = r.Provider + ", "
+	}
+	fmt.Fprintf(w, "model     %s (%sfrom %s)\n", model, provider, sourceName(r.ModelSource))
+	if r.Window > 0 {
+		fmt.Fprintf(w, "window    %s tokens (from %s)\n", num(r.Window), sourceName(r.WindowSource))
+	} else {
+		fmt.Fprintf(w, "window    unknown: the model is not in the registry (set --window, or window or models in the config)\n")
+	}
+	fmt.Fprintf(w, "context   %s tokens in %s", num(usage.Tokens), plural(r.Messages, "message"))
+	if r.PercentOfWindow != nil {
+		fmt.Fprintf(w, ", %.1f%% of the window", *r.PercentOfWindow)
+	}
+	fmt.Fprintln(w)
+	if usage.LastUsageIndex >= 0 {
+		fmt.Fprintf(w, "          = %s reported by the provider on message #%d (entry %s)\n",
+			num(usage.UsageTokens), usage.LastUsageIndex, r.Context.LastUsageEntryID)
+		fmt.Fprintf(w, "          + %s estimated for the %s after it\n", num(usage.TrailingTokens), plural(r.Context.TrailingMessages, "message"))
+	} else {
+		fmt.Fprintf(w, "          = %s estimated (no usable provider usage since the last compaction)\n", num(usage.TrailingTokens))
+	}
+	printTrigger(w, r.Trigger)
+
+	fmt.Fprintf(w, "\nby role           messages    ~tokens\n")
+	for _, rs := range r.ByRole {
+		fmt.Fprintf(w, "  %-16s %9s %10s\n", rs.Role, num(rs.Messages), num(rs.Tokens))
+	}
+	if len(r.ByTool) > 0 {
+		fmt.Fprintf(w, "\nby tool           calls  errors  ~result tokens\n")
+		for _, ts := range r.ByTool {
+			fmt.Fprintf(w, "  %-16s %6s %7s %15s\n", ts.Tool, num(ts.Calls), num(ts.Errors), num(ts.ResultTokens))
+		}
+	}
+	fmt.Fprintln(w)
+	if plan != nil {
+		fmt.Fprintln(w, "next compaction")
+		printPlan(w, pr, "  ")
+	} else {
+		fmt.Fprintf(w, "next compaction: nothing to compact: %s\n", reason)
+	}
+	return nil
+}
+
+// printTrigger writes the trigger decision in words.
+func printTrigger(w io.Writer, t triggerReport) {
+	switch {
+	case t.Disabled:
+		fmt.Fprintf(w, "trigger   %s policy: disabled. %s\n", t.Policy, t.Reason)
+	case !t.WindowKnown:
+		fmt.Fprintf(w, "trigger   %s policy: automatic compaction never triggers, because the context window is unknown\n", t.Policy)
+	case t.WouldTrigger:
+		fmt.Fprintf(w, "trigger   %s policy, threshold %s tokens: would trigger now (the context is above it)\n", t.Policy, num(t.Threshold))
+	default:
+		fmt.Fprintf(w, "trigger   %s policy, threshold %s tokens: would not trigger (the context is within it)\n", t.Policy, num(t.Threshold))
+	}
+}
+
+func sourceName(s string) string {
+	switch s {
+	case fromFlag:
+		return "the command line"
+	case fromConfig:
+		return "the config file"
+	case fromSession:
+		return "the session"
+	case fromRegistry:
+		return "the registry"
+	}
+	return s
+}
+
+// composition counts the context's messages and estimated tokens by role,
+// and the tool calls and result tokens by tool name, largest first.
+func composition(ctx *compact.Context) ([]roleStat, []toolStat) {
+	roles := map[string]*roleStat{}
+	var roleOrder []string
+	tools := map[string]*toolStat{}
+	tool := func(name string) *toolStat {
+		if name == "" {
+			name = "(unnamed)"
+		}
+		t := tools[name]
+		if t == nil {
+			t = &toolStat{Tool: name}
+			tools[name] = t
+		}
+		return t
+	}
+	for _, m := range ctx.Messages {
+		role := string(m.Role)
+		rs := roles[role]
+		if rs == nil {
+			rs = &roleStat{Role: role}
+			roles[role] = rs
+			roleOrder = append(roleOrder, role)
+		}
+		rs.Messages++
+		rs.Tokens += m.Tokens()
+		switch m.Role {
+		case compact.RoleAssistant:
+			for _, c := range m.ToolCalls() {
+				tool(c.Name).Calls++
+			}
+		case compact.RoleToolResult:
+			t := tool(m.ToolName)
+			t.Results++
+			t.ResultTokens += m.Tokens()
+			if m.IsError {
+				t.Errors++
+			}
+		}
+	}
+	byRole := make([]roleStat, 0, len(roles))
+	for _, r := range roleOrder {
+		byRole = append(byRole, *roles[r])
+	}
+	sort.SliceStable(byRole, func(i, j int) bool { return byRole[i].Tokens > byRole[j].Tokens })
+	byTool := make([]toolStat, 0, len(tools))
+	for _, t := range tools {
+		byTool = append(byTool, *t)
+	}
+	sort.Slice(byTool, func(i, j int) bool {
+		if byTool[i].ResultTokens != byTool[j].ResultTokens {
+			return byTool[i].ResultTokens > byTool[j].ResultTokens
+		}
+		return byTool[i].Tool < byTool[j].Tool
+	})
+	return byRole, byTool
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+)
+
+// writeJSON prints v as indented JSON without HTML escaping.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// num formats an integer with thousands separators: 177657 -> "177,657".
+func num(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// plural returns "1 message" or "3 messages".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return num(n) + " " + strings.TrimSuffix(word, "y") + "ies"
+	}
+	return num(n) + " " + word + "s"
+}
+
+// yesNo renders a boolean for people.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// percent returns part as a percentage of whole, rounded to 0.1.
+func percent(part, whole int) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(int(float64(part)*1000/float64(whole)+0.5)) / 10
+}
+
+// shorten cuts s to about limit characters, on a rune boundary, and says
+// how much was left out. limit <= 0 keeps everything.
+func shorten(s string, limit int) string {
+	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	cut, n := 0, 0
+	for i := range s {
+		if n == limit {
+			cut = i
+			break
+		}
+		n++
+	}
+	rest := utf8.RuneCountInString(s[cut:])
+	return strings.TrimRight(s[:cut], " \n\t") + fmt.Sprintf("\n[... %s more characters; --full shows everything]", num(rest))
+}
+
+// preview returns the first line-worth of s, whitespace folded, cut to
+// limit runes with an ellipsis.
+func preview(s string, limit int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit-1]) + "…"
+}
+
+// compactJSON returns raw JSON on one line; invalid JSON is returned as it
+// is.
+func compactJSON(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// roleLabel is the bracketed label of a message in listings: the role,
+// plus the tool name for tool results and a note for failures.
+func roleLabel(m *compact.Message) string {
+	switch m.Role {
+	case compact.RoleToolResult:
+		l := "toolResult " + m.ToolName
+		if m.IsError {
+			l += ", error"
+		}
+		return l
+	case compact.RoleCompactionSummary:
+		return "compactionSummary, sent as user"
+	case compact.RoleBranchSummary:
+		return "branchSummary, sent as user"
+	case compact.RoleCustom:
+		if m.CustomType != "" {
+			return "custom " + m.CustomType
+		}
+	case compact.RoleAssistant:
+		if m.StopReason == compact.StopError || m.StopReason == compact.StopAborted {
+			return "assistant, " + string(m.StopReason)
+		}
+	}
+	return string(m.Role)
+}
+
+// messageText renders a message for people: text, thinking, tool calls as
+// name(arguments), images as a placeholder, shell commands with their exit
+// status.
+func messageText(m *compact.Message) string {
+	var parts []string
+	switch m.Role {
+	case compact.RoleBash:
+		s := "$ " + m.Command
+		if m.Output != "" {
+			s += "\n" + strings.TrimRight(m.Output, "\n")
+		}
+		switch {
+		case m.Cancelled:
+			s += "\n(cancelled)"
+		case m.ExitCode != nil:
+			s += fmt.Sprintf("\n(exit %d)", *m.ExitCode)
+		}
+		if m.ExcludeFromContext {
+			s += "\n(excluded from the context)"
+		}
+		return s
+	case compact.RoleCompactionSummary:
+		return compact.SummaryText(m.Text())
+	}
+	for _, p := range m.Content {
+		switch p.Type {
+		case compact.PartText:
+			parts = append(parts, p.Text)
+		case compact.PartThinking:
+			if strings.TrimSpace(p.Thinking) != "" {
+				parts = append(parts, "(thinking) "+p.Thinking)
+			}
+		case compact.PartImage:
+			parts = append(parts, fmt.Sprintf("[image %s]", p.MimeType))
+		case compact.PartToolCall:
+			if p.ToolCall != nil {
+				parts = append(parts, fmt.Sprintf("%s(%s)", p.ToolCall.Name, compactJSON(p.ToolCall.Arguments)))
+			}
+		default:
+			if p.Text != "" {
+				parts = append(parts, p.Text)
+			}
+		}
+	}
+	if m.ErrorMessage != "" {
+		parts = append(parts, "(error) "+m.ErrorMessage)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// entryPreview is a one-line description of any entry, for the tree.
+func entryPreview(e *compact.Entry) string {
+	switch e.Kind {
+	case compact.KindCompaction:
+		if e.Compaction != nil {
+			return compact.StripFileLists(e.Compaction.Summary)
+		}
+	case compact.KindModelChange:
+		return e.Provider + "/" + e.ModelID
+	case compact.KindThinkingLevelChange:
+		return e.ThinkingLevel
+	case compact.KindLabel:
+		if e.Label == "" {
+			return "clear label of " + e.TargetID
+		}
+		return fmt.Sprintf("%q on %s", e.Label, e.TargetID)
+	case compact.KindSessionInfo:
+		return e.Name
+	case compact.KindCustom:
+		return e.CustomType
+	}
+	if e.Message != nil {
+		m := e.Message
+		if m.Role == compact.RoleAssistant {
+			// Prefer what the assistant said; fall back to its tool calls.
+			if t := strings.TrimSpace(m.Text()); t != "" {
+				return t
+			}
+		}
+		return messageText(m)
+	}
+	return ""
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+// planReport is what a compaction would do, as printed by inspect and by
+// run --dry-run.
+type planReport struct {
+	// FirstKeptEntryIndex is the position of the first kept entry among
+	// the file's entries, the header excluded (pi's firstKeptEntryIndex).
+	FirstKeptEntryIndex int    `json:"firstKeptEntryIndex"`
+	FirstKeptEntryID    string `json:"firstKeptEntryId"`
+	// MessagesToSummarize counts the history before the turn that was cut,
+	// not the prefix of that turn (see TurnPrefixMessages).
+	MessagesToSummarize int  `json:"messagesToSummarize"`
+	IsSplitTurn         bool `json:"isSplitTurn"`
+	TurnPrefixMessages  int  `json:"turnPrefixMessages"`
+	// SummarizedTokens estimates the history and the turn prefix together.
+	SummarizedTokens int      `json:"summarizedTokens"`
+	KeptTokens       int      `json:"keptTokens"`
+	KeepRecentTokens int      `json:"keepRecentTokens"`
+	TokensBefore     int      `json:"tokensBefore"`
+	PreviousSummary  bool     `json:"previousSummary"`
+	ReadFiles        []string `json:"readFiles"`
+	ModifiedFiles    []string `json:"modifiedFiles"`
+}
+
+// nothingReport is printed when there is nothing to compact.
+type nothingReport struct {
+	NothingToCompact bool   `json:"nothingToCompact"`
+	Reason           string `json:"reason"`
+}
+
+// planCompaction plans a compaction of the session's current path. It
+// returns a nil plan and the reason when there is nothing to compact.
+func planCompaction(s *session.Session, keep int) (*compact.Plan, string, error) {
+	plan, err := compact.PlanCompaction(s.Path(), compact.PlanOptions{KeepRecentTokens: keep})
+	if errors.Is(err, compact.ErrNothingToCompact) {
+		return nil, nothingReason(err), nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	return plan, "", nil
+}
+
+// nothingReason is the reason of an ErrNothingToCompact error without the
+// sentinel's own words.
+func nothingReason(err error) string {
+	msg := err.Error()
+	msg = strings.TrimSuffix(msg, ": "+compact.ErrNothingToCompact.Error())
+	if msg == compact.ErrNothingToCompact.Error() {
+		return "no message to summarize"
+	}
+	return msg
+}
+
+// newPlanReport describes a plan. keep is the keep-recent budget used.
+func newPlanReport(s *session.Session, plan *compact.Plan, keep int) planReport {
+	if keep <= 0 {
+		keep = compact.DefaultKeepRecentTokens
+	}
+	r := planReport{
+		FirstKeptEntryIndex: s.Index(plan.FirstKeptID),
+		FirstKeptEntryID:    plan.FirstKeptID,
+		MessagesToSummarize: len(plan.Messages),
+		IsSplitTurn:         plan.IsSplitTurn,
+		TurnPrefixMessages:  len(plan.TurnPrefix),
+		KeptTokens:          plan.KeptTokens,
+		KeepRecentTokens:    keep,
+		TokensBefore:        plan.TokensBefore,
+		PreviousSummary:     plan.PreviousCompaction != nil,
+		ReadFiles:           nonNil(plan.ReadFiles),
+		ModifiedFiles:       nonNil(plan.ModifiedFiles),
+	}
+	for _, m := range plan.Messages {
+		r.SummarizedTokens += m.Tokens()
+	}
+	for _, m := range plan.TurnPrefix {
+		r.SummarizedTokens += m.Tokens()
+	}
+	return r
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// printPlan writes the human form of a plan, each line indented.
+func printPlan(w io.Writer, r planReport, indent string) {
+	fmt.Fprintf(w, "%skeeps entry %s (index %d in the file) and everything after it verbatim: ~%s tokens (budget %s)\n",
+		indent, r.FirstKeptEntryID, r.FirstKeptEntryIndex, num(r.KeptTokens), num(r.KeepRecentTokens))
+	fmt.Fprintf(w, "%ssummarizes %s (~%s tokens)", indent, plural(r.MessagesToSummarize+r.TurnPrefixMessages, "message"), num(r.SummarizedTokens))
+	if r.IsSplitTurn {
+		fmt.Fprintf(w, ": %s of history + %s of the turn the cut falls in (split turn)", plural(r.MessagesToSummarize, "message"), plural(r.TurnPrefixMessages, "message"))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "%sprevious summary merged: %s; files: %d read, %d modified\n",
+		indent, yesNo(r.PreviousSummary), len(r.ReadFiles), len(r.ModifiedFiles))
+}

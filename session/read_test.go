@@ -1,0 +1,429 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// Open must leave the file exactly as it was: same bytes, same mtime, no
+// temporary files beside it, even for files that need migration or hold a
+// torn line.
+func TestOpenDoesNotModifyFile(t *testing.T) {
+	type tc struct {
+		name    string
+		path    func(t *testing.T) string
+		migrate bool // whether the file needs migration
+	}
+	cases := []tc{
+		{"v3", func(t *testing.T) string {
+			return writeSession(t, v3Header, msgLine("00000001", "", "user", "hi"))
+		}, false},
+		{"v1 torn", func(t *testing.T) string {
+			return writeRaw(t, v1Header+"\n"+v1MsgLine("user", "hi")+"\n"+`{"type":"message","timest`)
+		}, true},
+	}
+	for _, f := range fixtures {
+		cases = append(cases, tc{f, func(t *testing.T) string { return copyFixture(t, f) }, true})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := c.path(t)
+			old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+			before := readFile(t, p)
+			s := mustOpen(t, p, Options{})
+			s.Entries()
+			s.Context()
+			s.Tree()
+			if s.NeedsMigration() != c.migrate {
+				t.Errorf("NeedsMigration = %v, want %v", s.NeedsMigration(), c.migrate)
+			}
+			if got := readFile(t, p); string(got) != string(before) {
+				t.Errorf("Open changed the file's bytes")
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.ModTime().Equal(old) {
+				t.Errorf("mtime changed: %v, want %v", st.ModTime(), old)
+			}
+			dir, _ := os.ReadDir(filepath.Dir(p))
+			if len(dir) != 1 {
+				t.Errorf("the directory holds %d files after Open, want 1", len(dir))
+			}
+		})
+	}
+}
+
+// Version 1 fixtures are migrated in memory: every entry gets an 8-hex id
+// and the previous entry as parent, the same on every read, and
+// firstKeptEntryIndex (header counted) resolves to the id of that entry.
+func TestReadV1Fixtures(t *testing.T) {
+	hexID := regexp.MustCompile(`^[0-9a-f]{8}$`)
+	cases := []struct {
+		name        string
+		entries     int
+		compactions int
+		// keptIndex are the stored firstKeptEntryIndex values, in order.
+		keptIndex []int
+	}{
+		{largeSession, 1018, 0, nil},
+		{beforeCompaction, 1002, 2, []int{293, 551}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := fixture(t, c.name)
+			s := mustOpen(t, p, Options{})
+			if v := s.Header().Version; v != 1 {
+				t.Errorf("header version %d, want 1", v)
+			}
+			if !s.NeedsMigration() {
+				t.Error("NeedsMigration = false for a version 1 file")
+			}
+			if len(s.Warnings()) != 0 || s.TornLine() != 0 || len(s.SkippedLines()) != 0 {
+				t.Errorf("unexpected warnings %q, torn %d, skipped %v", s.Warnings(), s.TornLine(), s.SkippedLines())
+			}
+			entries := s.Entries()
+			if len(entries) != c.entries {
+				t.Fatalf("%d entries, want %d", len(entries), c.entries)
+			}
+			seen := map[string]bool{}
+			var kept []string
+			for i, e := range entries {
+				if !hexID.MatchString(e.ID) {
+					t.Fatalf("entry %d: id %q is not 8 hex digits", i, e.ID)
+				}
+				if seen[e.ID] {
+					t.Fatalf("entry %d: id %q repeated", i, e.ID)
+				}
+				seen[e.ID] = true
+				want := ""
+				if i > 0 {
+					want = entries[i-1].ID
+				}
+				if e.ParentID != want {
+					t.Fatalf("entry %d: parent %q, want %q", i, e.ParentID, want)
+				}
+				if s.Index(e.ID) != i || s.Line(e.ID) != i+2 {
+					t.Fatalf("entry %d: Index %d Line %d", i, s.Index(e.ID), s.Line(e.ID))
+				}
+				if e.Compaction != nil {
+					kept = append(kept, e.Compaction.FirstKeptID)
+				}
+			}
+			var want []string
+			for _, idx := range c.keptIndex {
+				want = append(want, entries[idx-1].ID) // index 0 is the header
+			}
+			if !slices.Equal(kept, want) {
+				t.Errorf("first kept ids %v, want %v", kept, want)
+			}
+			if s.Leaf() != entries[len(entries)-1].ID {
+				t.Errorf("leaf %q is not the last entry", s.Leaf())
+			}
+			again := mustOpen(t, p, Options{})
+			if !slices.Equal(ids(again.Entries()), ids(entries)) {
+				t.Error("a second read gave different ids")
+			}
+		})
+	}
+}
+
+// A version 2 file: ids and parent links are used as stored (a null
+// parent stays a root), and the hookMessage role reads as custom.
+func TestReadV2(t *testing.T) {
+	p := writeSession(t,
+		`{"type":"session","version":2,"id":"v2","timestamp":"t","cwd":"/"}`,
+		msgLine("00000001", "", "user", "one"),
+		`{"type":"message","id":"00000002","parentId":"00000001","timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"hooked","display":true,"timestamp":1}}`,
+		msgLine("00000003", "", "user", "second root"),
+	)
+	s := mustOpen(t, p, Options{})
+	e := s.Entries()
+	if got := []string{e[0].ParentID, e[1].ParentID, e[2].ParentID}; !slices.Equal(got, []string{"", "00000001", ""}) {
+		t.Errorf("parents %q", got)
+	}
+	if r := e[1].Message.Role; r != compact.RoleCustom {
+		t.Errorf("role %q, want custom", r)
+	}
+	if txt := e[1].Message.Text(); txt != "hooked" {
+		t.Errorf("text %q", txt)
+	}
+	if !s.NeedsMigration() {
+		t.Error("a version 2 file must need migration")
+	}
+	var out strings.Builder
+	if _, err := s.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if !strings.Contains(lines[0], `"version":3`) || !strings.Contains(lines[2], `"role":"custom"`) {
+		t.Errorf("migrated output:\n%s", out.String())
+	}
+	if lines[1] != msgLine("00000001", "", "user", "one") || lines[3] != msgLine("00000003", "", "user", "second root") {
+		t.Errorf("lines without anything to migrate changed:\n%s", out.String())
+	}
+}
+
+// Every way a file can be wrong names the file, the line and the cause.
+// In lenient mode bad entry lines are skipped with a warning, and the
+// session then refuses to be rewritten.
+func TestMalformed(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	cases := []struct {
+		name     string
+		data     string
+		sentinel error
+		line     int
+		cause    string
+		// lenient: "skip" (the line is skipped), "ok" (read, warned),
+		// "fail" (an error even in lenient mode).
+		lenient string
+	}{
+		{"empty file", "", ErrNotSession, 1, "empty", "fail"},
+		{"only blank lines", "\n  \n\n", ErrNotSession, 1, "empty", "fail"},
+		{"first line not a header", m1 + "\n", ErrNotSession, 1, `type "message"`, "fail"},
+		{"first line not JSON", "hello\n" + v3Header + "\n", ErrNotSession, 1, "not JSON", "fail"},
+		{"header without id", `{"type":"session","version":3}` + "\n", ErrNotSession, 1, "field id", "fail"},
+		{"missing type", v3Header + "\n" + m1 + "\n" + `{"id":"00000002","parentId":"00000001","timestamp":"t"}` + "\n", ErrMalformed, 3, "field type", "skip"},
+		{"message entry without message", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t"}` + "\n", ErrMalformed, 2, "field message", "skip"},
+		{"message without role", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":{"content":"x"}}` + "\n", ErrMalformed, 2, "message.role", "skip"},
+		{"message of the wrong type", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":"hi"}` + "\n", ErrMalformed, 2, "invalid JSON", "skip"},
+		{"invalid JSON, not cut short", v3Header + "\n" + m1 + "\n" + `{"type":"message",,}` + "\n" + msgLine("00000002", "00000001", "user", "two") + "\n", ErrMalformed, 3, "invalid JSON", "skip"},
+		{"trailing data after the object", v3Header + "\n" + `{"type":"label","id":"00000001","parentId":null,"timestamp":"t"} {}` + "\n", ErrMalformed, 2, "invalid JSON", "skip"},
+		{"not an object", v3Header + "\n" + "[1,2]\n", ErrMalformed, 2, "", "skip"},
+		{"second header", v3Header + "\n" + m1 + "\n" + v3Header + "\n", ErrMalformed, 3, "second session header", "skip"},
+		{"missing id in v3", v3Header + "\n" + `{"type":"label","parentId":null,"timestamp":"t","targetId":"x"}` + "\n", ErrMalformed, 2, "field id", "fail"},
+		{"duplicate ids", v3Header + "\n" + m1 + "\n" + msgLine("00000001", "", "assistant", "dup") + "\n", ErrMalformed, 3, "used by an earlier entry", "ok"},
+		{"parent cycle", v3Header + "\n" + msgLine("0000000a", "0000000b", "user", "a") + "\n" + msgLine("0000000b", "0000000a", "user", "b") + "\n", ErrMalformed, 2, "cycle", "ok"},
+		{"own parent", v3Header + "\n" + msgLine("0000000a", "0000000a", "user", "a") + "\n", ErrMalformed, 2, "cycle", "ok"},
+		{"firstKeptEntryIndex past the end", v1Header + "\n" + v1MsgLine("user", "a") + "\n" + `{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":99,"tokensBefore":1}` + "\n", ErrMalformed, 3, "firstKeptEntryIndex: 99", "fail"},
+		{"firstKeptEntryIndex at the header", v1Header + "\n" + v1MsgLine("user", "a") + "\n" + `{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":0,"tokensBefore":1}` + "\n", ErrMalformed, 3, "firstKeptEntryIndex: 0", "fail"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeRaw(t, c.data)
+			_, err := Open(p, Options{})
+			var le *LineError
+			if !errors.As(err, &le) {
+				t.Fatalf("error %v (%T), want a *LineError", err, err)
+			}
+			if !errors.Is(err, c.sentinel) {
+				t.Errorf("error %v does not wrap %v", err, c.sentinel)
+			}
+			if le.File != p || le.Line != c.line {
+				t.Errorf("error at %s:%d, want %s:%d", le.File, le.Line, p, c.line)
+			}
+			if !strings.HasPrefix(err.Error(), fmt.Sprintf("%s:%d: ", p, c.line)) || !strings.Contains(err.Error(), c.cause) {
+				t.Errorf("message %q: want the position and %q", err, c.cause)
+			}
+
+			var warned []string
+			s, err := Open(p, Options{Lenient: true, Warn: func(m string) { warned = append(warned, m) }})
+			switch c.lenient {
+			case "fail":
+				if err == nil {
+					t.Fatal("lenient Open succeeded, want an error")
+				}
+				return
+			case "skip":
+				if err != nil {
+					t.Fatalf("lenient Open: %v", err)
+				}
+				if !slices.Equal(s.SkippedLines(), []int{c.line}) {
+					t.Errorf("skipped %v, want [%d]", s.SkippedLines(), c.line)
+				}
+				if _, err := s.WriteTo(new(strings.Builder)); err == nil || !strings.Contains(err.Error(), "refusing") {
+					t.Errorf("WriteTo after skipping: %v, want a refusal", err)
+				}
+				if rewrote, err := s.Migrate(); rewrote || (s.NeedsMigration() && err == nil) {
+					t.Errorf("Migrate after skipping a line: %v, %v", rewrote, err)
+				}
+			case "ok":
+				if err != nil {
+					t.Fatalf("lenient Open: %v", err)
+				}
+				if len(s.SkippedLines()) != 0 {
+					t.Errorf("skipped %v, want none", s.SkippedLines())
+				}
+			}
+			pos := fmt.Sprintf("%s:%d:", p, c.line)
+			if len(warned) != 1 || !strings.Contains(warned[0], pos) || !slices.Equal(warned, s.Warnings()) {
+				t.Errorf("warnings %q (Warnings() %q), want one naming %s", warned, s.Warnings(), pos)
+			}
+			if got := readFile(t, p); string(got) != c.data {
+				t.Error("a lenient read changed the file")
+			}
+		})
+	}
+}
+
+// A line skipped in lenient mode still counts for version 1
+// firstKeptEntryIndex when it is JSON, as it does in pi's loader.
+func TestLenientSkippedLineKeepsV1Index(t *testing.T) {
+	p := writeSession(t, v1Header,
+		v1MsgLine("user", "a"),
+		`{"timestamp":"no type"}`, // JSON: pi keeps it, index 2
+		v1MsgLine("user", "b"),    // index 3
+		`{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":3,"tokensBefore":1}`,
+	)
+	s := mustOpen(t, p, Options{Lenient: true})
+	e := s.Entries()
+	if len(e) != 3 {
+		t.Fatalf("%d entries", len(e))
+	}
+	if got := e[2].Compaction.FirstKeptID; got != e[1].ID || e[1].Message.Text() != "b" {
+		t.Errorf("kept %q, want %q (the message b)", got, e[1].ID)
+	}
+}
+
+// A line cut short by a crash is reported, never an error, wherever it is.
+func TestTornLineRead(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	cases := []struct {
+		name string
+		data string
+		line int
+		n    int
+	}{
+		{"last line cut", v3Header + "\n" + m1 + "\n" + m2[:40], 3, 1},
+		{"cut inside a string escape", v3Header + "\n" + m1 + "\n" + `{"type":"message","id":"x","message":{"role":"user","content":"a\`, 3, 1},
+		{"cut in the middle of a multi-byte character", v3Header + "\n" + m1 + "\n" + `{"type":"message","id":"x","message":{"role":"user","content":"` + "\xe2\x82", 3, 1},
+		{"torn line followed by entries", v3Header + "\n" + m1 + "\n" + m2[:40] + "\n" + msgLine("00000003", "00000001", "user", "three") + "\n", 3, 2},
+		{"torn then blank line", v3Header + "\n" + m1 + "\n" + m2[:60] + "\n\n", 3, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeRaw(t, c.data)
+			var warned []string
+			s, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			if s.TornLine() != c.line {
+				t.Errorf("TornLine %d, want %d", s.TornLine(), c.line)
+			}
+			pos := fmt.Sprintf("%s:%d:", p, c.line)
+			if len(warned) != 1 || !strings.Contains(warned[0], pos) || !slices.Equal(s.Warnings(), warned) {
+				t.Errorf("warnings %q, want one naming %s", warned, pos)
+			}
+			if len(s.Entries()) != c.n {
+				t.Errorf("%d entries, want %d", len(s.Entries()), c.n)
+			}
+			if _, err := s.WriteTo(new(strings.Builder)); err == nil || !strings.Contains(err.Error(), "incomplete line") {
+				t.Errorf("WriteTo with a torn line: %v, want a refusal naming it", err)
+			}
+		})
+	}
+}
+
+// Unknown entry types, whatever fields they carry, are read as metadata;
+// known types ignore odd values in fields they do not use.
+func TestUnknownKindsAndFields(t *testing.T) {
+	p := writeSession(t, v3Header,
+		msgLine("00000001", "", "user", "one"),
+		`{"type":"future_thing","id":"00000002","parentId":"00000001","timestamp":"t","summary":{"not":"a string"},"label":7,"message":[1,2],"version":"x"}`,
+		`{"type":"model_change","id":"00000003","parentId":"00000002","timestamp":"t","provider":"openai","modelId":"gpt-5","summary":42,"message":"odd"}`,
+		`{"type":"branch_summary","id":"00000004","parentId":"00000003","timestamp":"t","fromId":"00000001","summary":"went elsewhere","details":{"x":1}}`,
+	)
+	s := mustOpen(t, p, Options{})
+	e := s.Entries()
+	if len(e) != 4 {
+		t.Fatalf("%d entries", len(e))
+	}
+	if e[1].Kind != "future_thing" || e[1].Message != nil || e[1].IsContextMessage() || e[1].ParentID != "00000001" {
+		t.Errorf("unknown entry read as %+v", e[1])
+	}
+	if e[2].Provider != "openai" || e[2].ModelID != "gpt-5" {
+		t.Errorf("model change read as %+v", e[2])
+	}
+	if e[3].TargetID != "00000001" || e[3].Message.Text() != "went elsewhere" {
+		t.Errorf("branch summary: fromId %q, text %q", e[3].TargetID, e[3].Message.Text())
+	}
+	c := s.Context()
+	if !slices.Equal(c.EntryIDs, []string{"00000001", "00000004"}) || c.Model != "gpt-5" {
+		t.Errorf("context %v model %q", c.EntryIDs, c.Model)
+	}
+}
+
+// Fields of messages and content blocks that Message does not model are
+// kept in Extra; the extractive summarizer reads tool result details.
+func TestMessageExtras(t *testing.T) {
+	p := writeSession(t, v3Header,
+		`{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm","thinkingSignature":"sig=="},{"type":"text","text":"a \"quoted\" \\ text","textSignature":{"k":[1,"]"]}},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"},"partialJson":"{\"command\""}],"api":"anthropic-messages","provider":"anthropic","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"total":0.5}},"stopReason":"toolUse","timestamp":5}}`,
+		`{"type":"message","id":"00000002","parentId":"00000001","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"out"}],"details":{"exitCode":2},"isError":true,"timestamp":6}}`,
+		`{"type":"message","id":"00000003","parentId":"00000002","timestamp":"t","message":{"role":"user","content":"plain","timestamp":7}}`,
+		`{"type":"message","id":"00000004","parentId":"00000003","timestamp":"t","message":{"role":"bashExecution","command":"ls","output":"x","exitCode":0,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/o","timestamp":8}}`,
+		`{"type":"message","id":"00000005","parentId":"00000004","timestamp":"t","message":{"role":"assistant","content":[],"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3},"stopReason":"stop","timestamp":9}}`,
+	)
+	s := mustOpen(t, p, Options{})
+	e := s.Entries()
+	a := e[0].Message
+	want := map[string]string{"api": `"anthropic-messages"`, "usage": `{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"total":0.5}}`}
+	if got := extraStrings(a.Extra); !mapsEqual(got, want) {
+		t.Errorf("assistant extras %v, want %v", got, want)
+	}
+	parts := []map[string]string{{"thinkingSignature": `"sig=="`}, {"textSignature": `{"k":[1,"]"]}`}, {"partialJson": `"{\"command\""`}}
+	for i, w := range parts {
+		if got := extraStrings(a.Content[i].Extra); !mapsEqual(got, w) {
+			t.Errorf("part %d extras %v, want %v", i, got, w)
+		}
+	}
+	if a.Content[1].Text != `a "quoted" \ text` {
+		t.Errorf("text %q", a.Content[1].Text)
+	}
+	if got := string(e[1].Message.Extra["details"]); got != `{"exitCode":2}` || len(e[1].Message.Extra) != 1 {
+		t.Errorf("tool result extras %v", extraStrings(e[1].Message.Extra))
+	}
+	if e[2].Message.Extra != nil || e[2].Message.Content[0].Extra != nil {
+		t.Errorf("a plain user message got extras %v", extraStrings(e[2].Message.Extra))
+	}
+	if got := extraStrings(e[3].Message.Extra); !mapsEqual(got, map[string]string{"truncated": "true", "fullOutputPath": `"/tmp/o"`}) {
+		t.Errorf("bash extras %v", got)
+	}
+	if e[4].Message.Extra != nil {
+		t.Errorf("usage with only the modelled counts went to Extra: %v", extraStrings(e[4].Message.Extra))
+	}
+	// Encoding the message read gives the stored members back.
+	lines := fileLines(t, p)
+	for _, n := range []int{1, 2, 4} { // line index = entry number
+		id := fmt.Sprintf("%08d", n)
+		enc, err := EncodeMessage(s.Entry(id).Message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := canonical(t, []byte(lines[n]))["message"]
+		if got := canonical(t, enc); !reflect.DeepEqual(any(got), stored) {
+			t.Errorf("entry %s re-encoded:\n got %s\nwant %v", id, enc, stored)
+		}
+	}
+}
+
+func extraStrings(m map[string]json.RawMessage) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
+}
+
+func mapsEqual(a, b map[string]string) bool { return maps.Equal(a, b) }
