@@ -31,12 +31,11 @@ func PathByID(byID map[string]*Entry, last *Entry, leafID string) ([]*Entry, err
 		return nil, nil
 	}
 	var rev []*Entry
-	seen := make(map[string]bool)
 	for e := leaf; e != nil; {
-		if seen[e.ID] {
+		// A path longer than the number of entries has met an entry twice.
+		if len(rev) > len(byID) {
 			return nil, fmt.Errorf("entry %q: parent links form a cycle", e.ID)
 		}
-		seen[e.ID] = true
 		rev = append(rev, e)
 		if e.ParentID == "" {
 			break

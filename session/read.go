@@ -8,7 +8,9 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/compactkit/compact"
 )
@@ -112,10 +114,9 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
 	lineNo := 0
 	headerSeen := false
-	// fileIndex counts the lines pi's loader keeps: every line that parses
-	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
-	// values count the same way.
-	fileIndex := 0
+	// Split the lines first: the header is parsed at once, the entries are
+	// decoded below, in parallel for large files.
+	var lines []rawLine
 	for len(data) > 0 {
 		lineNo++
 		var line []byte
@@ -136,53 +137,47 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 			headerSeen = true
 			continue
 		}
-		w, err := decodeEntry(line)
-		var e *compact.Entry
-		if err == nil {
-			if w.Type == "" {
-				err = errors.New("field type: missing")
-			} else if w.Type == "session" {
-				err = errors.New("a second session header")
-			} else {
-				e, err = w.toEntry()
-			}
-		}
+		lines = append(lines, rawLine{no: lineNo, b: line})
+	}
+	if !headerSeen {
+		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
+	}
+	decoded := decodeLines(lines)
+
+	// fileIndex counts the lines pi's loader keeps: every line that parses
+	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
+	// values count the same way.
+	fileIndex := 0
+	s.records = make([]*record, 0, len(lines))
+	for i, l := range lines {
+		d := &decoded[i]
+		e, err := d.e, d.err
 		if err != nil {
-			if torn(line) {
-				s.tornLine = lineNo
-				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, lineNo))
+			if torn(l.b) {
+				s.tornLine = l.no
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
 				continue
 			}
-			lerr := &LineError{File: name, Line: lineNo, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+			lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
 			if !opts.Lenient {
 				return nil, lerr
 			}
-			if stdjson.Valid(line) {
+			if stdjson.Valid(l.b) {
 				fileIndex++ // pi keeps the line, so it counts
 			}
-			s.skipped = append(s.skipped, lineNo)
+			s.skipped = append(s.skipped, l.no)
 			s.warn(lerr.Error() + " (skipped)")
 			continue
 		}
 		fileIndex++
-		rec := &record{entry: e, line: lineNo, raw: line, fileIndex: fileIndex}
-		if w.FirstKeptEntryIndex != nil && e.Compaction != nil {
+		rec := &record{entry: e, line: l.no, raw: l.b, fileIndex: fileIndex}
+		if d.hasKeptIndex {
 			rec.keptIndex = true
-			s.v1Index = append(s.v1Index, v1Ref{rec: rec, index: *w.FirstKeptEntryIndex})
+			s.v1Index = append(s.v1Index, v1Ref{rec: rec, index: d.keptIndex})
 		}
-		if w.ParentID == nil {
-			rec.assignedParent = true
-		}
-		if w.Message != nil && w.Message.Role == "hookMessage" {
-			rec.hookRole = true
-		}
-		if e.Kind == compact.KindMessage {
-			messageExtras(line, e.Message)
-		}
+		rec.assignedParent = d.noParent
+		rec.hookRole = d.hookRole
 		s.records = append(s.records, rec)
-	}
-	if !headerSeen {
-		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
 	}
 	s.lines = lineNo
 	s.nextIndex = fileIndex + 1
@@ -193,6 +188,97 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// rawLine is one non-empty line of the file after the header.
+type rawLine struct {
+	no int
+	b  []byte
+}
+
+// decodedLine is the outcome of decoding one line: the entry and the few
+// facts about the stored form that migration needs (the wire structs
+// themselves are dropped at once, which keeps the live heap small).
+type decodedLine struct {
+	e   *compact.Entry
+	err error
+	// keptIndex is a stored firstKeptEntryIndex; hasKeptIndex says
+	// whether there was one.
+	keptIndex    int
+	hasKeptIndex bool
+	// noParent is true when the line has no parentId member.
+	noParent bool
+	// hookRole is true for a message stored with role hookMessage.
+	hookRole bool
+}
+
+// parallelBytes is the file size from which lines are decoded by several
+// goroutines; below it the coordination costs more than it saves.
+const parallelBytes = 256 << 10
+
+// decodeLines decodes every line, splitting large files into contiguous
+// runs of lines decoded concurrently, one per available CPU. Lines are
+// independent, so the result is the same as decoding them in order.
+func decodeLines(lines []rawLine) []decodedLine {
+	out := make([]decodedLine, len(lines))
+	total := 0
+	for _, l := range lines {
+		total += len(l.b)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if total < parallelBytes || workers < 2 || len(lines) < 2*workers {
+		for i := range lines {
+			out[i] = decodeLine(lines[i].b)
+		}
+		return out
+	}
+	// Split by bytes, not lines, so every worker gets a similar load.
+	per := total/workers + 1
+	var wg sync.WaitGroup
+	start, acc := 0, 0
+	for i := range lines {
+		acc += len(lines[i].b)
+		if acc >= per || i == len(lines)-1 {
+			wg.Add(1)
+			go func(from, to int) {
+				defer wg.Done()
+				for j := from; j < to; j++ {
+					out[j] = decodeLine(lines[j].b)
+				}
+			}(start, i+1)
+			start, acc = i+1, 0
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// decodeLine parses one entry line into its wire form and domain entry.
+func decodeLine(line []byte) decodedLine {
+	w, err := decodeEntry(line)
+	if err != nil {
+		return decodedLine{err: err}
+	}
+	var e *compact.Entry
+	switch w.Type {
+	case "":
+		err = errors.New("field type: missing")
+	case "session":
+		err = errors.New("a second session header")
+	default:
+		e, err = w.toEntry()
+	}
+	if err != nil {
+		return decodedLine{err: err}
+	}
+	if e.Kind == compact.KindMessage {
+		messageExtras(line, e.Message)
+	}
+	d := decodedLine{e: e, noParent: w.ParentID == nil, hookRole: w.Message != nil && w.Message.Role == "hookMessage"}
+	if w.FirstKeptEntryIndex != nil && e.Compaction != nil {
+		d.keptIndex, d.hasKeptIndex = *w.FirstKeptEntryIndex, true
+	}
+	return d
 }
 
 // torn reports whether a line that failed to parse is the remains of an
