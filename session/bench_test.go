@@ -1,9 +1,11 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,11 +72,19 @@ func syntheticSession(tb testing.TB, n int) string {
 	return p
 }
 
-// BenchmarkAppendMessage appends one message to a 10,000-message session
-// file (write and fsync) and measures the context again, as an agent does
-// after every message. The sub-benchmarks split the two costs.
+// BenchmarkAppendMessage appends one message to a session file of 1,000
+// and 10,000 messages and re-checks the trigger. "append+check" is the
+// path an agent takes: the line is written and fsynced, and a
+// compact.Meter updates the measure in constant time. "append" is the
+// write alone (the fsync dominates), "measure" the full O(n) rebuild that
+// the meter avoids.
 func BenchmarkAppendMessage(b *testing.B) {
-	const n = 10000
+	for _, n := range []int{1000, 10000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) { benchAppend(b, n) })
+	}
+}
+
+func benchAppend(b *testing.B, n int) {
 	src := syntheticSession(b, n)
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -97,14 +107,38 @@ func BenchmarkAppendMessage(b *testing.B) {
 	msg := func() *compact.Message {
 		return compact.TextMessage(compact.RoleUser, "One more thing: run the tests again.")
 	}
-	b.Run("append+measure", func(b *testing.B) {
+	model := compact.ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}
+	b.Run("append+check", func(b *testing.B) {
 		s := open(b)
+		meter := compact.NewMeter(s.Context())
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := s.AppendMessage(bg, msg()); err != nil {
+			m := msg()
+			if _, err := s.AppendMessage(bg, m); err != nil {
 				b.Fatal(err)
 			}
-			if u := compact.Measure(s.Context()); u.Tokens == 0 {
+			meter.Add(m)
+			if d := compact.Check(compact.Reserve{}, model, meter.Usage(), false); d.Tokens == 0 {
+				b.Fatal("no tokens")
+			}
+		}
+	})
+	// The same without the disk: a session read from a reader keeps its
+	// appends in memory, which isolates the encoding and indexing work.
+	b.Run("append+check/no-file", func(b *testing.B) {
+		s, err := Read(bytes.NewReader(data), "mem", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		meter := compact.NewMeter(s.Context())
+		b.ReportAllocs()
+		for b.Loop() {
+			m := msg()
+			if _, err := s.AppendMessage(bg, m); err != nil {
+				b.Fatal(err)
+			}
+			meter.Add(m)
+			if d := compact.Check(compact.Reserve{}, model, meter.Usage(), false); d.Tokens == 0 {
 				b.Fatal("no tokens")
 			}
 		}
