@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -28,17 +29,15 @@ func testdataDir(t testing.TB) string {
 	return dir
 }
 
-// fixturePlan loads a pi session (see loadFixture) and plans a compaction with the default
-// options, giving exactly what pi would summarize.
+// fixturePlan loads a pi session and plans a compaction with the default
+// options, giving what the engine would summarize.
 func fixturePlan(t testing.TB, name string) *compact.Plan {
 	t.Helper()
-	path := filepath.Join(testdataDir(t), "sessions", "pi", name)
-	entries := loadFixture(t, path)
-	path2, err := compact.Path(entries, "")
+	s, err := session.Open(filepath.Join(testdataDir(t), "sessions", "pi", name), session.Options{})
 	if err != nil {
-		t.Fatalf("path of %s: %v", name, err)
+		t.Fatal(err)
 	}
-	plan, err := compact.PlanCompaction(path2, compact.PlanOptions{})
+	plan, err := compact.PlanCompaction(s.Path(), compact.PlanOptions{})
 	if err != nil {
 		t.Fatalf("plan %s: %v", name, err)
 	}
