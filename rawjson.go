@@ -2,6 +2,7 @@ package compact
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"unicode/utf16"
@@ -92,6 +93,65 @@ func jsStringifyLenFast(raw []byte) (n int, ok bool) {
 // as JSON.stringify would print its value, and returns the index after
 // the closing quote.
 func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
+	// Fast path: find the closing quote, and if the literal holds only the
+	// escapes JSON.stringify itself writes (no \u, no \/), its printed
+	// length is its stored length with UTF-8 counted as UTF-16.
+	end := start + 1
+	for {
+		j := bytes.IndexByte(raw[end:], '"')
+		if j < 0 {
+			return 0, 0, false
+		}
+		end += j
+		slashes := 0
+		for k := end - 1; k > start && raw[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			break
+		}
+		end++
+	}
+	if n, ok := plainLiteralLen(raw[start+1 : end]); ok {
+		return 2 + n, end + 1, true
+	}
+	return jsStringLenSlow(raw, start)
+}
+
+// plainLiteralLen returns the UTF-16 length of the inside of a string
+// literal whose escapes JSON.stringify would write the same way; ok is
+// false at the first \u or \/ escape.
+func plainLiteralLen(seg []byte) (n int, ok bool) {
+	const slashes = '\\' * ones
+	i := 0
+	for i < len(seg) {
+		if i+8 <= len(seg) {
+			w := binary.LittleEndian.Uint64(seg[i:])
+			x := w ^ slashes
+			if w&highs == 0 && (x-ones)&^x&highs == 0 {
+				n += 8
+				i += 8
+				continue
+			}
+		}
+		c := seg[i]
+		if c == '\\' {
+			if i+1 >= len(seg) || seg[i+1] == 'u' || seg[i+1] == '/' {
+				return 0, false
+			}
+			n += 2
+			i += 2
+			continue
+		}
+		units, size := utf16Rune(seg[i:])
+		n += units
+		i += size
+	}
+	return n, true
+}
+
+// jsStringLenSlow is jsStringLen decoding every escape.
+func jsStringLenSlow(raw []byte, start int) (n, next int, ok bool) {
 	n = 2
 	i := start + 1
 	for i < len(raw) {
@@ -175,8 +235,7 @@ const (
 // plainASCII8 reports whether none of the eight bytes is a quote, a
 // backslash, a control character or non-ASCII.
 func plainASCII8(b []byte) bool {
-	w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	w := binary.LittleEndian.Uint64(b)
 	if w&highs != 0 {
 		return false
 	}

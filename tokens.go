@@ -2,10 +2,12 @@ package compact
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ImageTokens is the estimate for one image, wherever it appears.
@@ -56,36 +58,42 @@ func EstimateTokens(m *Message) int {
 }
 
 // utf16Len counts the UTF-16 code units of s (what JavaScript's
-// String.length returns). ASCII, the bulk of agent transcripts, is counted
-// eight bytes at a time.
+// String.length returns). Each byte of invalid UTF-8 counts one unit, as
+// the replacement character a decoder puts in its place.
 func utf16Len(s string) int {
+	// Read the string's bytes in place; utf16LenBytes does not keep or
+	// modify them.
+	return utf16LenBytes(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+// utf16LenBytes is utf16Len for bytes. ASCII, the bulk of agent
+// transcripts, is counted eight bytes at a time.
+func utf16LenBytes(s []byte) int {
 	n := 0
-	i := 0
-	for i < len(s) {
-		if i+8 <= len(s) {
-			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-			if w&0x8080808080808080 == 0 {
-				n += 8
-				i += 8
-				continue
-			}
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			n++
-			i++
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&highs == 0 {
+			n += 8
+			i += 8
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		units, size := utf16Rune(s[i:])
+		n += units
 		i += size
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
 	}
 	return n
+}
+
+// utf16Rune returns the UTF-16 units of the character starting s and its
+// length in bytes.
+func utf16Rune(s []byte) (units, size int) {
+	if s[0] < utf8.RuneSelf {
+		return 1, 1
+	}
+	r, size := utf8.DecodeRune(s)
+	if r >= 0x10000 {
+		return 2, size
+	}
+	return 1, size
 }
 
 // JSStringifyLen returns the length in UTF-16 code units of

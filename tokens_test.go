@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 func TestEstimateTokens(t *testing.T) {
@@ -92,4 +93,17 @@ func TestTopLevelString(t *testing.T) {
 	if _, ok := TopLevelString([]byte(`["path"]`), "path"); ok {
 		t.Fatal("not an object")
 	}
+}
+
+func FuzzUTF16Len(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough", "é😀x", "\x83\xff", "abcdefg\xe2\x82"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		// []rune turns each invalid byte into U+FFFD, one unit.
+		want := len(utf16.Encode([]rune(s)))
+		if got := utf16Len(s); got != want {
+			t.Fatalf("%q: %d, want %d", s, got, want)
+		}
+	})
 }
