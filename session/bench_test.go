@@ -162,3 +162,24 @@ func benchAppend(b *testing.B, n int) {
 		}
 	})
 }
+
+// BenchmarkParse is BenchmarkLoad without the disk read and the context:
+// parse and migrate a session already in memory, the part pi's
+// parseSessionEntries + migrateSessionEntries do.
+func BenchmarkParse(b *testing.B) {
+	for _, name := range fixtures {
+		b.Run(name, func(b *testing.B) {
+			data, err := os.ReadFile(fixture(b, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := parse(data, name, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -14,11 +14,13 @@ import (
 // consumers such as the extractive summarizer can read tool result
 // details.
 //
-// The members are found by one scan over the raw line rather than a
-// second decode into maps: the scan allocates nothing for members it
-// skips, which keeps loading large sessions cheap. The line has already
-// been decoded successfully when the scan runs; on anything unexpected the
-// scan stops and leaves the extras it has not reached empty.
+// This is the reference path, run after decodeEntry: the members are
+// found by a second scan over the raw line rather than a second decode
+// into maps. The line has already been decoded successfully when the scan
+// runs; on anything unexpected the scan stops and leaves the extras it
+// has not reached empty. The fast path (fast.go) fills the same maps in
+// its single pass, with the same choices (messageKeyWritten,
+// partKeyWritten).
 
 // messageExtras sets the extras of m, decoded from the "message" member of
 // line. The content array is scanned once, block by block.

@@ -2,15 +2,18 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/compactkit/compact"
 )
@@ -110,6 +113,14 @@ func Open(path string, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// parse reads a session held in memory.
+//
+// data is never written to once parsing starts, and the session keeps
+// it: records hold their lines as slices of it, and the fast decoder
+// makes strings and raw values that point into it rather than copies
+// (see fast.go). Lines are cut with their capacity at their length, so
+// that appending to one cannot write into the next. Read and Open hand
+// over buffers that nothing else refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {
 	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
 	lineNo := 0
@@ -121,9 +132,9 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		lineNo++
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
+			line, data = data[:i:i], data[i+1:]
 		} else {
-			line, data = data, nil
+			line, data = data[:len(data):len(data)], nil
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -142,13 +153,23 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 	if !headerSeen {
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
 	}
-	decoded := decodeLines(lines)
+	s.lines = lineNo
+	if err := s.build(lines, decodeLines(lines)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
+// build makes the records from the decoded lines, then migrates and
+// indexes them.
+func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
+	name, opts := s.name, s.opts
 	// fileIndex counts the lines pi's loader keeps: every line that parses
 	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
 	// values count the same way.
 	fileIndex := 0
 	s.records = make([]*record, 0, len(lines))
+	recs := make([]record, 0, len(lines)) // one allocation for all records
 	for i, l := range lines {
 		d := &decoded[i]
 		e, err := d.e, d.err
@@ -160,7 +181,7 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 			}
 			lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
 			if !opts.Lenient {
-				return nil, lerr
+				return lerr
 			}
 			if stdjson.Valid(l.b) {
 				fileIndex++ // pi keeps the line, so it counts
@@ -170,7 +191,8 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 			continue
 		}
 		fileIndex++
-		rec := &record{entry: e, line: l.no, raw: l.b, fileIndex: fileIndex}
+		recs = append(recs, record{entry: e, line: l.no, raw: l.b, fileIndex: fileIndex})
+		rec := &recs[len(recs)-1]
 		if d.hasKeptIndex {
 			rec.keptIndex = true
 			s.v1Index = append(s.v1Index, v1Ref{rec: rec, index: d.keptIndex})
@@ -179,15 +201,11 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		rec.hookRole = d.hookRole
 		s.records = append(s.records, rec)
 	}
-	s.lines = lineNo
 	s.nextIndex = fileIndex + 1
 	if err := s.migrate(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.index(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s.index()
 }
 
 // rawLine is one non-empty line of the file after the header.
@@ -216,8 +234,11 @@ type decodedLine struct {
 // goroutines; below it the coordination costs more than it saves.
 const parallelBytes = 256 << 10
 
-// decodeLines decodes every line, splitting large files into contiguous
-// runs of lines decoded concurrently, one per available CPU. Lines are
+// runsPerWorker is how many runs of lines decodeLines cuts per worker.
+const runsPerWorker = 8
+
+// decodeLines decodes every line; the lines of large files are decoded
+// concurrently, by one goroutine per available CPU. Lines are
 // independent, so the result is the same as decoding them in order.
 func decodeLines(lines []rawLine) []decodedLine {
 	out := make([]decodedLine, len(lines))
@@ -227,33 +248,55 @@ func decodeLines(lines []rawLine) []decodedLine {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if total < parallelBytes || workers < 2 || len(lines) < 2*workers {
+		var d fastDecoder
 		for i := range lines {
-			out[i] = decodeLine(lines[i].b)
+			out[i] = d.decode(lines[i].b)
 		}
 		return out
 	}
-	// Split by bytes, not lines, so every worker gets a similar load.
-	per := total/workers + 1
-	var wg sync.WaitGroup
-	start, acc := 0, 0
+	// Cut the lines into runs of similar size in bytes, a few per worker,
+	// which the workers take in turn: a worker that meets cheaper lines
+	// (fewer escapes, say) takes more runs instead of waiting for the
+	// others. The calling goroutine is one of the workers.
+	per := total/(workers*runsPerWorker) + 1
+	var ends []int
+	acc := 0
 	for i := range lines {
 		acc += len(lines[i].b)
 		if acc >= per || i == len(lines)-1 {
-			wg.Add(1)
-			go func(from, to int) {
-				defer wg.Done()
-				for j := from; j < to; j++ {
-					out[j] = decodeLine(lines[j].b)
-				}
-			}(start, i+1)
-			start, acc = i+1, 0
+			ends = append(ends, i+1)
+			acc = 0
 		}
 	}
+	var taken atomic.Int32
+	work := func() {
+		var d fastDecoder
+		for {
+			k := int(taken.Add(1)) - 1
+			if k >= len(ends) {
+				return
+			}
+			from := 0
+			if k > 0 {
+				from = ends[k-1]
+			}
+			for j := from; j < ends[k]; j++ {
+				out[j] = d.decode(lines[j].b)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 	return out
 }
 
-// decodeLine parses one entry line into its wire form and domain entry.
+// decodeLine parses one entry line into its wire form and domain entry:
+// the reference path, which fastDecoder.decode takes for the lines its
+// fast path does not handle.
 func decodeLine(line []byte) decodedLine {
 	w, err := decodeEntry(line)
 	if err != nil {
@@ -349,11 +392,20 @@ func (s *Session) migrate() error {
 			taken[r.entry.ID] = true
 		}
 	}
+	// The derived ids share one buffer, written once and never again.
+	var ids []byte
+	prefix := idPrefix(s.header.ID)
 	prev := ""
 	for _, r := range s.records {
 		e := r.entry
 		if e.ID == "" {
-			e.ID = derivedID(s.header.ID, r.fileIndex, taken)
+			if cap(ids)-len(ids) < 8 {
+				ids = make([]byte, 0, 8*len(s.records))
+			}
+			id := derivedID(prefix, r.fileIndex, taken)
+			n := len(ids)
+			ids = append(ids, id[:]...)
+			e.ID = unsafe.String(&ids[n], 8)
 			taken[e.ID] = true
 			r.assignedID = true
 		}
@@ -362,36 +414,59 @@ func (s *Session) migrate() error {
 		}
 		prev = e.ID
 	}
-	byIndex := make(map[int]*record, len(s.records))
-	for _, r := range s.records {
-		byIndex[r.fileIndex] = r
-	}
 	for _, ref := range s.v1Index {
-		target := byIndex[ref.index]
-		if target == nil {
+		// Records read from the file are in file index order.
+		i, found := slices.BinarySearchFunc(s.records, ref.index, func(r *record, index int) int { return cmp.Compare(r.fileIndex, index) })
+		if !found {
 			return &LineError{File: s.name, Line: ref.rec.line,
 				Err: fmt.Errorf("%w: field firstKeptEntryIndex: %d names no entry", ErrMalformed, ref.index)}
 		}
-		ref.rec.entry.Compaction.FirstKeptID = target.entry.ID
+		ref.rec.entry.Compaction.FirstKeptID = s.records[i].entry.ID
 	}
 	s.v1 = true
 	return nil
 }
 
+// FNV-1a, which derivedID hashes with.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// idPrefix returns the state of derivedID's hash after the session id and
+// the zero byte that follows it, the same for every entry of a session.
+func idPrefix(sessionID string) uint64 {
+	h := uint64(fnvOffset)
+	for i := 0; i < len(sessionID); i++ {
+		h = (h ^ uint64(sessionID[i])) * fnvPrime
+	}
+	return h * fnvPrime // the zero byte
+}
+
 // derivedID returns an 8-hex-digit id for the entry at fileIndex of the
-// session, unique among taken.
-func derivedID(sessionID string, fileIndex int, taken map[string]bool) string {
+// session whose idPrefix is prefix, unique among taken: the low 32 bits
+// of the FNV-1a hash of the session id, a zero byte and the decimal
+// index, followed by a zero byte and a decimal salt from the second try
+// on.
+func derivedID(prefix uint64, fileIndex int, taken map[string]bool) [8]byte {
+	var num [20]byte
 	for salt := 0; ; salt++ {
-		h := fnv.New64a()
-		h.Write([]byte(sessionID))
-		h.Write([]byte{0})
-		h.Write([]byte(strconv.Itoa(fileIndex)))
-		if salt > 0 {
-			h.Write([]byte{0})
-			h.Write([]byte(strconv.Itoa(salt)))
+		h := prefix
+		for _, c := range strconv.AppendInt(num[:0], int64(fileIndex), 10) {
+			h = (h ^ uint64(c)) * fnvPrime
 		}
-		id := fmt.Sprintf("%08x", uint32(h.Sum64()))
-		if !taken[id] {
+		if salt > 0 {
+			h *= fnvPrime
+			for _, c := range strconv.AppendInt(num[:0], int64(salt), 10) {
+				h = (h ^ uint64(c)) * fnvPrime
+			}
+		}
+		var id [8]byte
+		const digits = "0123456789abcdef"
+		for i, v := 7, uint32(h); i >= 0; i, v = i-1, v>>4 {
+			id[i] = digits[v&15]
+		}
+		if !taken[string(id[:])] {
 			return id
 		}
 	}
@@ -438,22 +513,20 @@ func (s *Session) checkCycles() error {
 		open
 		done
 	)
-	state := make(map[string]uint8, len(s.byID))
-	var chain []string
+	// An id stands for the record s.pos gives, the last one with the id,
+	// as in s.byID.
+	state := make([]uint8, len(s.records))
+	var chain []int
 	for _, r := range s.records {
 		chain = chain[:0]
-		id := r.entry.ID
-		for id != "" && state[id] == unseen {
-			e := s.byID[id]
-			if e == nil {
-				break
-			}
-			state[id] = open
-			chain = append(chain, id)
-			id = e.ParentID
+		j, ok := s.pos[r.entry.ID]
+		for ok && state[j] == unseen {
+			state[j] = open
+			chain = append(chain, j)
+			j, ok = s.pos[s.records[j].entry.ParentID]
 		}
-		if id != "" && state[id] == open {
-			line := s.records[s.pos[id]].line
+		if ok && state[j] == open {
+			line, id := s.records[j].line, s.records[j].entry.ID
 			err := &LineError{File: s.name, Line: line, Err: fmt.Errorf("%w: field parentId: the parent links from entry %q form a cycle", ErrMalformed, id)}
 			if !s.opts.Lenient {
 				return err

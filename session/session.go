@@ -14,9 +14,27 @@
 // skipped on read, and the next append starts on a fresh line instead of
 // gluing onto it.
 //
-// Decoding uses github.com/goccy/go-json: it reads these files several
-// times faster than encoding/json, which matters because every command
-// starts by loading a session of a few megabytes.
+// Every command starts by loading a session of a few megabytes, so entry
+// lines are decoded by hand-written code (fast.go) rather than by a JSON
+// library: one pass over each line builds the entry, its message, parts,
+// tool calls, usage and Extra maps directly, with no intermediate structs
+// and no second scan for the extras. Strings without escapes are not
+// copied: they point into the buffer the file was read into, which is
+// never modified and is kept anyway for the raw lines. Entries, messages
+// and parts are allocated in batches, and the lines of large files are
+// decoded on all cores. The fast path takes only what it can decode
+// exactly like the reference path, which decodes into wire structs with
+// github.com/goccy/go-json and then scans the line for the extras; any
+// other line (invalid JSON, a value of an unexpected type, a member name
+// repeated or differing from a known one only in case, ...) goes through
+// the reference path, which remains the definition of the format.
+// Differential tests over the fixtures and random lines, and a fuzz
+// target, hold the two paths to the same results. Measured on a 2-core
+// AMD EPYC, parsing and migrating pi's 974 KB and 2.4 MB fixtures takes
+// about 1.7 and 2.4 ms, against 3.8 to 5.0 and 3.7 to 4.2 ms through
+// goccy/go-json and 4.0 and 7.0 ms for pi's own TypeScript loader (node
+// 20); decoding alone, on one core, takes 1.5 and 3.3 ms against 3.4 and
+// 5.6 ms. No line of either fixture needs the reference path.
 package session
 
 import (

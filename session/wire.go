@@ -11,9 +11,11 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// The wire types mirror pi's JSON. Decoding goes through goccy/go-json,
-// which reads these files three to four times faster than encoding/json
-// (the load benchmark depends on it); encoding new entries uses the
+// The wire types mirror pi's JSON. They make the reference path for
+// decoding entry lines, which goes through goccy/go-json (several times
+// faster than encoding/json on these files): the fast path in fast.go
+// decodes what pi writes without them, and leaves every line it cannot
+// decode exactly like this path to it. Encoding new entries uses the
 // standard library, since it happens one line at a time.
 
 type wireEntry struct {
@@ -301,20 +303,7 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 	case compact.KindCompaction:
 		c := &compact.Compaction{Summary: w.Summary, FirstKeptID: w.FirstKeptEntryID, TokensBefore: w.TokensBefore,
 			TokensAfter: w.TokensAfter, FromHook: w.FromHook}
-		if len(w.Details) > 0 && string(w.Details) != "null" {
-			var d wireDetails
-			if json.Unmarshal(w.Details, &d) == nil && (d.ReadFiles != nil || d.ModifiedFiles != nil) {
-				c.ReadFiles, c.ModifiedFiles, c.HasFileDetails = d.ReadFiles, d.ModifiedFiles, true
-			}
-			var all map[string]any
-			if stdjson.Unmarshal(w.Details, &all) == nil {
-				delete(all, "readFiles")
-				delete(all, "modifiedFiles")
-				if len(all) > 0 {
-					c.Details = all
-				}
-			}
-		}
+		compactionDetails(c, w.Details)
 		e.Compaction = c
 	case compact.KindBranchSummary:
 		// Entry has no field of its own for fromId; TargetID holds it, as
@@ -346,4 +335,24 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 		e.CustomType = w.CustomType
 	}
 	return e, nil
+}
+
+// compactionDetails fills the file lists and Details of c from the stored
+// details object (raw, possibly empty or null).
+func compactionDetails(c *compact.Compaction, raw []byte) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	var d wireDetails
+	if json.Unmarshal(raw, &d) == nil && (d.ReadFiles != nil || d.ModifiedFiles != nil) {
+		c.ReadFiles, c.ModifiedFiles, c.HasFileDetails = d.ReadFiles, d.ModifiedFiles, true
+	}
+	var all map[string]any
+	if stdjson.Unmarshal(raw, &all) == nil {
+		delete(all, "readFiles")
+		delete(all, "modifiedFiles")
+		if len(all) > 0 {
+			c.Details = all
+		}
+	}
 }

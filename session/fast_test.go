@@ -1,0 +1,745 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// diffValues returns a description of the first difference between a and
+// b, "" when they are deeply equal. It walks structs (unexported fields
+// included), pointers, slices and maps like reflect.DeepEqual, but names
+// the path of what differs, which is what a failing comparison of two
+// decoded entries needs.
+func diffValues(path string, a, b reflect.Value) string {
+	if a.IsValid() != b.IsValid() {
+		return fmt.Sprintf("%s: one value is missing", path)
+	}
+	if !a.IsValid() {
+		return ""
+	}
+	if a.Type() != b.Type() {
+		return fmt.Sprintf("%s: type %s vs %s", path, a.Type(), b.Type())
+	}
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				return fmt.Sprintf("%s: nil %v vs nil %v", path, a.IsNil(), b.IsNil())
+			}
+			return ""
+		}
+		return diffValues(path, a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if d := diffValues(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() {
+			return fmt.Sprintf("%s: nil %v vs nil %v", path, a.IsNil(), b.IsNil())
+		}
+		if a.Type().Elem().Kind() == reflect.Uint8 {
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				return fmt.Sprintf("%s: %s", path, stringDiff(string(a.Bytes()), string(b.Bytes())))
+			}
+			return ""
+		}
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: length %d vs %d", path, a.Len(), b.Len())
+		}
+		for i := 0; i < a.Len(); i++ {
+			if d := diffValues(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() {
+			return fmt.Sprintf("%s: nil %v vs nil %v", path, a.IsNil(), b.IsNil())
+		}
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: %d keys (%v) vs %d keys (%v)", path, a.Len(), a.MapKeys(), b.Len(), b.MapKeys())
+		}
+		for _, k := range a.MapKeys() {
+			bv := b.MapIndex(k)
+			if !bv.IsValid() {
+				return fmt.Sprintf("%s: key %v only on one side", path, k)
+			}
+			if d := diffValues(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), bv); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.String:
+		if x, y := a.String(), b.String(); x != y {
+			return fmt.Sprintf("%s: %s", path, stringDiff(x, y))
+		}
+		return ""
+	case reflect.Bool:
+		if a.Bool() != b.Bool() {
+			return fmt.Sprintf("%s: %v vs %v", path, a.Bool(), b.Bool())
+		}
+		return ""
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if a.Int() != b.Int() {
+			return fmt.Sprintf("%s: %d vs %d", path, a.Int(), b.Int())
+		}
+		return ""
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if a.Uint() != b.Uint() {
+			return fmt.Sprintf("%s: %d vs %d", path, a.Uint(), b.Uint())
+		}
+		return ""
+	case reflect.Float32, reflect.Float64:
+		// Compared by bits: -0 and 0 differ, NaN equals itself.
+		if fa, fb := a.Float(), b.Float(); fa != fb && !(fa != fa && fb != fb) {
+			return fmt.Sprintf("%s: %v vs %v", path, fa, fb)
+		}
+		return ""
+	}
+	return fmt.Sprintf("%s: cannot compare values of kind %s", path, a.Kind())
+}
+
+// stringDiff describes how two strings differ: in full when short, else
+// around the first byte where they differ.
+func stringDiff(a, b string) string {
+	if len(a)+len(b) < 400 {
+		return fmt.Sprintf("%q vs %q", a, b)
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-40)
+	return fmt.Sprintf("lengths %d and %d, first difference at byte %d: ...%q vs ...%q", len(a), len(b), i,
+		a[from:min(len(a), i+40)], b[from:min(len(b), i+40)])
+}
+
+// checkFast decodes line on both paths. It fails the test when the fast
+// path accepts a line the reference path rejects or decodes differently,
+// and reports whether the fast path handled the line.
+func checkFast(t *testing.T, line []byte) bool {
+	t.Helper()
+	var d fastDecoder
+	got, ok := d.fast(bytes.Clone(line))
+	if !ok {
+		return false
+	}
+	want := decodeLine(bytes.Clone(line))
+	if want.err != nil {
+		t.Fatalf("the fast path accepts a line the reference path rejects (%v):\n%.500q", want.err, line)
+	}
+	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
+		t.Fatalf("fast vs reference: %s\nline %.500q", diff, line)
+	}
+	return true
+}
+
+// fixtureLines returns the entry lines of a fixture (the header left out).
+func fixtureLines(tb testing.TB, name string) [][]byte {
+	tb.Helper()
+	data, err := os.ReadFile(fixture(tb, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	return lines[1:]
+}
+
+// Every line of the fixtures decodes the same on both paths, and none of
+// them needs the reference path: they are what pi writes.
+func TestFastDecodeFixtures(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			fallbacks := 0
+			for i, line := range fixtureLines(t, name) {
+				if !checkFast(t, line) {
+					fallbacks++
+					t.Errorf("line %d goes through the reference path: %.300s", i+2, line)
+				}
+			}
+			t.Logf("%d fallbacks", fallbacks)
+		})
+	}
+}
+
+// fastCases are lines the fast path must either decode exactly like the
+// reference path or leave to it. handled says which is expected; the
+// comparison runs either way.
+var fastCases = []struct {
+	line    string
+	handled bool
+}{
+	// Plain lines of each kind.
+	{`{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}}`, true},
+	{`{"type":"message","id":"a","parentId":"p","timestamp":"t","message":{"role":"user","content":"as a string","timestamp":1}}`, true},
+	{`{"type":"message","message":{"role":"user","content":""}}`, true},
+	{`{"type":"message","message":{"role":"user","content":[]}}`, true},
+	{`{"type":"message","message":{"role":"user","content":null}}`, true},
+	{`{"type":"message","message":{"role":"assistant","content":[{"type":"thinking","thinking":"t","thinkingSignature":"s"},{"type":"toolCall","id":"c","name":"n","arguments":{"a":[1,{"b":null}]},"partialJson":"x"}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"total":1e-3}},"stopReason":"toolUse","timestamp":1763681581544}}`, true},
+	{`{"type":"message","message":{"role":"assistant","content":[],"usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10}}}`, true},
+	{`{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n"}],"usage":null}}`, true},
+	{`{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":null}]}}`, true},
+	{`{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":"str"}]}}`, true},
+	{`{"type":"message","message":{"role":"user","usage":{"input":1},"content":[{"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"odd","text":""},{"type":"odd2","text":"x","y":1}]}}`, true},
+	{`{"type":"message","message":{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"x"}],"details":{"diff":"--- a\n+++ b"},"isError":false,"timestamp":1}}`, true},
+	{`{"type":"message","message":{"role":"bashExecution","command":"ls","output":"a\nb","exitCode":0,"cancelled":false,"truncated":false,"fullOutputPath":"/tmp/x","timestamp":1}}`, true},
+	{`{"type":"message","message":{"role":"bashExecution","command":"ls","output":"","exitCode":null,"cancelled":true,"truncated":true,"excludeFromContext":true,"content":[{"type":"text","text":"x","e":1}]}}`, true},
+	{`{"type":"message","message":{"role":"hookMessage","customType":"h","content":"s","display":true}}`, true},
+	{`{"type":"message","message":{"role":"custom","customType":"h","content":[{"type":"text","text":"s"}],"display":false,"details":{}}}`, true},
+	{`{"type":"message","message":{"content":[{"text":"first","type":"text"}],"timestamp":5,"role":"user","zz":[]}}`, true},
+	{`{"type":"compaction","id":"c","parentId":"a","timestamp":"t","summary":"s","firstKeptEntryId":"a","tokensBefore":100,"details":{"readFiles":["a"],"modifiedFiles":[],"reason":"auto","n":1.5}}`, true},
+	{`{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":3,"tokensBefore":100,"fromHook":true}`, true},
+	{`{"type":"compaction","summary":"s","firstKeptEntryIndex":null,"tokensBefore":null,"details":null}`, true},
+	{`{"type":"branch_summary","id":"b","parentId":"a","timestamp":"t","fromId":"x","summary":"gone"}`, true},
+	{`{"type":"branch_summary","fromId":"x","summary":""}`, true},
+	{`{"type":"custom_message","customType":"ext","content":"hello","display":true}`, true},
+	{`{"type":"custom_message","customType":"ext","content":[{"type":"text","text":"a"},{"type":"image","data":"d","mimeType":"m"}]}`, true},
+	{`{"type":"custom_message","customType":"ext","content":5}`, false},
+	{`{"type":"model_change","provider":"p","modelId":"m"}`, true},
+	{`{"type":"thinking_level_change","thinkingLevel":"high"}`, true},
+	{`{"type":"label","targetId":"a","label":"l"}`, true},
+	{`{"type":"label","targetId":"a","label":null}`, true},
+	{`{"type":"session_info","name":"n"}`, true},
+	{`{"type":"custom","customType":"c","data":{"x":1}}`, true},
+	{`{"type":"zzz","id":"1","parentId":null,"timestamp":"t","other":[1,2]}`, true},
+	{"  {\"type\":\"model_change\" , \"provider\" : \"p\"\t}\r", true},
+
+	// Strings.
+	{`{"type":"message","message":{"role":"user","content":"a\"b\\c\/d\be\ff\ng\rh\ti"}}`, true},
+	{`{"type":"message","message":{"role":"user","content":"\u0000\u00e9\u20ac\ud83d\ude00"}}`, true},
+	{`{"type":"message","message":{"role":"user","content":"\ud800 \udc00 \ud800\ud800\udc00 \udc00\ud800 \ud800\u0041 \ud800"}}`, true},
+	{"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff utf8 \xe2\x82 \xed\xa0\x80 \xc0\xaf\"}}", true},
+	{"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff and \\n escaped \xe2\x82\\u00e9\"}}", true},
+	{"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"ok é € 😀\"}}", true},
+	{"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"ctl \x01\"}}", false},
+	{"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"x\",\"zz\":\"\xff\"}}", true},
+	{`{"type":"message","message":{"role":"user","content":"\x"}}`, false},
+	{`{"type":"message","message":{"role":"user","content":"\u12"}}`, false},
+	{`{"type":"message","message":{"role":"user","content":"\'"}}`, false},
+
+	// Numbers.
+	{`{"type":"message","message":{"role":"assistant","usage":{"input":1e3}}}`, false},
+	{`{"type":"message","message":{"role":"assistant","usage":{"input":-0,"output":-5}}}`, true},
+	{`{"type":"message","message":{"role":"assistant","usage":{"input":1.5}}}`, false},
+	{`{"type":"message","message":{"role":"assistant","usage":{"input":99999999999999999999}}}`, false},
+	{`{"type":"message","message":{"role":"assistant","usage":{"input":"1"}}}`, false},
+	{`{"type":"message","message":{"role":"user","timestamp":1.5}}`, false},
+	{`{"type":"message","message":{"role":"user","timestamp":-0}}`, true},
+	{`{"type":"message","message":{"role":"user","timestamp":null}}`, true},
+	{`{"type":"message","message":{"role":"user","timestamp":123456789012345678}}`, false},
+	{`{"type":"message","message":{"role":"user","timestamp":01}}`, false},
+	{`{"type":"compaction","summary":"s","tokensBefore":1E2}`, false},
+
+	// Names: repeated, in another case, escaped, not ASCII.
+	{`{"type":"message","type":"message","message":{"role":"user"}}`, false},
+	{`{"type":"message","message":{"role":"user","role":"assistant"}}`, false},
+	{`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"a","text":"b"}]}}`, false},
+	{`{"type":"message","message":{"role":"user","x":1,"x":2}}`, true},
+	{`{"type":"message","ID":"a","message":{"role":"user"}}`, false},
+	{`{"type":"message","message":{"Role":"user"}}`, false},
+	{`{"type":"message","message":{"role":"user","content":[{"Type":"text"}]}}`, false},
+	{`{"type":"message","message":{"role":"assistant","usage":{"Input":1}}}`, false},
+	{`{"type":"message","\u0069d":"a","message":{"role":"user"}}`, false},
+	{"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"\xc3\xa9\":1}}", false},
+	{`{"type":"message","message":{"role":"user","":1}}`, false},
+
+	// Types that do not fit, and lines that are not entries.
+	{`{"type":"message","message":{"role":"user","content":5}}`, false},
+	{`{"type":"message","message":{"role":"user","content":[null]}}`, false},
+	{`{"type":"message","message":{"role":"user","content":[5]}}`, false},
+	{`{"type":"message","message":{"role":"user","isError":"yes"}}`, false},
+	{`{"type":"message","message":null}`, false},
+	{`{"type":"message"}`, false},
+	{`{"type":"message","message":{"content":"x"}}`, false},
+	{`{"type":"message","message":{"role":""}}`, false},
+	{`{"type":"model_change","message":{"role":"user"}}`, false},
+	{`{"type":"session","id":"x"}`, false},
+	{`{"id":"x"}`, false},
+	{`{"type":5}`, false},
+	{`[]`, false},
+	{`{"type":"label"} x`, false},
+	{`{"type":"label",}`, false},
+	{`{"type":"label","x":[1,]}`, false},
+	{`{"type":"label","x":tru}`, false},
+	{`{"type":"label","x":1.}`, false},
+	{`{"type":"label","x":-}`, false},
+	{`{"type":"lab`, false},
+	{`{"type":"label","x":` + strings.Repeat("[", 300) + strings.Repeat("]", 300) + `}`, false},
+}
+
+func TestFastDecodeCases(t *testing.T) {
+	for _, c := range fastCases {
+		if handled := checkFast(t, []byte(c.line)); handled != c.handled {
+			t.Errorf("handled = %v, want %v: %s", handled, c.handled, c.line)
+		}
+	}
+}
+
+// FuzzFastDecode checks the fast path against the reference path on any
+// line: when the fast path takes a line, the reference path must accept
+// it and decode it to the same entry, message, parts, extras and facts.
+func FuzzFastDecode(f *testing.F) {
+	for _, c := range fastCases {
+		f.Add([]byte(c.line))
+	}
+	for _, sn := range stringSnippets {
+		body := `\n` + strings.Repeat("a", 60) + sn.text + strings.Repeat(`b\"`, 30)
+		f.Add([]byte(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + body + `"}],"details":"` + body + `"}}`))
+	}
+	dir := os.Getenv("COMPACT_TESTDATA")
+	if dir == "" {
+		dir = "../../shared/testdata"
+	}
+	for _, name := range fixtures {
+		data, err := os.ReadFile(dir + "/sessions/pi/" + name)
+		if err != nil {
+			continue
+		}
+		// A sample of the fixture lines: the short ones of each sort and
+		// every 50th line.
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			if i > 0 && (len(line) < 1500 || i%50 == 0) && i%7 == 0 {
+				f.Add(line)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkFast(t, line)
+	})
+}
+
+// derivedIDOld is derivedID as first written, with hash/fnv and fmt: the
+// ids of version 1 entries must not change, since appended entries refer
+// to them.
+func derivedIDOld(sessionID string, fileIndex int, taken map[string]bool) string {
+	for salt := 0; ; salt++ {
+		h := fnv.New64a()
+		h.Write([]byte(sessionID))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(fileIndex)))
+		if salt > 0 {
+			h.Write([]byte{0})
+			h.Write([]byte(strconv.Itoa(salt)))
+		}
+		id := fmt.Sprintf("%08x", uint32(h.Sum64()))
+		if !taken[id] {
+			return id
+		}
+	}
+}
+
+func TestDerivedIDUnchanged(t *testing.T) {
+	for _, sid := range []string{"", "x", "aaaaaaaa-2222-4333-8444-555555555555", "é\x00\xff"} {
+		taken := map[string]bool{}
+		for i := 0; i < 2000; i += 7 {
+			want := derivedIDOld(sid, i, taken)
+			got := derivedID(idPrefix(sid), i, taken)
+			if string(got[:]) != want {
+				t.Fatalf("derivedID(%q, %d) = %s, want %s", sid, i, got[:], want)
+			}
+			// Taking the id forces the next call for the same index to
+			// salt it.
+			taken[want] = true
+			want = derivedIDOld(sid, i, taken)
+			got = derivedID(idPrefix(sid), i, taken)
+			if string(got[:]) != want {
+				t.Fatalf("salted derivedID(%q, %d) = %s, want %s", sid, i, got[:], want)
+			}
+		}
+	}
+}
+
+// BenchmarkDecode decodes every entry line of a fixture on one goroutine,
+// through the fast path and through the reference path: the CPU cost per
+// load that decodeLines spreads over the available cores.
+func BenchmarkDecode(b *testing.B) {
+	for _, name := range fixtures {
+		lines := fixtureLines(b, name)
+		size := 0
+		for _, l := range lines {
+			size += len(l)
+		}
+		b.Run("fast/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				var d fastDecoder
+				for _, l := range lines {
+					if _, ok := d.fast(l); !ok {
+						b.Fatal("fallback")
+					}
+				}
+			}
+		})
+		b.Run("reference/"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				for _, l := range lines {
+					if d := decodeLine(l); d.err != nil {
+						b.Fatal(d.err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestGather(t *testing.T) {
+	for pattern := 0; pattern < 256; pattern++ {
+		var m uint64
+		for k := 0; k < 8; k++ {
+			if pattern&(1<<k) != 0 {
+				m |= 0x80 << (8 * k)
+			}
+		}
+		if got := gather(m); got != uint64(pattern) {
+			t.Fatalf("gather(%#x) = %#b, want %#b", m, got, pattern)
+		}
+	}
+}
+
+// stringSnippets are pieces of string literals (as they appear between
+// the quotes) that stress the string scanner: escapes of every kind,
+// surrogates whole and halved, bytes that are not valid UTF-8, runs of
+// backslashes before quotes. The bad ones make the line invalid.
+var stringSnippets = []struct {
+	text string
+	bad  bool
+}{
+	{`\"`, false}, {`\\`, false}, {`\\\"`, false}, {`\\\\`, false}, {`\/`, false},
+	{`\b\f\n\r\t`, false}, {`\u0041`, false}, {`\u00e9`, false}, {`\u20AC`, false},
+	{`\ud83d\ude00`, false}, {`\ud83d`, false}, {`\ude00`, false}, {`\ud83dx`, false},
+	{`\ud83d\u0041`, false}, {`\ud83d\ud83d\ude00`, false},
+	{"é€😀", false}, {"\xff", false}, {"\xe2\x82", false}, {"\xed\xa0\x80", false}, {"\xf0\x9f\x98", false},
+	{`\x`, true}, {`\u12`, true}, {`\u12g4`, true}, {`\ud83d\u12`, true}, {"\x01", true}, {"\x1f", true},
+	{"\t", true},
+}
+
+// Strings of many lengths with each snippet at every offset around the
+// 64-byte blocks the scanner reads, in a decoded string (a text part) and
+// in a skipped one (inside a tool call's arguments and an extra member).
+func TestFastStrings(t *testing.T) {
+	for _, sn := range stringSnippets {
+		for pre := 0; pre < 150; pre++ {
+			for _, post := range []int{0, 1, 7, 8, 70, 80} {
+				// An escape first, so that long strings go to blocks.
+				body := `\n` + strings.Repeat("a", pre) + sn.text + strings.Repeat(`b\"`, post/3) + strings.Repeat("c", post%3)
+				lines := []string{
+					`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + body + `"}]}}`,
+					`{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{"x":"` + body + `"}}],"details":"` + body + `"}}`,
+					`{"type":"message","message":{"role":"user","content":"` + body + `","x":1}}`,
+				}
+				for _, line := range lines {
+					if handled := checkFast(t, []byte(line)); handled == sn.bad {
+						t.Fatalf("handled = %v for the snippet %q at %d: %q", handled, sn.text, pre, line)
+					}
+				}
+			}
+		}
+	}
+}
+
+// lineGen writes random entry lines from a grammar of what pi writes,
+// bent at random: members missing, repeated, renamed in another case or
+// given values of another type, numbers and strings of every form, white
+// space between tokens. It complements FuzzFastDecode, whose mutations
+// seldom keep a long line valid.
+type lineGen struct {
+	r   *rand.Rand
+	buf []byte
+}
+
+func (g *lineGen) chance(p float64) bool { return g.r.Float64() < p }
+
+func (g *lineGen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
+
+func (g *lineGen) ws() {
+	if g.chance(0.05) {
+		g.buf = append(g.buf, g.pick(" ", "\t", "\r\n", "  ")...)
+	}
+}
+
+// str writes a string literal.
+func (g *lineGen) str() {
+	g.buf = append(g.buf, '"')
+	n := g.r.IntN(6)
+	if g.chance(0.2) {
+		n += g.r.IntN(60)
+	}
+	for range n {
+		switch k := g.r.IntN(20); {
+		case k < 10:
+			g.buf = append(g.buf, strings.Repeat(g.pick("a", "xyz ", "Hello, world. "), 1+g.r.IntN(8))...)
+		case k < 17:
+			sn := stringSnippets[g.r.IntN(len(stringSnippets))]
+			if sn.bad && !g.chance(0.1) {
+				continue
+			}
+			g.buf = append(g.buf, sn.text...)
+		default:
+			g.buf = append(g.buf, byte(g.r.IntN(256)))
+		}
+	}
+	g.buf = append(g.buf, '"')
+}
+
+func (g *lineGen) number() {
+	g.buf = append(g.buf, g.pick("0", "1", "-0", "42", "1763681581544", "-7", "1.5", "1e3", "1E2", "0.0",
+		"99999999999999999999", "123456789012345678", "9007199254740993", "-9007199254740992")...)
+}
+
+// value writes a value of the given sort ("string", "int", "bool", "raw")
+// or, now and then, of another.
+func (g *lineGen) value(sort string, depth int) {
+	if g.chance(0.02) {
+		sort = g.pick("string", "int", "bool", "null", "object", "array")
+	}
+	switch sort {
+	case "string":
+		g.str()
+	case "int":
+		g.number()
+	case "bool":
+		g.buf = append(g.buf, g.pick("true", "false")...)
+	case "null":
+		g.buf = append(g.buf, "null"...)
+	case "object", "raw":
+		if depth > 3 || sort == "raw" && g.chance(0.3) {
+			g.value(g.pick("string", "int", "bool", "null"), depth)
+			return
+		}
+		g.object(depth+1, nil, []string{"a", "path", "b", "cost", "x"}, func(string) string { return "raw" })
+	case "array":
+		g.buf = append(g.buf, '[')
+		for i := range g.r.IntN(4) {
+			if i > 0 {
+				g.buf = append(g.buf, ',')
+			}
+			g.value("raw", depth+1)
+		}
+		g.buf = append(g.buf, ']')
+	}
+}
+
+// object writes an object with some of the known members, in any order,
+// and some others. sortOf tells a member's sort, or writes it itself and
+// returns "".
+func (g *lineGen) object(depth int, known, others []string, sortOf func(key string) string) {
+	var keys []string
+	for _, k := range known {
+		if g.chance(0.85) {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range others {
+		if g.chance(0.15) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 && g.chance(0.03) {
+		keys = append(keys, keys[g.r.IntN(len(keys))]) // repeated
+	}
+	if len(keys) > 1 && g.chance(0.3) {
+		i, j := g.r.IntN(len(keys)), g.r.IntN(len(keys))
+		keys[i], keys[j] = keys[j], keys[i]
+	}
+	g.buf = append(g.buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			g.buf = append(g.buf, ',')
+		}
+		g.ws()
+		name := k
+		if g.chance(0.01) {
+			name = strings.ToUpper(k[:1]) + k[1:]
+		}
+		g.buf = append(g.buf, '"')
+		g.buf = append(g.buf, name...)
+		g.buf = append(g.buf, '"')
+		g.ws()
+		g.buf = append(g.buf, ':')
+		g.ws()
+		if s := sortOf(k); s != "" {
+			g.value(s, depth)
+		}
+	}
+	g.buf = append(g.buf, '}')
+}
+
+func (g *lineGen) block() {
+	typ := g.pick("text", "thinking", "toolCall", "image", "odd", "")
+	g.object(3, []string{"type", "text", "thinking", "id", "name", "arguments", "data", "mimeType"}[:2+g.r.IntN(7)],
+		[]string{"thinkingSignature", "partialJson", "textSignature", "z"}, func(k string) string {
+			switch k {
+			case "type":
+				if g.chance(0.95) {
+					g.buf = strconv.AppendQuote(g.buf, typ)
+					return ""
+				}
+				return "string"
+			case "arguments":
+				return "object"
+			case "z", "textSignature":
+				return "raw"
+			}
+			return "string"
+		})
+}
+
+func (g *lineGen) message() {
+	role := g.pick("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage", "branchSummary", "odd", "")
+	g.object(2, []string{"role", "content", "timestamp", "usage", "stopReason", "provider", "model", "api", "toolCallId",
+		"toolName", "isError", "details"}[:3+g.r.IntN(10)],
+		[]string{"errorMessage", "command", "output", "exitCode", "cancelled", "truncated", "excludeFromContext",
+			"customType", "display", "fullOutputPath", "x"}, func(k string) string {
+			switch k {
+			case "role":
+				if g.chance(0.97) {
+					g.buf = strconv.AppendQuote(g.buf, role)
+					return ""
+				}
+				return "string"
+			case "content":
+				switch g.r.IntN(10) {
+				case 0:
+					return "string"
+				case 1:
+					return "null"
+				}
+				g.buf = append(g.buf, '[')
+				for i := range g.r.IntN(4) {
+					if i > 0 {
+						g.buf = append(g.buf, ',')
+					}
+					g.ws()
+					if g.chance(0.03) {
+						g.value("raw", 3)
+					} else {
+						g.block()
+					}
+				}
+				g.buf = append(g.buf, ']')
+				return ""
+			case "usage":
+				if g.chance(0.05) {
+					return "null"
+				}
+				g.object(3, []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens"}, []string{"cost", "other"},
+					func(k string) string {
+						if k == "cost" || k == "other" {
+							return "raw"
+						}
+						return "int"
+					})
+				return ""
+			case "timestamp", "exitCode":
+				return "int"
+			case "isError", "cancelled", "truncated", "excludeFromContext", "display":
+				return "bool"
+			case "details", "x":
+				return "raw"
+			}
+			return "string"
+		})
+}
+
+func (g *lineGen) line() []byte {
+	g.buf = g.buf[:0]
+	g.ws()
+	kind := g.pick("message", "message", "message", "compaction", "branch_summary", "custom_message", "model_change",
+		"thinking_level_change", "label", "session_info", "custom", "zzz", "session", "")
+	known := []string{"type", "id", "parentId", "timestamp"}
+	switch kind {
+	case "message":
+		known = append(known, "message")
+	case "compaction":
+		known = append(known, "summary", "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "tokensAfter", "details", "fromHook")
+	case "branch_summary":
+		known = append(known, "fromId", "summary")
+	case "custom_message":
+		known = append(known, "customType", "content", "display")
+	case "model_change":
+		known = append(known, "provider", "modelId")
+	case "thinking_level_change":
+		known = append(known, "thinkingLevel")
+	case "label":
+		known = append(known, "targetId", "label")
+	case "session_info":
+		known = append(known, "name")
+	case "custom":
+		known = append(known, "customType", "data")
+	}
+	g.object(1, known, []string{"version", "cwd", "extra", "message", "label"}, func(k string) string {
+		switch k {
+		case "type":
+			if g.chance(0.97) {
+				g.buf = strconv.AppendQuote(g.buf, kind)
+				return ""
+			}
+			return "string"
+		case "parentId", "label":
+			if g.chance(0.2) {
+				return "null"
+			}
+			return "string"
+		case "message":
+			if g.chance(0.95) {
+				g.message()
+				return ""
+			}
+			return "raw"
+		case "firstKeptEntryIndex", "tokensBefore", "tokensAfter", "version":
+			return "int"
+		case "fromHook", "display":
+			return "bool"
+		case "details", "data", "extra":
+			return "raw"
+		case "content":
+			if g.chance(0.5) {
+				return "string"
+			}
+			g.buf = append(g.buf, '[')
+			g.block()
+			g.buf = append(g.buf, ']')
+			return ""
+		}
+		return "string"
+	})
+	g.ws()
+	return g.buf
+}
+
+// Random lines decode the same on both paths, and the fast path takes
+// most of the valid ones.
+func TestFastDecodeRandom(t *testing.T) {
+	n := 50000
+	if testing.Short() {
+		n = 5000
+	}
+	g := &lineGen{r: rand.New(rand.NewPCG(1, 2))}
+	handled, valid := 0, 0
+	for range n {
+		line := g.line()
+		if checkFast(t, line) {
+			handled++
+		}
+		if decodeLine(line).err == nil {
+			valid++
+		}
+	}
+	t.Logf("%d lines, %d decoded by the reference path, %d by the fast path", n, valid, handled)
+	if handled < valid/3 {
+		t.Errorf("the fast path takes only %d of %d valid lines", handled, valid)
+	}
+}
