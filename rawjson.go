@@ -120,34 +120,21 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 
 // plainLiteralLen returns the UTF-16 length of the inside of a string
 // literal whose escapes JSON.stringify would write the same way; ok is
-// false at the first \u or \/ escape.
+// false at the first \u or \/ escape. Every other escape prints as
+// stored, so only the UTF-8 of the literal needs converting.
 func plainLiteralLen(seg []byte) (n int, ok bool) {
-	const slashes = '\\' * ones
-	i := 0
-	for i < len(seg) {
-		if i+8 <= len(seg) {
-			w := binary.LittleEndian.Uint64(seg[i:])
-			x := w ^ slashes
-			if w&highs == 0 && (x-ones)&^x&highs == 0 {
-				n += 8
-				i += 8
-				continue
-			}
+	for i := 0; ; {
+		j := bytes.IndexByte(seg[i:], '\\')
+		if j < 0 {
+			break
 		}
-		c := seg[i]
-		if c == '\\' {
-			if i+1 >= len(seg) || seg[i+1] == 'u' || seg[i+1] == '/' {
-				return 0, false
-			}
-			n += 2
-			i += 2
-			continue
+		i += j
+		if i+1 >= len(seg) || seg[i+1] == 'u' || seg[i+1] == '/' {
+			return 0, false
 		}
-		units, size := utf16Rune(seg[i:])
-		n += units
-		i += size
+		i += 2
 	}
-	return n, true
+	return utf16LenBytes(seg), true
 }
 
 // jsStringLenSlow is jsStringLen decoding every escape.

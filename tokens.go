@@ -71,6 +71,12 @@ func utf16Len(s string) int {
 func utf16LenBytes(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
+		if i+32 <= len(s) && (binary.LittleEndian.Uint64(s[i:])|binary.LittleEndian.Uint64(s[i+8:])|
+			binary.LittleEndian.Uint64(s[i+16:])|binary.LittleEndian.Uint64(s[i+24:]))&highs == 0 {
+			n += 32
+			i += 32
+			continue
+		}
 		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&highs == 0 {
 			n += 8
 			i += 8
