@@ -106,6 +106,9 @@ func TestEncodeMessageRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Read: %v\n%s", err, enc)
 			}
+			// Loading caches each message's estimate; it must be the one a
+			// fresh estimate gives.
+			want.Tokens()
 			if got := s.Entries()[0].Message; !reflect.DeepEqual(got, want) {
 				t.Errorf("read back\n got %#v\nwant %#v\nJSON %s", got, want, enc)
 			}

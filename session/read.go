@@ -251,6 +251,7 @@ func decodeLines(lines []rawLine) []decodedLine {
 		var d fastDecoder
 		for i := range lines {
 			out[i] = d.decode(lines[i].b)
+			estimate(&out[i])
 		}
 		return out
 	}
@@ -282,6 +283,7 @@ func decodeLines(lines []rawLine) []decodedLine {
 			}
 			for j := from; j < ends[k]; j++ {
 				out[j] = d.decode(lines[j].b)
+				estimate(&out[j])
 			}
 		}
 	}
@@ -292,6 +294,15 @@ func decodeLines(lines []rawLine) []decodedLine {
 	work()
 	wg.Wait()
 	return out
+}
+
+// estimate computes and caches the token estimate of a decoded message
+// while its text is hot in the cache, and in parallel for large files, so
+// that measuring and planning after a load only add cached numbers.
+func estimate(d *decodedLine) {
+	if d.e != nil && d.e.Message != nil {
+		d.e.Message.Tokens()
+	}
 }
 
 // decodeLine parses one entry line into its wire form and domain entry:
