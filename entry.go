@@ -1,5 +1,7 @@
 package compact
 
+import "encoding/json"
+
 // EntryKind is the type of a session entry.
 type EntryKind string
 
@@ -54,6 +56,10 @@ type Entry struct {
 
 	// CustomType is set for custom and custom_message entries.
 	CustomType string
+
+	// Data is the JSON a custom entry stores for its extension, as
+	// stored; nil when there is none.
+	Data json.RawMessage
 }
 
 // IsContextMessage reports whether the entry contributes a message to the

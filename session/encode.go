@@ -340,6 +340,12 @@ func encodeEntry(e *compact.Entry, firstKeptIndex int) ([]byte, error) {
 		o.str("name", e.Name)
 	case compact.KindCustom:
 		o.str("customType", e.CustomType)
+		if len(e.Data) > 0 {
+			if !stdjson.Valid(e.Data) {
+				return nil, fmt.Errorf("field data: invalid JSON")
+			}
+			o.raw("data", e.Data)
+		}
 	default:
 		return nil, fmt.Errorf("cannot write entries of unknown type %q", e.Kind)
 	}

@@ -121,7 +121,7 @@ type member struct {
 var entryNames = []string{"type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId",
 	"firstKeptEntryIndex", "tokensBefore", "tokensAfter", "details", "fromHook", "fromId", "provider",
 	"modelId", "thinkingLevel", "targetId", "label", "name", "customType", "content", "version", "cwd",
-	"parentSession", "message"}
+	"parentSession", "message", "data"}
 
 // Names of the members of a message the reference decoder reads.
 var messageNames = []string{"role", "usage", "stopReason", "provider", "model", "errorMessage",
@@ -178,7 +178,7 @@ type entryFields struct {
 	thinkingLevel, targetID, label, name, customType string
 	hasParent, hasLabel, hasKeptIndex, fromHook      bool
 	keptIndex, tokensBefore, tokensAfter             int
-	details, content                                 []byte
+	details, content, data                           []byte
 	msg                                              *compact.Message
 	hookRole                                         bool
 	seen                                             seen
@@ -243,6 +243,9 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 		e.Name = f.name
 	case compact.KindCustom:
 		e.CustomType = f.customType
+		if len(f.data) > 0 {
+			e.Data = f.data
+		}
 	}
 	return out, true
 }
@@ -327,10 +330,13 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 		b, ok := d.boolOrNull()
 		f.fromHook = b
 		return ok
-	case "details", "content":
+	case "details", "content", "data":
 		dst, bit := &f.details, uint(21)
-		if key == "content" {
+		switch key {
+		case "content":
 			dst, bit = &f.content, 22
+		case "data":
+			dst, bit = &f.data, 24
 		}
 		if !f.seen.first(bit) {
 			return false

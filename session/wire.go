@@ -56,6 +56,7 @@ type wireFields struct {
 	Label      *string         `json:"label"`
 	Name       string          `json:"name"`
 	CustomType string          `json:"customType"`
+	Data       json.RawMessage `json:"data"`
 	Content    json.RawMessage `json:"content"`
 
 	// session header
@@ -158,7 +159,7 @@ var kindFields = map[compact.EntryKind][]string{
 	compact.KindBranchSummary:       {"summary", "fromId"},
 	compact.KindModelChange:         {"provider", "modelId"},
 	compact.KindThinkingLevelChange: {"thinkingLevel"},
-	compact.KindCustom:              {"customType"},
+	compact.KindCustom:              {"customType", "data"},
 	compact.KindCustomMessage:       {"customType", "content"},
 	compact.KindLabel:               {"targetId", "label"},
 	compact.KindSessionInfo:         {"name"},
@@ -333,6 +334,9 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 		e.Name = w.Name
 	case compact.KindCustom:
 		e.CustomType = w.CustomType
+		if len(w.Data) > 0 {
+			e.Data = w.Data
+		}
 	}
 	return e, nil
 }
