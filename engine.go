@@ -69,6 +69,10 @@ type Event struct {
 type Engine struct {
 	// Summarizer writes the summaries.
 	Summarizer Summarizer
+	// Fallback, when set, writes the summary when Summarizer fails (see
+	// Request.Fallback); the entry is then marked as written without a
+	// model. Usually the offline extractive summarizer.
+	Fallback Summarizer
 	// KeepRecentTokens is the size of the part kept verbatim; 0 means
 	// DefaultKeepRecentTokens.
 	KeepRecentTokens int
@@ -93,6 +97,39 @@ type Request struct {
 	// summarizer (the turn prefix gets half); 0 leaves it to the
 	// summarizer. pi uses 0.8 x its reserve (13107 tokens by default).
 	MaxTokens int
+	// TargetTokens is the size the rebuilt context must fit under (the
+	// policy's Target, by default half the window); 0 skips the headroom
+	// guarantee. When the summary plus the kept part would not fit, the
+	// kept part is shrunk first, then the summary is shortened with its
+	// section headings kept, and Result.Adjustments says what was done.
+	TargetTokens int
+	// Fallback says whether Engine.Fallback writes the summary when the
+	// summarizer fails; the default is on for automatic compactions and
+	// off for manual ones.
+	Fallback FallbackMode
+}
+
+// FallbackMode chooses when the fallback summarizer is used.
+type FallbackMode int
+
+const (
+	// FallbackAuto uses the fallback for automatic compactions (reasons
+	// threshold and overflow), not for manual ones.
+	FallbackAuto FallbackMode = iota
+	// FallbackOn always uses the fallback when the summarizer fails.
+	FallbackOn
+	// FallbackOff never does: a failed summary fails the compaction.
+	FallbackOff
+)
+
+func (f FallbackMode) enabled(r Reason) bool {
+	switch f {
+	case FallbackOn:
+		return true
+	case FallbackOff:
+		return false
+	}
+	return r != ReasonManual
 }
 
 // Result describes a compaction that was recorded.
@@ -110,6 +147,12 @@ type Result struct {
 	Summarizer string
 	Usage      *Usage
 	Duration   time.Duration
+	// FallbackErr is the summarizer's failure when the fallback
+	// summarizer wrote the summary instead, nil otherwise.
+	FallbackErr error
+	// Adjustments says what the headroom guarantee changed, one sentence
+	// each (empty when nothing was needed).
+	Adjustments []string
 }
 
 func (e *Engine) now() time.Time {
@@ -177,20 +220,29 @@ func (e *Engine) emit(ev Event) {
 	}
 }
 
-func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, req Request) (*Result, error) {
-	res := &Result{Plan: plan, TokensBefore: plan.TokensBefore}
-	var parts []string
+// summaryParts is what the summarizers produced for one plan.
+type summaryParts struct {
+	text       string
+	summarizer string
+	usage      *Usage
+}
+
+// summarize has the plan's history and turn prefix summarized by sum and
+// joins them. It calls sum only with messages to summarize.
+func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req Request) (*summaryParts, error) {
+	out := &summaryParts{}
 	var usage Usage
-	hasUsage := false
 	note := func(s *Summary) {
-		if s.Summarizer != "" && !strings.Contains(res.Summarizer, s.Summarizer) {
-			if res.Summarizer != "" {
-				res.Summarizer += ", "
+		if s.Summarizer != "" && !strings.Contains(out.summarizer, s.Summarizer) {
+			if out.summarizer != "" {
+				out.summarizer += ", "
 			}
-			res.Summarizer += s.Summarizer
+			out.summarizer += s.Summarizer
 		}
 		if s.Usage != nil {
-			hasUsage = true
+			if out.usage == nil {
+				out.usage = &usage
+			}
 			usage.Input += s.Usage.Input
 			usage.Output += s.Usage.Output
 			usage.CacheRead += s.Usage.CacheRead
@@ -198,10 +250,10 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 			usage.Total += s.Usage.Total
 		}
 	}
-
+	var parts []string
 	switch {
 	case len(plan.Messages) > 0:
-		s, err := e.Summarizer.Summarize(ctx, &SummaryRequest{
+		s, err := sum.Summarize(ctx, &SummaryRequest{
 			Kind: SummaryHistory, Messages: plan.Messages, PreviousSummary: plan.PreviousSummary,
 			Instructions: req.Instructions, ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles,
 			MaxTokens: req.MaxTokens,
@@ -215,7 +267,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		parts = append(parts, plan.PreviousSummary)
 	}
 	if plan.IsSplitTurn && len(plan.TurnPrefix) > 0 {
-		s, err := e.Summarizer.Summarize(ctx, &SummaryRequest{
+		s, err := sum.Summarize(ctx, &SummaryRequest{
 			Kind: SummaryTurnPrefix, Messages: plan.TurnPrefix, Instructions: req.Instructions,
 			ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles, MaxTokens: req.MaxTokens / 2,
 		})
@@ -223,24 +275,89 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 			return nil, fmt.Errorf("summarize turn prefix: %w", err)
 		}
 		note(s)
-		prefix := strings.TrimSpace(s.Text)
 		if len(parts) == 0 {
 			parts = append(parts, "No earlier history.")
 		}
-		parts = append(parts, "---\n\n**The current turn began before the kept messages. Its start:**\n\n"+prefix)
+		parts = append(parts, "---\n\n**The current turn began before the kept messages. Its start:**\n\n"+strings.TrimSpace(s.Text))
 	}
-	if files := FormatFileLists(plan.ReadFiles, plan.ModifiedFiles); files != "" {
-		parts = append(parts, files)
+	out.text = strings.Join(parts, "\n\n")
+	return out, nil
+}
+
+// fitPlan shrinks the kept part until it leaves at least half of the
+// target for the summary, re-planning with a smaller keep budget.
+func (e *Engine) fitPlan(log Log, plan *Plan, req Request, res *Result) *Plan {
+	if req.TargetTokens <= 0 {
+		return plan
 	}
-	summary := strings.Join(parts, "\n\n")
-	if hasUsage {
-		res.Usage = &usage
+	limit := req.TargetTokens / 2
+	keep := limit
+	for plan.KeptTokens > limit && keep >= 1000 {
+		smaller, err := PlanCompaction(log.Path(), PlanOptions{KeepRecentTokens: keep})
+		if err != nil || smaller.KeptTokens >= plan.KeptTokens {
+			keep /= 2
+			continue
+		}
+		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
+			"kept part reduced from ~%d to ~%d tokens so that the context fits under %d", plan.KeptTokens, smaller.KeptTokens, req.TargetTokens))
+		plan = smaller
+	}
+	return plan
+}
+
+func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, req Request) (*Result, error) {
+	res := &Result{Plan: plan, TokensBefore: plan.TokensBefore}
+	plan = e.fitPlan(log, plan, req, res)
+	res.Plan = plan
+
+	parts, err := e.summarize(ctx, e.Summarizer, plan, req)
+	if err != nil {
+		if ctx.Err() != nil || e.Fallback == nil || !req.Fallback.enabled(req.Reason) {
+			return nil, err
+		}
+		e.logger().Warn("summarizer failed; writing the fallback summary", "err", err)
+		fb, ferr := e.summarize(ctx, e.Fallback, plan, req)
+		if ferr != nil {
+			return nil, fmt.Errorf("%w (and the fallback failed too: %v)", err, ferr)
+		}
+		res.FallbackErr = err
+		fb.text = "> Written without a model: the summarizer failed (" + oneLine(err.Error()) + "), so this summary was extracted offline.\n\n" + fb.text
+		parts = fb
+	}
+	res.Summarizer, res.Usage = parts.summarizer, parts.usage
+	summary := parts.text
+
+	files := FormatFileLists(plan.ReadFiles, plan.ModifiedFiles)
+	if req.TargetTokens > 0 {
+		room := req.TargetTokens - plan.KeptTokens - (utf16Len(files)+3)/4
+		if have := (utf16Len(summary) + 3) / 4; have > room {
+			short := ShortenSummary(summary, room)
+			res.Adjustments = append(res.Adjustments, fmt.Sprintf(
+				"summary shortened from ~%d to ~%d tokens, section headings kept, so that the context fits under %d",
+				have, (utf16Len(short)+3)/4, req.TargetTokens))
+			summary = short
+		}
+	}
+	if files != "" {
+		summary += "\n\n" + files
 	}
 	res.Summary = summary
 	res.TokensAfter = (utf16Len(summary)+3)/4 + plan.KeptTokens
+	if req.TargetTokens > 0 && res.TokensAfter > req.TargetTokens {
+		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
+			"the context is still ~%d tokens, above the target of %d: the newest messages alone are larger", res.TokensAfter, req.TargetTokens))
+	}
 
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	details := map[string]any{
+		"reason":     string(req.Reason),
+		"summarizer": res.Summarizer,
+	}
+	if res.FallbackErr != nil {
+		details["fallback"] = true
+		details["summarizerError"] = oneLine(res.FallbackErr.Error())
 	}
 	entry := &Entry{
 		Kind: KindCompaction,
@@ -252,10 +369,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 			ReadFiles:      plan.ReadFiles,
 			ModifiedFiles:  plan.ModifiedFiles,
 			HasFileDetails: true,
-			Details: map[string]any{
-				"reason":     string(req.Reason),
-				"summarizer": res.Summarizer,
-			},
+			Details:        details,
 		},
 	}
 	if err := log.Append(ctx, entry); err != nil {
@@ -263,4 +377,15 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	}
 	res.Entry = entry
 	return res, nil
+}
+
+// oneLine keeps the first line of s, shortened to 300 characters.
+func oneLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
 }

@@ -11,6 +11,11 @@ import (
 const SummaryPreface = "The earlier part of this conversation was condensed into the summary below, " +
 	"written to hand the work over. Treat it as the record of what already happened and continue from it."
 
+// ContinuationNote follows the summary after an automatic compaction, which
+// interrupts the work rather than ending it.
+const ContinuationNote = "This condensing happened automatically, in the middle of the work. Carry on from where it stopped: " +
+	"do not redo steps the summary records as done, and do not give a final answer until every remaining step is finished."
+
 // BranchPreface opens the user message that carries a branch summary.
 const BranchPreface = "The conversation returned here from another branch; this is a summary of that branch."
 
@@ -19,6 +24,28 @@ const BranchPreface = "The conversation returned here from another branch; this 
 // inside <summary> tags.
 func SummaryText(summary string) string {
 	return SummaryPreface + "\n\n<summary>\n" + summary + "\n</summary>"
+}
+
+// ModelMessages returns the context as a chat API accepts it (see
+// ForModel). After an automatic compaction (reason threshold or overflow
+// recorded in its details) the summary message ends with
+// ContinuationNote; after a manual one it does not.
+func (c *Context) ModelMessages() []*Message {
+	out := ForModel(c.Messages)
+	if c.Compaction != nil && len(out) > 0 && c.Messages[0].Role == RoleCompactionSummary && AutomaticCompaction(c.Compaction) {
+		out[0] = asUser(c.Messages[0], SummaryText(c.Messages[0].Text())+"\n\n"+ContinuationNote)
+	}
+	return out
+}
+
+// AutomaticCompaction reports whether a compaction entry was made
+// automatically (its details record reason threshold or overflow).
+func AutomaticCompaction(e *Entry) bool {
+	if e == nil || e.Compaction == nil {
+		return false
+	}
+	r, _ := e.Compaction.Details["reason"].(string)
+	return r == string(ReasonThreshold) || r == string(ReasonOverflow)
 }
 
 // ForModel converts a context into the messages a chat API accepts: user,
