@@ -95,7 +95,13 @@ func (a *app) context(cmd *cobra.Command, file, leaf string, full bool) error {
 	}
 	for i, m := range ctx.Messages {
 		fmt.Fprintf(w, "\n#%d [%s] (entry %s, ~%s tokens)\n", i, roleLabel(m), ctx.EntryIDs[i], num(m.Tokens()))
-		if text := messageText(m); text != "" {
+		text := messageText(m)
+		if i == 0 && m.Role == compact.RoleCompactionSummary {
+			// As the model receives it, with the continuation note after
+			// an automatic compaction.
+			text = ctx.ModelMessages()[0].Text()
+		}
+		if text != "" {
 			fmt.Fprintln(w, shorten(text, limit))
 		}
 	}
