@@ -1,0 +1,686 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/apihttp"
+	"github.com/compactkit/compact/summarize"
+)
+
+// received is what the test server saw of one request.
+type received struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   map[string]any
+}
+
+// fakeServer is an httptest server that records every request and answers
+// with the handler under test. hits counts the requests.
+type fakeServer struct {
+	*httptest.Server
+	hits atomic.Int32
+	mu   sync.Mutex
+	reqs []received
+}
+
+func newFakeServer(t *testing.T, h http.HandlerFunc) *fakeServer {
+	t.Helper()
+	fs := &fakeServer{}
+	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fs.hits.Add(1)
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		fs.mu.Lock()
+		fs.reqs = append(fs.reqs, received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		fs.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(fs.Close)
+	return fs
+}
+
+func (fs *fakeServer) last(t *testing.T) received {
+	t.Helper()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.reqs) == 0 {
+		t.Fatal("server received no request")
+	}
+	return fs.reqs[len(fs.reqs)-1]
+}
+
+// reply answers with a status, headers and a body.
+func reply(status int, body string, headers ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+const okBody = `{
+  "id": "msg_01",
+  "type": "message",
+  "role": "assistant",
+  "model": "claude-test-20250101",
+  "content": [
+    {"type": "thinking", "thinking": "let me think", "signature": "sig"},
+    {"type": "text", "text": "the summary"}
+  ],
+  "stop_reason": "end_turn",
+  "stop_sequence": null,
+  "usage": {
+    "input_tokens": 200,
+    "cache_creation_input_tokens": 50,
+    "cache_read_input_tokens": 1000,
+    "output_tokens": 300
+  }
+}`
+
+func newClient(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return c
+}
+
+var baseReq = summarize.Request{Model: "m1", System: "be brief", Prompt: "summarize this", MaxTokens: 512}
+
+func TestCompleteSendsWireRequest(t *testing.T) {
+	temp := 0.3
+	tests := []struct {
+		name          string
+		cfg           Config
+		req           summarize.Request
+		wantModel     string
+		wantKey       string
+		wantMax       int
+		wantSystem    string // "" means the field is absent
+		wantThinking  int    // 0 means no thinking object
+		wantTemp      *float64
+		wantExtraName string
+	}{
+		{
+			name:       "key, system prompt and limit",
+			cfg:        Config{APIKey: "sk-ant-test"},
+			req:        baseReq,
+			wantModel:  "m1",
+			wantKey:    "sk-ant-test",
+			wantMax:    512,
+			wantSystem: "be brief",
+		},
+		{
+			name:      "no key, config model, no system, default limit",
+			cfg:       Config{Model: "fallback"},
+			req:       summarize.Request{Prompt: "hi"},
+			wantModel: "fallback",
+			wantMax:   DefaultMaxTokens,
+		},
+		{
+			name:      "configured default limit",
+			cfg:       Config{MaxTokens: 2000},
+			req:       summarize.Request{Model: "m", Prompt: "hi"},
+			wantModel: "m",
+			wantMax:   2000,
+		},
+		{
+			name:         "thinking adds its budget to the limit",
+			cfg:          Config{APIKey: "k", ThinkingBudget: 2048},
+			req:          baseReq,
+			wantModel:    "m1",
+			wantKey:      "k",
+			wantMax:      512 + 2048,
+			wantSystem:   "be brief",
+			wantThinking: 2048,
+		},
+		{
+			name:          "temperature and an extra header",
+			cfg:           Config{Temperature: &temp, Header: http.Header{"Anthropic-Beta": {"some-beta"}}},
+			req:           baseReq,
+			wantModel:     "m1",
+			wantMax:       512,
+			wantSystem:    "be brief",
+			wantTemp:      &temp,
+			wantExtraName: "Anthropic-Beta",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, okBody))
+			tt.cfg.BaseURL = srv.URL + "/"
+			c := newClient(t, tt.cfg)
+			if _, err := c.Complete(context.Background(), &tt.req); err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			got := srv.last(t)
+			if got.Method != http.MethodPost || got.Path != "/v1/messages" {
+				t.Errorf("request line = %s %s, want POST /v1/messages", got.Method, got.Path)
+			}
+			for k, want := range map[string]string{
+				"Content-Type":      "application/json",
+				"Anthropic-Version": "2023-06-01",
+				"User-Agent":        DefaultUserAgent,
+				"X-Api-Key":         tt.wantKey,
+			} {
+				if v := got.Header.Get(k); v != want {
+					t.Errorf("header %s = %q, want %q", k, v, want)
+				}
+			}
+			if _, ok := got.Header["X-Api-Key"]; tt.wantKey == "" && ok {
+				t.Error("x-api-key sent without a key")
+			}
+			if got.Header.Get("Authorization") != "" {
+				t.Error("Authorization sent; the Messages API takes x-api-key")
+			}
+			if k := tt.wantExtraName; k != "" && got.Header.Get(k) != "some-beta" {
+				t.Errorf("header %s = %q, want some-beta", k, got.Header.Get(k))
+			}
+			b := got.Body
+			if b["model"] != tt.wantModel {
+				t.Errorf("model = %v, want %q", b["model"], tt.wantModel)
+			}
+			if b["max_tokens"] != float64(tt.wantMax) {
+				t.Errorf("max_tokens = %v, want %d", b["max_tokens"], tt.wantMax)
+			}
+			if sys, ok := b["system"]; tt.wantSystem == "" && ok || tt.wantSystem != "" && sys != tt.wantSystem {
+				t.Errorf("system = %v (present %v), want %q", sys, ok, tt.wantSystem)
+			}
+			msgs, _ := b["messages"].([]any)
+			if len(msgs) != 1 {
+				t.Fatalf("messages = %v, want one user message", msgs)
+			}
+			if m, _ := msgs[0].(map[string]any); m["role"] != "user" || m["content"] != tt.req.Prompt {
+				t.Errorf("messages[0] = %v, want user %q", m, tt.req.Prompt)
+			}
+			th, hasThinking := b["thinking"].(map[string]any)
+			switch {
+			case tt.wantThinking == 0 && hasThinking:
+				t.Errorf("thinking = %v, want absent", th)
+			case tt.wantThinking > 0 && (th["type"] != "enabled" || th["budget_tokens"] != float64(tt.wantThinking)):
+				t.Errorf("thinking = %v, want enabled with budget %d", th, tt.wantThinking)
+			}
+			temp, hasTemp := b["temperature"]
+			switch {
+			case tt.wantTemp == nil && hasTemp:
+				t.Errorf("temperature = %v, want absent", temp)
+			case tt.wantTemp != nil && temp != *tt.wantTemp:
+				t.Errorf("temperature = %v, want %v", temp, *tt.wantTemp)
+			}
+			if _, ok := b["stream"]; ok {
+				t.Errorf("stream = %v, want absent (non-streaming is the default)", b["stream"])
+			}
+		})
+	}
+}
+
+func TestCompleteResponse(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want summarize.Response
+	}{
+		{
+			name: "usage mapping, thinking skipped",
+			body: okBody,
+			want: summarize.Response{
+				Text:  "the summary",
+				Model: "claude-test-20250101",
+				Usage: compact.Usage{Input: 200, Output: 300, CacheRead: 1000, CacheWrite: 50},
+			},
+		},
+		{
+			name: "several text blocks joined in order",
+			body: `{"type":"message","model":"c","content":[{"type":"text","text":"first, "},
+				{"type":"redacted_thinking","data":"xyz"},{"type":"text","text":"second"}],
+				"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":2}}`,
+			want: summarize.Response{Text: "first, second", Model: "c", Usage: compact.Usage{Input: 5, Output: 2}},
+		},
+		{
+			name: "no usage, no model in answer",
+			body: `{"type":"message","content":[{"type":"text","text":"short"}],"stop_reason":"end_turn"}`,
+			want: summarize.Response{Text: "short", Model: "m1"},
+		},
+		{
+			name: "cut by max_tokens",
+			body: `{"type":"message","model":"c","content":[{"type":"text","text":"half a sum"}],
+				"stop_reason":"max_tokens","usage":{"input_tokens":100,"output_tokens":512}}`,
+			want: summarize.Response{Text: "half a sum", Truncated: true, Model: "c",
+				Usage: compact.Usage{Input: 100, Output: 512}},
+		},
+		{
+			name: "thinking used the whole limit",
+			body: `{"type":"message","model":"c","content":[{"type":"thinking","thinking":"long"}],"stop_reason":"max_tokens"}`,
+			want: summarize.Response{Truncated: true, Model: "c"},
+		},
+		{
+			name: "cut by the context window",
+			body: `{"type":"message","model":"c","content":[{"type":"text","text":"part"}],"stop_reason":"model_context_window_exceeded"}`,
+			want: summarize.Response{Text: "part", Truncated: true, Model: "c"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, tt.body))
+			c := newClient(t, Config{BaseURL: srv.URL})
+			got, err := c.Complete(context.Background(), &baseReq)
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if *got != tt.want {
+				t.Errorf("response = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+const overflowBody = `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208000 tokens > 200000 maximum"},"request_id":"req_011"}`
+
+func TestCompleteProviderErrors(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	html := "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>cloudflare</center></body></html>"
+	huge := `{"type":"error","error":{"type":"api_error","message":"` + strings.Repeat("x", 2*MaxErrorBody) + `"}}`
+	tests := []struct {
+		name          string
+		status        int
+		headers       []string
+		body          string
+		wantStatus    int
+		wantBody      string // "" means the body as sent
+		wantRetry     time.Duration
+		wantOverflow  bool
+		wantRetryable bool
+	}{
+		{
+			name:          "429 with Retry-After seconds",
+			status:        429,
+			headers:       []string{"Retry-After", "12"},
+			body:          `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
+			wantStatus:    429,
+			wantRetry:     12 * time.Second,
+			wantRetryable: true,
+		},
+		{
+			name:          "429 with Retry-After as an HTTP date",
+			status:        429,
+			headers:       []string{"Retry-After", now.Add(2 * time.Minute).Format(http.TimeFormat)},
+			body:          `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
+			wantStatus:    429,
+			wantRetry:     2 * time.Minute,
+			wantRetryable: true,
+		},
+		{
+			name:          "429 with retry-after-ms preferred to Retry-After",
+			status:        429,
+			headers:       []string{"retry-after-ms", "750", "Retry-After", "1"},
+			body:          `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
+			wantStatus:    429,
+			wantRetry:     750 * time.Millisecond,
+			wantRetryable: true,
+		},
+		{
+			name:          "500 api_error",
+			status:        500,
+			body:          `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
+			wantStatus:    500,
+			wantRetryable: true,
+		},
+		{
+			name:          "529 overloaded_error",
+			status:        529,
+			body:          `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			wantStatus:    529,
+			wantRetryable: true,
+		},
+		{
+			name:         "400 prompt too long",
+			status:       400,
+			body:         overflowBody,
+			wantStatus:   400,
+			wantOverflow: true,
+		},
+		{
+			name:          "502 HTML from a proxy",
+			status:        502,
+			headers:       []string{"Content-Type", "text/html"},
+			body:          html,
+			wantStatus:    502,
+			wantRetryable: true,
+		},
+		{
+			name:       "401 authentication_error",
+			status:     401,
+			body:       `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`,
+			wantStatus: 401,
+		},
+		{
+			name:          "error body capped",
+			status:        500,
+			body:          huge,
+			wantStatus:    500,
+			wantBody:      huge[:MaxErrorBody],
+			wantRetryable: true,
+		},
+		{
+			name:          "200 with an overloaded error body",
+			status:        200,
+			body:          `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			wantStatus:    529,
+			wantRetryable: true,
+		},
+		{
+			name:         "200 with a prompt-too-long error body",
+			status:       200,
+			body:         overflowBody,
+			wantStatus:   400,
+			wantOverflow: true,
+		},
+		{
+			name:       "200 with an unknown error type",
+			status:     200,
+			body:       `{"type":"error","error":{"type":"brand_new_error","message":"?"}}`,
+			wantStatus: 0,
+		},
+		{
+			name:       "200 that is not JSON",
+			status:     200,
+			headers:    []string{"Content-Type", "text/html"},
+			body:       html,
+			wantStatus: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(tt.status, tt.body, tt.headers...))
+			c := newClient(t, Config{BaseURL: srv.URL, APIKey: "k"})
+			c.now = func() time.Time { return now }
+			resp, err := c.Complete(context.Background(), &baseReq)
+			if err == nil {
+				t.Fatalf("Complete returned %+v, want an error", resp)
+			}
+			if n := srv.hits.Load(); n != 1 {
+				t.Errorf("server saw %d requests, want exactly 1", n)
+			}
+			var pe *compact.ProviderError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v (%T) is not a *compact.ProviderError", err, err)
+			}
+			wantBody := tt.wantBody
+			if wantBody == "" {
+				wantBody = tt.body
+			}
+			if pe.Provider != "anthropic" || pe.StatusCode != tt.wantStatus || pe.Body != wantBody {
+				t.Errorf("ProviderError{%q, %d, %.80q}, want {anthropic, %d, %.80q}",
+					pe.Provider, pe.StatusCode, pe.Body, tt.wantStatus, wantBody)
+			}
+			if pe.RetryAfter != tt.wantRetry {
+				t.Errorf("RetryAfter = %v, want %v", pe.RetryAfter, tt.wantRetry)
+			}
+			if got := compact.IsContextOverflow(err); got != tt.wantOverflow {
+				t.Errorf("IsContextOverflow = %v, want %v", got, tt.wantOverflow)
+			}
+			if got := pe.Retryable(); got != tt.wantRetryable {
+				t.Errorf("Retryable = %v, want %v", got, tt.wantRetryable)
+			}
+		})
+	}
+}
+
+func TestCompleteEmptyAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantIs  error // nil: only an error is required
+		wantMsg string
+	}{
+		{"no content blocks", `{"type":"message","content":[],"stop_reason":"end_turn"}`, ErrEmptySummary, "end_turn"},
+		{"only thinking", `{"type":"message","content":[{"type":"thinking","thinking":"all of it"}],"stop_reason":"end_turn"}`, ErrEmptySummary, "end_turn"},
+		{"whitespace text", `{"type":"message","content":[{"type":"text","text":"\n\n"}],"stop_reason":"end_turn"}`, ErrEmptySummary, "end_turn"},
+		{"refusal", `{"type":"message","content":[{"type":"text","text":"I can't"}],"stop_reason":"refusal"}`, nil, "refusal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, tt.body))
+			c := newClient(t, Config{BaseURL: srv.URL})
+			resp, err := c.Complete(context.Background(), &baseReq)
+			if err == nil {
+				t.Fatalf("Complete returned %+v, want an error", resp)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q does not mention %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// blockingHandler never answers: it waits for the request's context to end
+// and then closes exited, so a test can see that the handler was released.
+func blockingHandler(started chan<- struct{}, exited chan<- struct{}, writeHeader bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		defer close(exited)
+		if writeHeader {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			_, _ = io.WriteString(w, `{"type":"message","content":[`)
+			w.(http.Flusher).Flush()
+		}
+		close(started)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+func waitExit(t *testing.T, exited <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler still running: the request was not abandoned")
+	}
+}
+
+func TestCompleteCancelled(t *testing.T) {
+	for _, midBody := range []bool{false, true} {
+		name := map[bool]string{false: "before headers", true: "while reading the body"}[midBody]
+		t.Run(name, func(t *testing.T) {
+			started, exited := make(chan struct{}), make(chan struct{})
+			srv := newFakeServer(t, blockingHandler(started, exited, midBody))
+			c := newClient(t, Config{BaseURL: srv.URL})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-started
+				cancel()
+			}()
+			begin := time.Now()
+			_, err := c.Complete(ctx, &baseReq)
+			if took := time.Since(begin); took > 3*time.Second {
+				t.Errorf("Complete took %v after cancel", took)
+			}
+			if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
+				t.Errorf("error %v does not wrap context.Canceled", err)
+			}
+			var pe *compact.ProviderError
+			if errors.As(err, &pe) {
+				t.Errorf("cancellation reported as a ProviderError: %v", pe)
+			}
+			waitExit(t, exited)
+		})
+	}
+}
+
+func TestCompleteTimeout(t *testing.T) {
+	for _, midBody := range []bool{false, true} {
+		name := map[bool]string{false: "before headers", true: "while reading the body"}[midBody]
+		t.Run(name, func(t *testing.T) {
+			started, exited := make(chan struct{}), make(chan struct{})
+			srv := newFakeServer(t, blockingHandler(started, exited, midBody))
+			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond})
+			begin := time.Now()
+			_, err := c.Complete(context.Background(), &baseReq)
+			if took := time.Since(begin); took > 3*time.Second {
+				t.Errorf("Complete took %v with a 100ms timeout", took)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
+			}
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Errorf("error %v is not a net.Error reporting a timeout", err)
+			}
+			var pe *compact.ProviderError
+			if errors.As(err, &pe) {
+				t.Errorf("timeout reported as a ProviderError: %v", pe)
+			}
+			waitExit(t, exited)
+		})
+	}
+}
+
+func TestCompleteWithoutSending(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		cfg    Config
+		req    *summarize.Request
+		wantIs error
+	}{
+		{"nil request", context.Background(), Config{}, nil, nil},
+		{"no model anywhere", context.Background(), Config{}, &summarize.Request{Prompt: "x"}, nil},
+		{"context already cancelled", cancelled, Config{}, &baseReq, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, okBody))
+			tt.cfg.BaseURL = srv.URL
+			c := newClient(t, tt.cfg)
+			_, err := c.Complete(tt.ctx, tt.req)
+			if err == nil {
+				t.Fatal("Complete succeeded, want an error")
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
+			}
+			if n := srv.hits.Load(); n != 0 {
+				t.Errorf("server saw %d requests, want none", n)
+			}
+		})
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	temp := 1.0
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"relative base URL", Config{BaseURL: "api.anthropic.com"}},
+		{"unsupported scheme", Config{BaseURL: "ws://example.com"}},
+		{"unparsable base URL", Config{BaseURL: "http://[::1"}},
+		{"negative max tokens", Config{MaxTokens: -1}},
+		{"thinking budget too small", Config{ThinkingBudget: 500}},
+		{"negative thinking budget", Config{ThinkingBudget: -1}},
+		{"temperature with thinking", Config{ThinkingBudget: 2048, Temperature: &temp}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if c, err := New(tt.cfg); err == nil {
+				t.Errorf("New(%+v) = %+v, want an error", tt.cfg, c)
+			}
+		})
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	c := newClient(t, Config{})
+	if c.endpoint != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("endpoint = %q", c.endpoint)
+	}
+	if c.timeout != DefaultTimeout || c.maxTokens != DefaultMaxTokens || c.userAgent != DefaultUserAgent {
+		t.Errorf("defaults = timeout %v, max tokens %d, user agent %q", c.timeout, c.maxTokens, c.userAgent)
+	}
+	if c.hc == nil || c.hc.CheckRedirect == nil {
+		t.Error("nil HTTPClient did not select the default client (which returns redirects)")
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want Config
+	}{
+		{"empty environment", nil, Config{}},
+		{"key only", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-1"}, Config{APIKey: "sk-ant-1"}},
+		{
+			"key and base URL",
+			map[string]string{"ANTHROPIC_API_KEY": "sk-ant-2", "ANTHROPIC_BASE_URL": "http://gateway:8080", "OPENAI_API_KEY": "no"},
+			Config{APIKey: "sk-ant-2", BaseURL: "http://gateway:8080"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ConfigFromEnv(func(k string) string { return tt.env[k] })
+			if got.APIKey != tt.want.APIKey || got.BaseURL != tt.want.BaseURL || got.Model != "" {
+				t.Errorf("ConfigFromEnv = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    time.Duration
+	}{
+		{"none", nil, 0},
+		{"seconds", map[string]string{"Retry-After": "7"}, 7 * time.Second},
+		{"fractional seconds", map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond},
+		{"negative seconds", map[string]string{"Retry-After": "-3"}, 0},
+		{"HTTP date", map[string]string{"Retry-After": "Sat, 01 Mar 2025 12:00:45 GMT"}, 45 * time.Second},
+		{"RFC 850 date", map[string]string{"Retry-After": "Saturday, 01-Mar-25 12:01:00 GMT"}, time.Minute},
+		{"milliseconds", map[string]string{"Retry-After-Ms": "250"}, 250 * time.Millisecond},
+		{"bad milliseconds fall back", map[string]string{"Retry-After-Ms": "x", "Retry-After": "3"}, 3 * time.Second},
+		{"garbage", map[string]string{"Retry-After": "tomorrow"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.headers {
+				h.Set(k, v)
+			}
+			if got := apihttp.RetryAfter(h, now); got != tt.want {
+				t.Errorf("retryAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

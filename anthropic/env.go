@@ -1,0 +1,13 @@
+package anthropic
+
+// ConfigFromEnv returns a Config whose APIKey comes from ANTHROPIC_API_KEY
+// and whose BaseURL comes from ANTHROPIC_BASE_URL (DefaultBaseURL when
+// unset). The variables are read through getenv, usually os.Getenv;
+// passing another function keeps tests and embedding programs away from
+// the process environment. The other fields keep their zero values.
+func ConfigFromEnv(getenv func(string) string) Config {
+	return Config{
+		BaseURL: getenv("ANTHROPIC_BASE_URL"),
+		APIKey:  getenv("ANTHROPIC_API_KEY"),
+	}
+}

@@ -1,0 +1,704 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/apihttp"
+	"github.com/compactkit/compact/summarize"
+)
+
+// received is what the test server saw of one request.
+type received struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   map[string]any
+}
+
+// fakeServer is an httptest server that records every request and answers
+// with the handler under test. hits counts the requests.
+type fakeServer struct {
+	*httptest.Server
+	hits atomic.Int32
+	mu   sync.Mutex
+	reqs []received
+}
+
+func newFakeServer(t *testing.T, h http.HandlerFunc) *fakeServer {
+	t.Helper()
+	fs := &fakeServer{}
+	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fs.hits.Add(1)
+		raw, _ := io.ReadAll(r.Body)
+		var body map[string]any
+		_ = json.Unmarshal(raw, &body)
+		fs.mu.Lock()
+		fs.reqs = append(fs.reqs, received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+		fs.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(fs.Close)
+	return fs
+}
+
+func (fs *fakeServer) last(t *testing.T) received {
+	t.Helper()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if len(fs.reqs) == 0 {
+		t.Fatal("server received no request")
+	}
+	return fs.reqs[len(fs.reqs)-1]
+}
+
+// reply answers with a status, headers and a body.
+func reply(status int, body string, headers ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+const okBody = `{
+  "id": "chatcmpl-1",
+  "object": "chat.completion",
+  "created": 1700000000,
+  "model": "gpt-test-2024",
+  "choices": [{
+    "index": 0,
+    "message": {"role": "assistant", "content": "the summary", "reasoning_content": "private musings"},
+    "finish_reason": "stop"
+  }],
+  "usage": {
+    "prompt_tokens": 1200,
+    "completion_tokens": 300,
+    "total_tokens": 1500,
+    "prompt_tokens_details": {"cached_tokens": 1000}
+  }
+}`
+
+func newClient(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return c
+}
+
+var baseReq = summarize.Request{Model: "m1", System: "be brief", Prompt: "summarize this", MaxTokens: 512}
+
+func TestCompleteSendsWireRequest(t *testing.T) {
+	temp := 0.2
+	tests := []struct {
+		name       string
+		cfg        Config
+		req        summarize.Request
+		wantModel  string
+		wantAuth   string
+		wantField  string // limit field expected; "" means none
+		wantSystem bool
+		wantHeader [2]string
+	}{
+		{
+			name:       "key and default field for a non-OpenAI host",
+			cfg:        Config{APIKey: "sk-test"},
+			req:        baseReq,
+			wantModel:  "m1",
+			wantAuth:   "Bearer sk-test",
+			wantField:  "max_tokens",
+			wantSystem: true,
+		},
+		{
+			name:       "explicit max_completion_tokens",
+			cfg:        Config{APIKey: "sk-test", TokenField: MaxCompletionTokens},
+			req:        baseReq,
+			wantModel:  "m1",
+			wantAuth:   "Bearer sk-test",
+			wantField:  "max_completion_tokens",
+			wantSystem: true,
+		},
+		{
+			name:       "no key sends no Authorization",
+			cfg:        Config{},
+			req:        baseReq,
+			wantModel:  "m1",
+			wantField:  "max_tokens",
+			wantSystem: true,
+		},
+		{
+			name:      "config model, no system prompt, no limit",
+			cfg:       Config{Model: "fallback-model"},
+			req:       summarize.Request{Prompt: "hi"},
+			wantModel: "fallback-model",
+		},
+		{
+			name:       "extra header and temperature",
+			cfg:        Config{Header: http.Header{"X-Title": {"compact"}}, Temperature: &temp},
+			req:        baseReq,
+			wantModel:  "m1",
+			wantField:  "max_tokens",
+			wantSystem: true,
+			wantHeader: [2]string{"X-Title", "compact"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, okBody))
+			tt.cfg.BaseURL = srv.URL + "/v1/"
+			c := newClient(t, tt.cfg)
+			if _, err := c.Complete(context.Background(), &tt.req); err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			got := srv.last(t)
+			if got.Method != http.MethodPost || got.Path != "/v1/chat/completions" {
+				t.Errorf("request line = %s %s, want POST /v1/chat/completions", got.Method, got.Path)
+			}
+			if ct := got.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if ua := got.Header.Get("User-Agent"); ua != DefaultUserAgent {
+				t.Errorf("User-Agent = %q, want %q", ua, DefaultUserAgent)
+			}
+			if auth := got.Header.Get("Authorization"); auth != tt.wantAuth {
+				t.Errorf("Authorization = %q, want %q", auth, tt.wantAuth)
+			}
+			if k := tt.wantHeader[0]; k != "" && got.Header.Get(k) != tt.wantHeader[1] {
+				t.Errorf("header %s = %q, want %q", k, got.Header.Get(k), tt.wantHeader[1])
+			}
+			b := got.Body
+			if b["model"] != tt.wantModel {
+				t.Errorf("model = %v, want %q", b["model"], tt.wantModel)
+			}
+			if stream, ok := b["stream"]; !ok || stream != false {
+				t.Errorf("stream = %v (present %v), want false", stream, ok)
+			}
+			for _, f := range []string{"max_tokens", "max_completion_tokens"} {
+				v, ok := b[f]
+				switch {
+				case f == tt.wantField && (!ok || v != float64(tt.req.MaxTokens)):
+					t.Errorf("%s = %v, want %d", f, v, tt.req.MaxTokens)
+				case f != tt.wantField && ok:
+					t.Errorf("%s = %v, want absent", f, v)
+				}
+			}
+			if tt.cfg.Temperature != nil && b["temperature"] != *tt.cfg.Temperature {
+				t.Errorf("temperature = %v, want %v", b["temperature"], *tt.cfg.Temperature)
+			}
+			if _, ok := b["temperature"]; tt.cfg.Temperature == nil && ok {
+				t.Error("temperature sent though not configured")
+			}
+			msgs, _ := b["messages"].([]any)
+			want := []map[string]any{{"role": "user", "content": tt.req.Prompt}}
+			if tt.wantSystem {
+				want = append([]map[string]any{{"role": "system", "content": tt.req.System}}, want...)
+			}
+			if len(msgs) != len(want) {
+				t.Fatalf("messages = %v, want %v", msgs, want)
+			}
+			for i := range want {
+				m, _ := msgs[i].(map[string]any)
+				if m["role"] != want[i]["role"] || m["content"] != want[i]["content"] {
+					t.Errorf("messages[%d] = %v, want %v", i, m, want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultTokenField(t *testing.T) {
+	tests := []struct {
+		base string
+		want TokenField
+	}{
+		{"", MaxCompletionTokens},
+		{"https://api.openai.com/v1", MaxCompletionTokens},
+		{"https://API.OpenAI.com:443/v1/", MaxCompletionTokens},
+		{"https://openrouter.ai/api/v1", MaxTokens},
+		{"http://localhost:11434/v1", MaxTokens},
+		{"http://127.0.0.1:8000/v1", MaxTokens},
+	}
+	for _, tt := range tests {
+		t.Run(tt.base, func(t *testing.T) {
+			c := newClient(t, Config{BaseURL: tt.base})
+			if c.tokenField != tt.want {
+				t.Errorf("token field = %q, want %q", c.tokenField, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompleteResponse(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want summarize.Response
+	}{
+		{
+			name: "usage with cached tokens, reasoning_content ignored",
+			body: okBody,
+			want: summarize.Response{
+				Text:  "the summary",
+				Model: "gpt-test-2024",
+				Usage: compact.Usage{Input: 200, CacheRead: 1000, Output: 300, Total: 1500},
+			},
+		},
+		{
+			name: "no usage, no model in answer",
+			body: `{"choices":[{"message":{"role":"assistant","content":"short"},"finish_reason":"stop"}]}`,
+			want: summarize.Response{Text: "short", Model: "m1"},
+		},
+		{
+			name: "usage without details",
+			body: `{"model":"llama","choices":[{"message":{"content":"x"},"finish_reason":"stop"}],
+				"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
+			want: summarize.Response{Text: "x", Model: "llama", Usage: compact.Usage{Input: 10, Output: 5, Total: 15}},
+		},
+		{
+			name: "truncated by the output limit",
+			body: `{"model":"m","choices":[{"message":{"content":"half a sum"},"finish_reason":"length"}],
+				"usage":{"prompt_tokens":100,"completion_tokens":512,"total_tokens":612}}`,
+			want: summarize.Response{Text: "half a sum", Truncated: true, Model: "m",
+				Usage: compact.Usage{Input: 100, Output: 512, Total: 612}},
+		},
+		{
+			name: "truncated with nothing written",
+			body: `{"model":"m","choices":[{"message":{"content":null},"finish_reason":"length"}]}`,
+			want: summarize.Response{Truncated: true, Model: "m"},
+		},
+		{
+			name: "content as an array of parts",
+			body: `{"model":"m","choices":[{"message":{"content":[{"type":"thinking","thinking":"hmm"},
+				{"type":"text","text":"part one, "},{"type":"text","text":"part two"}]},"finish_reason":"stop"}]}`,
+			want: summarize.Response{Text: "part one, part two", Model: "m"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, tt.body))
+			c := newClient(t, Config{BaseURL: srv.URL})
+			got, err := c.Complete(context.Background(), &baseReq)
+			if err != nil {
+				t.Fatalf("Complete: %v", err)
+			}
+			if *got != tt.want {
+				t.Errorf("response = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+const overflowBody = `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+
+func TestCompleteProviderErrors(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	html := "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
+	huge := `{"error":{"message":"` + strings.Repeat("x", 2*MaxErrorBody) + `"}}`
+	tests := []struct {
+		name          string
+		status        int
+		headers       []string
+		body          string
+		wantStatus    int
+		wantBody      string // "" means the body as sent
+		wantRetry     time.Duration
+		wantOverflow  bool
+		wantRetryable bool
+	}{
+		{
+			name:          "429 with Retry-After seconds",
+			status:        429,
+			headers:       []string{"Retry-After", "20"},
+			body:          `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`,
+			wantStatus:    429,
+			wantRetry:     20 * time.Second,
+			wantRetryable: true,
+		},
+		{
+			name:          "429 with Retry-After as an HTTP date",
+			status:        429,
+			headers:       []string{"Retry-After", now.Add(90 * time.Second).Format(http.TimeFormat)},
+			body:          `{"error":{"message":"slow down"}}`,
+			wantStatus:    429,
+			wantRetry:     90 * time.Second,
+			wantRetryable: true,
+		},
+		{
+			name:          "429 with a date already past",
+			status:        429,
+			headers:       []string{"Retry-After", now.Add(-time.Minute).Format(http.TimeFormat)},
+			body:          `{}`,
+			wantStatus:    429,
+			wantRetryable: true,
+		},
+		{
+			name:          "429 with retry-after-ms preferred to Retry-After",
+			status:        429,
+			headers:       []string{"retry-after-ms", "1500", "Retry-After", "2"},
+			body:          `{"error":{"message":"slow down"}}`,
+			wantStatus:    429,
+			wantRetry:     1500 * time.Millisecond,
+			wantRetryable: true,
+		},
+		{
+			name:          "429 with a garbled Retry-After",
+			status:        429,
+			headers:       []string{"Retry-After", "soon"},
+			body:          `{}`,
+			wantStatus:    429,
+			wantRetryable: true,
+		},
+		{
+			name:          "500",
+			status:        500,
+			body:          `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`,
+			wantStatus:    500,
+			wantRetryable: true,
+		},
+		{
+			name:          "529",
+			status:        529,
+			body:          `{"error":{"message":"overloaded"}}`,
+			wantStatus:    529,
+			wantRetryable: true,
+		},
+		{
+			name:         "400 context overflow",
+			status:       400,
+			body:         overflowBody,
+			wantStatus:   400,
+			wantOverflow: true,
+		},
+		{
+			name:          "502 HTML from a proxy",
+			status:        502,
+			headers:       []string{"Content-Type", "text/html"},
+			body:          html,
+			wantStatus:    502,
+			wantRetryable: true,
+		},
+		{
+			name:       "401 with an empty body",
+			status:     401,
+			body:       "",
+			wantStatus: 401,
+		},
+		{
+			name:       "error body capped",
+			status:     400,
+			body:       huge,
+			wantStatus: 400,
+			wantBody:   huge[:MaxErrorBody],
+		},
+		{
+			name:          "200 with an error object and an HTTP code",
+			status:        200,
+			body:          `{"error":{"message":"Provider returned error","code":502,"metadata":{"provider_name":"x"}}}`,
+			wantStatus:    502,
+			wantRetryable: true,
+		},
+		{
+			name:         "200 with an overflow error object",
+			status:       200,
+			body:         overflowBody,
+			wantStatus:   0,
+			wantOverflow: true,
+		},
+		{
+			name:       "200 with a vLLM-style error",
+			status:     200,
+			body:       `{"object":"error","message":"model not found","type":"NotFoundError","param":null,"code":404}`,
+			wantStatus: 404,
+		},
+		{
+			name:       "200 with a bare error string",
+			status:     200,
+			body:       `{"error":"something broke"}`,
+			wantStatus: 0,
+		},
+		{
+			name:       "200 that is not JSON",
+			status:     200,
+			headers:    []string{"Content-Type", "text/html"},
+			body:       html,
+			wantStatus: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(tt.status, tt.body, tt.headers...))
+			c := newClient(t, Config{BaseURL: srv.URL, APIKey: "k"})
+			c.now = func() time.Time { return now }
+			resp, err := c.Complete(context.Background(), &baseReq)
+			if err == nil {
+				t.Fatalf("Complete returned %+v, want an error", resp)
+			}
+			if n := srv.hits.Load(); n != 1 {
+				t.Errorf("server saw %d requests, want exactly 1", n)
+			}
+			var pe *compact.ProviderError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v (%T) is not a *compact.ProviderError", err, err)
+			}
+			wantBody := tt.wantBody
+			if wantBody == "" {
+				wantBody = tt.body
+			}
+			if pe.Provider != "openai" || pe.StatusCode != tt.wantStatus || pe.Body != wantBody {
+				t.Errorf("ProviderError{%q, %d, %.80q}, want {openai, %d, %.80q}",
+					pe.Provider, pe.StatusCode, pe.Body, tt.wantStatus, wantBody)
+			}
+			if pe.RetryAfter != tt.wantRetry {
+				t.Errorf("RetryAfter = %v, want %v", pe.RetryAfter, tt.wantRetry)
+			}
+			if got := compact.IsContextOverflow(err); got != tt.wantOverflow {
+				t.Errorf("IsContextOverflow = %v, want %v", got, tt.wantOverflow)
+			}
+			if got := pe.Retryable(); got != tt.wantRetryable {
+				t.Errorf("Retryable = %v, want %v", got, tt.wantRetryable)
+			}
+		})
+	}
+}
+
+func TestCompleteEmptyAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantIs  error // nil: only an error is required
+		wantMsg string
+	}{
+		{"empty string", `{"choices":[{"message":{"content":""},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
+		{"null content", `{"choices":[{"message":{"content":null},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
+		{"whitespace only", `{"choices":[{"message":{"content":" \n "},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
+		{"only reasoning", `{"choices":[{"message":{"content":"","reasoning_content":"all the text"},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
+		{"no choices", `{"choices":[]}`, nil, "no choices"},
+		{"content filter", `{"choices":[{"message":{"content":"partial"},"finish_reason":"content_filter"}]}`, nil, "content filter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, tt.body))
+			c := newClient(t, Config{BaseURL: srv.URL})
+			resp, err := c.Complete(context.Background(), &baseReq)
+			if err == nil {
+				t.Fatalf("Complete returned %+v, want an error", resp)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
+			}
+			if !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Errorf("error %q does not mention %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// blockingHandler never answers: it waits for the request's context to end
+// and then closes exited, so a test can see that the handler was released.
+func blockingHandler(started chan<- struct{}, exited chan<- struct{}, writeHeader bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		defer close(exited)
+		if writeHeader {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(200)
+			_, _ = io.WriteString(w, `{"choices":[`)
+			w.(http.Flusher).Flush()
+		}
+		close(started)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+func waitExit(t *testing.T, exited <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler still running: the request was not abandoned")
+	}
+}
+
+func TestCompleteCancelled(t *testing.T) {
+	for _, midBody := range []bool{false, true} {
+		name := map[bool]string{false: "before headers", true: "while reading the body"}[midBody]
+		t.Run(name, func(t *testing.T) {
+			started, exited := make(chan struct{}), make(chan struct{})
+			srv := newFakeServer(t, blockingHandler(started, exited, midBody))
+			c := newClient(t, Config{BaseURL: srv.URL})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-started
+				cancel()
+			}()
+			begin := time.Now()
+			_, err := c.Complete(ctx, &baseReq)
+			if took := time.Since(begin); took > 3*time.Second {
+				t.Errorf("Complete took %v after cancel", took)
+			}
+			if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
+				t.Errorf("error %v does not wrap context.Canceled", err)
+			}
+			var pe *compact.ProviderError
+			if errors.As(err, &pe) {
+				t.Errorf("cancellation reported as a ProviderError: %v", pe)
+			}
+			waitExit(t, exited)
+		})
+	}
+}
+
+func TestCompleteTimeout(t *testing.T) {
+	for _, midBody := range []bool{false, true} {
+		name := map[bool]string{false: "before headers", true: "while reading the body"}[midBody]
+		t.Run(name, func(t *testing.T) {
+			started, exited := make(chan struct{}), make(chan struct{})
+			srv := newFakeServer(t, blockingHandler(started, exited, midBody))
+			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond})
+			begin := time.Now()
+			_, err := c.Complete(context.Background(), &baseReq)
+			if took := time.Since(begin); took > 3*time.Second {
+				t.Errorf("Complete took %v with a 100ms timeout", took)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
+			}
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Errorf("error %v is not a net.Error reporting a timeout", err)
+			}
+			var pe *compact.ProviderError
+			if errors.As(err, &pe) {
+				t.Errorf("timeout reported as a ProviderError: %v", pe)
+			}
+			waitExit(t, exited)
+		})
+	}
+}
+
+func TestCompleteWithoutSending(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		cfg    Config
+		req    *summarize.Request
+		wantIs error
+	}{
+		{"nil request", context.Background(), Config{}, nil, nil},
+		{"no model anywhere", context.Background(), Config{}, &summarize.Request{Prompt: "x"}, nil},
+		{"context already cancelled", cancelled, Config{}, &baseReq, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeServer(t, reply(200, okBody))
+			tt.cfg.BaseURL = srv.URL
+			c := newClient(t, tt.cfg)
+			_, err := c.Complete(tt.ctx, tt.req)
+			if err == nil {
+				t.Fatal("Complete succeeded, want an error")
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
+			}
+			if n := srv.hits.Load(); n != 0 {
+				t.Errorf("server saw %d requests, want none", n)
+			}
+		})
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"relative base URL", Config{BaseURL: "localhost:8080/v1"}},
+		{"unsupported scheme", Config{BaseURL: "ftp://example.com/v1"}},
+		{"unparsable base URL", Config{BaseURL: "http://[::1"}},
+		{"unknown token field", Config{TokenField: "max_output_tokens"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if c, err := New(tt.cfg); err == nil {
+				t.Errorf("New(%+v) = %+v, want an error", tt.cfg, c)
+			}
+		})
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want Config
+	}{
+		{"empty environment", nil, Config{}},
+		{"key only", map[string]string{"OPENAI_API_KEY": "sk-1"}, Config{APIKey: "sk-1"}},
+		{
+			"key and base URL",
+			map[string]string{"OPENAI_API_KEY": "sk-2", "OPENAI_BASE_URL": "http://localhost:1234/v1", "ANTHROPIC_API_KEY": "no"},
+			Config{APIKey: "sk-2", BaseURL: "http://localhost:1234/v1"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ConfigFromEnv(func(k string) string { return tt.env[k] })
+			if got.APIKey != tt.want.APIKey || got.BaseURL != tt.want.BaseURL || got.Model != "" {
+				t.Errorf("ConfigFromEnv = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    time.Duration
+	}{
+		{"none", nil, 0},
+		{"seconds", map[string]string{"Retry-After": "7"}, 7 * time.Second},
+		{"fractional seconds", map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond},
+		{"negative seconds", map[string]string{"Retry-After": "-3"}, 0},
+		{"HTTP date", map[string]string{"Retry-After": "Sat, 01 Mar 2025 12:00:45 GMT"}, 45 * time.Second},
+		{"RFC 850 date", map[string]string{"Retry-After": "Saturday, 01-Mar-25 12:01:00 GMT"}, time.Minute},
+		{"milliseconds", map[string]string{"Retry-After-Ms": "250"}, 250 * time.Millisecond},
+		{"bad milliseconds fall back", map[string]string{"Retry-After-Ms": "x", "Retry-After": "3"}, 3 * time.Second},
+		{"garbage", map[string]string{"Retry-After": "tomorrow"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.headers {
+				h.Set(k, v)
+			}
+			if got := apihttp.RetryAfter(h, now); got != tt.want {
+				t.Errorf("retryAfter = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
