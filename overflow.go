@@ -5,17 +5,148 @@ import (
 	"strings"
 )
 
-// IsContextOverflow reports whether err says the request did not fit in
-// the model's context window.
+// IsContextOverflow reports whether err says that the request did not fit
+// in the model's context window, so that compacting the history and sending
+// it again can succeed. It returns false for nil.
+//
+// When err is, or wraps, a *ProviderError, the decision rests on that
+// error's status and body alone:
+//
+//   - 429 is never an overflow. Several providers word their
+//     tokens-per-minute limits much like an overflow ("Request too large
+//     ... reduce the prompt length"), but waiting, not compacting, is the
+//     cure.
+//   - A body that mentions a rate limit, a per-minute allowance, a quota
+//     or an overloaded server is not an overflow either, whatever its
+//     status (Groq reports its tokens-per-minute limit as 413).
+//   - Otherwise the body is searched, without regard to case, for the
+//     phrases the providers use: OpenAI ("maximum context length is",
+//     "exceeds the context window", code context_length_exceeded),
+//     Anthropic ("prompt is too long"), Google Gemini ("exceeds the
+//     maximum number of tokens allowed"), Mistral ("too large for model
+//     with"), DeepSeek and vLLM (OpenAI's wording), Groq and Cerebras
+//     ("reduce the length of the messages"), xAI ("maximum prompt length
+//     is", "input_too_large"), OpenRouter ("maximum context length is"),
+//     Ollama and the llama.cpp server ("exceeds the available context
+//     size", "exceeds the context length") and LM Studio. The status does
+//     not matter here: llama.cpp has answered with 500, and some servers
+//     put the error inside a successful (streamed) response.
+//   - An empty body counts as an overflow for 413 (Payload Too Large), and
+//     for 400 only from Cerebras, which is known to answer an oversized
+//     prompt that way.
+//
+// Errors that are no ProviderError, such as those of other SDKs that keep
+// only the provider's message, are matched by their text (err.Error())
+// with the same phrases and exclusions; no status is known for them.
+//
+// Requests whose input plus requested output exceed the window (Anthropic
+// "input length and `max_tokens` exceed context limit", vLLM "'max_tokens'
+// ... is too large ... maximum context length is") count as overflows:
+// a shorter history makes them fit. Errors about the output limit alone
+// (OpenAI "max_tokens is too large ... supports at most N completion
+// tokens", Anthropic "maximum allowed number of output tokens") do not,
+// since compaction cannot change them; nor does Anthropic's
+// request_too_large, which is about the request's size in bytes. Note that
+// an OpenAI-style message cannot be told apart when the requested output
+// alone fills the window: it is reported as an overflow, and the caller
+// should lower its output reservation.
+//
+// Some servers do not fail at all but accept or truncate an oversized
+// prompt; see IsSilentOverflow.
 func IsContextOverflow(err error) bool {
-	var pe *ProviderError
-	if !errors.As(err, &pe) {
+	if err == nil {
 		return false
 	}
-	if pe.StatusCode == 413 {
-		return true
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		return pe != nil && providerErrorOverflows(pe)
 	}
-	body := strings.ToLower(pe.Body)
-	return strings.Contains(body, "context length") || strings.Contains(body, "context window") ||
-		strings.Contains(body, "prompt is too long")
+	return overflowText(err.Error())
+}
+
+// providerErrorOverflows applies IsContextOverflow's rules to a provider's
+// error response.
+func providerErrorOverflows(pe *ProviderError) bool {
+	if pe.StatusCode == 429 {
+		return false
+	}
+	body := strings.TrimSpace(pe.Body)
+	if body == "" {
+		switch pe.StatusCode {
+		case 413:
+			return true
+		case 400:
+			return strings.EqualFold(pe.Provider, "cerebras")
+		}
+		return false
+	}
+	return overflowText(body)
+}
+
+// overflowText reports whether an error text, an error body or a message,
+// describes a context overflow: it names none of the throttling markers
+// and contains one of the overflow phrases. Both lists are lower case and
+// live in this function so that nothing outside can change them.
+func overflowText(s string) bool {
+	notOverflow := [...]string{
+		"rate limit",     // OpenAI "Rate limit reached ... (TPM)"
+		"rate_limit",     // OpenAI, Groq rate_limit_exceeded; Anthropic rate_limit_error
+		"per minute",     // Anthropic, Groq, Cerebras per-minute allowances
+		"tokens per min", // OpenAI "tokens per min (TPM)"
+		"quota",          // Gemini RESOURCE_EXHAUSTED, Cerebras request_quota_exceeded
+		"overloaded",     // Anthropic overloaded_error
+		"too many requests",
+	}
+	overflow := [...]string{
+		"prompt is too long",                           // Anthropic
+		"exceed context limit",                         // Anthropic: input plus max_tokens
+		"exceeds model context window",                 // Anthropic 413
+		"exceeds the context window",                   // OpenAI Responses API
+		"context_length_exceeded",                      // OpenAI, Groq error code
+		"maximum context length is",                    // OpenAI, DeepSeek, vLLM, OpenRouter
+		"input tokens exceed the configured limit",     // OpenAI GPT-5
+		"exceeds the maximum number of tokens allowed", // Google Gemini
+		"maximum prompt length is",                     // xAI
+		"input_too_large",                              // xAI, newer wording
+		"reduce the length of the messages",            // Groq, Cerebras
+		"too large for model with",                     // Mistral
+		"exceeds the available context size",           // llama.cpp server, Ollama
+		"exceed_context_size_error",                    // llama.cpp server error type
+		"exceeds the context length",                   // Ollama with truncation off
+		"greater than the context length",              // LM Studio
+		"with a larger context length",                 // LM Studio ("Try to load the model with ...")
+		"does not fit in context length",               // LM Studio 0.4
+		"cannot truncate prompt with n_keep",           // LM Studio
+		"context size has been exceeded",               // LM Studio, MLX engine
+	}
+	t := strings.ToLower(s)
+	for _, m := range notOverflow {
+		if strings.Contains(t, m) {
+			return false
+		}
+	}
+	for _, p := range overflow {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsSilentOverflow reports whether a response that did not fail used more
+// input than the model's context window holds: the input tokens the
+// provider reported, cache reads and cache writes included, exceed
+// m.ContextWindow. Some providers (z.ai, for one) accept such a request
+// and answer from a prompt they have cut; the answer is then unreliable
+// and the history should be compacted as after an overflow error. An
+// unknown window (zero or less) gives false.
+//
+// A server that truncates the prompt and reports the truncated count, as
+// Ollama does by default, stays within the window and cannot be detected
+// this way.
+func IsSilentOverflow(u Usage, m ModelInfo) bool {
+	if m.ContextWindow <= 0 {
+		return false
+	}
+	return u.Input+u.CacheRead+u.CacheWrite > m.ContextWindow
 }
