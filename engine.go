@@ -62,6 +62,11 @@ type Event struct {
 	Usage *Usage
 	// Err is the failure, for an EventEnd that wrote nothing.
 	Err error
+	// FallbackErr is the summarizer's failure when the fallback wrote the
+	// summary instead (EventEnd only).
+	FallbackErr error
+	// Adjustments are what the headroom guarantee changed (EventEnd only).
+	Adjustments []string
 }
 
 // Engine plans compactions, has them summarized and records them. The
@@ -208,6 +213,8 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	}
 	res.Duration = end.Duration
 	end.TokensAfter, end.Summarizer, end.Usage = res.TokensAfter, res.Summarizer, res.Usage
+	end.FallbackErr, end.Adjustments = res.FallbackErr, res.Adjustments
+	end.MessagesSummarized = res.Plan.MessagesToSummarize()
 	e.emit(end)
 	e.logger().Debug("compacted", "reason", req.Reason, "tokensBefore", res.TokensBefore, "tokensAfter", res.TokensAfter,
 		"messages", plan.MessagesToSummarize(), "firstKept", plan.FirstKeptID)

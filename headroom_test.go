@@ -119,7 +119,8 @@ func TestEngineFallback(t *testing.T) {
 	for _, tt := range tests {
 		log := NewMemory(splitSession().path()...)
 		n := len(log.Entries())
-		eng := &Engine{Summarizer: failing, Fallback: offline}
+		var end Event
+		eng := &Engine{Summarizer: failing, Fallback: offline, OnEvent: func(e Event) { end = e }}
 		res, err := eng.Compact(context.Background(), log, Request{Reason: tt.reason, Fallback: tt.mode})
 		if !tt.fallback {
 			if !errors.Is(err, boom) || len(log.Entries()) != n {
@@ -133,6 +134,9 @@ func TestEngineFallback(t *testing.T) {
 		c := res.Entry.Compaction
 		if !errors.Is(res.FallbackErr, boom) || c.Details["fallback"] != true || !strings.HasPrefix(c.Summary, "> Written without a model") {
 			t.Errorf("%s/%d: fallback not marked: %+v", tt.reason, tt.mode, c.Details)
+		}
+		if end.Type != EventEnd || !errors.Is(end.FallbackErr, boom) || end.Err != nil {
+			t.Errorf("%s/%d: end event %+v", tt.reason, tt.mode, end)
 		}
 		if !strings.Contains(c.Summary, "offline history") || res.Summarizer != "extractive" {
 			t.Errorf("%s/%d: summary %q by %s", tt.reason, tt.mode, c.Summary, res.Summarizer)
