@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize"
 )
 
 // Exit codes of the program.
@@ -44,9 +44,14 @@ type app struct {
 	stderr io.Writer
 	getenv func(string) string
 
-	// summarizer, when set, replaces the extractive summarizer of
-	// "compact run". Tests use it to make the summarizer fail.
+	// summarizer, when set, replaces the summarizer chosen by the flags
+	// and the configuration in "compact run". Tests use it to make the
+	// summarizer fail.
 	summarizer compact.Summarizer
+	// tuneSummarize, when set, adjusts the options of a model summarizer
+	// before it is built. Tests use it to replace the waits between
+	// retries with instant fakes.
+	tuneSummarize func(*summarize.Options)
 	// progress, when set, overrides the terminal check that decides
 	// whether progress lines go to stderr.
 	progress *bool
@@ -177,15 +182,6 @@ func (a *app) openAt(path, leafID string) (*session.Session, error) {
 	return s, nil
 }
 
-// newSummarizer returns the summarizer of "compact run": the injected one
-// or the offline extractive summarizer.
-func (a *app) newSummarizer() compact.Summarizer {
-	if a.summarizer != nil {
-		return a.summarizer
-	}
-	return extractive.New(extractive.Options{})
-}
-
 const helpFooter = `
 Configuration file:
   Read from --config PATH, else $COMPACT_CONFIG, else
@@ -204,6 +200,19 @@ Configuration file:
     disableAuto       switch automatic compaction off (false)
     models            extra registry entries: [{"id", "provider",
                       "contextWindow", "maxOutput", "inputLimit", "aliases"}]
+  Summarizer of "compact run":
+    summarizer        "extractive" (default), "openai" or "anthropic"
+    summaryModel      the model that writes summaries
+    baseURL           API root of its server (e.g. http://localhost:11434/v1)
+    apiKey            API key; prefer OPENAI_API_KEY / ANTHROPIC_API_KEY,
+                      which override it
+    summaryWindow     context window of the summary model, for models the
+                      registry lacks
+    summaryMaxOutput  most output tokens of the summary model
+    timeout           time limit of one request, e.g. "90s" (default "10m")
+    fallback          "none" (default) or "extractive": write the offline
+                      summary when the model fails
+  summaryModel, baseURL and apiKey need "summarizer" and apply only to it.
   Command-line flags override the file.
 
 Environment:
@@ -211,11 +220,17 @@ Environment:
   COMPACT_DISABLE_AUTO=1  switch automatic compaction off ("inspect" reports
                           it; "run" still compacts, since you asked for it)
   XDG_CONFIG_HOME, HOME   where the default configuration file is looked for
+  OPENAI_API_KEY          key of --summarizer openai
+  OPENAI_BASE_URL         API root of --summarizer openai (default
+                          https://api.openai.com/v1)
+  ANTHROPIC_API_KEY       key of --summarizer anthropic
+  ANTHROPIC_BASE_URL      API root of --summarizer anthropic, without /v1
+                          (default https://api.anthropic.com)
 
 Exit codes:
   0  success, including "nothing to compact"
-  1  failure (a missing or malformed file, a failed summary, ...); the
-     session file is left as it was
+  1  failure (a missing or malformed file, a failed summary, an
+     interruption, ...); the session file is left as it was
   2  usage error: unknown command or flag, missing or extra argument
 `
 
@@ -228,8 +243,9 @@ func (a *app) rootCommand() *cobra.Command {
 
 It reads pi coding-agent session files (JSONL, versions 1 to 3), shows what
 the model sees and how full the window is, and compacts a session: the older
-part of the history is replaced by a summary written offline by the
-extractive summarizer, and the newest messages are kept verbatim. A
+part of the history is replaced by a summary, and the newest messages are
+kept verbatim. The summary is written offline by the extractive summarizer,
+or by a model (OpenAI-compatible or Anthropic) with "run --summarizer". A
 compaction is appended to the file as one entry; nothing else in the file
 changes.
 

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact"
 )
@@ -303,11 +304,15 @@ func TestHelp(t *testing.T) {
 	root := c.ok("--help")
 	contains(t, "compact --help", root, "inspect", "context", "run", "tree", "fork", "migrate",
 		"--json", "--lenient", "--config", "--verbose", "keepRecentTokens", "reserveTokens", "COMPACT_DISABLE_AUTO",
-		"COMPACT_CONFIG", "Exit codes", "2  usage error", "models.json", "never triggers")
+		"COMPACT_CONFIG", "Exit codes", "2  usage error", "models.json", "never triggers",
+		"summarizer", "summaryModel", "baseURL", "apiKey", "summaryWindow", "summaryMaxOutput", "timeout", "fallback",
+		"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
 	for cmd, flags := range map[string][]string{
 		"inspect": {"--leaf", "--window", "--model", "--reserve", "--keep-recent", "--policy", "(default 16384)", "(default 20000)"},
 		"context": {"--leaf", "--full"},
-		"run":     {"--dry-run", "--keep-recent", "--reserve", "--window", "--model", "--instructions", "--leaf", "0.8 x"},
+		"run": {"--dry-run", "--keep-recent", "--reserve", "--window", "--model", "--instructions", "--leaf", "0.8 x",
+			"--summarizer", "--summary-model", "--base-url", "--summary-window", "--summary-max-output", "--timeout", "--fallback",
+			`(default "extractive")`, `(default "none")`, "Retry-After", "written without a model", "target"},
 		"tree":    {"--json"},
 		"fork":    {"--at", "-o, --output"},
 		"migrate": {"version 3"},
@@ -495,27 +500,41 @@ func TestTreeBranches(t *testing.T) {
 	}
 }
 
-// TestReadmeConfigExample decodes the configuration example of the README,
-// so that the documented keys stay the real ones.
+// TestReadmeConfigExample decodes the configuration examples of the
+// README, so that the documented keys stay the real ones.
 func TestReadmeConfigExample(t *testing.T) {
 	readme := string(readFile(t, "../../README.md"))
 	_, rest, ok := strings.Cut(readme, "### Configuration file")
 	if !ok {
 		t.Fatal("README has no configuration section")
 	}
-	_, rest, ok = strings.Cut(rest, "```json\n")
-	example, _, ok2 := strings.Cut(rest, "```")
-	if !ok || !ok2 {
-		t.Fatal("README has no JSON configuration example")
+	var examples []fileConfig
+	for {
+		var example string
+		var found bool
+		if _, rest, found = strings.Cut(rest, "```json\n"); !found {
+			break
+		}
+		if example, rest, found = strings.Cut(rest, "```"); !found {
+			t.Fatal("README has an unterminated JSON example")
+		}
+		path := filepath.Join(t.TempDir(), "config.json")
+		writeFile(t, path, example)
+		cfg, err := readConfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples = append(examples, cfg)
 	}
-	path := filepath.Join(t.TempDir(), "config.json")
-	writeFile(t, path, example)
-	cfg, err := readConfig(path)
-	if err != nil {
-		t.Fatal(err)
+	if len(examples) != 2 {
+		t.Fatalf("README has %d JSON configuration examples, want 2", len(examples))
 	}
-	if cfg.KeepRecentTokens != 20000 || len(cfg.Models) != 1 || cfg.Models[0].ContextWindow != 32768 {
+	if cfg := examples[0]; cfg.KeepRecentTokens != 20000 || len(cfg.Models) != 1 || cfg.Models[0].ContextWindow != 32768 {
 		t.Errorf("decoded %+v", cfg)
+	}
+	if cfg := examples[1]; cfg.Summarizer != summarizerOpenAI || cfg.SummaryWindow != 32768 || time.Duration(cfg.Timeout) != 5*time.Minute ||
+		cfg.Fallback != fallbackExtractive {
+		t.Errorf("decoded %+v", cfg.summarizerConfig)
 	}
 	if !strings.Contains(readme, "cp examples/sessions/demo.jsonl /tmp/demo.jsonl && go run ./cmd/compact run /tmp/demo.jsonl") ||
 		!strings.Contains(readme, "go test ./...") {

@@ -30,6 +30,10 @@ const (
 // environment and the command's flags, in rising order of precedence.
 type settings struct {
 	cfg compact.Config
+	// sum holds the configuration file's summarizer keys (see
+	// summarizerConfig); the flags of "compact run" are applied later, in
+	// resolveSummarizer.
+	sum summarizerConfig
 	// file is the configuration file that was read, "" if none.
 	file string
 	// windowFlag and modelFlag are set when --window or --model was given.
@@ -90,7 +94,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		cfg, err := readConfig(path)
 		switch {
 		case err == nil:
-			st.cfg, st.file = cfg, path
+			st.cfg, st.sum, st.file = cfg.Config, cfg.summarizerConfig, path
 			a.logger.Debug("read configuration", "file", path)
 		case !explicit && errors.Is(err, fs.ErrNotExist):
 			// No default configuration file: the defaults apply.
@@ -138,11 +142,17 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	return st, nil
 }
 
-// readConfig decodes a configuration file into compact.Config. Unknown
-// keys are an error that names the key, so that a misspelt setting is
-// not silently ignored.
-func readConfig(path string) (compact.Config, error) {
-	var cfg compact.Config
+// fileConfig is the configuration file: the library's settings and the
+// command's own summarizer keys, side by side in one JSON object.
+type fileConfig struct {
+	compact.Config
+	summarizerConfig
+}
+
+// readConfig decodes a configuration file. Unknown keys are an error that
+// names the key, so that a misspelt setting is not silently ignored.
+func readConfig(path string) (fileConfig, error) {
+	var cfg fileConfig
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
@@ -172,6 +182,9 @@ func readConfig(path string) (compact.Config, error) {
 	}
 	if cfg.ReserveTokens < 0 || cfg.KeepRecentTokens < 0 || cfg.Window < 0 || cfg.OutputCap < 0 {
 		return cfg, fmt.Errorf("config %s: token counts must not be negative", path)
+	}
+	if err := cfg.summarizerConfig.check(); err != nil {
+		return cfg, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
 }
@@ -226,18 +239,7 @@ func unknownKey(doc any, t reflect.Type, prefix string) (key, known string) {
 		}
 		fields := map[string]reflect.Type{}
 		var names []string
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" || !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			fields[strings.ToLower(name)] = f.Type
-			names = append(names, name)
-		}
+		jsonFields(t, fields, &names)
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)
@@ -264,4 +266,29 @@ func unknownKey(doc any, t reflect.Type, prefix string) (key, known string) {
 		}
 	}
 	return "", ""
+}
+
+// jsonFields collects the JSON keys of struct type t and their types
+// into fields (keyed in lower case) and names, descending into embedded
+// structs without a JSON name the way encoding/json does.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type, names *[]string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			jsonFields(f.Type, fields, names)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[strings.ToLower(name)] = f.Type
+		*names = append(*names, name)
+	}
 }

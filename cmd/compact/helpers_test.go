@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize"
 )
 
 // demoSession is the example shipped with the repository.
@@ -31,16 +32,24 @@ type cli struct {
 	env        map[string]string
 	summarizer compact.Summarizer
 	progress   *bool
+	// tune is passed to the app as its tuneSummarize hook.
+	tune func(*summarize.Options)
 }
 
 func newCLI(t *testing.T) *cli { return &cli{t: t, env: map[string]string{}} }
 
 func (c *cli) run(args ...string) result {
 	c.t.Helper()
+	return c.runCtx(context.Background(), args...)
+}
+
+// runCtx runs the program with ctx as the context of the command, the
+// way main passes the one cancelled by Ctrl-C.
+func (c *cli) runCtx(ctx context.Context, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
-		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress}
-	code := a.execute(context.Background(), args)
+		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress, tuneSummarize: c.tune}
+	code := a.execute(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 

@@ -17,44 +17,84 @@ const summaryBudgetRatio = 0.8
 // first; the others are set when the compaction was recorded.
 type runReport struct {
 	planReport
-	File        string `json:"file"`
-	DryRun      bool   `json:"dryRun"`
-	Model       string `json:"model"`
-	Window      int    `json:"window"`
-	SummaryMax  int    `json:"summaryMaxTokens"`
-	TokensAfter int    `json:"tokensAfter,omitempty"`
-	Summary     string `json:"summary,omitempty"`
-	EntryID     string `json:"entryId,omitempty"`
-	Summarizer  string `json:"summarizer,omitempty"`
-	DurationMS  int64  `json:"durationMs,omitempty"`
+	File       string `json:"file"`
+	DryRun     bool   `json:"dryRun"`
+	Model      string `json:"model"`
+	Window     int    `json:"window"`
+	SummaryMax int    `json:"summaryMaxTokens"`
+	// TargetTokens is the size the context must fit under after the
+	// compaction (the policy's target); 0 when the window is unknown.
+	TargetTokens int    `json:"targetTokens,omitempty"`
+	TokensAfter  int    `json:"tokensAfter,omitempty"`
+	Summary      string `json:"summary,omitempty"`
+	EntryID      string `json:"entryId,omitempty"`
+	// Summarizer names what wrote the summary: "extractive" or the
+	// summary model.
+	Summarizer string `json:"summarizer,omitempty"`
+	// SummarizerUsage is the summary model's own token usage, summed over
+	// its requests; absent for the offline summarizer.
+	SummarizerUsage *usageReport `json:"summarizerUsage,omitempty"`
+	// Fallback is set after a real run: true when the model failed and
+	// the offline summary was written instead, with FallbackError the
+	// model's failure.
+	Fallback      *bool  `json:"fallback,omitempty"`
+	FallbackError string `json:"fallbackError,omitempty"`
+	// Adjustments lists what the headroom guarantee changed, one sentence
+	// each; absent when nothing was needed.
+	Adjustments []string `json:"adjustments,omitempty"`
+	DurationMS  int64    `json:"durationMs,omitempty"`
 }
 
 func (a *app) runCommand() *cobra.Command {
 	var lf limitFlags
+	var sf summarizerFlags
 	var leaf, instructions string
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "run FILE",
-		Short: "Compact the session now with the offline summarizer",
+		Short: "Compact the session now",
 		Long: `Run compacts the session at its leaf now. The history before the newest
---keep-recent tokens is summarized by the offline extractive summarizer (no
-network, no model), and one compaction entry is appended to FILE. Nothing
-else in the file changes; if anything fails, nothing is written.
+--keep-recent tokens is summarized and one compaction entry is appended to
+FILE. Nothing else in the file changes; if anything fails, nothing is
+written.
+
+The summary is written by the offline extractive summarizer (no network,
+no model) unless --summarizer names a model provider:
+
+  openai     the Chat Completions API, or any server that speaks it
+             (llama.cpp, Ollama, vLLM, LM Studio, OpenRouter) via --base-url
+  anthropic  the Messages API
+
+A model summarizer needs --summary-model (or the config's summaryModel),
+and that model's context window: from the registry, the config's models,
+--summary-window or the config's summaryWindow. Histories larger than the
+summary model's window are summarized in chunks. Rate limits, server errors
+and timeouts are retried up to 5 times with growing waits, honouring
+Retry-After. Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY (or the
+config's apiKey), base URLs from --base-url, OPENAI_BASE_URL or
+ANTHROPIC_BASE_URL. When the model fails, the command fails and writes
+nothing, unless --fallback extractive is given: the offline summary is then
+written instead, marked as written without a model, and a warning is
+printed.
 
 The summary's output budget is 0.8 x --reserve tokens. A cut that falls
 inside a turn summarizes that turn's start separately ("split turn"). The
 files read and modified so far are listed at the end of every summary and
 carried over from earlier compactions.
 
+When the session model's window is known (registry, --window, --model or
+the config), the rebuilt context must fit under the trigger policy's target
+(half the window by default): if the summary and the kept part would not,
+the kept part is shrunk first, then the summary is shortened with its
+headings kept, and each such adjustment is printed.
+
 With --dry-run the plan is printed and nothing is written. When the whole
 history fits in the kept part, "nothing to compact: <reason>" is printed
-and the exit code is 0.
-
---window and --model only change what is reported; a manual run always
-compacts, even when automatic compaction is disabled.`,
+and the exit code is 0. A manual run always compacts, even when automatic
+compaction is disabled.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
-			return a.run(cmd, args[0], leaf, instructions, dryRun, &lf)
+			return a.run(cmd, args[0], leaf, instructions, dryRun, &lf, &sf)
 		}),
 	}
 	f := cmd.Flags()
@@ -64,11 +104,24 @@ compacts, even when automatic compaction is disabled.`,
 	lf.addKeepRecent(cmd)
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
+	sf.add(cmd)
 	return cmd
 }
 
-func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bool, lf *limitFlags) error {
+func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bool, lf *limitFlags, sf *summarizerFlags) error {
 	st, err := a.loadSettings(cmd, lf)
+	if err != nil {
+		return err
+	}
+	reg, err := compact.LoadRegistry()
+	if err != nil {
+		return err
+	}
+	choice, err := a.resolveSummarizer(cmd, st, sf, reg)
+	if err != nil {
+		return err
+	}
+	policy, err := st.cfg.TriggerPolicy()
 	if err != nil {
 		return err
 	}
@@ -85,25 +138,45 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	if keep <= 0 {
 		keep = compact.DefaultKeepRecentTokens
 	}
+	var primary, fallback compact.Summarizer
+	if !dryRun {
+		if primary, fallback, err = a.summarizers(choice, reserve); err != nil {
+			return err
+		}
+	}
+	by := ""
+	if choice.name != summarizerExtractive {
+		by = " with " + choice.model
+	}
 	eng := &compact.Engine{
-		Summarizer:       a.newSummarizer(),
+		Summarizer:       primary,
+		Fallback:         fallback,
 		KeepRecentTokens: keep,
-		Logger:           a.logger,
 		OnEvent: func(ev compact.Event) {
 			if ev.Type == compact.EventStart {
-				a.progressf("summarizing %s...", plural(ev.MessagesSummarized, "message"))
+				a.progressf("summarizing %s%s...", plural(ev.MessagesSummarized, "message"), by)
 			}
 		},
 	}
-	req := compact.Request{Reason: compact.ReasonManual, Instructions: instructions,
-		MaxTokens: int(summaryBudgetRatio * float64(reserve))}
-	rep := runReport{File: file, DryRun: dryRun, SummaryMax: int(summaryBudgetRatio * float64(reserve))}
-	reg, err := compact.LoadRegistry()
-	if err != nil {
-		return err
+	if a.verbose {
+		// Without -v the engine stays quiet: its warning about a fallback
+		// would repeat the warning line printed below.
+		eng.Logger = a.logger
 	}
+	req := compact.Request{Reason: compact.ReasonManual, Instructions: instructions,
+		MaxTokens: int(summaryBudgetRatio * float64(reserve)), Fallback: compact.FallbackOff}
+	if choice.fallback {
+		req.Fallback = compact.FallbackOn
+	}
+	rep := runReport{File: file, DryRun: dryRun, SummaryMax: req.MaxTokens}
 	info, _, _ := st.modelLimits(reg, s.Context().Model)
 	rep.Model, rep.Window = info.ID, info.ContextWindow
+	if info.ContextWindow > 0 {
+		// The headroom guarantee: the rebuilt context must fit under the
+		// policy's target for the session's model.
+		req.TargetTokens = policy.Target(info)
+		rep.TargetTokens = req.TargetTokens
+	}
 	ofWindow := func(tokens int) string {
 		if rep.Window <= 0 {
 			return ""
@@ -129,11 +202,15 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 		return nil
 	}
 
-	res, err := eng.Compact(cmd.Context(), s, req)
+	ctx := cmd.Context()
+	res, err := eng.Compact(ctx, s, req)
 	if errors.Is(err, compact.ErrNothingToCompact) {
 		return a.nothingToCompact(err)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: interrupted, the file is unchanged: %w", file, ctx.Err())
+		}
 		return fmt.Errorf("%s: compaction failed, the file is unchanged: %w", file, err)
 	}
 	rep.planReport = newPlanReport(s, res.Plan, keep)
@@ -141,6 +218,15 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	rep.Summary = res.Summary
 	rep.EntryID = res.Entry.ID
 	rep.Summarizer = res.Summarizer
+	rep.SummarizerUsage = newUsageReport(res.Usage)
+	fellBack := res.FallbackErr != nil
+	rep.Fallback = &fellBack
+	if fellBack {
+		rep.FallbackError = oneLine(res.FallbackErr.Error())
+		a.warn(fmt.Sprintf("the %s summarizer failed, so the summary was written offline by the extractive summarizer: %s",
+			choice.name, rep.FallbackError))
+	}
+	rep.Adjustments = res.Adjustments
 	rep.DurationMS = res.Duration.Milliseconds()
 	if a.jsonOut {
 		return writeJSON(a.stdout, rep)
@@ -149,7 +235,18 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	fmt.Fprintf(w, "compacted %s\n", file)
 	printPlan(w, rep.planReport, "  ")
 	fmt.Fprintf(w, "  context: %s tokens before, about %s after%s\n", num(rep.TokensBefore), num(rep.TokensAfter), ofWindow(rep.TokensAfter))
-	fmt.Fprintf(w, "  summary: ~%s tokens by %s (budget %s)\n", num(compact.TextMessage(compact.RoleCompactionSummary, res.Summary).Tokens()), rep.Summarizer, num(rep.SummaryMax))
+	note := ""
+	if fellBack {
+		note = ", written without a model"
+	}
+	fmt.Fprintf(w, "  summary: ~%s tokens by %s%s (budget %s)\n", num(compact.TextMessage(compact.RoleCompactionSummary, res.Summary).Tokens()),
+		rep.Summarizer, note, num(rep.SummaryMax))
+	if rep.SummarizerUsage != nil {
+		fmt.Fprintf(w, "  summarizer usage: %s\n", rep.SummarizerUsage)
+	}
+	for _, adj := range rep.Adjustments {
+		fmt.Fprintf(w, "  adjusted: %s\n", adj)
+	}
 	fmt.Fprintf(w, "  appended compaction entry %s to %s\n", rep.EntryID, file)
 	return nil
 }
