@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/apihttp"
 	"github.com/compactkit/compact/summarize"
 )
@@ -209,72 +207,22 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 		return nil, fmt.Errorf("openai: encoding request: %w", err)
 	}
 
-	rctx := ctx
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+	h := c.header.Clone()
+	if h == nil {
+		h = http.Header{}
 	}
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodPost, c.endpoint, bytes.NewReader(payload))
-	if err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
-	}
-	for k, vs := range c.header {
-		for _, v := range vs {
-			hreq.Header.Add(k, v)
-		}
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", c.userAgent)
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json")
+	h.Set("User-Agent", c.userAgent)
 	if c.apiKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
+		h.Set("Authorization", "Bearer "+c.apiKey)
 	}
-
-	resp, err := c.hc.Do(hreq)
+	body, err := apihttp.Post(ctx, apihttp.Call{
+		Provider: providerName, Client: c.hc, URL: c.endpoint, Header: h, Body: payload,
+		Timeout: c.timeout, MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody, Now: c.now,
+	})
 	if err != nil {
-		return nil, c.requestError(ctx, rctx, err)
-	}
-	defer resp.Body.Close()
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, rerr := apihttp.ReadCapped(resp.Body, MaxErrorBody)
-		if rerr != nil && rctx.Err() != nil {
-			return nil, c.requestError(ctx, rctx, rerr)
-		}
-		return nil, &compact.ProviderError{
-			Provider:   providerName,
-			StatusCode: resp.StatusCode,
-			Body:       string(body),
-			RetryAfter: apihttp.RetryAfter(resp.Header, c.now()),
-		}
-	}
-	body, err := apihttp.ReadCapped(resp.Body, maxResponseBody+1)
-	if err != nil {
-		return nil, c.requestError(ctx, rctx, err)
-	}
-	if len(body) > maxResponseBody {
-		return nil, fmt.Errorf("openai: response larger than %d bytes", maxResponseBody)
+		return nil, err
 	}
 	return decodeResponse(body, model)
-}
-
-// requestError wraps a failure of sending the request or reading the
-// answer so that the cause stays visible to errors.Is: the caller's
-// context error when ctx ended, context.DeadlineExceeded when only the
-// per-request timeout did.
-func (c *Client) requestError(ctx, rctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil {
-		if errors.Is(err, cerr) {
-			return fmt.Errorf("openai: %w", err)
-		}
-		return fmt.Errorf("openai: %w (%w)", cerr, err)
-	}
-	if rctx.Err() != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("openai: no answer within %v: %w", c.timeout, err)
-		}
-		return fmt.Errorf("openai: no answer within %v: %w (%w)", c.timeout, context.DeadlineExceeded, err)
-	}
-	return fmt.Errorf("openai: %w", err)
 }

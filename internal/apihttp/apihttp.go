@@ -3,13 +3,18 @@
 package apihttp
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/compactkit/compact"
 )
 
 // NewClient returns the HTTP client a provider client uses when its
@@ -71,4 +76,97 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// Call is one JSON POST to a provider's API.
+type Call struct {
+	// Provider names the API in errors and in compact.ProviderError.
+	Provider string
+	// Client sends the request.
+	Client *http.Client
+	// URL is the endpoint.
+	URL string
+	// Header is sent as given: content type, authentication, version.
+	Header http.Header
+	// Body is the JSON request.
+	Body []byte
+	// Timeout bounds the call inside ctx; 0 means ctx alone.
+	Timeout time.Duration
+	// MaxErrorBody caps the body kept in a ProviderError; MaxBody caps a
+	// successful answer.
+	MaxErrorBody int64
+	MaxBody      int
+	// Now is the clock for Retry-After dates.
+	Now func() time.Time
+}
+
+// Post sends the call once and returns the body of a 2xx answer.
+//
+// A non-2xx answer gives a *compact.ProviderError with the status, the
+// body (up to MaxErrorBody bytes) and the wait Retry-After asked for.
+// When ctx ends first the error wraps ctx.Err(); when only Timeout runs
+// out it wraps context.DeadlineExceeded, which also satisfies a net.Error
+// with Timeout() true.
+func Post(ctx context.Context, c Call) ([]byte, error) {
+	rctx := ctx
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	fail := func(err error) error { return c.requestError(ctx, rctx, err) }
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.URL, bytes.NewReader(c.Body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Provider, err)
+	}
+	req.Header = c.Header.Clone()
+	resp, err := c.Client.Do(req)
+	if err != nil {
+		return nil, fail(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, rerr := ReadCapped(resp.Body, c.MaxErrorBody)
+		if rerr != nil && rctx.Err() != nil {
+			return nil, fail(rerr)
+		}
+		now := time.Now
+		if c.Now != nil {
+			now = c.Now
+		}
+		return nil, &compact.ProviderError{
+			Provider:   c.Provider,
+			StatusCode: resp.StatusCode,
+			Body:       string(body),
+			RetryAfter: RetryAfter(resp.Header, now()),
+		}
+	}
+	body, err := ReadCapped(resp.Body, int64(c.MaxBody)+1)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if len(body) > c.MaxBody {
+		return nil, fmt.Errorf("%s: response larger than %d bytes", c.Provider, c.MaxBody)
+	}
+	return body, nil
+}
+
+// requestError wraps a failure of sending the request or reading the
+// answer so that the cause stays visible to errors.Is: the caller's
+// context error when ctx ended, context.DeadlineExceeded when only the
+// per-request timeout did.
+func (c Call) requestError(ctx, rctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		if errors.Is(err, cerr) {
+			return fmt.Errorf("%s: %w", c.Provider, err)
+		}
+		return fmt.Errorf("%s: %w (%w)", c.Provider, cerr, err)
+	}
+	if rctx.Err() != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s: no answer within %v: %w", c.Provider, c.Timeout, err)
+		}
+		return fmt.Errorf("%s: no answer within %v: %w (%w)", c.Provider, c.Timeout, context.DeadlineExceeded, err)
+	}
+	return fmt.Errorf("%s: %w", c.Provider, err)
 }
