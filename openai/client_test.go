@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/internal/apihttp"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -668,36 +667,6 @@ func TestConfigFromEnv(t *testing.T) {
 			got := ConfigFromEnv(func(k string) string { return tt.env[k] })
 			if got.APIKey != tt.want.APIKey || got.BaseURL != tt.want.BaseURL || got.Model != "" {
 				t.Errorf("ConfigFromEnv = %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name    string
-		headers map[string]string
-		want    time.Duration
-	}{
-		{"none", nil, 0},
-		{"seconds", map[string]string{"Retry-After": "7"}, 7 * time.Second},
-		{"fractional seconds", map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond},
-		{"negative seconds", map[string]string{"Retry-After": "-3"}, 0},
-		{"HTTP date", map[string]string{"Retry-After": "Sat, 01 Mar 2025 12:00:45 GMT"}, 45 * time.Second},
-		{"RFC 850 date", map[string]string{"Retry-After": "Saturday, 01-Mar-25 12:01:00 GMT"}, time.Minute},
-		{"milliseconds", map[string]string{"Retry-After-Ms": "250"}, 250 * time.Millisecond},
-		{"bad milliseconds fall back", map[string]string{"Retry-After-Ms": "x", "Retry-After": "3"}, 3 * time.Second},
-		{"garbage", map[string]string{"Retry-After": "tomorrow"}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tt.headers {
-				h.Set(k, v)
-			}
-			if got := apihttp.RetryAfter(h, now); got != tt.want {
-				t.Errorf("retryAfter = %v, want %v", got, tt.want)
 			}
 		})
 	}
