@@ -75,8 +75,38 @@ type Context struct {
 
 // BuildContext rebuilds the model's context from a root-to-leaf path. It
 // is a pure function of the entries: every front door that loads the same
-// entries shows the model the same messages.
+// entries shows the model the same messages. The context edits on the path
+// are applied: an edited message appears as a copy holding the
+// replacement content (a later edit of the same entry wins).
 func BuildContext(path []*Entry) *Context {
+	return buildContext(path, true)
+}
+
+// BuildOriginalContext is BuildContext without the context edits: the
+// messages as stored.
+func BuildOriginalContext(path []*Entry) *Context {
+	return buildContext(path, false)
+}
+
+// EditsOf returns the replacement content of each edited entry on the
+// path, the later edit of an entry winning; nil when there is none.
+func EditsOf(path []*Entry) map[string][]Part {
+	var edits map[string][]Part
+	for _, e := range path {
+		if e.Kind != KindContextEdit || e.Edit == nil {
+			continue
+		}
+		if edits == nil {
+			edits = make(map[string][]Part)
+		}
+		for _, ed := range e.Edit.Edits {
+			edits[ed.TargetID] = ed.Content
+		}
+	}
+	return edits
+}
+
+func buildContext(path []*Entry, applyEdits bool) *Context {
 	c := &Context{ThinkingLevel: "off"}
 	compIdx := -1
 	for i, e := range path {
@@ -95,11 +125,23 @@ func BuildContext(path []*Entry) *Context {
 			}
 		}
 	}
+	var edits map[string][]Part
+	if applyEdits {
+		edits = EditsOf(path)
+	}
 	add := func(e *Entry) {
-		if e.IsContextMessage() {
-			c.Messages = append(c.Messages, e.Message)
-			c.EntryIDs = append(c.EntryIDs, e.ID)
+		if !e.IsContextMessage() {
+			return
 		}
+		m := e.Message
+		if content, ok := edits[e.ID]; ok {
+			edited := *m
+			edited.Content = content
+			edited.ResetTokens()
+			m = &edited
+		}
+		c.Messages = append(c.Messages, m)
+		c.EntryIDs = append(c.EntryIDs, e.ID)
 	}
 	if compIdx < 0 {
 		c.Messages = make([]*Message, 0, len(path))

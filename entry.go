@@ -16,6 +16,10 @@ const (
 	KindCustomMessage       EntryKind = "custom_message"
 	KindLabel               EntryKind = "label"
 	KindSessionInfo         EntryKind = "session_info"
+	// KindContextEdit records one pass of a cheap strategy: replacement
+	// content for earlier messages, applied when the context is rebuilt.
+	// It is this project's own entry type; pi ignores it.
+	KindContextEdit EntryKind = "context_edit"
 )
 
 // Entry is one node of a conversation log: a message, a compaction, or a
@@ -60,6 +64,35 @@ type Entry struct {
 	// Data is the JSON a custom entry stores for its extension, as
 	// stored; nil when there is none.
 	Data json.RawMessage
+
+	// Edit is set for context_edit entries.
+	Edit *ContextEdit
+}
+
+// ContextEdit is one non-destructive pass over the context: for each
+// target entry, the content the model sees instead of the stored one. The
+// stored messages are never changed; BuildContext applies the edits of the
+// path, and BuildOriginalContext ignores them.
+type ContextEdit struct {
+	// Strategy names the pass ("prune", "mask", "truncate", ...).
+	Strategy string
+	// Edits are the replacements, in context order.
+	Edits []Edit
+	// TokensFreed is the estimate the pass saved.
+	TokensFreed int
+	// FirstChangedID is the entry of the first message the pass changed:
+	// the point from which a provider's prompt cache is rewritten.
+	FirstChangedID string
+}
+
+// Edit replaces the content of one message in the model's context. A tool
+// result keeps its entry, role and tool call id, so call/result pairing
+// holds; only its content changes.
+type Edit struct {
+	// TargetID is the entry whose message is replaced.
+	TargetID string
+	// Content is what the model sees instead.
+	Content []Part
 }
 
 // IsContextMessage reports whether the entry contributes a message to the

@@ -109,6 +109,9 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		return nil, fmt.Errorf("empty session: %w", ErrNothingToCompact)
 	}
 	p := &Plan{Path: path, TurnStartIndex: -1}
+	// Sizes are those of the context the model sees, context edits
+	// applied; the messages handed to the summarizer are the stored ones.
+	sizes := tokenSizer(path)
 
 	prev := -1
 	for i := len(path) - 1; i >= 0; i-- {
@@ -150,7 +153,7 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 			if !path[i].IsContextMessage() {
 				continue
 			}
-			acc += path[i].Message.Tokens()
+			acc += sizes(path[i])
 			if acc < keep {
 				continue
 			}
@@ -215,10 +218,10 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 
 	for i := cut; i < end; i++ {
 		if path[i].IsContextMessage() {
-			p.KeptTokens += path[i].Message.Tokens()
+			p.KeptTokens += sizes(path[i])
 		}
 	}
-	p.Usage = measurePath(path, prev)
+	p.Usage = measurePath(path, prev, sizes)
 	p.TokensBefore = p.Usage.Tokens
 
 	if p.PreviousCompaction != nil {
@@ -248,7 +251,7 @@ func countMessages(entries []*Entry) int {
 // context: it walks back from the leaf to the last valid usage recorded
 // after the compaction at index comp (-1 for none), and only when there is
 // none does it estimate the whole context.
-func measurePath(path []*Entry, comp int) ContextUsage {
+func measurePath(path []*Entry, comp int, sizes func(*Entry) int) ContextUsage {
 	u := ContextUsage{LastUsageIndex: -1}
 	for i := len(path) - 1; i > comp; i-- {
 		e := path[i]
@@ -262,7 +265,7 @@ func measurePath(path []*Entry, comp int) ContextUsage {
 			u.LastUsageIndex = contextIndex(path, comp, i)
 			return u
 		}
-		u.TrailingTokens += e.Message.Tokens()
+		u.TrailingTokens += sizes(e)
 	}
 	return Measure(BuildContext(path))
 }
@@ -289,4 +292,24 @@ func contextIndex(path []*Entry, comp, i int) int {
 		}
 	}
 	return n
+}
+
+// tokenSizer returns the estimate of an entry's message as the model sees
+// it: the stored message's cached estimate, or the estimate of its
+// replacement when a context edit on the path replaced it.
+func tokenSizer(path []*Entry) func(*Entry) int {
+	edits := EditsOf(path)
+	if len(edits) == 0 {
+		return func(e *Entry) int { return e.Message.Tokens() }
+	}
+	return func(e *Entry) int {
+		content, ok := edits[e.ID]
+		if !ok {
+			return e.Message.Tokens()
+		}
+		m := *e.Message
+		m.Content = content
+		m.ResetTokens()
+		return EstimateTokens(&m)
+	}
 }

@@ -346,6 +346,40 @@ func encodeEntry(e *compact.Entry, firstKeptIndex int) ([]byte, error) {
 			}
 			o.raw("data", e.Data)
 		}
+	case compact.KindContextEdit:
+		ce := e.Edit
+		if ce == nil {
+			return nil, fmt.Errorf("context_edit entry without edits")
+		}
+		o.str("strategy", ce.Strategy)
+		var edits bytes.Buffer
+		edits.WriteByte('[')
+		for i, ed := range ce.Edits {
+			if ed.TargetID == "" {
+				return nil, fmt.Errorf("edits[%d].targetId: missing", i)
+			}
+			c, err := encodeParts(ed.Content)
+			if err != nil {
+				return nil, fmt.Errorf("edits[%d]: %w", i, err)
+			}
+			if i > 0 {
+				edits.WriteByte(',')
+			}
+			var eo object
+			eo.str("targetId", ed.TargetID)
+			eo.raw("content", c)
+			b, err := eo.bytes()
+			if err != nil {
+				return nil, err
+			}
+			edits.Write(b)
+		}
+		edits.WriteByte(']')
+		o.raw("edits", edits.Bytes())
+		o.val("tokensFreed", ce.TokensFreed)
+		if ce.FirstChangedID != "" {
+			o.str("firstChangedId", ce.FirstChangedID)
+		}
 	default:
 		return nil, fmt.Errorf("cannot write entries of unknown type %q", e.Kind)
 	}

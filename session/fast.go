@@ -200,7 +200,8 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 		return decodedLine{}, false
 	}
 	kind := compact.EntryKind(f.typ)
-	if f.typ == "" || f.typ == "session" || (f.msg != nil && kind != compact.KindMessage) {
+	if f.typ == "" || f.typ == "session" || kind == compact.KindContextEdit || (f.msg != nil && kind != compact.KindMessage) {
+		// context_edit lines are rare and left to the reference path.
 		return decodedLine{}, false
 	}
 	e := d.entries.next(entryChunk)

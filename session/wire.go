@@ -36,6 +36,12 @@ type wireFields struct {
 	ParentID  *string `json:"parentId"`
 	Timestamp string  `json:"timestamp"`
 
+	// context_edit
+	Strategy       string     `json:"strategy"`
+	Edits          []wireEdit `json:"edits"`
+	TokensFreed    int        `json:"tokensFreed"`
+	FirstChangedID string     `json:"firstChangedId"`
+
 	// compaction and branch_summary
 	Summary             string          `json:"summary"`
 	FirstKeptEntryID    string          `json:"firstKeptEntryId"`
@@ -163,6 +169,13 @@ var kindFields = map[compact.EntryKind][]string{
 	compact.KindCustomMessage:       {"customType", "content"},
 	compact.KindLabel:               {"targetId", "label"},
 	compact.KindSessionInfo:         {"name"},
+	compact.KindContextEdit:         {"strategy", "edits", "tokensFreed", "firstChangedId"},
+}
+
+// wireEdit is one replacement of a context_edit entry.
+type wireEdit struct {
+	TargetID string      `json:"targetId"`
+	Content  []wireBlock `json:"content"`
 }
 
 // kindMembers returns the line reduced to the members its entry kind is
@@ -337,6 +350,19 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 		if len(w.Data) > 0 {
 			e.Data = w.Data
 		}
+	case compact.KindContextEdit:
+		ce := &compact.ContextEdit{Strategy: w.Strategy, TokensFreed: w.TokensFreed, FirstChangedID: w.FirstChangedID}
+		for i, we := range w.Edits {
+			if we.TargetID == "" {
+				return nil, fmt.Errorf("field edits[%d].targetId: missing", i)
+			}
+			ed := compact.Edit{TargetID: we.TargetID, Content: make([]compact.Part, len(we.Content))}
+			for j := range we.Content {
+				ed.Content[j] = we.Content[j].part()
+			}
+			ce.Edits = append(ce.Edits, ed)
+		}
+		e.Edit = ce
 	}
 	return e, nil
 }
