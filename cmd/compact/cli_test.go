@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
 )
 
 // TestDemoCommands runs every command, in human and JSON form, on the
@@ -539,5 +540,43 @@ func TestReadmeConfigExample(t *testing.T) {
 	if !strings.Contains(readme, "cp examples/sessions/demo.jsonl /tmp/demo.jsonl && go run ./cmd/compact run /tmp/demo.jsonl") ||
 		!strings.Contains(readme, "go test ./...") {
 		t.Error("README lost its two set-up commands")
+	}
+}
+
+// TestContextOriginal checks that "context" shows a context edit's
+// replacement and "context --original" the stored message.
+func TestContextOriginal(t *testing.T) {
+	c := newCLI(t)
+	file := copyFile(t, demoSession)
+	s, err := session.Open(file, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target *compact.Entry
+	for _, e := range s.Path() {
+		if e.IsContextMessage() && e.Message.Role == compact.RoleToolResult && len(e.Message.Text()) > 200 {
+			target = e
+			break
+		}
+	}
+	if target == nil {
+		t.Fatal("the example has no long tool result")
+	}
+	marker := "[output cleared for the test; original in entry " + target.ID + "]"
+	edit := &compact.Entry{Kind: compact.KindContextEdit, Edit: &compact.ContextEdit{Strategy: "test",
+		Edits: []compact.Edit{{TargetID: target.ID, Content: []compact.Part{{Type: compact.PartText, Text: marker}}}}}}
+	if err := s.Append(context.Background(), edit); err != nil {
+		t.Fatal(err)
+	}
+	first := strings.SplitN(target.Message.Text(), "\n", 2)[0]
+	edited := c.ok("context", "--full", file)
+	contains(t, "edited context", edited, marker)
+	if strings.Contains(edited, first) {
+		t.Errorf("the edited context still shows the stored output %q", first)
+	}
+	orig := c.ok("context", "--full", "--original", file)
+	contains(t, "original context", orig, first)
+	if strings.Contains(orig, marker) {
+		t.Error("--original shows the replacement")
 	}
 }

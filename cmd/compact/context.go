@@ -33,7 +33,7 @@ type contextMessageEntry struct {
 
 func (a *app) contextCommand() *cobra.Command {
 	var leaf string
-	var full bool
+	var full, original bool
 	cmd := &cobra.Command{
 		Use:   "context FILE",
 		Short: "Print the messages the model would see now",
@@ -46,20 +46,25 @@ text. Tool calls are written name(arguments) and tool results carry their
 tool's name. Texts longer than 400 characters are shortened unless --full
 is given.
 
+Messages that a cheap strategy (context_edit entries) replaced show the
+replacement, as the model sees them; --original shows the stored messages
+instead, uncut.
+
 With --json the output is {"model", "messages": [{"entryId", "tokens",
 "message"}]}, each message in pi's JSON form; the summary has the role
 "compactionSummary".`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
-			return a.context(cmd, args[0], leaf, full)
+			return a.context(cmd, args[0], leaf, full, original)
 		}),
 	}
 	cmd.Flags().StringVar(&leaf, "leaf", "", "entry id to show the context of instead of the current leaf")
 	cmd.Flags().BoolVar(&full, "full", false, "print every message in full")
+	cmd.Flags().BoolVar(&original, "original", false, "show the stored messages, without the replacements of context edits")
 	return cmd
 }
 
-func (a *app) context(cmd *cobra.Command, file, leaf string, full bool) error {
+func (a *app) context(cmd *cobra.Command, file, leaf string, full, original bool) error {
 	if _, err := a.loadSettings(cmd, nil); err != nil {
 		return err
 	}
@@ -68,6 +73,11 @@ func (a *app) context(cmd *cobra.Command, file, leaf string, full bool) error {
 		return err
 	}
 	ctx := s.Context()
+	if original {
+		orig := compact.BuildOriginalContext(s.Path())
+		orig.Provider, orig.Model = ctx.Provider, ctx.Model
+		ctx = orig
+	}
 	usage := compact.Measure(ctx)
 	if a.jsonOut {
 		r := contextReport{File: file, Leaf: s.Leaf(), Model: ctx.Model, Provider: ctx.Provider, Context: usage,
