@@ -1,0 +1,208 @@
+package compact
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Strategy is one cheap way to free context tokens without a model: a
+// deterministic pass that replaces the content of some messages, recorded
+// as a context_edit entry. Stored messages are never changed.
+type Strategy interface {
+	// Name is the name recorded in ContextEdit.Strategy.
+	Name() string
+	// Plan proposes one pass over the context of path, with the context
+	// edits already on the path applied. It returns nil when the pass
+	// would change nothing or free too little to be worth a cache break.
+	Plan(path []*Entry, env StrategyEnv) (*ContextEdit, error)
+}
+
+// StrategyEnv is what a strategy knows about the moment it runs.
+type StrategyEnv struct {
+	// Usage is the context size measured now. When Usage.Tokens is 0 the
+	// strategies that need it measure the path themselves.
+	Usage ContextUsage
+	// Target is the size in tokens to get under; 0 means none. Only
+	// Truncate uses it, to stop once enough is freed.
+	Target int
+}
+
+// CacheRewriteCost, given as a strategy's minimum saving, asks a pass to
+// free at least as many tokens as the provider would write to its prompt
+// cache again: the estimate of the context from the first changed message
+// to the end, after the pass.
+const CacheRewriteCost = -1
+
+// NewContextEditEntry wraps a pass in a context_edit entry. The caller
+// (usually the session's Append) sets its ID, ParentID and Timestamp.
+func NewContextEditEntry(ce *ContextEdit) *Entry {
+	return &Entry{Kind: KindContextEdit, Edit: ce}
+}
+
+// strategyView is the context a strategy works on: the messages as the
+// model sees them and as stored, index for index.
+type strategyView struct {
+	cur  *Context
+	orig []*Message
+	// start is the first index that may be edited: 1 past a compaction
+	// summary, else 0.
+	start int
+}
+
+func newStrategyView(path []*Entry) *strategyView {
+	cur := BuildContext(path)
+	orig := BuildOriginalContext(path)
+	v := &strategyView{cur: cur, orig: orig.Messages}
+	if cur.Compaction != nil {
+		v.start = 1
+	}
+	return v
+}
+
+// usage returns env.Usage, or the measure of the view when it is unset.
+func (v *strategyView) usage(env StrategyEnv) int {
+	if env.Usage.Tokens > 0 {
+		return env.Usage.Tokens
+	}
+	return Measure(v.cur).Tokens
+}
+
+// startsTurn reports whether a message begins a turn: what the user
+// typed or ran, or a message injected in the user's place.
+func startsTurn(m *Message) bool {
+	switch m.Role {
+	case RoleUser, RoleBash, RoleCustom, RoleBranchSummary:
+		return true
+	}
+	return false
+}
+
+// pass collects the replacements of one strategy run.
+type pass struct {
+	v     *strategyView
+	edits map[int][]Part // by context index
+	saved map[int]int    // tokens freed, by context index
+	freed int
+}
+
+func newPass(v *strategyView) *pass {
+	return &pass{v: v, edits: map[int][]Part{}, saved: map[int]int{}}
+}
+
+// propose replaces the content of message i when that frees tokens
+// compared with what the model sees now (an already edited message is
+// re-edited only if the new content is smaller). It returns the tokens
+// freed, 0 when the proposal was refused.
+func (p *pass) propose(i int, content []Part) int {
+	if i < p.v.start || i >= len(p.v.cur.Messages) {
+		return 0
+	}
+	cur := p.v.cur.Messages[i]
+	m := *cur
+	m.Content = content
+	m.ResetTokens()
+	saved := cur.Tokens() - EstimateTokens(&m)
+	if saved <= 0 {
+		return 0
+	}
+	p.freed += saved - p.saved[i]
+	p.edits[i] = content
+	p.saved[i] = saved
+	return saved
+}
+
+// current returns the content of message i as this pass leaves it.
+func (p *pass) current(i int) []Part {
+	if c, ok := p.edits[i]; ok {
+		return c
+	}
+	return p.v.cur.Messages[i].Content
+}
+
+// result turns the pass into a context edit, or nil when it changed
+// nothing or freed less than minFree (a token count, or CacheRewriteCost;
+// 0 or less otherwise means any saving).
+func (p *pass) result(name string, minFree int) *ContextEdit {
+	if len(p.edits) == 0 {
+		return nil
+	}
+	idx := make([]int, 0, len(p.edits))
+	for i := range p.edits {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	switch {
+	case minFree == CacheRewriteCost:
+		cost := 0
+		for _, m := range p.v.cur.Messages[idx[0]:] {
+			cost += m.Tokens()
+		}
+		if cost -= p.freed; p.freed < cost {
+			return nil
+		}
+	case minFree > 0 && p.freed < minFree:
+		return nil
+	}
+	ce := &ContextEdit{Strategy: name, TokensFreed: p.freed, FirstChangedID: p.v.cur.EntryIDs[idx[0]]}
+	for _, i := range idx {
+		ce.Edits = append(ce.Edits, Edit{TargetID: p.v.cur.EntryIDs[i], Content: p.edits[i]})
+	}
+	return ce
+}
+
+// originalSize describes the stored content of a message: its text in
+// characters (UTF-16 code units, as the estimate counts them) and its
+// images.
+func originalSize(m *Message) string {
+	chars, images := 0, 0
+	for _, part := range m.Content {
+		switch part.Type {
+		case PartText:
+			chars += utf16Len(part.Text)
+		case PartImage:
+			images++
+		}
+	}
+	s := fmt.Sprintf("%d chars", chars)
+	switch {
+	case images == 1:
+		s += " and 1 image"
+	case images > 1:
+		s += fmt.Sprintf(" and %d images", images)
+	}
+	return fmt.Sprintf("%s, ~%d tokens", s, m.Tokens())
+}
+
+// clearedResult is the placeholder that replaces a tool result: what was
+// removed, by which strategy, its size and where the original is.
+func clearedResult(strategy, entryID string, orig *Message) []Part {
+	tool := orig.ToolName
+	if tool == "" {
+		tool = "tool"
+	}
+	return []Part{{Type: PartText, Text: fmt.Sprintf("[%s output removed by %s: %s; original in entry %s]",
+		tool, strategy, originalSize(orig), entryID)}}
+}
+
+// resultIndex maps each tool call id to the context index of its result,
+// from the first result with that id.
+func resultIndex(c *Context) map[string]int {
+	idx := make(map[string]int)
+	for i, m := range c.Messages {
+		if m.Role == RoleToolResult && m.ToolCallID != "" {
+			if _, ok := idx[m.ToolCallID]; !ok {
+				idx[m.ToolCallID] = i
+			}
+		}
+	}
+	return idx
+}
+
+// nameSet returns a lookup for a list of tool names.
+func nameSet(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}
