@@ -71,6 +71,17 @@ type Context struct {
 	// ThinkingLevel is the last thinking level set on the path ("off" by
 	// default).
 	ThinkingLevel string
+
+	// passes records, for each context edit after the latest compaction,
+	// how many messages preceded it and how many tokens it freed, so that
+	// Measure can correct a provider usage reported before the pass.
+	passes []editMark
+}
+
+// editMark is a context edit's place in the context and its saving.
+type editMark struct {
+	after int // number of context messages recorded before the edit
+	freed int
 }
 
 // BuildContext rebuilds the model's context from a root-to-leaf path. It
@@ -143,10 +154,16 @@ func buildContext(path []*Entry, applyEdits bool) *Context {
 		c.Messages = append(c.Messages, m)
 		c.EntryIDs = append(c.EntryIDs, e.ID)
 	}
+	note := func(e *Entry) {
+		if e.Kind == KindContextEdit && e.Edit != nil && e.Edit.TokensFreed > 0 {
+			c.passes = append(c.passes, editMark{after: len(c.Messages), freed: e.Edit.TokensFreed})
+		}
+	}
 	if compIdx < 0 {
 		c.Messages = make([]*Message, 0, len(path))
 		c.EntryIDs = make([]string, 0, len(path))
 		for _, e := range path {
+			note(e)
 			add(e)
 		}
 		return c
@@ -166,6 +183,7 @@ func buildContext(path []*Entry, applyEdits bool) *Context {
 	}
 	c.FirstAfterCompaction = len(c.Messages)
 	for _, e := range path[compIdx+1:] {
+		note(e)
 		add(e)
 	}
 	return c
@@ -196,7 +214,9 @@ type ContextUsage struct {
 // Measure returns the size of the context: the last valid provider usage
 // plus the estimate of the messages after it. Usage of aborted or failed
 // calls, and usage recorded before the latest compaction (which measured a
-// context that no longer exists), is skipped. With no usable report the
+// context that no longer exists), is skipped. Context edits recorded after
+// the usage was reported shrank the context it measured: their tokens
+// freed are taken off it (never below zero). With no usable report the
 // estimate of every message is the size.
 func Measure(c *Context) ContextUsage {
 	u := ContextUsage{LastUsageIndex: -1}
@@ -204,6 +224,14 @@ func Measure(c *Context) ContextUsage {
 		if usage, ok := c.Messages[i].ValidUsage(); ok {
 			u.UsageTokens = usage.ContextTokens()
 			u.LastUsageIndex = i
+			for _, p := range c.passes {
+				if p.after > i {
+					u.UsageTokens -= p.freed
+				}
+			}
+			if u.UsageTokens < 0 {
+				u.UsageTokens = 0
+			}
 			break
 		}
 	}

@@ -75,3 +75,34 @@ func TestPlanUsesEditedSizes(t *testing.T) {
 		t.Fatalf("plan usage %+v, Measure %+v", after.Usage, want)
 	}
 }
+
+// Usage reported before a context edit measured the context the edit then
+// shrank: Measure takes the pass's savings off it. Usage reported after
+// the edit is taken as is.
+func TestMeasureAfterContextEdit(t *testing.T) {
+	var b builder
+	b.user(100)
+	call := b.call("bash", `{"command":"cat big.log"}`)
+	res := b.result(call, "bash", 12000)
+	a := b.assistant(100)
+	a.Message.Usage = &Usage{Input: 50000, Output: 100}
+	b.add(&Entry{Kind: KindContextEdit, Edit: &ContextEdit{Strategy: "mask", TokensFreed: 11990,
+		Edits: []Edit{{TargetID: res.ID, Content: []Part{{Type: PartText, Text: "[cleared]"}}}}}})
+	b.user(200)
+	u := Measure(BuildContext(b.path()))
+	if u.UsageTokens != 50100-11990 || u.TrailingTokens != 200 {
+		t.Fatalf("usage after the edit %+v, want %d + 200", u, 50100-11990)
+	}
+	p, err := PlanCompaction(b.path(), PlanOptions{KeepRecentTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Usage != u {
+		t.Fatalf("plan usage %+v, Measure %+v", p.Usage, u)
+	}
+	a2 := b.assistant(50)
+	a2.Message.Usage = &Usage{Input: 38500, Output: 50}
+	if u := Measure(BuildContext(b.path())); u.UsageTokens != 38550 || u.TrailingTokens != 0 {
+		t.Fatalf("fresh usage after the edit %+v", u)
+	}
+}

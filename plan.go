@@ -253,13 +253,17 @@ func countMessages(entries []*Entry) int {
 // none does it estimate the whole context.
 func measurePath(path []*Entry, comp int, sizes func(*Entry) int) ContextUsage {
 	u := ContextUsage{LastUsageIndex: -1}
+	freed := 0 // by context edits recorded after the usage found
 	for i := len(path) - 1; i > comp; i-- {
 		e := path[i]
+		if e.Kind == KindContextEdit && e.Edit != nil && e.Edit.TokensFreed > 0 {
+			freed += e.Edit.TokensFreed
+		}
 		if !e.IsContextMessage() {
 			continue
 		}
 		if usage, ok := e.Message.ValidUsage(); ok {
-			u.UsageTokens = usage.ContextTokens()
+			u.UsageTokens = max(usage.ContextTokens()-freed, 0)
 			u.Tokens = u.UsageTokens + u.TrailingTokens
 			// The index in the context: count the context messages before.
 			u.LastUsageIndex = contextIndex(path, comp, i)
