@@ -67,6 +67,9 @@ type Event struct {
 	FallbackErr error
 	// Adjustments are what the headroom guarantee changed (EventEnd only).
 	Adjustments []string
+	// Strategies names the cheap strategies that made a pass, in order
+	// (EventEnd only).
+	Strategies []string
 }
 
 // Engine plans compactions, has them summarized and records them. The
@@ -74,6 +77,13 @@ type Event struct {
 type Engine struct {
 	// Summarizer writes the summaries.
 	Summarizer Summarizer
+	// Ladder, when set, is the cheap tier: before an automatic compaction
+	// (reason threshold or overflow, with Request.TargetTokens set) its
+	// strategies run in order and the summary is written only if the
+	// context is still above the target. Nil switches the cheap tier off.
+	// Passes stay recorded even when the summary after them fails: each
+	// is a complete edit of its own.
+	Ladder *Ladder
 	// Fallback, when set, writes the summary when Summarizer fails (see
 	// Request.Fallback); the entry is then marked as written without a
 	// model. Usually the offline extractive summarizer.
@@ -158,6 +168,28 @@ type Result struct {
 	// Adjustments says what the headroom guarantee changed, one sentence
 	// each (empty when nothing was needed).
 	Adjustments []string
+	// Ladder is what the cheap tier did, nil when it did not run. When
+	// the cheap tier alone brought the context under the target, no
+	// summary was written: Entry is nil and Summary empty.
+	Ladder *LadderResult
+}
+
+// Summarized reports whether a compaction entry was written (rather than
+// the cheap tier alone being enough).
+func (r *Result) Summarized() bool { return r.Entry != nil }
+
+// strategies lists the strategies that made a pass.
+func (r *LadderResult) strategies() []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range r.Passes {
+		if p.Edit != nil {
+			out = append(out, p.Strategy)
+		}
+	}
+	return out
 }
 
 func (e *Engine) now() time.Time {
@@ -199,6 +231,21 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 		return nil, err
 	}
 	started := e.now()
+	var ladder *LadderResult
+	if e.Ladder != nil && req.Reason != ReasonManual && req.TargetTokens > 0 {
+		lr, err := e.Ladder.Run(ctx, log, req.TargetTokens, false)
+		if err != nil {
+			return nil, fmt.Errorf("cheap tier: %w", err)
+		}
+		ladder = lr
+		if lr.UnderTarget {
+			res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
+			e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore})
+			e.emit(Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
+				Duration: res.Duration, Strategies: lr.strategies()})
+			return res, nil
+		}
+	}
 	plan, err := e.Plan(log, req)
 	if err != nil {
 		return nil, err
@@ -212,6 +259,12 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 		return nil, err
 	}
 	res.Duration = end.Duration
+	res.Ladder = ladder
+	if ladder != nil {
+		res.TokensBefore = ladder.TokensBefore
+		end.TokensBefore = ladder.TokensBefore
+		end.Strategies = ladder.strategies()
+	}
 	end.TokensAfter, end.Summarizer, end.Usage = res.TokensAfter, res.Summarizer, res.Usage
 	end.FallbackErr, end.Adjustments = res.FallbackErr, res.Adjustments
 	end.MessagesSummarized = res.Plan.MessagesToSummarize()

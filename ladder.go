@@ -1,0 +1,123 @@
+package compact
+
+import (
+	"context"
+	"fmt"
+)
+
+// DefaultLadder is the order in which the cheap strategies are tried by
+// default: images first (large and rarely needed again), then masking of
+// old tool output, then head-and-tail truncation.
+func DefaultLadder() []Strategy {
+	return []Strategy{StripImages{}, Mask{}, Truncate{}}
+}
+
+// StrategyByName returns the strategy with its zero-value defaults:
+// "prune", "clear_tool_uses", "mask", "truncate" or "strip_images".
+func StrategyByName(name string) (Strategy, error) {
+	for _, s := range []Strategy{Prune{}, ClearToolUses{}, Mask{}, Truncate{}, StripImages{}} {
+		if s.Name() == name {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown strategy %q (want prune, clear_tool_uses, mask, truncate or strip_images)", name)
+}
+
+// PassReport says what one strategy of a ladder did.
+type PassReport struct {
+	// Strategy is the strategy's name.
+	Strategy string
+	// Edit is the pass, nil when the strategy had nothing worth doing.
+	Edit *ContextEdit
+	// Entry is the context_edit entry appended for the pass; nil for a
+	// dry run or a skipped strategy.
+	Entry *Entry
+	// TokensBefore and TokensAfter are the measured context around the
+	// pass.
+	TokensBefore, TokensAfter int
+	// CacheBreakIndex is the index, in the context before the pass, of
+	// the first message the pass changed: the provider's prompt cache is
+	// rewritten from there. -1 when nothing changed.
+	CacheBreakIndex int
+}
+
+// LadderResult is the outcome of Ladder.Run.
+type LadderResult struct {
+	Passes []PassReport
+	// TokensBefore and TokensAfter are the context before the first pass
+	// and after the last.
+	TokensBefore, TokensAfter int
+	// Target is the size the ladder tried to get under (0: none, every
+	// strategy ran).
+	Target int
+	// UnderTarget is true when the context ended under Target.
+	UnderTarget bool
+}
+
+// Ladder runs cheap strategies in order, re-measuring after each, and
+// stops as soon as the context is under the target. The zero value runs
+// DefaultLadder.
+type Ladder struct {
+	// Strategies in the order to try; nil means DefaultLadder().
+	Strategies []Strategy
+}
+
+// Run plans each strategy on the log's current path and, unless dryRun,
+// appends every pass as a context_edit entry before planning the next. A
+// dry run plans each strategy on the path as the earlier passes would
+// leave it, and writes nothing. With target 0 every strategy runs.
+func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*LadderResult, error) {
+	strategies := l.Strategies
+	if strategies == nil {
+		strategies = DefaultLadder()
+	}
+	path := log.Path()
+	res := &LadderResult{Target: target}
+	res.TokensBefore = Measure(BuildContext(path)).Tokens
+	res.TokensAfter = res.TokensBefore
+	for _, s := range strategies {
+		if target > 0 && res.TokensAfter <= target {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		before := BuildContext(path)
+		u := Measure(before)
+		ce, err := s.Plan(path, StrategyEnv{Usage: u, Target: target})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
+		if ce != nil && len(ce.Edits) > 0 {
+			for i, id := range before.EntryIDs {
+				if id == ce.FirstChangedID {
+					rep.CacheBreakIndex = i
+					break
+				}
+			}
+			entry := NewContextEditEntry(ce)
+			if dryRun {
+				// The next strategy sees the path as this pass leaves it.
+				if entry.ID == "" {
+					entry.ID = fmt.Sprintf("dry-run-%d", len(res.Passes))
+				}
+				if len(path) > 0 {
+					entry.ParentID = path[len(path)-1].ID
+				}
+				path = append(path[:len(path):len(path)], entry)
+			} else {
+				if err := log.Append(ctx, entry); err != nil {
+					return nil, fmt.Errorf("record %s pass: %w", s.Name(), err)
+				}
+				rep.Entry = entry
+				path = log.Path()
+			}
+			rep.TokensAfter = Measure(BuildContext(path)).Tokens
+			res.TokensAfter = rep.TokensAfter
+		}
+		res.Passes = append(res.Passes, rep)
+	}
+	res.UnderTarget = target > 0 && res.TokensAfter <= target
+	return res, nil
+}
