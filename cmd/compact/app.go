@@ -247,7 +247,9 @@ part of the history is replaced by a summary, and the newest messages are
 kept verbatim. The summary is written offline by the extractive summarizer,
 or by a model (OpenAI-compatible or Anthropic) with "run --summarizer". A
 compaction is appended to the file as one entry; nothing else in the file
-changes.
+changes. "compact prune" frees tokens more cheaply, without a summary: it
+shortens old tool output, images and long texts, recording each pass as a
+context_edit entry (pi ignores them; nothing stored is deleted).
 
 The context window of a model comes from the registry built into the
 program (models.json), from --window or from the configuration file. When
@@ -283,6 +285,7 @@ it is unknown, automatic compaction never triggers.`,
 		a.inspectCommand(),
 		a.contextCommand(),
 		a.runCommand(),
+		a.pruneCommand(),
 		a.treeCommand(),
 		a.forkCommand(),
 		a.migrateCommand(),

@@ -303,7 +303,7 @@ func TestErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	c := newCLI(t)
 	root := c.ok("--help")
-	contains(t, "compact --help", root, "inspect", "context", "run", "tree", "fork", "migrate",
+	contains(t, "compact --help", root, "inspect", "context", "run", "prune", "tree", "fork", "migrate",
 		"--json", "--lenient", "--config", "--verbose", "keepRecentTokens", "reserveTokens", "COMPACT_DISABLE_AUTO",
 		"COMPACT_CONFIG", "Exit codes", "2  usage error", "models.json", "never triggers",
 		"summarizer", "summaryModel", "baseURL", "apiKey", "summaryWindow", "summaryMaxOutput", "timeout", "fallback",
@@ -314,6 +314,8 @@ func TestHelp(t *testing.T) {
 		"run": {"--dry-run", "--keep-recent", "--reserve", "--window", "--model", "--instructions", "--leaf", "0.8 x",
 			"--summarizer", "--summary-model", "--base-url", "--summary-window", "--summary-max-output", "--timeout", "--fallback",
 			`(default "extractive")`, `(default "none")`, "Retry-After", "written without a model", "target"},
+		"prune": {"--strategy", "--target", "--to-target", "--dry-run", "--leaf", "--mask-turns", "--keep-tool-uses", "--clear-inputs",
+			"--exclude-tools", "--protect-tools", "--min-free", "strip_images, mask, truncate", "context_edit", "--original", "cache breaks"},
 		"tree":    {"--json"},
 		"fork":    {"--at", "-o, --output"},
 		"migrate": {"version 3"},

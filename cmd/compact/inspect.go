@@ -37,6 +37,10 @@ type inspectReport struct {
 	// NextCompaction is a planReport, or a nothingReport when there is
 	// nothing to compact.
 	NextCompaction any `json:"nextCompaction"`
+
+	// Strategies is what each cheap strategy would do alone, at its
+	// defaults, on the current context.
+	Strategies []passReport `json:"strategies"`
 }
 
 // contextSize explains the measured context size.
@@ -47,6 +51,12 @@ type contextSize struct {
 	LastUsageEntryID string `json:"lastUsageEntryId,omitempty"`
 	// TrailingMessages counts the messages estimated after it.
 	TrailingMessages int `json:"trailingMessages"`
+	// ReportedTokens is the usage as the provider reported it, and
+	// FreedSinceReport what the context edits recorded after it took off
+	// (UsageTokens = ReportedTokens - FreedSinceReport); absent when no
+	// edit came after the report.
+	ReportedTokens   int `json:"reportedTokens,omitempty"`
+	FreedSinceReport int `json:"freedSinceReport,omitempty"`
 }
 
 // triggerReport is the outcome of the automatic-compaction check.
@@ -91,7 +101,13 @@ func (a *app) inspectCommand() *cobra.Command {
   - the trigger decision of the policy (reserve, ratio or input). When the
     window is unknown automatic compaction never triggers;
   - the context by role and by tool (calls and estimated result tokens);
-  - where the next compaction would cut and what it would summarize.`,
+  - where the next compaction would cut and what it would summarize;
+  - what each cheap strategy of "compact prune" would do alone, at its
+    defaults: the tokens it would free, the messages it would edit and
+    where the provider's prompt cache would break (the context index and
+    entry id of the first changed message), or "nothing worth a cache
+    break". Each is planned on the current context, independently of the
+    others; nothing is written.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
 			return a.inspect(cmd, args[0], leaf, &lf)
@@ -156,6 +172,10 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	if usage.LastUsageIndex >= 0 {
 		r.Context.LastUsageEntryID = ctx.EntryIDs[usage.LastUsageIndex]
+		if u, ok := ctx.Messages[usage.LastUsageIndex].ValidUsage(); ok && u.ContextTokens() != usage.UsageTokens {
+			r.Context.ReportedTokens = u.ContextTokens()
+			r.Context.FreedSinceReport = u.ContextTokens() - usage.UsageTokens
+		}
 	}
 	if known && info.ContextWindow > 0 {
 		p := percent(usage.Tokens, info.ContextWindow)
@@ -187,6 +207,10 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		r.NextCompaction = nothingReport{NothingToCompact: true, Reason: reason}
 	}
 
+	if r.Strategies, err = planStrategies(cmd.Context(), s); err != nil {
+		return err
+	}
+
 	if a.jsonOut {
 		return writeJSON(a.stdout, r)
 	}
@@ -212,8 +236,15 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	fmt.Fprintln(w)
 	if usage.LastUsageIndex >= 0 {
+		reported := usage.UsageTokens
+		if r.Context.FreedSinceReport != 0 {
+			reported = r.Context.ReportedTokens
+		}
 		fmt.Fprintf(w, "          = %s reported by the provider on message #%d (entry %s)\n",
-			num(usage.UsageTokens), usage.LastUsageIndex, r.Context.LastUsageEntryID)
+			num(reported), usage.LastUsageIndex, r.Context.LastUsageEntryID)
+		if r.Context.FreedSinceReport != 0 {
+			fmt.Fprintf(w, "          - %s freed by the context edits recorded after it\n", num(r.Context.FreedSinceReport))
+		}
 		fmt.Fprintf(w, "          + %s estimated for the %s after it\n", num(usage.TrailingTokens), plural(r.Context.TrailingMessages, "message"))
 	} else {
 		fmt.Fprintf(w, "          = %s estimated (no usable provider usage since the last compaction)\n", num(usage.TrailingTokens))
@@ -236,6 +267,10 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		printPlan(w, pr, "  ")
 	} else {
 		fmt.Fprintf(w, "next compaction: nothing to compact: %s\n", reason)
+	}
+	fmt.Fprintln(w, "\ncheap strategies (each alone at its defaults; see compact prune)")
+	for _, p := range r.Strategies {
+		printPass(w, p, "  ", true)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Command compact inspects and compacts the session files of LLM coding
 // agents (pi's JSONL format): it shows what the model sees and how full its
 // context window is, compacts a session with the offline extractive
-// summarizer, and forks, migrates and draws session trees.
+// summarizer (or a model), frees tokens with the cheap strategies of
+// "compact prune", and forks, migrates and draws session trees.
 //
 // Run "compact --help" for the commands, their flags, the configuration
 // file and the exit codes.

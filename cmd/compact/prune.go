@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+// strategyNames are the cheap strategies, in the order inspect lists them.
+var strategyNames = []string{"strip_images", "mask", "truncate", "prune", "clear_tool_uses"}
+
+// defaultLadderNames returns the names of compact.DefaultLadder, in order.
+func defaultLadderNames() []string {
+	var names []string
+	for _, s := range compact.DefaultLadder() {
+		names = append(names, s.Name())
+	}
+	return names
+}
+
+// passReport is one strategy of "compact prune" and of inspect's
+// strategies section, in JSON.
+type passReport struct {
+	Strategy string `json:"strategy"`
+	// Applied is true when the strategy produced a pass: recorded, or
+	// for a dry run, one that would be.
+	Applied     bool `json:"applied"`
+	TokensFreed int  `json:"tokensFreed"`
+	// Edits counts the messages the pass replaces.
+	Edits          int    `json:"edits"`
+	FirstChangedID string `json:"firstChangedId,omitempty"`
+	// CacheBreakIndex is the context index from which the provider's
+	// prompt cache is rewritten; -1 when nothing changes.
+	CacheBreakIndex int `json:"cacheBreakIndex"`
+	TokensBefore    int `json:"tokensBefore"`
+	TokensAfter     int `json:"tokensAfter"`
+	// EntryID is the context_edit entry appended; absent for a dry run
+	// or a strategy that did nothing.
+	EntryID string `json:"entryId,omitempty"`
+}
+
+func newPassReport(p compact.PassReport) passReport {
+	r := passReport{Strategy: p.Strategy, CacheBreakIndex: p.CacheBreakIndex, TokensBefore: p.TokensBefore, TokensAfter: p.TokensAfter}
+	if p.Edit != nil {
+		r.Applied = true
+		r.TokensFreed = p.Edit.TokensFreed
+		r.Edits = len(p.Edit.Edits)
+		r.FirstChangedID = p.Edit.FirstChangedID
+	}
+	if p.Entry != nil {
+		r.EntryID = p.Entry.ID
+	}
+	return r
+}
+
+// pruneReport is the JSON form of "compact prune".
+type pruneReport struct {
+	File   string `json:"file"`
+	DryRun bool   `json:"dryRun"`
+	// Target is the size the ladder stopped under; 0 when every listed
+	// strategy ran.
+	Target       int          `json:"target"`
+	TokensBefore int          `json:"tokensBefore"`
+	TokensAfter  int          `json:"tokensAfter"`
+	UnderTarget  bool         `json:"underTarget"`
+	Passes       []passReport `json:"passes"`
+}
+
+// strategyFlags are the options of the cheap strategies. The zero values
+// are the library's defaults.
+type strategyFlags struct {
+	maskTurns    int
+	keepToolUses int
+	clearInputs  bool
+	excludeTools []string
+	protectTools []string
+	minFree      string
+}
+
+func (f *strategyFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.maskTurns, "mask-turns", 0, fmt.Sprintf("mask: newest turns whose tool outputs stay (0: the default, %d)", compact.DefaultMaskTurns))
+	fl.IntVar(&f.keepToolUses, "keep-tool-uses", 0, fmt.Sprintf("clear_tool_uses: newest tool uses kept (0: the default, %d)", compact.DefaultClearKeep))
+	fl.BoolVar(&f.clearInputs, "clear-inputs", false, "clear_tool_uses: also replace the arguments of the cleared calls")
+	fl.StringSliceVar(&f.excludeTools, "exclude-tools", nil, "clear_tool_uses: tools whose uses are never cleared (comma-separated)")
+	fl.StringSliceVar(&f.protectTools, "protect-tools", nil, "prune: tools whose outputs are never pruned (comma-separated)")
+	fl.StringVar(&f.minFree, "min-free", "", fmt.Sprintf(`least a pass must free to be recorded, in tokens, or "cache" for the cost of rewriting the prompt cache; 0 accepts any saving (default: each strategy's own: prune more than %s, clear_tool_uses cache, the others 0)`,
+		num(compact.DefaultPruneMinimumFree)))
+}
+
+// strategies builds the named strategies with the options given.
+func (f *strategyFlags) strategies(cmd *cobra.Command, names []string) ([]compact.Strategy, error) {
+	flags := cmd.Flags()
+	set := func(name string) bool { fl := flags.Lookup(name); return fl != nil && fl.Changed }
+	if f.maskTurns < 0 {
+		return nil, usagef("--mask-turns must not be negative, got %d", f.maskTurns)
+	}
+	if f.keepToolUses < 0 {
+		return nil, usagef("--keep-tool-uses must not be negative, got %d", f.keepToolUses)
+	}
+	minFree, haveMin := 0, set("min-free")
+	if haveMin {
+		switch v := strings.TrimSpace(f.minFree); v {
+		case "cache":
+			minFree = compact.CacheRewriteCost
+		default:
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, usagef("--min-free %q: want a number of tokens (0 or more) or \"cache\"", f.minFree)
+			}
+			minFree = n
+		}
+	}
+	// anyOr maps --min-free onto the fields where 0 means a default
+	// rather than any saving: there, any saving is a negative value other
+	// than CacheRewriteCost.
+	anyOr := func(n int) int {
+		if n == 0 {
+			return -2
+		}
+		return n
+	}
+	var out []compact.Strategy
+	seen := map[string]bool{}
+	for _, name := range names {
+		name = strings.TrimSpace(name)
+		s, err := compact.StrategyByName(name)
+		if err != nil {
+			return nil, usagef("--strategy: %v", err)
+		}
+		if seen[name] {
+			return nil, usagef("--strategy %s is given twice", name)
+		}
+		seen[name] = true
+		switch s := s.(type) {
+		case compact.Prune:
+			s.ProtectedTools = f.protectTools
+			if haveMin {
+				s.MinimumFree = anyOr(minFree)
+			}
+			out = append(out, s)
+		case compact.ClearToolUses:
+			s.Keep = f.keepToolUses
+			s.ClearInputs = f.clearInputs
+			s.ExcludeTools = f.excludeTools
+			if haveMin {
+				s.ClearAtLeast = anyOr(minFree)
+			}
+			out = append(out, s)
+		case compact.Mask:
+			s.Turns = f.maskTurns
+			s.MinFree = minFree
+			out = append(out, s)
+		case compact.Truncate:
+			s.MinFree = minFree
+			out = append(out, s)
+		case compact.StripImages:
+			s.MinFree = minFree
+			out = append(out, s)
+		default:
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (a *app) pruneCommand() *cobra.Command {
+	var lf limitFlags
+	var sf strategyFlags
+	var names []string
+	var leaf string
+	var target int
+	var toTarget, dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune FILE",
+		Short: "Free context with the cheap strategies, without a summary",
+		Long: `Prune runs the cheap tier over the context at the session's leaf: the
+strategies replace the content of some messages with shorter text, without
+a model and without summarizing anything. They run in the order given,
+each on the context the previous ones left; a strategy with nothing worth
+the break of the provider's prompt cache is skipped.
+
+Strategies (--strategy, repeatable; default strip_images, mask, truncate):
+
+  strip_images     images older than the current turn become a one-line
+                   marker
+  mask             tool outputs older than the newest --mask-turns turns
+                   (default 10) become a placeholder naming their size and
+                   entry
+  truncate         long texts (500+ characters, not among the newest 3 of
+                   their role, not the first user message) keep their head
+                   and tail; the middle is replaced by a note
+  prune            tool outputs older than the newest 2 turns and 40,000
+                   tokens of tool output are cleared, if that frees more
+                   than 20,000 tokens (--protect-tools exempts tools)
+  clear_tool_uses  from 100,000 tokens on, the results of all but the
+                   newest --keep-tool-uses (default 3) tool uses are
+                   cleared, if that frees more than rewriting the prompt
+                   cache costs (--clear-inputs, --exclude-tools)
+
+Each pass is appended to FILE as one context_edit entry; nothing stored is
+changed or deleted, and "compact context --original" still shows the
+stored messages. pi ignores these entries. With --target or --to-target the
+ladder stops as soon as the context is under the target.
+
+For each strategy the output gives the tokens freed, the messages edited
+and where the prompt cache breaks: the index, in the context before the
+pass, of the first changed message and its entry id. Every message from
+there on is sent to the provider's cache again.
+
+With --dry-run nothing is written: each strategy is planned on the context
+the earlier ones would leave.`,
+		Args: exactFile,
+		RunE: a.action(func(cmd *cobra.Command, args []string) error {
+			flags := cmd.Flags()
+			if !flags.Lookup("strategy").Changed {
+				names = defaultLadderNames()
+			}
+			if len(names) == 0 {
+				return usagef("--strategy: no strategy named (want %s)", strings.Join(strategyNames, ", "))
+			}
+			if target < 0 {
+				return usagef("--target must not be negative, got %d", target)
+			}
+			if toTarget && flags.Lookup("target").Changed {
+				return usagef("--target and --to-target exclude each other")
+			}
+			strategies, err := sf.strategies(cmd, names)
+			if err != nil {
+				return err
+			}
+			return a.prune(cmd, args[0], leaf, strategies, target, toTarget, dryRun, &lf)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&names, "strategy", nil, "strategy to run, in order; repeatable or comma-separated: "+strings.Join(strategyNames, ", ")+" (default "+strings.Join(defaultLadderNames(), ", ")+")")
+	f.IntVar(&target, "target", 0, "stop once the context is under this many tokens (0: run every strategy)")
+	f.BoolVar(&toTarget, "to-target", false, "stop once under the trigger policy's target for the session's model (half the window by default)")
+	f.BoolVar(&dryRun, "dry-run", false, "plan only: print what each strategy would free and write nothing")
+	f.StringVar(&leaf, "leaf", "", "entry id to prune at instead of the current leaf (the entries start a branch there)")
+	sf.add(cmd)
+	lf.addWindow(cmd)
+	lf.addReserve(cmd)
+	lf.addPolicy(cmd)
+	return cmd
+}
+
+func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.Strategy, target int, toTarget, dryRun bool, lf *limitFlags) error {
+	st, err := a.loadSettings(cmd, lf)
+	if err != nil {
+		return err
+	}
+	s, err := a.openAt(file, leaf)
+	if err != nil {
+		return err
+	}
+	if toTarget {
+		reg, err := compact.LoadRegistry()
+		if err != nil {
+			return err
+		}
+		policy, err := st.cfg.TriggerPolicy()
+		if err != nil {
+			return err
+		}
+		info, _, _ := st.modelLimits(reg, s.Context().Model)
+		if info.ContextWindow <= 0 {
+			return usagef("--to-target: the context window of model %q is unknown (give --window, or --target N)", info.ID)
+		}
+		target = policy.Target(info)
+	}
+	ctx := cmd.Context()
+	res, err := compact.Ladder{Strategies: strategies}.Run(ctx, s, target, dryRun)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: interrupted: %w", file, ctx.Err())
+		}
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	r := pruneReport{File: file, DryRun: dryRun, Target: res.Target, TokensBefore: res.TokensBefore,
+		TokensAfter: res.TokensAfter, UnderTarget: res.UnderTarget, Passes: make([]passReport, 0, len(res.Passes))}
+	for _, p := range res.Passes {
+		r.Passes = append(r.Passes, newPassReport(p))
+	}
+	if a.jsonOut {
+		return writeJSON(a.stdout, r)
+	}
+	w := a.stdout
+	if dryRun {
+		fmt.Fprintf(w, "dry run of %s; nothing was written\n", file)
+	} else {
+		fmt.Fprintf(w, "pruned %s\n", file)
+	}
+	for _, p := range r.Passes {
+		printPass(w, p, "  ", dryRun)
+	}
+	for _, st := range strategies[len(r.Passes):] {
+		fmt.Fprintf(w, "  %-16s not run: the context is already under the target\n", st.Name())
+	}
+	fmt.Fprintf(w, "  context: %s -> %s tokens", num(r.TokensBefore), num(r.TokensAfter))
+	if r.TokensBefore > r.TokensAfter {
+		fmt.Fprintf(w, " (%s freed)", num(r.TokensBefore-r.TokensAfter))
+	}
+	fmt.Fprintln(w)
+	if r.Target > 0 {
+		state := "reached"
+		if !r.UnderTarget {
+			state = "not reached"
+		}
+		fmt.Fprintf(w, "  target: %s tokens, %s\n", num(r.Target), state)
+	}
+	var ids []string
+	for _, p := range r.Passes {
+		if p.EntryID != "" {
+			ids = append(ids, fmt.Sprintf("%s (%s)", p.EntryID, p.Strategy))
+		}
+	}
+	switch {
+	case dryRun:
+	case len(ids) == 0:
+		fmt.Fprintf(w, "  nothing appended to %s\n", file)
+	default:
+		fmt.Fprintf(w, "  appended %s to %s: %s\n", plural(len(ids), "context_edit entry"), file, strings.Join(ids, ", "))
+	}
+	return nil
+}
+
+// printPass writes one strategy's line: what it frees and where the
+// prompt cache breaks.
+func printPass(w io.Writer, p passReport, indent string, would bool) {
+	if !p.Applied {
+		fmt.Fprintf(w, "%s%-16s nothing worth a cache break\n", indent, p.Strategy)
+		return
+	}
+	verb := "freed"
+	if would {
+		verb = "would free"
+	}
+	fmt.Fprintf(w, "%s%-16s %s %s tokens in %s; cache breaks at #%d (entry %s)\n", indent, p.Strategy, verb,
+		num(p.TokensFreed), plural(p.Edits, "message"), p.CacheBreakIndex, p.FirstChangedID)
+}
+
+// planStrategies plans every strategy alone, at its defaults, on the
+// session's current path, writing nothing.
+func planStrategies(ctx context.Context, s *session.Session) ([]passReport, error) {
+	out := make([]passReport, 0, len(strategyNames))
+	for _, name := range strategyNames {
+		st, err := compact.StrategyByName(name)
+		if err != nil {
+			return nil, err
+		}
+		res, err := compact.Ladder{Strategies: []compact.Strategy{st}}.Run(ctx, s, 0, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		for _, p := range res.Passes {
+			out = append(out, newPassReport(p))
+		}
+	}
+	return out, nil
+}
