@@ -79,8 +79,9 @@ type Engine struct {
 	Summarizer Summarizer
 	// Ladder, when set, is the cheap tier: before an automatic compaction
 	// (reason threshold or overflow, with Request.TargetTokens set) its
-	// strategies run in order and the summary is written only if the
-	// context is still above the target. Nil switches the cheap tier off.
+	// strategies run in order and, for reason threshold, the summary is
+	// written only if the context is still above the target (an overflow
+	// always gets its summary). Nil switches the cheap tier off.
 	// Passes stay recorded even when the summary after them fails: each
 	// is a complete edit of its own.
 	Ladder *Ladder
@@ -122,6 +123,12 @@ type Request struct {
 	// summarizer fails; the default is on for automatic compactions and
 	// off for manual ones.
 	Fallback FallbackMode
+	// Summary, when set, is the summary to record, supplied by the caller
+	// (a hook): no summarizer is called, the file lists are still
+	// appended, and the entry's details name "hook" as the summarizer.
+	// (pi's fromHook flag is not set: the file lists are the engine's own
+	// and stay trusted by later compactions.)
+	Summary string
 }
 
 // FallbackMode chooses when the fallback summarizer is used.
@@ -238,7 +245,9 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 			return nil, fmt.Errorf("cheap tier: %w", err)
 		}
 		ladder = lr
-		if lr.UnderTarget {
+		// After an overflow the provider's count, not ours, is the truth:
+		// the summary is written whatever the estimate says.
+		if lr.UnderTarget && req.Reason != ReasonOverflow {
 			res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
 			e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore})
 			e.emit(Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
@@ -370,7 +379,13 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	plan = e.fitPlan(log, plan, req, res)
 	res.Plan = plan
 
-	parts, err := e.summarize(ctx, e.Summarizer, plan, req)
+	var parts *summaryParts
+	var err error
+	if req.Summary != "" {
+		parts = &summaryParts{text: StripFileLists(req.Summary), summarizer: "hook"}
+	} else {
+		parts, err = e.summarize(ctx, e.Summarizer, plan, req)
+	}
 	if err != nil {
 		if ctx.Err() != nil || e.Fallback == nil || !req.Fallback.enabled(req.Reason) {
 			return nil, err

@@ -1,0 +1,237 @@
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ModelCall sends the context to the agent's model and returns its
+// response: an assistant message, with the provider's usage when it
+// reports one. A context-overflow error from the provider should be
+// returned as (or wrap) a *ProviderError so that the guard recognises it.
+type ModelCall func(ctx context.Context, messages []*Message) (*Message, error)
+
+// Guard defaults.
+const (
+	// DefaultMaxCompactionsPerCall bounds the compactions one Call may run.
+	DefaultMaxCompactionsPerCall = 2
+	// DefaultMinFreedRatio is the share of the context a compaction must
+	// free; less means the history cannot shrink and the guard stops.
+	DefaultMinFreedRatio = 0.05
+)
+
+// Errors returned by Guard.Call, wrapped with the details.
+var (
+	// ErrStalled means a compaction freed too little, or left the context
+	// above the trigger, so compacting again would loop.
+	ErrStalled = errors.New("compaction cannot shrink the context enough")
+	// ErrOverflowPersists means the provider rejected the context as too
+	// long even after a forced compaction.
+	ErrOverflowPersists = errors.New("context still overflows after compaction")
+)
+
+// HookDecision is what a BeforeCompaction hook decides.
+type HookDecision struct {
+	// Skip cancels this compaction; the model is called as things are.
+	Skip bool
+	// Summary, when set, is used instead of the summarizer's (recorded as
+	// written by a hook).
+	Summary string
+}
+
+// Guard wraps an agent's model calls so that the context stays inside
+// the window: before each call it measures the context and, above the
+// trigger, runs the engine (the cheap tier, then a summary); on a
+// context-overflow error it compacts with force and retries once. It
+// works between tool calls as well as between turns: the planner never
+// separates a tool call from its result.
+//
+// A Guard is not safe for concurrent use; one conversation, one guard.
+type Guard struct {
+	// Engine compacts; its Ladder, when set, is the cheap tier. Required.
+	Engine *Engine
+	// Log holds the conversation. The agent appends its user messages and
+	// tool results to it; Call appends the model's responses. Required.
+	Log Log
+	// Model is the agent model's limits.
+	Model ModelInfo
+	// Policy decides when to compact; nil means Reserve{}.
+	Policy Policy
+	// Disabled switches automatic compaction off (config or
+	// COMPACT_DISABLE_AUTO). It also turns off the overflow recovery
+	// unless RecoverWhenDisabled is set.
+	Disabled bool
+	// RecoverWhenDisabled keeps the overflow recovery on when Disabled.
+	RecoverWhenDisabled bool
+	// MaxCompactionsPerCall bounds the compactions of one Call; 0 means
+	// DefaultMaxCompactionsPerCall.
+	MaxCompactionsPerCall int
+	// MinFreedRatio is the share of the context a compaction must free;
+	// 0 means DefaultMinFreedRatio.
+	MinFreedRatio float64
+	// Request is the template for the guard's compaction requests
+	// (instructions, keep budget, output budget, fallback). Reason and
+	// TargetTokens are set by the guard.
+	Request Request
+	// BeforeCompaction, when set, is asked before each compaction; it may
+	// skip it or supply the summary.
+	BeforeCompaction func(ctx context.Context, reason Reason, u ContextUsage) (HookDecision, error)
+	// AfterCompaction, when set, sees every compaction's result.
+	AfterCompaction func(ctx context.Context, res *Result)
+}
+
+// Usage measures the context the next call would send.
+func (g *Guard) Usage() ContextUsage { return Measure(BuildContext(g.Log.Path())) }
+
+// Call measures the context, compacts it when the policy says so, sends
+// it to the model through call, appends the response to the log and
+// returns it. A context-overflow error from call triggers one forced
+// compaction and one retry; a second overflow returns an error wrapping
+// ErrOverflowPersists. A compaction that cannot shrink the context
+// returns an error wrapping ErrStalled instead of compacting again.
+func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
+	if g.Engine == nil || g.Log == nil {
+		return nil, errors.New("compact: Guard needs an Engine and a Log")
+	}
+	policy := g.Policy
+	if policy == nil {
+		policy = Reserve{}
+	}
+	budget := g.MaxCompactionsPerCall
+	if budget <= 0 {
+		budget = DefaultMaxCompactionsPerCall
+	}
+	for {
+		d := Check(policy, g.Model, g.Usage(), g.Disabled)
+		if !d.Compact {
+			break
+		}
+		if budget == 0 {
+			return nil, fmt.Errorf("%w: %d tokens still above the threshold of %d after %d compactions in this call",
+				ErrStalled, d.Tokens, d.Threshold, g.maxCompactions())
+		}
+		budget--
+		done, err := g.compact(ctx, ReasonThreshold, policy, d.Threshold)
+		if err != nil {
+			return nil, err
+		}
+		if !done {
+			break // a hook skipped it
+		}
+	}
+
+	resp, err := call(ctx, g.messages())
+	if err != nil && IsContextOverflow(err) {
+		if g.Disabled && !g.RecoverWhenDisabled {
+			return nil, fmt.Errorf("context overflow and automatic compaction is disabled: %w", err)
+		}
+		if _, cerr := g.compact(ctx, ReasonOverflow, policy, 0); cerr != nil {
+			return nil, fmt.Errorf("context overflow: %w (recovery failed: %v)", err, cerr)
+		}
+		resp, err = call(ctx, g.messages())
+		if err != nil && IsContextOverflow(err) {
+			return nil, fmt.Errorf("%w: %v", ErrOverflowPersists, err)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errors.New("compact: the model call returned no message")
+	}
+	if err := g.Log.Append(ctx, &Entry{Kind: KindMessage, Message: resp}); err != nil {
+		return nil, fmt.Errorf("record the response: %w", err)
+	}
+	return resp, nil
+}
+
+func (g *Guard) maxCompactions() int {
+	if g.MaxCompactionsPerCall > 0 {
+		return g.MaxCompactionsPerCall
+	}
+	return DefaultMaxCompactionsPerCall
+}
+
+// messages is the context as the model receives it. The continuation note
+// follows an automatic compaction only while the task is unfinished: not
+// when the last assistant message before the compaction ended its turn.
+func (g *Guard) messages() []*Message {
+	c := BuildContext(g.Log.Path())
+	if c.Compaction != nil && AutomaticCompaction(c.Compaction) && taskFinished(c) {
+		return ForModel(c.Messages)
+	}
+	return c.ModelMessages()
+}
+
+// taskFinished reports whether the newest assistant message of the
+// context ended the turn (a final answer, no tool call pending) and
+// nothing was asked after it.
+func taskFinished(c *Context) bool {
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		m := c.Messages[i]
+		switch m.Role {
+		case RoleAssistant:
+			return m.StopReason == StopEnd && len(m.ToolCalls()) == 0
+		case RoleUser, RoleToolResult, RoleBash, RoleCustom:
+			return false
+		}
+	}
+	return false
+}
+
+// compact runs one compaction and checks that it helped. It reports
+// whether a compaction (or a cheap-tier pass) happened.
+func (g *Guard) compact(ctx context.Context, reason Reason, policy Policy, threshold int) (bool, error) {
+	before := g.Usage()
+	req := g.Request
+	req.Reason = reason
+	req.TargetTokens = policy.Target(g.Model)
+	if reason == ReasonOverflow && (req.TargetTokens == 0 || req.TargetTokens > before.Tokens/2) {
+		// The provider counted more than the estimate: aim well below it.
+		req.TargetTokens = before.Tokens / 2
+	}
+	if reason == ReasonOverflow {
+		// Force: keep at most a quarter of what was sent verbatim.
+		keep := req.KeepRecentTokens
+		if keep <= 0 {
+			keep = g.Engine.KeepRecentTokens
+		}
+		if keep <= 0 || keep > before.Tokens/4 {
+			keep = max(before.Tokens/4, 1)
+		}
+		req.KeepRecentTokens = keep
+	}
+	if g.BeforeCompaction != nil {
+		d, err := g.BeforeCompaction(ctx, reason, before)
+		if err != nil {
+			return false, fmt.Errorf("before-compaction hook: %w", err)
+		}
+		if d.Skip {
+			return false, nil
+		}
+		req.Summary = d.Summary
+	}
+	res, err := g.Engine.Compact(ctx, g.Log, req)
+	if err != nil {
+		return false, fmt.Errorf("%s compaction: %w", reason, err)
+	}
+	if g.AfterCompaction != nil {
+		g.AfterCompaction(ctx, res)
+	}
+	after := g.Usage()
+	minRatio := g.MinFreedRatio
+	if minRatio <= 0 {
+		minRatio = DefaultMinFreedRatio
+	}
+	freed := before.Tokens - after.Tokens
+	if float64(freed) < minRatio*float64(before.Tokens) {
+		return true, fmt.Errorf("%w: the %s compaction freed %d of %d tokens (less than %.0f%%)",
+			ErrStalled, reason, freed, before.Tokens, 100*minRatio)
+	}
+	if threshold > 0 && after.Tokens > threshold {
+		return true, fmt.Errorf("%w: after the %s compaction the context is %d tokens, still above the threshold of %d",
+			ErrStalled, reason, after.Tokens, threshold)
+	}
+	return true, nil
+}
