@@ -79,10 +79,44 @@ type Guard struct {
 	BeforeCompaction func(ctx context.Context, reason Reason, u ContextUsage) (HookDecision, error)
 	// AfterCompaction, when set, sees every compaction's result.
 	AfterCompaction func(ctx context.Context, res *Result)
+	// Calibrator, when set, learns the model's characters per token from
+	// the usage each response reports and estimates new messages with it
+	// (see Predictor); nil measures with chars/4 (Measure).
+	Calibrator *Calibrator
+
+	pred      *Predictor
+	predComp  string // compaction entry the predictor was reset for
+	predEdits int    // context edits it was reset for
 }
 
-// Usage measures the context the next call would send.
-func (g *Guard) Usage() ContextUsage { return Measure(BuildContext(g.Log.Path())) }
+// Usage measures the context the next call would send: with a
+// Calibrator, the last reported size plus the new messages at the learned
+// ratio, never less than the estimate of the whole context; without one,
+// Measure.
+func (g *Guard) Usage() ContextUsage {
+	c := BuildContext(g.Log.Path())
+	if g.Calibrator == nil {
+		return Measure(c)
+	}
+	comp := ""
+	if c.Compaction != nil {
+		comp = c.Compaction.ID
+	}
+	// A compaction or a context edit rebuilt the context: measure again
+	// from scratch. Otherwise only the new messages are added.
+	if g.pred == nil || comp != g.predComp || len(c.passes) != g.predEdits || len(c.Messages) < g.pred.n {
+		g.pred = NewPredictor(g.Calibrator, c)
+		g.predComp, g.predEdits = comp, len(c.passes)
+	} else {
+		for _, m := range c.Messages[g.pred.n:] {
+			g.pred.Add(m)
+		}
+	}
+	if g.Model.ID != "" && g.pred.Model() == "" {
+		g.pred.SetModel(g.Model.ID)
+	}
+	return g.pred.Usage()
+}
 
 // Call measures the context, compacts it when the policy says so, sends
 // it to the model through call, appends the response to the log and

@@ -268,3 +268,42 @@ func TestGuardHooksAndContinuation(t *testing.T) {
 		t.Fatalf("hook summary not used: %d results", len(after))
 	}
 }
+
+// With a Calibrator the guard learns that the provider counts more than
+// chars/4 and predicts each request closely.
+func TestGuardCalibrated(t *testing.T) {
+	worstOf := map[bool]float64{}
+	for _, calibrated := range []bool{false, true} {
+		log := NewMemory()
+		log.AppendMessage(context.Background(), TextMessage(RoleUser, "Fix every failing test in the repository."))
+		g, _ := newGuard(log, 20000)
+		if calibrated {
+			g.Calibrator = &Calibrator{}
+		}
+		model := &fakeModel{window: 20000, factor: 1.4}
+		worst := 0.0
+		for i := 0; i < 60; i++ {
+			predicted := g.Usage().Tokens
+			resp, err := g.Call(context.Background(), model.call)
+			if err != nil {
+				t.Fatalf("calibrated %v, call %d: %v", calibrated, i, err)
+			}
+			// Compare the prediction with what the model counted, away
+			// from compactions (which change the context in between).
+			if i > 10 && resp.Usage != nil && BuildContext(log.Path()).Compaction == nil {
+				if e := float64(predicted-resp.Usage.Input) / float64(resp.Usage.Input); e < 0 && -e > worst {
+					worst = -e
+				}
+			}
+			agentTurn(t, log, resp, 500)
+		}
+		if model.maxSeen > model.window {
+			t.Fatalf("calibrated %v: a request of %d tokens", calibrated, model.maxSeen)
+		}
+		t.Logf("calibrated %v: worst under-prediction %.1f%%", calibrated, 100*worst)
+		worstOf[calibrated] = worst
+	}
+	if worstOf[false] == 0 || worstOf[true] >= worstOf[false] || worstOf[true] > 0.01 {
+		t.Fatalf("under-prediction: chars/4 %.3f, calibrated %.3f", worstOf[false], worstOf[true])
+	}
+}
