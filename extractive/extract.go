@@ -325,7 +325,7 @@ func sortedKeys(m map[string]bool) []string {
 func isBashTool(name string) bool {
 	switch strings.ToLower(name) {
 	case "bash", "shell", "sh", "zsh", "run_shell_command", "exec_command", "execute_command",
-		"run_command", "run_terminal_cmd", "terminal", "local_shell", "container.exec":
+		"run_command", "run_shell", "run_terminal_cmd", "terminal", "local_shell", "container.exec":
 		return true
 	}
 	return false

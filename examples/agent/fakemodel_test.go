@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeModel is a scripted model behind a Chat Completions endpoint. It
+// counts a request's tokens more strictly than the library's estimate
+// (characters / 3 instead of / 4), refuses requests above its window the
+// way OpenAI does, checks that every tool message follows its call, and
+// answers with tool calls for Steps answers, then with a final answer.
+type fakeModel struct {
+	// Window is the request size above which the model answers with a
+	// context_length_exceeded error.
+	Window int
+	// Steps is the number of answers that call a tool.
+	Steps int
+	// OverflowAt lists request numbers (1-based) answered with an
+	// overflow error whatever their size.
+	OverflowAt map[int]bool
+
+	mu        sync.Mutex
+	requests  int
+	answered  int
+	maxTokens int
+	sizes     []int    // tokens of each request, in order
+	overflows []int    // request numbers answered with an overflow
+	problems  []string // malformed requests (orphans, dangling calls, ...)
+	auth      string   // the Authorization header of the last request
+}
+
+const finalAnswer = "All files inspected; the task is done."
+
+// overflowBody is an OpenAI-style context_length_exceeded error.
+func overflowBody(window, tokens int) string {
+	return fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, window, tokens)
+}
+
+func (f *fakeModel) server(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	var req wireRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests++
+	n := f.requests
+	f.auth = r.Header.Get("Authorization")
+	tokens := countTokens(req.Messages)
+	f.sizes = append(f.sizes, tokens)
+	f.maxTokens = max(f.maxTokens, tokens)
+	f.check(n, req)
+	if tokens > f.Window || f.OverflowAt[n] {
+		f.overflows = append(f.overflows, n)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, overflowBody(f.Window, tokens))
+		return
+	}
+	f.answered++
+	msg := map[string]any{"role": "assistant"}
+	finish := "stop"
+	completion := 10
+	if f.answered <= f.Steps {
+		name, args := scriptedCall(f.answered)
+		msg["content"] = fmt.Sprintf("Step %d: calling %s to look further.", f.answered, name)
+		msg["tool_calls"] = []map[string]any{{
+			"id": fmt.Sprintf("call_%d", f.answered), "type": "function",
+			"function": map[string]any{"name": name, "arguments": args},
+		}}
+		finish = "tool_calls"
+		completion = len(args)/3 + 20
+	} else {
+		msg["content"] = finalAnswer
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{
+		"id": fmt.Sprintf("chatcmpl-%d", n), "object": "chat.completion", "model": req.Model,
+		"choices": []map[string]any{{"index": 0, "message": msg, "finish_reason": finish}},
+		"usage":   map[string]any{"prompt_tokens": tokens, "completion_tokens": completion, "total_tokens": tokens + completion},
+	})
+}
+
+// scriptedCall is the tool call of the i-th answer: list_dir, read_file
+// and run_shell in turn, most of them with large results.
+func scriptedCall(i int) (name, args string) {
+	switch i % 4 {
+	case 0:
+		return "list_dir", `{"path":"."}`
+	case 1:
+		return "read_file", `{"path":"big.txt"}`
+	case 2:
+		return "run_shell", `{"command":"cat big.txt"}`
+	}
+	return "read_file", fmt.Sprintf(`{"path":"src/file%d.txt"}`, i%5)
+}
+
+// countTokens is the fake model's tokenizer: every character of the
+// contents, tool names and arguments, divided by 3.
+func countTokens(msgs []wireMessage) int {
+	chars := 0
+	for _, m := range msgs {
+		chars += len(m.Content)
+		for _, c := range m.ToolCalls {
+			chars += len(c.Function.Name) + len(c.Function.Arguments)
+		}
+	}
+	return (chars + 2) / 3
+}
+
+// check records what is wrong with a request: a tool message whose call
+// is not earlier in the same request (an orphan), a call without its
+// result before the next message that is not a tool result, a request
+// that does not end with a user message or a tool result.
+func (f *fakeModel) check(n int, req wireRequest) {
+	called := map[string]bool{}
+	pending := map[string]bool{}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "tool":
+			if !called[m.ToolCallID] {
+				f.problems = append(f.problems, fmt.Sprintf("request %d: message %d answers call %q, which is not in the request", n, i, m.ToolCallID))
+			}
+			delete(pending, m.ToolCallID)
+			continue
+		}
+		if len(pending) > 0 {
+			f.problems = append(f.problems, fmt.Sprintf("request %d: message %d (%s) follows calls without results", n, i, m.Role))
+			clear(pending)
+		}
+		for _, c := range m.ToolCalls {
+			called[c.ID] = true
+			pending[c.ID] = true
+		}
+	}
+	if len(pending) > 0 {
+		f.problems = append(f.problems, fmt.Sprintf("request %d ends with calls without results", n))
+	}
+	if len(req.Messages) == 0 || req.Messages[len(req.Messages)-1].Role == "assistant" {
+		f.problems = append(f.problems, fmt.Sprintf("request %d does not end with a user message or tool result", n))
+	}
+}
+
+func (f *fakeModel) stats() (requests, maxTokens int, overflows []int, problems []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.requests, f.maxTokens, append([]int(nil), f.overflows...), append([]string(nil), f.problems...)
+}
+
+// workdir makes a directory with a large file, a few small ones and a
+// subdirectory.
+func workdir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var big strings.Builder
+	for i := 0; big.Len() < 40_000; i++ {
+		fmt.Fprintf(&big, "line %05d: the quick brown fox jumps over the lazy dog, again and again\n", i)
+	}
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("big.txt", big.String())
+	write("notes.txt", "Remember: the config lives in src/.\n")
+	for i := range 5 {
+		write(fmt.Sprintf("src/file%d.txt", i), strings.Repeat(fmt.Sprintf("source file %d content\n", i), 40))
+	}
+	return dir
+}
