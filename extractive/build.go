@@ -140,9 +140,38 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 			critical: critical,
 			earlier:  earlier,
 		})
+		// A long turn compacted before has its request only in the
+		// earlier summary's turn-prefix part: make it the goal when the
+		// span itself holds no user message.
+		if len(goal.blocks) == 0 {
+			for _, line := range turnRequestLines(prev) {
+				goal.add(line)
+			}
+		}
 		d.finish()
 	}
 	return d
+}
+
+// turnRequestLines returns the lines under a "## Turn Request" heading of
+// a previous summary (the request of a turn that was cut), nil if none.
+func turnRequestLines(prev string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(prev, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "#") {
+			if in {
+				break
+			}
+			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(t, "#")), titleTurnRequest)
+			continue
+		}
+		if in && t != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // buildTurnPrefix writes the summary of the start of a turn that was cut

@@ -769,3 +769,21 @@ func TestShorten(t *testing.T) {
 		}
 	}
 }
+
+// A long turn compacted twice: the second span holds no user message, so
+// the goal comes from the earlier summary's turn request instead of being
+// left empty.
+func TestGoalFromEarlierTurnRequest(t *testing.T) {
+	prev := "No earlier history.\n\n---\n\n**The current turn began before the kept messages. Its start:**\n\n" +
+		"## Turn Request\n- Port the exporter to the new API and keep the old flags working.\n\n" +
+		"## Work So Far in This Turn\n- Ran `go build ./...` (exit 0)\n"
+	req := history(
+		assistant("Now the tests.", call("c1", "bash", map[string]any{"command": "go test ./exporter"})),
+		result("c1", "bash", "ok  \texporter\t0.2s", false),
+	)
+	req.PreviousSummary = prev
+	out := run(t, &Summarizer{}, req)
+	goal := sectionBody(t, out, "## Goal")
+	mustContain(t, goal, "Port the exporter to the new API and keep the old flags working.")
+	mustNotContain(t, goal, "(none)")
+}
