@@ -38,6 +38,8 @@ func FuzzRead(f *testing.F) {
 			`{"type":"label","id":"2","parentId":"1","timestamp":"t","targetId":"1"}` + "\n",
 		v3Header + "\n" + `{"type":"message","id":"1","parentId":null,"timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{"a":"\"}"},"x":"\\"}],"usage":{"input":1,"cost":{}}}}` + "\n",
 		"\xef\xbb\xbf" + v3Header + "\n",
+		v3Header + "\n" + msgLine("00000001", "", "user", "a") + "\n" +
+			`{"type":"context_edit","id":"00000002","parentId":"00000001","timestamp":"t","strategy":"mask","edits":[{"targetId":"00000001","content":[{"type":"text","text":"[cleared]"}]}],"tokensFreed":3,"firstChangedId":"00000001"}` + "\n",
 	}
 	// A few lines of each fixture, when the fixtures are there (the seeds
 	// above run either way).
