@@ -161,10 +161,11 @@ func charsToTokens(chars int, ratio float64) int {
 	return int(math.Ceil(float64(chars) / ratio))
 }
 
-// messageSize counts a message the way EstimateTokens does, but keeps its
-// images apart: chars are the UTF-16 code units of everything but images,
-// images the number of image parts. EstimateTokens(m) equals
-// ceil((chars + images*imageChars) / 4).
+// messageSize counts what EstimateTokens counts (see its rules), keeping
+// the images apart: chars are the UTF-16 code units of everything but
+// images, images the number of image parts. EstimateTokens(m) is
+// ceil((chars + images*imageChars) / 4); the Calibrator divides chars by
+// its learned ratio instead.
 func messageSize(m *Message) (chars, images int) {
 	if m.Role == RoleBash {
 		return utf16Len(m.Command) + utf16Len(m.Output), 0

@@ -31,30 +31,7 @@ const imageChars = ImageTokens * 4
 // The estimate ignores the system prompt and tool schemas. It is cheap and
 // deliberately simple; providers' reported usage corrects it (see Measure).
 func EstimateTokens(m *Message) int {
-	chars := 0
-	switch m.Role {
-	case RoleBash:
-		chars = utf16Len(m.Command) + utf16Len(m.Output)
-	default:
-		for i := range m.Content {
-			p := &m.Content[i]
-			switch p.Type {
-			case PartText:
-				chars += utf16Len(p.Text)
-			case PartThinking:
-				if m.Role == RoleAssistant {
-					chars += utf16Len(p.Thinking)
-				}
-			case PartImage:
-				chars += imageChars
-			case PartToolCall:
-				if m.Role == RoleAssistant && p.ToolCall != nil {
-					chars += utf16Len(p.ToolCall.Name) + JSStringifyLen(p.ToolCall.Arguments)
-				}
-			}
-		}
-	}
-	return (chars + 3) / 4
+	return (messageChars(m) + 3) / 4
 }
 
 // utf16Len counts the UTF-16 code units of s (what JavaScript's

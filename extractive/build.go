@@ -96,14 +96,7 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 	}
 
 	// Blocked: failures nothing later cleared.
-	var open, fixed []*failure
-	for _, fl := range f.failures {
-		if fl.resolved {
-			fixed = append(fixed, fl)
-		} else {
-			open = append(open, fl)
-		}
-	}
+	open, fixed := splitFailures(f.failures)
 	addFailures(blocked, open, o.MaxErrors, "earlier unresolved errors", "", "")
 	addFailures(resolved, fixed, o.MaxErrors, "earlier resolved errors", "", " (later succeeded)")
 
@@ -200,14 +193,7 @@ func buildTurnPrefix(f *facts, req *compact.SummaryRequest, o Options) *document
 	addCommandList(work, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
 		return "- Ran " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
-	var open, fixed []*failure
-	for _, fl := range f.failures {
-		if fl.resolved {
-			fixed = append(fixed, fl)
-		} else {
-			open = append(open, fl)
-		}
-	}
+	open, fixed := splitFailures(f.failures)
 	addFailures(work, fixed, o.MaxErrors, "earlier resolved errors", "Failed: ", " (later succeeded)")
 	addFailures(work, open, o.MaxErrors, "earlier unresolved errors", "Failed: ", "")
 	if len(f.modified) > 0 {
@@ -760,4 +746,17 @@ func planItems(text string, max int) []string {
 		}
 	}
 	return out
+}
+
+// splitFailures separates the failures nothing later cleared from those a
+// later success resolved, keeping their order.
+func splitFailures(all []*failure) (open, fixed []*failure) {
+	for _, fl := range all {
+		if fl.resolved {
+			fixed = append(fixed, fl)
+		} else {
+			open = append(open, fl)
+		}
+	}
+	return open, fixed
 }
