@@ -211,14 +211,11 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 	if h == nil {
 		h = http.Header{}
 	}
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "application/json")
-	h.Set("User-Agent", c.userAgent)
 	if c.apiKey != "" {
 		h.Set("Authorization", "Bearer "+c.apiKey)
 	}
 	body, err := apihttp.Post(ctx, apihttp.Call{
-		Provider: providerName, Client: c.hc, URL: c.endpoint, Header: h, Body: payload,
+		Provider: providerName, Client: c.hc, URL: c.endpoint, Header: h, UserAgent: c.userAgent, Body: payload,
 		Timeout: c.timeout, MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody, Now: c.now,
 	})
 	if err != nil {

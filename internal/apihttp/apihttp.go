@@ -86,8 +86,11 @@ type Call struct {
 	Client *http.Client
 	// URL is the endpoint.
 	URL string
-	// Header is sent as given: content type, authentication, version.
+	// Header holds the caller's extra headers and its authentication;
+	// Post adds the JSON content type, Accept and UserAgent over them.
 	Header http.Header
+	// UserAgent is sent as the User-Agent header.
+	UserAgent string
 	// Body is the JSON request.
 	Body []byte
 	// Timeout bounds the call inside ctx; 0 means ctx alone.
@@ -120,6 +123,12 @@ func Post(ctx context.Context, c Call) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", c.Provider, err)
 	}
 	req.Header = c.Header.Clone()
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.UserAgent)
 	resp, err := c.Client.Do(req)
 	if err != nil {
 		return nil, fail(err)
