@@ -192,9 +192,12 @@ func (m *Message) ToolCalls() []*ToolCall {
 
 // ValidUsage returns the message's usage when it can be trusted as a
 // measure of the context: an assistant message that was neither aborted nor
-// failed, with usage recorded.
+// failed, with usage recorded. A usage whose fields are all zero (local
+// servers and streams that report none write zeros) counts as no report:
+// no real call sees an empty context, and reading it as 0 tokens would
+// hide the whole context from the measure.
 func (m *Message) ValidUsage() (Usage, bool) {
-	if m.Role != RoleAssistant || m.Usage == nil {
+	if m.Role != RoleAssistant || m.Usage == nil || m.Usage.ContextTokens() <= 0 {
 		return Usage{}, false
 	}
 	if m.StopReason == StopAborted || m.StopReason == StopError {
