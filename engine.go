@@ -107,11 +107,18 @@ type Request struct {
 	Reason Reason
 	// Instructions is focus text passed to the summarizer.
 	Instructions string
-	// KeepRecentTokens overrides the engine's setting when positive.
+	// KeepRecentTokens overrides the engine's setting when positive. With
+	// TargetTokens set, the kept part never takes more than half the
+	// target: a larger budget is lowered (and reported as an adjustment)
+	// so that the summary has room.
 	KeepRecentTokens int
 	// MaxTokens is the output budget of the history summary, passed to the
 	// summarizer (the turn prefix gets half); 0 leaves it to the
 	// summarizer. pi uses 0.8 x its reserve (13107 tokens by default).
+	// When set, it also bounds what is recorded, whatever the window: a
+	// summary (history and turn prefix together, file lists apart) larger
+	// than MaxTokens is shortened with its section headings kept, and
+	// Result.Adjustments says so.
 	MaxTokens int
 	// TargetTokens is the size the rebuilt context must fit under (the
 	// policy's Target, by default half the window); 0 skips the headroom
@@ -119,6 +126,12 @@ type Request struct {
 	// kept part is shrunk first, then the summary is shortened with its
 	// section headings kept, and Result.Adjustments says what was done.
 	TargetTokens int
+	// ThresholdTokens is the trigger policy's threshold (Decision.Threshold)
+	// for an automatic compaction of reason threshold; 0 when unknown.
+	// When the cheap tier alone brings the context to or under it, no
+	// summary is written even if the context is still above TargetTokens:
+	// the model call can go ahead as it is.
+	ThresholdTokens int
 	// Fallback says whether Engine.Fallback writes the summary when the
 	// summarizer fails; the default is on for automatic compactions and
 	// off for manual ones.
@@ -176,8 +189,10 @@ type Result struct {
 	// each (empty when nothing was needed).
 	Adjustments []string
 	// Ladder is what the cheap tier did, nil when it did not run. When
-	// the cheap tier alone brought the context under the target, no
-	// summary was written: Entry is nil and Summary empty.
+	// the cheap tier alone brought the context under the target (or under
+	// Request.ThresholdTokens), or when its passes were recorded but the
+	// planner then found nothing to summarize, no summary was written:
+	// Entry is nil and Summary empty.
 	Ladder *LadderResult
 }
 
@@ -224,9 +239,16 @@ func (e *Engine) Plan(log Log, req Request) (*Plan, error) {
 
 // Compact plans a compaction of the log's current path, has it
 // summarized, and appends the compaction entry. If planning finds nothing
-// to summarize it returns an error wrapping ErrNothingToCompact and the
-// summarizer is not called. If the summarizer fails or ctx is cancelled,
-// nothing is appended and the error is returned.
+// to summarize and nothing was written, it returns an error wrapping
+// ErrNothingToCompact and the summarizer is not called. If the summarizer
+// fails or ctx is cancelled, no compaction entry is appended and the error
+// is returned.
+//
+// Once the cheap tier has run, the Result is returned even with an
+// error: Result.Ladder says which passes were recorded (they stay, each a
+// complete edit of its own). When passes were recorded and the planner
+// then finds nothing to summarize, the passes are the compaction: the
+// Result comes back with a nil Entry and no error.
 func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, error) {
 	if e.Summarizer == nil {
 		return nil, errors.New("compact: Engine.Summarizer is nil")
@@ -242,37 +264,57 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	if e.Ladder != nil && req.Reason != ReasonManual && req.TargetTokens > 0 {
 		lr, err := e.Ladder.Run(ctx, log, req.TargetTokens, false)
 		if err != nil {
-			return nil, fmt.Errorf("cheap tier: %w", err)
+			if lr == nil {
+				return nil, fmt.Errorf("cheap tier: %w", err)
+			}
+			return &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr,
+				Duration: e.now().Sub(started)}, fmt.Errorf("cheap tier: %w", err)
 		}
 		ladder = lr
 		// After an overflow the provider's count, not ours, is the truth:
 		// the summary is written whatever the estimate says.
-		if lr.UnderTarget && req.Reason != ReasonOverflow {
-			res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
-			e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore})
-			e.emit(Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
-				Duration: res.Duration, Strategies: lr.strategies()})
-			return res, nil
+		enough := lr.UnderTarget || (req.Reason == ReasonThreshold && req.ThresholdTokens > 0 && lr.TokensAfter <= req.ThresholdTokens)
+		if enough && req.Reason != ReasonOverflow {
+			return e.ladderOnly(req, lr, started), nil
 		}
 	}
-	plan, err := e.Plan(log, req)
+	pre := &Result{Ladder: ladder}
+	plan, err := e.planWithin(log, req, pre)
 	if err != nil {
-		return nil, err
+		if ladder == nil {
+			return nil, err
+		}
+		if errors.Is(err, ErrNothingToCompact) && len(ladder.strategies()) > 0 {
+			// The passes are all the compaction there is.
+			res := e.ladderOnly(req, ladder, started)
+			res.Adjustments = pre.Adjustments
+			return res, nil
+		}
+		pre.TokensBefore, pre.TokensAfter = ladder.TokensBefore, ladder.TokensAfter
+		pre.Duration = e.now().Sub(started)
+		return pre, err
 	}
-	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: plan.TokensBefore, MessagesSummarized: plan.MessagesToSummarize()})
-	res, err := e.summarizeAndRecord(ctx, log, plan, req)
-	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: plan.TokensBefore, MessagesSummarized: plan.MessagesToSummarize(), Duration: e.now().Sub(started)}
+	before := plan.TokensBefore
+	if ladder != nil {
+		before = ladder.TokensBefore
+	}
+	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: before, MessagesSummarized: plan.MessagesToSummarize()})
+	res, err := e.summarizeAndRecord(ctx, log, plan, req, pre.Adjustments)
+	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: before, MessagesSummarized: plan.MessagesToSummarize(),
+		Duration: e.now().Sub(started), Strategies: ladder.strategies()}
 	if err != nil {
 		end.Err = err
 		e.emit(end)
-		return nil, err
+		if ladder == nil {
+			return nil, err
+		}
+		pre.TokensBefore, pre.TokensAfter, pre.Duration = ladder.TokensBefore, ladder.TokensAfter, end.Duration
+		return pre, err
 	}
 	res.Duration = end.Duration
 	res.Ladder = ladder
 	if ladder != nil {
 		res.TokensBefore = ladder.TokensBefore
-		end.TokensBefore = ladder.TokensBefore
-		end.Strategies = ladder.strategies()
 	}
 	end.TokensAfter, end.Summarizer, end.Usage = res.TokensAfter, res.Summarizer, res.Usage
 	end.FallbackErr, end.Adjustments = res.FallbackErr, res.Adjustments
@@ -283,18 +325,70 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	return res, nil
 }
 
+// ladderOnly reports a compaction done by the cheap tier alone, with its
+// start and end events.
+func (e *Engine) ladderOnly(req Request, lr *LadderResult, started time.Time) *Result {
+	res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
+	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore})
+	e.emit(Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
+		Duration: res.Duration, Strategies: lr.strategies()})
+	return res
+}
+
 func (e *Engine) emit(ev Event) {
 	if e.OnEvent != nil {
 		e.OnEvent(ev)
 	}
 }
 
-// summaryParts is what the summarizers produced for one plan.
+// summaryParts is what the summarizers produced for one plan: the
+// history part (or the previous summary carried over) and the split
+// turn's prefix, joined by text.
 type summaryParts struct {
-	text       string
+	history    string
+	prefix     string
 	summarizer string
 	usage      *Usage
 }
+
+// turnPrefixIntro separates the history summary from the summary of the
+// split turn's start.
+const turnPrefixIntro = "---\n\n**The current turn began before the kept messages. Its start:**\n\n"
+
+// text joins the parts as they are recorded.
+func (p *summaryParts) text() string {
+	if p.prefix == "" {
+		return p.history
+	}
+	h := p.history
+	if h == "" {
+		h = "No earlier history."
+	}
+	return h + "\n\n" + turnPrefixIntro + p.prefix
+}
+
+// fitBudget shortens the parts, headings kept, so that together they
+// take at most budget tokens; the turn prefix keeps up to a third of the
+// budget. It reports whether anything was cut.
+func (p *summaryParts) fitBudget(budget int) bool {
+	if budget <= 0 || tokensOf(p.text()) <= budget {
+		return false
+	}
+	if p.prefix == "" {
+		p.history = ShortenSummary(p.history, budget)
+		return true
+	}
+	room := budget - tokensOf(p.text()) + tokensOf(p.history) + tokensOf(p.prefix) // the joins' share taken off
+	pre := min(tokensOf(p.prefix), room/3)
+	hist := min(tokensOf(p.history), room-pre)
+	pre = room - hist
+	p.history = ShortenSummary(p.history, max(hist, 0))
+	p.prefix = ShortenSummary(p.prefix, max(pre, 0))
+	return true
+}
+
+// tokensOf is the chars/4 size of a text, as the headroom guarantee counts.
+func tokensOf(s string) int { return (utf16Len(s) + 3) / 4 }
 
 // summarize has the plan's history and turn prefix summarized by sum and
 // joins them. It calls sum only with messages to summarize.
@@ -319,7 +413,6 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 			usage.Total += s.Usage.Total
 		}
 	}
-	var parts []string
 	switch {
 	case len(plan.Messages) > 0:
 		s, err := sum.Summarize(ctx, &SummaryRequest{
@@ -331,9 +424,9 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 			return nil, fmt.Errorf("summarize history: %w", err)
 		}
 		note(s)
-		parts = append(parts, strings.TrimSpace(s.Text))
+		out.history = strings.TrimSpace(s.Text)
 	case plan.PreviousSummary != "":
-		parts = append(parts, plan.PreviousSummary)
+		out.history = plan.PreviousSummary
 	}
 	if plan.IsSplitTurn && len(plan.TurnPrefix) > 0 {
 		s, err := sum.Summarize(ctx, &SummaryRequest{
@@ -344,45 +437,71 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 			return nil, fmt.Errorf("summarize turn prefix: %w", err)
 		}
 		note(s)
-		if len(parts) == 0 {
-			parts = append(parts, "No earlier history.")
-		}
-		parts = append(parts, "---\n\n**The current turn began before the kept messages. Its start:**\n\n"+strings.TrimSpace(s.Text))
+		out.prefix = strings.TrimSpace(s.Text)
 	}
-	out.text = strings.Join(parts, "\n\n")
 	return out, nil
 }
 
-// fitPlan shrinks the kept part until it leaves at least half of the
-// target for the summary, re-planning with a smaller keep budget.
-func (e *Engine) fitPlan(log Log, plan *Plan, req Request, res *Result) *Plan {
-	if req.TargetTokens <= 0 {
-		return plan
-	}
+// planWithin plans the compaction so that the kept part leaves at least
+// half of req.TargetTokens for the summary, whatever the keep budget
+// says: when the kept part is larger, or when everything fits in the keep
+// budget although the context is above the target, it plans again with a
+// smaller budget (half the target, then halving down to about 1,000
+// tokens while the kept part is still larger) and notes the change in
+// res.Adjustments. When every message fits in half the target, it keeps
+// the planner's ErrNothingToCompact. Without a target it is Plan.
+func (e *Engine) planWithin(log Log, req Request, res *Result) (*Plan, error) {
+	plan, err := e.Plan(log, req)
 	limit := req.TargetTokens / 2
-	keep := limit
-	for plan.KeptTokens > limit && keep >= 1000 {
-		smaller, err := PlanCompaction(log.Path(), PlanOptions{KeepRecentTokens: keep})
-		if err != nil || smaller.KeptTokens >= plan.KeptTokens {
-			keep /= 2
+	if limit <= 0 || (err != nil && !errors.Is(err, ErrNothingToCompact)) {
+		return plan, err
+	}
+	path := log.Path()
+	from := 0 // the kept part before the adjustment
+	if plan != nil {
+		if plan.KeptTokens <= limit {
+			return plan, nil
+		}
+		from = plan.KeptTokens
+	} else {
+		c := BuildContext(path)
+		if Measure(c).Tokens <= req.TargetTokens {
+			return nil, err // it fits already: there is nothing to make room for
+		}
+		for _, m := range c.Messages {
+			from += m.Tokens()
+		}
+	}
+	for keep := limit; keep == limit || keep >= 1000; keep /= 2 {
+		smaller, serr := PlanCompaction(path, PlanOptions{KeepRecentTokens: keep})
+		if serr != nil && plan == nil {
+			// Every message fits in half the target: what fills the
+			// context is not the history, and a smaller kept part would
+			// not make room.
+			break
+		}
+		if serr != nil || (plan != nil && smaller.KeptTokens >= plan.KeptTokens) {
 			continue
 		}
-		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
-			"kept part reduced from ~%d to ~%d tokens so that the context fits under %d", plan.KeptTokens, smaller.KeptTokens, req.TargetTokens))
-		plan = smaller
+		plan, err = smaller, nil
+		if plan.KeptTokens <= limit {
+			break
+		}
 	}
-	return plan
+	if plan != nil && plan.KeptTokens < from {
+		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
+			"kept part reduced from ~%d to ~%d tokens so that the context fits under %d", from, plan.KeptTokens, req.TargetTokens))
+	}
+	return plan, err
 }
 
-func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, req Request) (*Result, error) {
-	res := &Result{Plan: plan, TokensBefore: plan.TokensBefore}
-	plan = e.fitPlan(log, plan, req, res)
-	res.Plan = plan
+func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, req Request, adjustments []string) (*Result, error) {
+	res := &Result{Plan: plan, TokensBefore: plan.TokensBefore, Adjustments: adjustments}
 
 	var parts *summaryParts
 	var err error
 	if req.Summary != "" {
-		parts = &summaryParts{text: StripFileLists(req.Summary), summarizer: "hook"}
+		parts = &summaryParts{history: StripFileLists(req.Summary), summarizer: "hook"}
 	} else {
 		parts, err = e.summarize(ctx, e.Summarizer, plan, req)
 	}
@@ -396,11 +515,19 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 			return nil, fmt.Errorf("%w (and the fallback failed too: %v)", err, ferr)
 		}
 		res.FallbackErr = err
-		fb.text = "> Written without a model: the summarizer failed (" + oneLine(err.Error()) + "), so this summary was extracted offline.\n\n" + fb.text
+		if fb.history == "" && fb.prefix != "" {
+			fb.history = "No earlier history."
+		}
+		fb.history = "> Written without a model: the summarizer failed (" + oneLine(err.Error()) + "), so this summary was extracted offline.\n\n" + fb.history
 		parts = fb
 	}
 	res.Summarizer, res.Usage = parts.summarizer, parts.usage
-	summary := parts.text
+	if have := tokensOf(parts.text()); parts.fitBudget(req.MaxTokens) {
+		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
+			"summary shortened from ~%d to ~%d tokens, section headings kept, to fit its output budget of %d",
+			have, tokensOf(parts.text()), req.MaxTokens))
+	}
+	summary := parts.text()
 
 	files := FormatFileLists(plan.ReadFiles, plan.ModifiedFiles)
 	if req.TargetTokens > 0 {

@@ -87,6 +87,10 @@ type Guard struct {
 	pred      *Predictor
 	predComp  string // compaction entry the predictor was reset for
 	predEdits int    // context edits it was reset for
+	// cheapTried is set, within one Call, once the cheap tier alone ran
+	// and left the context above the threshold: the next compaction of
+	// the call writes a summary whenever the context is above the target.
+	cheapTried bool
 }
 
 // Usage measures the context the next call would send: with a
@@ -136,6 +140,7 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 	if budget <= 0 {
 		budget = DefaultMaxCompactionsPerCall
 	}
+	g.cheapTried = false
 	for {
 		d := Check(policy, g.Model, g.Usage(), g.Disabled)
 		if !d.Compact {
@@ -221,6 +226,10 @@ func (g *Guard) compact(ctx context.Context, reason Reason, policy Policy, thres
 	req := g.Request
 	req.Reason = reason
 	req.TargetTokens = policy.Target(g.Model)
+	if reason == ReasonThreshold && !g.cheapTried {
+		// The cheap tier alone is enough when it gets under the trigger.
+		req.ThresholdTokens = threshold
+	}
 	if reason == ReasonOverflow && (req.TargetTokens == 0 || req.TargetTokens > before.Tokens/2) {
 		// The provider counted more than the estimate: aim well below it.
 		req.TargetTokens = before.Tokens / 2
@@ -247,6 +256,10 @@ func (g *Guard) compact(ctx context.Context, reason Reason, policy Policy, thres
 		req.Summary = d.Summary
 	}
 	res, err := g.Engine.Compact(ctx, g.Log, req)
+	if errors.Is(err, ErrNothingToCompact) {
+		// Nothing was written, and compacting again would find the same.
+		return false, fmt.Errorf("%w: %s compaction: %w", ErrStalled, reason, err)
+	}
 	if err != nil {
 		return false, fmt.Errorf("%s compaction: %w", reason, err)
 	}
@@ -254,6 +267,15 @@ func (g *Guard) compact(ctx context.Context, reason Reason, policy Policy, thres
 		g.AfterCompaction(ctx, res)
 	}
 	after := g.Usage()
+	if threshold > 0 && after.Tokens <= threshold {
+		return true, nil // under the trigger: the call can go ahead
+	}
+	if threshold > 0 && !res.Summarized() && !g.cheapTried {
+		// The cheap tier alone did not get under the trigger (by the
+		// guard's measure): the next compaction of this call summarizes.
+		g.cheapTried = true
+		return true, nil
+	}
 	minRatio := g.MinFreedRatio
 	if minRatio <= 0 {
 		minRatio = DefaultMinFreedRatio

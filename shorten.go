@@ -59,15 +59,25 @@ func ShortenSummary(summary string, maxTokens int) string {
 		if body > 0 {
 			share = int(float64(room) * float64(size) / float64(body))
 		}
-		used, dropped := 0, 0
+		used, dropped, full := 0, 0, false
 		for _, l := range s.lines {
 			n := utf16Len(l) + 1
-			if dropped == 0 && used+n <= share {
+			if !full && used+n <= share {
 				b.WriteString(l)
 				b.WriteByte('\n')
 				used += n
 				continue
 			}
+			// A line longer than what is left of the share (a model's
+			// answer may be one huge line) keeps its head when the rest
+			// of the share is worth it.
+			if !full && share-used >= 200 {
+				b.WriteString(cutUTF16(l, share-used-10))
+				b.WriteString(" […]\n")
+				full = true // the cut line is not counted as left out
+				continue
+			}
+			full = true
 			if strings.TrimSpace(l) != "" {
 				dropped++
 			}
@@ -77,4 +87,21 @@ func ShortenSummary(summary string, maxTokens int) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// cutUTF16 returns the longest prefix of s, whole runes, whose length in
+// UTF-16 units is at most n.
+func cutUTF16(s string, n int) string {
+	size := 0
+	for i, r := range s {
+		w := 1
+		if r >= 0x10000 {
+			w = 2
+		}
+		if size+w > n {
+			return s[:i]
+		}
+		size += w
+	}
+	return s
 }
