@@ -1,0 +1,168 @@
+package compact_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/extractive"
+	"github.com/compactkit/compact/session"
+)
+
+// copyOfDemo copies the example session, examples/sessions/demo.jsonl,
+// into a new temporary folder and returns the copy's path and a function
+// that removes the folder. The examples append to the copy; the session
+// in the repository stays as it is.
+func copyOfDemo() (string, func()) {
+	data, err := os.ReadFile(filepath.Join("examples", "sessions", "demo.jsonl"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "compact-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	path := filepath.Join(dir, "demo.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		log.Fatal(err)
+	}
+	return path, func() { os.RemoveAll(dir) }
+}
+
+// Open a session, ask the trigger policy whether it is time to compact,
+// and compact it with the offline summarizer.
+func ExampleEngine_Compact() {
+	path, done := copyOfDemo()
+	defer done()
+
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Should it compact? Measure the context, look up the window, ask a policy.
+	reg, err := compact.LoadRegistry()
+	if err != nil {
+		log.Fatal(err)
+	}
+	view := s.Context()
+	model := compact.Config{}.ResolveModel(reg, view.Model)
+	fmt.Println(compact.Check(compact.Reserve{}, model, compact.Measure(view), false).Reason)
+
+	eng := &compact.Engine{Summarizer: extractive.New(extractive.Options{})}
+	res, err := eng.Compact(context.Background(), s, compact.Request{})
+	switch {
+	case errors.Is(err, compact.ErrNothingToCompact): // the history fits in the kept part
+		fmt.Println("nothing to compact")
+	case err != nil:
+		log.Fatal(err) // nothing was written
+	default:
+		fmt.Printf("%d -> %d tokens; %d messages summarized, kept from entry %s\n",
+			res.TokensBefore, res.TokensAfter, res.Plan.MessagesToSummarize(), res.Entry.Compaction.FirstKeptID)
+	}
+	// Output:
+	// 54230 tokens are within the reserve threshold of 183616
+	// 54230 -> 20804 tokens; 22 messages summarized, kept from entry 844b43c7
+}
+
+// Give the engine a ladder: an automatic compaction tries the cheap
+// strategies first and summarizes only if the context is still above the
+// target.
+func ExampleEngine_Compact_ladder() {
+	path, done := copyOfDemo()
+	defer done()
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	eng := &compact.Engine{
+		Summarizer: extractive.New(extractive.Options{}),
+		Ladder:     &compact.Ladder{}, // nil Strategies: compact.DefaultLadder()
+	}
+	res, err := eng.Compact(context.Background(), s, compact.Request{Reason: compact.ReasonThreshold, TargetTokens: 40000})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range res.Ladder.Passes {
+		fmt.Printf("%s: %d -> %d tokens\n", p.Strategy, p.TokensBefore, p.TokensAfter)
+	}
+	fmt.Println("summary written:", res.Summarized())
+	// Output:
+	// strip_images: 54230 -> 54230 tokens
+	// mask: 54230 -> 54230 tokens
+	// truncate: 54230 -> 39095 tokens
+	// summary written: false
+}
+
+// Run the cheap strategies on their own, as compact prune does; a dry
+// run writes nothing.
+func ExampleLadder_Run() {
+	path, done := copyOfDemo()
+	defer done()
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	ladder := compact.Ladder{Strategies: []compact.Strategy{compact.Mask{}, compact.Truncate{}}}
+	res, err := ladder.Run(context.Background(), s, 0, true)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range res.Passes {
+		if p.Edit == nil {
+			fmt.Printf("%s: nothing worth a cache break\n", p.Strategy)
+			continue
+		}
+		fmt.Printf("%s: %d -> %d tokens, cache break at #%d\n", p.Strategy, p.TokensBefore, p.TokensAfter, p.CacheBreakIndex)
+	}
+	// Output:
+	// mask: nothing worth a cache break
+	// truncate: 54230 -> 30289 tokens, cache break at #5
+}
+
+// Wrap an agent's model calls in a Guard: before each call it measures
+// the context and, above the trigger, compacts it (the cheap tier first,
+// a summary only if still needed). Here the 54,000-token demo session
+// meets a local model with a 32k window.
+func ExampleGuard() {
+	path, done := copyOfDemo()
+	defer done()
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// callMyModel stands for the agent's real model call.
+	callMyModel := func(ctx context.Context, messages []*compact.Message) (*compact.Message, error) {
+		reply := compact.TextMessage(compact.RoleAssistant, fmt.Sprintf("I see %d messages.", len(messages)))
+		reply.StopReason = compact.StopEnd
+		return reply, nil
+	}
+
+	g := &compact.Guard{
+		Engine:     &compact.Engine{Summarizer: extractive.New(extractive.Options{}), Ladder: &compact.Ladder{}},
+		Log:        s, // a *session.Session or a *compact.Memory
+		Model:      compact.ModelInfo{ID: "qwen2.5-coder:7b", ContextWindow: 32768, MaxOutput: 4096},
+		Calibrator: &compact.Calibrator{},
+		AfterCompaction: func(ctx context.Context, res *compact.Result) {
+			fmt.Printf("compacted %d -> %d tokens, summary written: %v\n", res.TokensBefore, res.TokensAfter, res.Summarized())
+			for _, a := range res.Adjustments {
+				fmt.Println("adjusted:", a)
+			}
+		},
+	}
+	ctx := context.Background()
+	resp, err := g.Call(ctx, callMyModel) // appends resp to the log
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Text())
+	// Output:
+	// compacted 54230 -> 5111 tokens, summary written: true
+	// adjusted: kept part reduced from ~12419 to ~4137 tokens so that the context fits under 16384
+	// I see 19 messages.
+}
