@@ -64,6 +64,20 @@ func TestEngineSummaryHoldsOutputBudget(t *testing.T) {
 	}
 }
 
+// Even a summary of nothing but headings stays within the budget.
+func TestEngineBudgetHoldsForHeadings(t *testing.T) {
+	headings := SummarizerFunc(func(ctx context.Context, req *SummaryRequest) (*Summary, error) {
+		return &Summary{Text: strings.Repeat("## A heading that never ends\n", 5000)}, nil
+	})
+	res, err := (&Engine{Summarizer: headings}).Compact(context.Background(), NewMemory(splitSession().path()...), Request{MaxTokens: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tokensOf(StripFileLists(res.Summary)); got > 300 {
+		t.Fatalf("%d tokens recorded against a 300-token budget", got)
+	}
+}
+
 // A single line longer than its section's share keeps its head.
 func TestShortenSummaryCutsOneHugeLine(t *testing.T) {
 	long := "## Goal\n" + strings.Repeat("é", 100000) + "\n## Next Steps\n1. ship\n"

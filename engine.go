@@ -65,7 +65,8 @@ type Event struct {
 	// FallbackErr is the summarizer's failure when the fallback wrote the
 	// summary instead (EventEnd only).
 	FallbackErr error
-	// Adjustments are what the headroom guarantee changed (EventEnd only).
+	// Adjustments are what the headroom guarantee and the summary's
+	// output budget changed (EventEnd only).
 	Adjustments []string
 	// Strategies names the cheap strategies that made a pass, in order
 	// (EventEnd only).
@@ -185,8 +186,9 @@ type Result struct {
 	// FallbackErr is the summarizer's failure when the fallback
 	// summarizer wrote the summary instead, nil otherwise.
 	FallbackErr error
-	// Adjustments says what the headroom guarantee changed, one sentence
-	// each (empty when nothing was needed).
+	// Adjustments says what the headroom guarantee (kept part, summary
+	// length) and the output budget (Request.MaxTokens) changed, one
+	// sentence each (empty when nothing was needed).
 	Adjustments []string
 	// Ladder is what the cheap tier did, nil when it did not run. When
 	// the cheap tier alone brought the context under the target (or under
@@ -376,6 +378,7 @@ func (p *summaryParts) fitBudget(budget int) bool {
 	}
 	if p.prefix == "" {
 		p.history = ShortenSummary(p.history, budget)
+		p.hardCut(budget)
 		return true
 	}
 	room := budget - tokensOf(p.text()) + tokensOf(p.history) + tokensOf(p.prefix) // the joins' share taken off
@@ -384,7 +387,16 @@ func (p *summaryParts) fitBudget(budget int) bool {
 	pre = room - hist
 	p.history = ShortenSummary(p.history, max(hist, 0))
 	p.prefix = ShortenSummary(p.prefix, max(pre, 0))
+	p.hardCut(budget)
 	return true
+}
+
+// hardCut ends the text at the budget when the headings alone are too
+// many for it (ShortenSummary keeps them all): the budget holds.
+func (p *summaryParts) hardCut(budget int) {
+	if t := p.text(); tokensOf(t) > budget {
+		p.history, p.prefix = cutUTF16(t, max(budget*4-8, 0))+"\n[…]", ""
+	}
 }
 
 // tokensOf is the chars/4 size of a text, as the headroom guarantee counts.

@@ -124,10 +124,21 @@ func (g *Guard) Usage() ContextUsage {
 
 // Call measures the context, compacts it when the policy says so, sends
 // it to the model through call, appends the response to the log and
-// returns it. A context-overflow error from call triggers one forced
-// compaction and one retry; a second overflow returns an error wrapping
-// ErrOverflowPersists. A compaction that cannot shrink the context
-// returns an error wrapping ErrStalled instead of compacting again.
+// returns it.
+//
+// Above the trigger, the engine runs with the policy's target and
+// threshold: the kept part is held to half the target whatever the keep
+// budget says, and when the cheap tier alone gets the context under the
+// threshold no summary is written. A cheap-tier pass that leaves the
+// context above the threshold (by the guard's own measure) is followed by
+// a compaction with a summary, within MaxCompactionsPerCall.
+//
+// A context-overflow error from call triggers one forced compaction and
+// one retry; a second overflow returns an error wrapping
+// ErrOverflowPersists. A history that cannot shrink (nothing to
+// summarize, too little freed, still above the threshold after a summary,
+// or the per-call limit reached) returns an error wrapping ErrStalled
+// instead of compacting again; the model is not called.
 func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 	if g.Engine == nil || g.Log == nil {
 		return nil, errors.New("compact: Guard needs an Engine and a Log")
