@@ -230,8 +230,16 @@ func (e *Engine) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Plan returns the plan for the log's current path without summarizing.
+// Plan returns the plan Compact would summarize for the log's current
+// path (the cheap tier aside), without summarizing or writing anything:
+// with req.TargetTokens set, the kept part is held to half the target as
+// Compact holds it.
 func (e *Engine) Plan(log Log, req Request) (*Plan, error) {
+	return e.planWithin(log, req, &Result{})
+}
+
+// planFor plans with the keep budget of the request or the engine.
+func (e *Engine) planFor(log Log, req Request) (*Plan, error) {
 	keep := req.KeepRecentTokens
 	if keep <= 0 {
 		keep = e.KeepRecentTokens
@@ -463,7 +471,7 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 // res.Adjustments. When every message fits in half the target, it keeps
 // the planner's ErrNothingToCompact. Without a target it is Plan.
 func (e *Engine) planWithin(log Log, req Request, res *Result) (*Plan, error) {
-	plan, err := e.Plan(log, req)
+	plan, err := e.planFor(log, req)
 	limit := req.TargetTokens / 2
 	if limit <= 0 || (err != nil && !errors.Is(err, ErrNothingToCompact)) {
 		return plan, err

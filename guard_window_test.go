@@ -80,9 +80,17 @@ func TestEngineKeepBudgetFollowsTarget(t *testing.T) {
 	if !errors.Is(err, ErrNothingToCompact) {
 		t.Fatalf("without a target: %v, want nothing to compact", err)
 	}
-	res, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewMemory(b.path()...), Request{TargetTokens: 16384})
+	eng := &Engine{Summarizer: &recorder{}}
+	dry, err := eng.Plan(NewMemory(b.path()...), Request{TargetTokens: 16384})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	res, err := eng.Compact(context.Background(), NewMemory(b.path()...), Request{TargetTokens: 16384})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if dry.FirstKeptID != res.Plan.FirstKeptID || dry.KeptTokens != res.Plan.KeptTokens {
+		t.Errorf("Plan keeps %d tokens from %s, Compact %d from %s", dry.KeptTokens, dry.FirstKeptID, res.Plan.KeptTokens, res.Plan.FirstKeptID)
 	}
 	if res.Plan.KeptTokens > 8192 || len(res.Adjustments) == 0 || !strings.Contains(res.Adjustments[0], "kept part reduced") {
 		t.Fatalf("kept %d, adjustments %q", res.Plan.KeptTokens, res.Adjustments)
