@@ -5,14 +5,23 @@
 // Reading is lossless. Every entry keeps the exact bytes it was read from,
 // so unknown entry types and unknown fields are written back unchanged;
 // files of versions 1 and 2 are migrated in memory and rewritten only on
-// request (Session.Migrate), through a temporary file, fsync and rename.
+// request (Session.Migrate), through a temporary file, fsync and rename,
+// keeping the file's mode and owner and writing through symbolic links.
 // Members of a message or content block that compact.Message does not
 // model (api, tool result details, thinking signatures, ...) are kept in
 // its Extra maps, so EncodeMessage writes them back.
 // Appending writes one complete line with a single write on an O_APPEND
-// descriptor and fsyncs it. A line cut short by a crash is reported and
-// skipped on read, and the next append starts on a fresh line instead of
-// gluing onto it.
+// descriptor and fsyncs it; a write that fails part way (a full disk) is
+// undone by truncating the file back. A line cut short by a crash is
+// reported and skipped on read, and the next append starts on a fresh
+// line instead of gluing onto it.
+//
+// Writers take an advisory lock on the file (flock, where the system has
+// it) and check under it that the file is still the one read, at the size
+// read; otherwise they fail with ErrChanged, and the caller reads the file
+// again. The lock binds only the writers of this package: pi takes none,
+// and attaches its next entry to the leaf it holds in memory, so an entry
+// appended here while pi runs on the session ends up on a side branch.
 //
 // Every command starts by loading a session of a few megabytes, so entry
 // lines are decoded by hand-written code (fast.go) rather than by a JSON
