@@ -92,8 +92,8 @@ func TestAppendFailureUndone(t *testing.T) {
 			return &fs.PathError{Op: "truncate", Path: "x", Err: syscall.EIO}
 		}}
 		_, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleAssistant, strings.Repeat("long answer ", 1000)))
-		if err == nil || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "truncating the file back") ||
-			!strings.Contains(err.Error(), "partial line") || strings.Contains(err.Error(), "unchanged") {
+		if err == nil || !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrPartialLine) || !strings.Contains(err.Error(), "truncating the file back") ||
+			strings.Contains(err.Error(), "unchanged") {
 			t.Fatalf("Append: %v; want the write's and the truncation's failures, and no claim that the file is unchanged", err)
 		}
 		s.ops = nil
@@ -114,6 +114,29 @@ func TestAppendFailureUndone(t *testing.T) {
 			t.Errorf("the append after the partial line read back as %+v (torn line %d)", got, last.TornLine())
 		}
 	})
+}
+
+// When a writer that takes no lock appends right after a partial write,
+// truncating would cut its line off: the append leaves the file alone and
+// says that it may end with a partial line.
+func TestAppendFailureNotUndoneOverOthers(t *testing.T) {
+	p := writeSession(t, v3Header, msgLine("00000001", "", "user", "one"))
+	s := mustOpen(t, p, Options{})
+	other := msgLine("00000002", "00000001", "assistant", "from pi") + "\n"
+	s.ops = &fakeOps{onWrite: func(f *os.File, b []byte) (int, error) {
+		n, err := diskFull(f, b)
+		g, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		g.WriteString(other)
+		g.Close()
+		return n, err
+	}}
+	_, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleAssistant, strings.Repeat("long answer ", 100)))
+	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrPartialLine) || !strings.Contains(err.Error(), "another process wrote after the line") {
+		t.Fatalf("Append: %v; want ENOSPC and ErrPartialLine, naming the other writer", err)
+	}
+	if !strings.HasSuffix(string(readFile(t, p)), other) {
+		t.Error("the other process's line was cut off")
+	}
 }
 
 // Migrate's failures name the file or its directory and the operation,

@@ -229,9 +229,9 @@ var ErrChanged = errors.New("the file changed")
 // ErrChanged otherwise, rather than guessing the leaf; it refuses a file
 // whose mode allows no writing. A write or fsync that fails (a full disk)
 // is undone by truncating the file back to its former size, so a failed
-// Append leaves the file as it was; the error says so, or says that even
-// the truncation failed. On error nothing was recorded in memory and e is
-// left as it was given.
+// Append leaves the file as it was, and the error says so; when it cannot
+// be undone, the error wraps ErrPartialLine. On error nothing was
+// recorded in memory and e is left as it was given.
 func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -318,7 +318,15 @@ func (s *Session) appendLine(ctx context.Context, line []byte) error {
 		err = ops.sync(f)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: append: %s %d bytes: %w; %s", s.name, what, len(buf), bare(err), s.undoAppend(f, ops))
+		written := int64(len(buf))
+		if what == "writing" {
+			written = int64(max(n, 0))
+		}
+		note, undoErr := s.undoAppend(f, ops, written)
+		if undoErr != nil {
+			return fmt.Errorf("%s: append: %s %d bytes: %w; %w", s.name, what, len(buf), bare(err), undoErr)
+		}
+		return fmt.Errorf("%s: append: %s %d bytes: %w; %s", s.name, what, len(buf), bare(err), note)
 	}
 	s.wrote(buf)
 	if err := f.Close(); err != nil {
@@ -327,20 +335,40 @@ func (s *Session) appendLine(ctx context.Context, line []byte) error {
 	return nil
 }
 
+// ErrPartialLine is part of an append's error when the failed write could
+// not be undone: the file may then end with a partial line. Readers skip
+// such a line with a warning, and the next append starts on a new line,
+// but the file is not as it was.
+var ErrPartialLine = errors.New("the file may end with a partial line")
+
 // undoAppend cuts the file back to the size it had before a failed
 // append, so that a partial line (a full disk) or a line whose fsync
-// failed does not stay behind for the next writer to glue onto. It says
-// what it did, for the error message. If even that fails, the session's
-// size is left as it was, so its next Append refuses with ErrChanged
-// rather than writing after an unknown tail.
-func (s *Session) undoAppend(f *os.File, ops fileOps) string {
+// failed does not stay behind for the next writer to glue onto; written
+// is how much of the line reached the file. It returns what it did, for
+// the error message, or an error wrapping ErrPartialLine when it could
+// not: when truncating fails, or when the file grew by more than the
+// line (a writer that takes no lock appended after it, and truncating
+// would cut that off). The session's size is then left as it was, so its
+// next Append refuses with ErrChanged rather than write after an unknown
+// tail.
+func (s *Session) undoAppend(f *os.File, ops fileOps, written int64) (string, error) {
+	partial := func(why string, args ...any) error {
+		return fmt.Errorf("%s: %w, which readers skip with a warning", fmt.Sprintf(why, args...), ErrPartialLine)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", partial("not truncating the file back to its %d bytes, as its size is unknown (%v)", s.size, bare(err))
+	}
+	if fi.Size() != s.size+written {
+		return "", partial("not truncating the file back to its %d bytes, as another process wrote after the line (%d bytes now)", s.size, fi.Size())
+	}
 	if err := ops.truncate(f, s.size); err != nil {
-		return fmt.Sprintf("truncating the file back to its %d bytes failed too (%v): it may end with a partial line, which readers skip with a warning", s.size, bare(err))
+		return "", partial("truncating the file back to its %d bytes failed too (%v)", s.size, bare(err))
 	}
 	if err := ops.sync(f); err != nil {
-		return fmt.Sprintf("the file was truncated back to its %d bytes, unchanged, though syncing that failed too (%v)", s.size, bare(err))
+		return fmt.Sprintf("the file was truncated back to its %d bytes, unchanged, though syncing that failed too (%v)", s.size, bare(err)), nil
 	}
-	return fmt.Sprintf("the file was truncated back to its %d bytes, unchanged", s.size)
+	return fmt.Sprintf("the file was truncated back to its %d bytes, unchanged", s.size), nil
 }
 
 // checkUnchanged makes sure, with the lock held, that the open file f is

@@ -372,7 +372,7 @@ func (s *Session) writeAtomic(path string, write func(io.Writer) (int64, error),
 	ops := s.fileOps()
 	if exclusive {
 		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("the file already exists; not overwriting it: %w", fs.ErrExist)
+			return fmt.Errorf("%w; not overwriting it", fs.ErrExist)
 		}
 	}
 	tmp, err := ops.createTemp(dir, tempPrefix(path)+"*")

@@ -231,6 +231,9 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: interrupted, the file is unchanged: %w", file, ctx.Err())
 		}
+		if errors.Is(err, session.ErrPartialLine) {
+			return fmt.Errorf("%s: compaction failed: %w", file, err)
+		}
 		return fmt.Errorf("%s: compaction failed, the file is unchanged: %w", file, err)
 	}
 	rep.planReport = newPlanReport(s, res.Plan, keep)
