@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"os"
+	"testing"
 )
 
 // fakeOps replaces some of the file calls of a session's writes; the nil
@@ -49,4 +50,18 @@ func (o *fakeOps) createTemp(dir, pattern string) (*os.File, error) {
 		return o.onCreate(dir, pattern)
 	}
 	return o.osOps.createTemp(dir, pattern)
+}
+
+// dirNames lists the names in dir.
+func dirNames(tb testing.TB, dir string) []string {
+	tb.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
 }

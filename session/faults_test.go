@@ -216,17 +216,3 @@ func TestUnwritableDirectory(t *testing.T) {
 		t.Errorf("Fork: %v; want permission denied naming the directory %s", err, dir)
 	}
 }
-
-// dirNames lists the names in dir.
-func dirNames(tb testing.TB, dir string) []string {
-	tb.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []string
-	for _, e := range entries {
-		out = append(out, e.Name())
-	}
-	return out
-}
