@@ -19,6 +19,7 @@ type sessionLog struct {
 	appended []*compact.Entry
 }
 
+// sessionLog wraps s for the engine or the ladder.
 func (a *app) sessionLog(s *session.Session) *sessionLog {
 	return &sessionLog{Session: s, before: a.beforeAppend}
 }
