@@ -5,14 +5,23 @@
 // Reading is lossless. Every entry keeps the exact bytes it was read from,
 // so unknown entry types and unknown fields are written back unchanged;
 // files of versions 1 and 2 are migrated in memory and rewritten only on
-// request (Session.Migrate), through a temporary file, fsync and rename.
+// request (Session.Migrate), through a temporary file, fsync and rename,
+// keeping the file's mode and owner and writing through symbolic links.
 // Members of a message or content block that compact.Message does not
 // model (api, tool result details, thinking signatures, ...) are kept in
 // its Extra maps, so EncodeMessage writes them back.
 // Appending writes one complete line with a single write on an O_APPEND
-// descriptor and fsyncs it. A line cut short by a crash is reported and
-// skipped on read, and the next append starts on a fresh line instead of
-// gluing onto it.
+// descriptor and fsyncs it; a write that fails part way (a full disk) is
+// undone by truncating the file back. A line cut short by a crash is
+// reported and skipped on read, and the next append starts on a fresh
+// line instead of gluing onto it.
+//
+// Writers take an advisory lock on the file (flock, where the system has
+// it) and check under it that the file is still the one read, at the size
+// read; otherwise they fail with ErrChanged, and the caller reads the file
+// again. The lock binds only the writers of this package: pi takes none,
+// and attaches its next entry to the leaf it holds in memory, so an entry
+// appended here while pi runs on the session ends up on a side branch.
 //
 // Every command starts by loading a session of a few megabytes, so entry
 // lines are decoded by hand-written code (fast.go) rather than by a JSON
@@ -39,7 +48,10 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"time"
@@ -78,6 +90,9 @@ type Session struct {
 	// (a torn write): the next append then starts with one.
 	endsWithNewline bool
 	now             func() time.Time
+	// ops are the file calls writes make; nil means the real ones.
+	// Tests set it to inject faults.
+	ops fileOps
 }
 
 // Name returns the file name the session was read from.
@@ -197,12 +212,26 @@ func (s *Session) timestamp() string {
 	return now().UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
+// ErrChanged is the error of a write refused because the session file
+// changed since it was read: another process appended to it, or put
+// another file in its place. Writing anyway would attach the new entry to
+// a stale leaf, off the path the other writer continues. Read the file
+// again and plan anew; test for it with errors.Is.
+var ErrChanged = errors.New("the file changed")
+
 // Append writes e as a child of the current leaf and makes it the leaf.
-// Empty ID, ParentID and Timestamp are filled in. The line is written with
-// one write on an O_APPEND descriptor and fsynced before Append returns.
-// On error nothing was recorded in memory and e is left as it was given.
-// It fails if the file changed size since it was read (another writer),
-// rather than guessing the leaf.
+// Empty ID, ParentID and Timestamp are filled in.
+//
+// The line is written with one write on an O_APPEND descriptor and
+// fsynced before Append returns, under the write lock (see lock.go),
+// which it waits for until ctx is done. With the lock held it checks that
+// the file is still the one read, at the size read, and fails with
+// ErrChanged otherwise, rather than guessing the leaf; it refuses a file
+// whose mode allows no writing. A write or fsync that fails (a full disk)
+// is undone by truncating the file back to its former size, so a failed
+// Append leaves the file as it was, and the error says so; when it cannot
+// be undone, the error wraps ErrPartialLine. On error nothing was
+// recorded in memory and e is left as it was given.
 func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -240,7 +269,7 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	}
 	rec := &record{entry: e, raw: line, fileIndex: s.nextIndex, keptIndex: keptIndex >= 0}
 	if s.file != "" {
-		if err := s.appendLine(line); err != nil {
+		if err := s.appendLine(ctx, line); err != nil {
 			return err
 		}
 		rec.line = s.lines
@@ -260,18 +289,18 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	return nil
 }
 
-func (s *Session) appendLine(line []byte) error {
+func (s *Session) appendLine(ctx context.Context, line []byte) error {
 	f, err := os.OpenFile(s.file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("%s: append: %w", s.name, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	defer f.Close() // also releases the lock
+	ops := s.fileOps()
+	if err := ops.lock(ctx, f); err != nil {
 		return fmt.Errorf("%s: append: %w", s.name, err)
 	}
-	if st.Size() != s.size {
-		return fmt.Errorf("%s: append: the file changed since it was read (%d bytes then, %d now); read it again", s.name, s.size, st.Size())
+	if err := s.checkUnchanged(f); err != nil {
+		return fmt.Errorf("%s: append: %w", s.name, err)
 	}
 	buf := make([]byte, 0, len(line)+2)
 	if !s.endsWithNewline {
@@ -279,20 +308,104 @@ func (s *Session) appendLine(line []byte) error {
 	}
 	buf = append(buf, line...)
 	buf = append(buf, '\n')
-	n, err := f.Write(buf)
-	s.wrote(buf[:n])
+	n, err := ops.write(f, buf)
+	what := "writing"
+	if err == nil && n < len(buf) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		what = "fsync"
+		err = ops.sync(f)
+	}
 	if err != nil {
-		return fmt.Errorf("%s: append: %w", s.name, err)
+		written := int64(len(buf))
+		if what == "writing" {
+			written = int64(max(n, 0))
+		}
+		note, undoErr := s.undoAppend(f, ops, written)
+		if undoErr != nil {
+			return fmt.Errorf("%s: append: %s %d bytes: %w; %w", s.name, what, len(buf), bare(err), undoErr)
+		}
+		return fmt.Errorf("%s: append: %s %d bytes: %w; %s", s.name, what, len(buf), bare(err), note)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("%s: append: fsync: %w", s.name, err)
+	// The line is on disk: an error closing the file changes nothing
+	// about that, so it is not reported as a failed append.
+	s.wrote(buf)
+	return nil
+}
+
+// ErrPartialLine is part of an append's error when the failed write could
+// not be undone: the file may then end with a partial line. Readers skip
+// such a line with a warning, and the next append starts on a new line,
+// but the file is not as it was.
+var ErrPartialLine = errors.New("the file may end with a partial line")
+
+// undoAppend cuts the file back to the size it had before a failed
+// append, so that a partial line (a full disk) or a line whose fsync
+// failed does not stay behind for the next writer to glue onto; written
+// is how much of the line reached the file. It returns what it did, for
+// the error message, or an error wrapping ErrPartialLine when it could
+// not: when truncating fails, or when the file grew by more than the
+// line (a writer that takes no lock appended after it, and truncating
+// would cut that off). The session's size is then left as it was, so its
+// next Append refuses with ErrChanged rather than write after an unknown
+// tail.
+func (s *Session) undoAppend(f *os.File, ops fileOps, written int64) (string, error) {
+	partial := func(why string, args ...any) error {
+		return fmt.Errorf("%s: %w, which readers skip with a warning", fmt.Sprintf(why, args...), ErrPartialLine)
 	}
-	return f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", partial("not truncating the file back to its %d bytes, as its size is unknown (%v)", s.size, bare(err))
+	}
+	if fi.Size() != s.size+written {
+		return "", partial("not truncating the file back to its %d bytes, as another process wrote after the line (%d bytes now)", s.size, fi.Size())
+	}
+	if err := ops.truncate(f, s.size); err != nil {
+		return "", partial("truncating the file back to its %d bytes failed too (%v)", s.size, bare(err))
+	}
+	if err := ops.sync(f); err != nil {
+		return fmt.Sprintf("the file was truncated back to its %d bytes, unchanged, though syncing that failed too (%v)", s.size, bare(err)), nil
+	}
+	return fmt.Sprintf("the file was truncated back to its %d bytes, unchanged", s.size), nil
+}
+
+// checkUnchanged makes sure, with the lock held, that the open file f is
+// still the file the session was read from, at the size it was read at,
+// and that its mode allows writing.
+func (s *Session) checkUnchanged(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return bare(err)
+	}
+	if err := checkWritable(fi); err != nil {
+		return err
+	}
+	now, err := os.Stat(s.file)
+	if err != nil {
+		return bare(err)
+	}
+	if !os.SameFile(fi, now) {
+		return fmt.Errorf("%w since it was read: another file was put in its place; read it again", ErrChanged)
+	}
+	if fi.Size() != s.size {
+		return fmt.Errorf("%w since it was read (%d bytes then, %d now); read it again", ErrChanged, s.size, fi.Size())
+	}
+	return nil
+}
+
+// checkWritable refuses a file whose mode grants write permission to
+// nobody. A process that may write anyway (root) refuses as well: a
+// read-only session file is one its owner wants left alone.
+func checkWritable(fi os.FileInfo) error {
+	if perm := fi.Mode().Perm(); perm&0o222 == 0 {
+		return fmt.Errorf("the file is read-only (mode %04o): %w", perm, fs.ErrPermission)
+	}
+	return nil
 }
 
 // wrote accounts for bytes added to the end of the file: its size, its
-// line count and whether it ends with a newline. A short write leaves a
-// torn line, which the next append steps over.
+// line count and whether it ends with a newline.
 func (s *Session) wrote(b []byte) {
 	s.size += int64(len(b))
 	for _, c := range b {

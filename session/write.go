@@ -2,11 +2,13 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,10 +230,22 @@ func (s *Session) lostLines() string {
 }
 
 // Migrate rewrites the file in the current format when it is older. It
-// writes a temporary file in the same directory, fsyncs it and renames it
-// over the original, so a crash leaves either the old or the new file. It
-// reports whether the file was rewritten. It refuses when lines were
-// skipped on read, since rewriting would drop them.
+// reports whether the file was rewritten. It writes a temporary file in
+// the same directory, fsyncs it and renames it over the original, so a
+// crash leaves either the old or the new file.
+//
+// It refuses, leaving the file as it is, when lines were skipped on read
+// (rewriting would drop them) and when the file's mode allows no writing.
+// It holds the write lock (see lock.go) throughout, and fails with
+// ErrChanged when the file changed since it was read, or changed (size,
+// modification time or identity) while the new file was being written:
+// the rename would drop whatever was written meanwhile. The new file gets
+// the mode and, where possible, the owner and group of the old one; when
+// the owner cannot be kept, Migrate fails rather than change it. A
+// symbolic link is followed: its target is rewritten and the link stays.
+// Temporary files of earlier runs that were killed before their rename
+// (.NAME.tmp-DIGITS beside the file, locked by no process) are removed.
+// Errors name the file or its directory, never the temporary file.
 func (s *Session) Migrate() (bool, error) {
 	if s.file == "" {
 		return false, fmt.Errorf("%s: migrate: the session was not read from a file", s.name)
@@ -239,66 +253,161 @@ func (s *Session) Migrate() (bool, error) {
 	if !s.NeedsMigration() {
 		return false, nil
 	}
-	unchanged := func() error {
-		st, err := os.Stat(s.file)
-		if err != nil {
-			return err
-		}
-		if st.Size() != s.size {
-			return fmt.Errorf("%s: migrate: the file changed since it was read (%d bytes then, %d now); read it again", s.name, s.size, st.Size())
-		}
-		return nil
+	if len(s.skipped) > 0 || s.tornLine > 0 {
+		return false, fmt.Errorf("%s: refusing to rewrite: %s would be dropped", s.name, s.lostLines())
 	}
-	if err := unchanged(); err != nil {
-		return false, err
-	}
-	if err := writeAtomic(s.file, s.WriteTo, false, unchanged); err != nil {
-		return false, err
+	if err := s.rewriteFile(); err != nil {
+		return false, fmt.Errorf("%s: migrate: %w", s.name, err)
 	}
 	reread, err := Open(s.file, s.opts)
 	if err != nil {
 		return true, fmt.Errorf("migrate: re-reading the rewritten file: %w", err)
 	}
+	ops, now := s.ops, s.now
 	*s = *reread
+	s.ops, s.now = ops, now
 	return true, nil
 }
 
-// writeAtomic writes a file through a temporary file, fsync and rename.
-// With exclusive set it fails if the target exists. check, when not nil,
-// runs just before the rename and can still call it off.
-func writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bool, check func() error) error {
+// rewriteFile replaces the session's file (the target of a symbolic link)
+// with the session in the current format, under the write lock.
+func (s *Session) rewriteFile() error {
+	target, err := filepath.EvalSymlinks(s.file)
+	if err != nil {
+		return bare(err)
+	}
+	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	if err != nil {
+		return bare(err)
+	}
+	defer f.Close() // also releases the lock
+	if err := s.fileOps().lock(context.Background(), f); err != nil {
+		return err
+	}
+	if err := s.checkUnchanged(f); err != nil {
+		return err
+	}
+	before, err := f.Stat()
+	if err != nil {
+		return bare(err)
+	}
+	removeStaleTemps(target)
+	unchanged := func() error {
+		now, err := os.Stat(target)
+		if err != nil {
+			return bare(err)
+		}
+		if !os.SameFile(before, now) || now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
+			return fmt.Errorf("%w while it was being rewritten (another process wrote to it), so it was left as it is; read it again", ErrChanged)
+		}
+		return nil
+	}
+	return s.writeAtomic(target, s.WriteTo, false, before, unchanged)
+}
+
+// tempPrefix is how the names of writeAtomic's temporary files for path
+// start; random digits follow.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// removeStaleTemps removes the temporary files that writeAtomic left
+// beside path when a run was killed before its rename: regular files
+// named tempPrefix(path) and digits that no process holds locked
+// (writeAtomic locks its temporary file for as long as it exists). The
+// caller holds the lock on path, so no other Migrate of the same file is
+// under way. A writer of an older version, which locked nothing, would at
+// worst fail at its rename. Failures are ignored: a file left behind only
+// wastes space. On systems without locks nothing is removed.
+func removeStaleTemps(path string) {
+	if !locking {
+		return
+	}
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, prefix) || !allDigits(name[len(prefix):]) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if free, err := tryLock(f); err == nil && free {
+			os.Remove(p)
+		}
+		f.Close()
+	}
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// opsWriter writes to f through ops.
+type opsWriter struct {
+	ops fileOps
+	f   *os.File
+}
+
+func (w opsWriter) Write(b []byte) (int, error) { return w.ops.write(w.f, b) }
+
+// writeAtomic writes a file through a temporary file in its directory,
+// fsync and rename. With exclusive set it fails if the target exists.
+// like, when not nil, is the file being replaced: the new file gets its
+// mode, owner and group (mode 0644 otherwise). check, when not nil, runs
+// just before the rename and can still call it off. The temporary file is
+// locked while it exists (see removeStaleTemps) and removed on failure.
+// Errors name path or its directory, never the temporary file.
+func (s *Session) writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bool, like os.FileInfo, check func() error) error {
 	dir := filepath.Dir(path)
+	ops := s.fileOps()
 	if exclusive {
 		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("%s: already exists; not overwriting it", path)
+			return fmt.Errorf("%w; not overwriting it", fs.ErrExist)
 		}
 	}
-	perm := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		perm = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := ops.createTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
-		return err
+		return fmt.Errorf("creating a new file in the directory %s: %w", dir, bare(err))
 	}
+	tmpName := tmp.Name()
 	ok := false
 	defer func() {
+		tmp.Close()
 		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			os.Remove(tmpName)
 		}
 	}()
-	if _, err := write(tmp); err != nil {
-		return err
+	if _, err := tryLock(tmp); err != nil {
+		return fmt.Errorf("locking the new file in %s: %w", dir, bare(err))
+	}
+	failed := func(what string, err error) error {
+		return fmt.Errorf("%s the new file in %s: %w", what, dir, bare(err))
+	}
+	if _, err := write(opsWriter{ops, tmp}); err != nil {
+		return failed("writing", err)
+	}
+	perm := os.FileMode(0o644)
+	if like != nil {
+		perm = like.Mode().Perm()
+		if err := keepOwner(tmp, like); err != nil {
+			return fmt.Errorf("giving the new file in %s the owner of %s: %w", dir, path, err)
+		}
 	}
 	if err := tmp.Chmod(perm); err != nil {
-		return err
+		return failed("setting the mode of", err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err := ops.sync(tmp); err != nil {
+		return failed("syncing", err)
 	}
 	if check != nil {
 		if err := check(); err != nil {
@@ -307,17 +416,36 @@ func writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bo
 	}
 	if exclusive {
 		// Link fails if the target appeared meanwhile; rename would not.
-		if err := os.Link(tmp.Name(), path); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		if err := os.Link(tmpName, path); err != nil {
+			return fmt.Errorf("creating %s: %w", path, bare(err))
 		}
-		os.Remove(tmp.Name())
-	} else if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
+		os.Remove(tmpName)
+	} else if err := os.Rename(tmpName, path); err != nil {
+		return fmt.Errorf("renaming the new file over %s: %w", path, bare(err))
 	}
 	ok = true
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
+	}
+	return nil
+}
+
+// keepOwner gives f the owner and group of like when they differ.
+func keepOwner(f *os.File, like os.FileInfo) error {
+	uid, gid, ok := fileOwner(like)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return bare(err)
+	}
+	if u, g, ok := fileOwner(fi); ok && u == uid && g == gid {
+		return nil
+	}
+	if err := f.Chown(uid, gid); err != nil {
+		return fmt.Errorf("uid %d, gid %d: %w", uid, gid, bare(err))
 	}
 	return nil
 }
@@ -402,8 +530,8 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 		n, err := w.Write(buf.Bytes())
 		return int64(n), err
 	}
-	if err := writeAtomic(out, write, true, nil); err != nil {
-		return nil, err
+	if err := s.writeAtomic(out, write, true, nil, nil); err != nil {
+		return nil, fmt.Errorf("%s: fork: %w", out, err)
 	}
 	return Open(out, s.opts)
 }

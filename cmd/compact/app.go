@@ -55,6 +55,10 @@ type app struct {
 	// progress, when set, overrides the terminal check that decides
 	// whether progress lines go to stderr.
 	progress *bool
+	// beforeAppend, when set, runs before run and prune append an entry
+	// to the session file. Tests use it to write to the file the way an
+	// agent would between the load and the append.
+	beforeAppend func(file string)
 
 	// Global flags.
 	jsonOut    bool

@@ -24,7 +24,16 @@ func (a *app) migrateCommand() *cobra.Command {
 ids and parent links, compactions name their first kept entry by id, and
 the old hookMessage role becomes custom. Unknown entry types and fields are
 kept as they are. The new file is written next to the old one, synced and
-renamed over it, so an interruption leaves one or the other.
+renamed over it, so an interruption leaves one or the other. It keeps the
+old file's mode, owner and group; a symbolic link stays a link and its
+target is rewritten.
+
+Migrate refuses a file whose mode allows no writing, and one that changed
+since it was read or changes while the new file is written (FILE is locked
+against other compact commands meanwhile; an agent such as pi takes no
+lock, so do not migrate a session an agent is using). Before it rewrites
+FILE, it removes the temporary files that killed runs left beside it
+(.FILE.tmp-NNN, when no running process holds them).
 
 A file that is already version 3 is left unchanged. Every other command
 reads old files as they are, without rewriting them.`,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -215,6 +216,11 @@ and where the prompt cache breaks: the index, in the context before the
 pass, of the first changed message and its entry id. Every message from
 there on is sent to the provider's cache again.
 
+Each entry is written only if FILE is as the command last saw it. If
+another process (a running agent) appended to it meanwhile, prune warns,
+keeps the passes already appended, reads the file again and plans once
+more; if it changed again, prune stops.
+
 With --dry-run nothing is written: each strategy is planned on the context
 the earlier ones would leave.`,
 		Args: exactFile,
@@ -277,7 +283,27 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 		target = policy.Target(info)
 	}
 	ctx := cmd.Context()
-	res, err := compact.Ladder{Strategies: strategies}.Run(ctx, s, target, dryRun)
+	log := a.sessionLog(s)
+	res, err := compact.Ladder{Strategies: strategies}.Run(ctx, log, target, dryRun)
+	if errors.Is(err, session.ErrChanged) {
+		// Another process (an agent) appended since the load: plan once
+		// more on what is there now. Passes appended before the change
+		// stay; with --leaf the new ones follow them.
+		kept := log.appended
+		a.warn(changedWarning(file, "pruning", kept))
+		at := leaf
+		if leaf != "" && len(kept) > 0 {
+			at = kept[len(kept)-1].ID
+		}
+		if s, err = a.openAt(file, at); err != nil {
+			return err
+		}
+		log = a.sessionLog(s)
+		res, err = compact.Ladder{Strategies: strategies}.Run(ctx, log, target, dryRun)
+		if errors.Is(err, session.ErrChanged) {
+			return changedAgain(file, "pruning", append(kept, log.appended...))
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: interrupted: %w", file, ctx.Err())

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
 )
 
 // summaryBudgetRatio is the share of the reserve a summary may use, as in
@@ -87,6 +88,13 @@ the config), the rebuilt context must fit under the trigger policy's target
 (half the window by default): if the summary and the kept part would not,
 the kept part is shrunk first, then the summary is shortened with its
 headings kept, and each such adjustment is printed.
+
+FILE is locked while the entry is written, and the entry is written only
+if FILE is as it was read. If another process (a running agent) appended
+to it meanwhile, run warns, reads it again and compacts once more; if it
+changed again, run stops and writes nothing. pi takes no lock and attaches
+its next entry to the leaf it holds in memory: compacting a session that a
+running pi has open leaves the compaction on a side branch.
 
 With --dry-run the plan is printed and nothing is written. When the whole
 history fits in the kept part, "nothing to compact: <reason>" is printed
@@ -203,13 +211,28 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	}
 
 	ctx := cmd.Context()
-	res, err := eng.Compact(ctx, s, req)
+	res, err := eng.Compact(ctx, a.sessionLog(s), req)
+	if errors.Is(err, session.ErrChanged) {
+		// Another process (an agent) appended since the load: the plan
+		// was made on a stale view. Plan once more on what is there now.
+		a.warn(changedWarning(file, "compacting", nil))
+		if s, err = a.openAt(file, leaf); err != nil {
+			return err
+		}
+		res, err = eng.Compact(ctx, a.sessionLog(s), req)
+		if errors.Is(err, session.ErrChanged) {
+			return changedAgain(file, "compacting", nil)
+		}
+	}
 	if errors.Is(err, compact.ErrNothingToCompact) {
 		return a.nothingToCompact(err)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%s: interrupted, the file is unchanged: %w", file, ctx.Err())
+		}
+		if errors.Is(err, session.ErrPartialLine) {
+			return fmt.Errorf("%s: compaction failed: %w", file, err)
 		}
 		return fmt.Errorf("%s: compaction failed, the file is unchanged: %w", file, err)
 	}
