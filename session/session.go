@@ -328,23 +328,68 @@ type Node struct {
 	Children []*Node
 }
 
-// Tree returns the session's entries as a forest: normally one root. An
-// entry whose parent is missing is a root too. Children are in file order.
+// Tree returns the session's entries as a forest: normally one root. Each
+// entry appears exactly once, so walking the forest always ends. An entry
+// whose parent is missing is a root. A parent id names the last entry with
+// that id (files read in lenient mode may repeat ids). Parent links that
+// loop (possible only in lenient mode) are cut at the loop's first entry
+// in file order, which becomes a root. Children are in file order.
 func (s *Session) Tree() []*Node {
-	nodes := make(map[string]*Node, len(s.records))
-	var roots []*Node
-	for _, r := range s.records {
-		nodes[r.entry.ID] = &Node{Entry: r.entry, Label: s.labels[r.entry.ID]}
+	n := len(s.records)
+	parent := make([]int, n)
+	for i, r := range s.records {
+		parent[i] = -1
+		if j, ok := s.pos[r.entry.ParentID]; ok && j != i {
+			parent[i] = j
+		}
 	}
-	for _, r := range s.records {
-		n := nodes[r.entry.ID]
-		if p, ok := nodes[r.entry.ParentID]; ok && r.entry.ParentID != r.entry.ID {
-			p.Children = append(p.Children, n)
+	cutCycles(parent)
+	nodes := make([]Node, n)
+	var roots []*Node
+	for i, r := range s.records {
+		nodes[i] = Node{Entry: r.entry, Label: s.labels[r.entry.ID]}
+	}
+	for i := range nodes {
+		if p := parent[i]; p >= 0 {
+			nodes[p].Children = append(nodes[p].Children, &nodes[i])
 		} else {
-			roots = append(roots, n)
+			roots = append(roots, &nodes[i])
 		}
 	}
 	return roots
+}
+
+// cutCycles makes the parent links (indexes, -1 for none) a forest: in
+// each loop, the link of the member with the lowest index is removed.
+// Every index is visited a bounded number of times.
+func cutCycles(parent []int) {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make([]uint8, len(parent))
+	var chain []int
+	for i := range parent {
+		chain = chain[:0]
+		j := i
+		for j >= 0 && state[j] == unseen {
+			state[j] = open
+			chain = append(chain, j)
+			j = parent[j]
+		}
+		if j >= 0 && state[j] == open {
+			// j is on the chain just walked: the loop is j, parent[j], ...
+			low := j
+			for k := parent[j]; k != j; k = parent[k] {
+				low = min(low, k)
+			}
+			parent[low] = -1
+		}
+		for _, c := range chain {
+			state[c] = done
+		}
+	}
 }
 
 // sortedKeys returns a map's keys in order.

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// errTooMuch is what cappedWriter panics with when its cap is passed.
+var errTooMuch = errors.New("output past the cap")
+
+// cappedWriter keeps what is written until max bytes, then panics, so
+// that a command that would write without end fails the test instead of
+// hanging it.
+type cappedWriter struct {
+	b   strings.Builder
+	max int
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	if w.b.Len()+len(p) > w.max {
+		panic(errTooMuch)
+	}
+	return w.b.Write(p)
+}
+
+// runCapped runs the program like cli.run, with stdout capped at max bytes;
+// it reports whether the cap was reached.
+func runCapped(t *testing.T, max int, args ...string) (r result, capped bool) {
+	t.Helper()
+	stdout, stderr := &cappedWriter{max: max}, &cappedWriter{max: max}
+	defer func() {
+		if v := recover(); v != nil {
+			if v != errTooMuch {
+				panic(v)
+			}
+			r, capped = result{code: -1, stdout: stdout.b.String(), stderr: stderr.b.String()}, true
+		}
+	}()
+	a := &app{stdin: strings.NewReader(""), stdout: stdout, stderr: stderr, logger: slog.New(slog.DiscardHandler),
+		getenv: func(string) string { return "" }}
+	code := a.execute(context.Background(), args)
+	return result{code: code, stdout: stdout.b.String(), stderr: stderr.b.String()}, false
+}
+
+// A repeated id whose parent links loop used to make "tree --lenient"
+// print without end; every entry is now printed once.
+func TestTreeLenientCycle(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cycle.jsonl")
+	writeFile(t, p, `{"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}
+{"type":"message","id":"0000000a","parentId":null,"timestamp":"t","message":{"role":"user","content":"first"}}
+{"type":"message","id":"0000000b","parentId":"0000000a","timestamp":"t","message":{"role":"assistant","content":"second"}}
+{"type":"message","id":"0000000a","parentId":"0000000b","timestamp":"t","message":{"role":"user","content":"repeated id"}}
+{"type":"message","id":"0000000c","parentId":"0000000a","timestamp":"t","message":{"role":"assistant","content":"after"}}
+`)
+	for _, args := range [][]string{{"tree", "--lenient", p}, {"tree", "--lenient", "--json", p}} {
+		r, capped := runCapped(t, 1<<16, args...)
+		if capped {
+			t.Fatalf("compact %s: more than 64 KiB of output", strings.Join(args, " "))
+		}
+		if r.code != 0 || !strings.Contains(r.stderr, "cycle") {
+			t.Fatalf("compact %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+		}
+		for _, text := range []string{"first", "second", "repeated id", "after"} {
+			if n := strings.Count(r.stdout, text); n != 1 {
+				t.Errorf("compact %s: %q printed %d times:\n%s", strings.Join(args, " "), text, n, r.stdout)
+			}
+		}
+	}
+	// Without --lenient the file is refused, naming the line.
+	c := newCLI(t)
+	if msg := c.fails(1, "tree", p); !strings.Contains(msg, p+":4:") {
+		t.Errorf("tree: %q, want line 4 named", msg)
+	}
+}
