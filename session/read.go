@@ -166,32 +166,22 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 	name, opts := s.name, s.opts
 	// fileIndex counts the lines pi's loader keeps: every line that parses
 	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
-	// values count the same way.
+	// values count the same way. Each entry of a glued line (entries whose
+	// newline was lost) counts too, although pi's loader drops such a
+	// line: pi wrote the index from the entries it held in memory, where
+	// they were separate, so counting them makes later indexes name the
+	// entry pi meant.
 	fileIndex := 0
 	s.records = make([]*record, 0, len(lines))
 	recs := make([]record, 0, len(lines)) // one allocation for all records
-	for i, l := range lines {
-		d := &decoded[i]
-		e, err := d.e, d.err
-		if err != nil {
-			if torn(l.b) {
-				s.tornLine = l.no
-				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
-				continue
-			}
-			lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
-			if !opts.Lenient {
-				return lerr
-			}
-			if stdjson.Valid(l.b) {
-				fileIndex++ // pi keeps the line, so it counts
-			}
-			s.skipped = append(s.skipped, l.no)
-			s.warn(lerr.Error() + " (skipped)")
-			continue
-		}
+	// last is the last non-empty line, the only one that may be torn.
+	last := 0
+	if len(lines) > 0 {
+		last = lines[len(lines)-1].no
+	}
+	add := func(l rawLine, d *decodedLine) {
 		fileIndex++
-		recs = append(recs, record{entry: e, line: l.no, raw: l.b, fileIndex: fileIndex})
+		recs = append(recs, record{entry: d.e, line: l.no, raw: l.b, fileIndex: fileIndex})
 		rec := &recs[len(recs)-1]
 		if d.hasKeptIndex {
 			rec.keptIndex = true
@@ -200,6 +190,47 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 		rec.assignedParent = d.noParent
 		rec.hookRole = d.hookRole
 		s.records = append(s.records, rec)
+	}
+	for i, l := range lines {
+		d := &decoded[i]
+		err := d.err
+		if err == nil {
+			add(l, d)
+			continue
+		}
+		if parts := splitGlued(l.b); parts != nil {
+			glued, gerr := decodeGlued(parts)
+			if gerr == nil {
+				for k := range glued {
+					add(rawLine{no: l.no, b: parts[k]}, &glued[k])
+				}
+				s.warn(fmt.Sprintf("%s:%d: %d entries on one line (a lost newline?) read in order; the file keeps the line as is", name, l.no, len(parts)))
+				continue
+			}
+			err = fmt.Errorf("%v; as %d entries glued together: %v", err, len(parts), gerr)
+		} else if torn(l.b) {
+			if l.no == last {
+				s.tornLine = l.no
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
+				continue
+			}
+			if !opts.Lenient {
+				return &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: incomplete line (an interrupted write?) followed by more lines; "+
+					"read the file with --lenient to skip it (the entries after it may then hang from a missing parent)", ErrMalformed)}
+			}
+			s.tornLine = max(s.tornLine, l.no)
+			s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) followed by more lines, skipped; the file keeps it", name, l.no))
+			continue
+		}
+		lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		if !opts.Lenient {
+			return lerr
+		}
+		if stdjson.Valid(l.b) {
+			fileIndex++ // pi keeps the line, so it counts
+		}
+		s.skipped = append(s.skipped, l.no)
+		s.warn(lerr.Error() + " (skipped)")
 	}
 	s.nextIndex = fileIndex + 1
 	if err := s.migrate(); err != nil {
@@ -335,10 +366,58 @@ func decodeLine(line []byte) decodedLine {
 	return d
 }
 
+// splitGlued cuts a line holding several complete JSON objects one after
+// the other (an entry whose newline was lost, followed by the next) into
+// those objects, each with its capacity at its length. It returns nil
+// unless the line is two or more objects and nothing else (whitespace
+// between them aside).
+func splitGlued(line []byte) [][]byte {
+	dec := stdjson.NewDecoder(bytes.NewReader(line))
+	var parts [][]byte
+	start := 0
+	for {
+		var v stdjson.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			if err != io.EOF {
+				return nil
+			}
+			break
+		}
+		end := int(dec.InputOffset())
+		part := bytes.TrimLeft(line[start:end], " \t\r\n")
+		if len(part) == 0 || part[0] != '{' {
+			return nil
+		}
+		off := end - len(part)
+		parts = append(parts, line[off:end:end])
+		start = end
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+// decodeGlued decodes the objects of a glued line as entries. It fails,
+// naming the object, when one of them is not a valid entry.
+func decodeGlued(parts [][]byte) ([]decodedLine, error) {
+	var d fastDecoder
+	out := make([]decodedLine, len(parts))
+	for k, p := range parts {
+		out[k] = d.decode(p)
+		if err := out[k].err; err != nil {
+			return nil, fmt.Errorf("entry %d: %w", k+1, err)
+		}
+		estimate(&out[k])
+	}
+	return out, nil
+}
+
 // torn reports whether a line that failed to parse is the remains of an
-// interrupted write: its JSON is cut short. Usually it is the unterminated
-// last line; after a later append (which starts on a new line, never glued
-// to it) it sits in the middle and is recognised the same way.
+// interrupted write: its JSON is cut short. Only the last line may be
+// torn without an error: a torn line with lines after it (which is also
+// what a file looks like after an append followed a crash, since appends
+// start on a fresh line) may hide lost entries and needs Lenient.
 func torn(line []byte) bool {
 	var v any
 	err := stdjson.Unmarshal(line, &v)
