@@ -122,6 +122,7 @@ func Open(path string, opts Options) (*Session, error) {
 // that appending to one cannot write into the next. Read and Open hand
 // over buffers that nothing else refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {
+	all := data
 	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
 	lineNo := 0
 	headerSeen := false
@@ -142,6 +143,9 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		if !headerSeen {
 			h, err := parseHeader(line)
 			if err != nil {
+				if ferr := foreignFormat(line, all); ferr != nil {
+					err = ferr
+				}
 				return nil, &LineError{File: name, Line: lineNo, Err: err}
 			}
 			s.header, s.headerRaw, s.headerLine = h, line, lineNo

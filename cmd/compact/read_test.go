@@ -76,3 +76,17 @@ func TestTreeLenientCycle(t *testing.T) {
 		t.Errorf("tree: %q, want line 4 named", msg)
 	}
 }
+
+// Another agent's transcript given to any command fails with one line
+// naming the format it looks like.
+func TestForeignFileMessage(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "claude.jsonl")
+	writeFile(t, p, `{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/p","sessionId":"5d1f","version":"2.0.14","type":"user","message":{"role":"user","content":"hello"},"uuid":"9a2c","timestamp":"t"}`+"\n")
+	c := newCLI(t)
+	for _, cmd := range []string{"inspect", "tree", "context", "migrate"} {
+		msg := c.fails(1, cmd, p)
+		if want := "compact: " + p + ":1: this looks like a Claude Code transcript, not a pi session file"; !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: %q, want it to start with %q", cmd, msg, want)
+		}
+	}
+}
