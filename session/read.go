@@ -24,7 +24,9 @@ const CurrentVersion = 3
 // Options control how a session file is read.
 type Options struct {
 	// Lenient skips malformed lines (with a warning) instead of failing,
-	// and only warns about repeated ids and parent links that loop.
+	// a cut-short line before the last one included, and only warns about
+	// repeated ids and parent links that loop. Without it, only the last
+	// line may be cut short.
 	// Lines are never removed from the file either way, and a session
 	// with skipped lines refuses to be rewritten (WriteTo, Migrate).
 	Lenient bool
@@ -52,7 +54,9 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // Errors reported by Open and Read, wrapped in a *LineError.
 var (
-	// ErrNotSession means the first line is not a session header.
+	// ErrNotSession means the first line is not a session header. When
+	// the file looks like another format (a Claude Code or Codex
+	// transcript, a JSON document, a request body), the error names it.
 	ErrNotSession = errors.New("not a pi session file")
 	// ErrMalformed means a line is not a valid entry.
 	ErrMalformed = errors.New("malformed line")

@@ -10,9 +10,14 @@
 // model (api, tool result details, thinking signatures, ...) are kept in
 // its Extra maps, so EncodeMessage writes them back.
 // Appending writes one complete line with a single write on an O_APPEND
-// descriptor and fsyncs it. A line cut short by a crash is reported and
-// skipped on read, and the next append starts on a fresh line instead of
-// gluing onto it.
+// descriptor and fsyncs it. A last line cut short by a crash is reported
+// and skipped on read, and the next append starts on a fresh line instead
+// of gluing onto it. A cut-short line with lines after it (so also one an
+// append has stepped over) is an error unless Options.Lenient, since
+// entries may be lost around it. A line holding several complete entries
+// (a lost newline) is read as those entries, with a warning. A file that
+// looks like another agent's transcript or a JSON document fails with
+// ErrNotSession, naming the format.
 //
 // Every command starts by loading a session of a few megabytes, so entry
 // lines are decoded by hand-written code (fast.go) rather than by a JSON
