@@ -206,28 +206,47 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 			add(l, d)
 			continue
 		}
-		if parts := splitGlued(l.b); parts != nil {
+		// cutShort handles a line (or the end of one) cut short by an
+		// interrupted write: only the last line may be, unless lenient.
+		cutShort := func(what string) error {
+			if l.no != last && !opts.Lenient {
+				return &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %s (an interrupted write?) followed by more lines; "+
+					"read the file with --lenient to skip it (the entries after it may then hang from a missing parent)", ErrMalformed, what)}
+			}
+			s.tornLine = max(s.tornLine, l.no)
+			return nil
+		}
+		if parts, tail := splitGlued(l.b); parts != nil {
 			glued, gerr := decodeGlued(parts)
 			if gerr == nil {
+				msg := fmt.Sprintf("%s:%d: %d entries on one line (a lost newline?) read in order", name, l.no, len(parts))
+				if tail != nil {
+					if err := cutShort("entries on one line, the last one incomplete"); err != nil {
+						return err
+					}
+					complete := "1 complete entry"
+					if len(parts) > 1 {
+						complete = fmt.Sprintf("%d complete entries", len(parts))
+					}
+					msg = fmt.Sprintf("%s:%d: %s and an incomplete one on one line (a lost newline, then an interrupted write?): "+
+						"the complete ones read in order, the incomplete one ignored", name, l.no, complete)
+				}
 				for k := range glued {
 					add(rawLine{no: l.no, b: parts[k]}, &glued[k])
 				}
-				s.warn(fmt.Sprintf("%s:%d: %d entries on one line (a lost newline?) read in order; the file keeps the line as is", name, l.no, len(parts)))
+				s.warn(msg + "; the file keeps the line as is")
 				continue
 			}
 			err = fmt.Errorf("%v; as %d entries glued together: %v", err, len(parts), gerr)
 		} else if torn(l.b) {
+			if err := cutShort("incomplete line"); err != nil {
+				return err
+			}
 			if l.no == last {
-				s.tornLine = l.no
 				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
-				continue
+			} else {
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) followed by more lines, skipped; the file keeps it", name, l.no))
 			}
-			if !opts.Lenient {
-				return &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: incomplete line (an interrupted write?) followed by more lines; "+
-					"read the file with --lenient to skip it (the entries after it may then hang from a missing parent)", ErrMalformed)}
-			}
-			s.tornLine = max(s.tornLine, l.no)
-			s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) followed by more lines, skipped; the file keeps it", name, l.no))
 			continue
 		}
 		lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
@@ -376,34 +395,40 @@ func decodeLine(line []byte) decodedLine {
 
 // splitGlued cuts a line holding several complete JSON objects one after
 // the other (an entry whose newline was lost, followed by the next) into
-// those objects, each with its capacity at its length. It returns nil
-// unless the line is two or more objects and nothing else (whitespace
+// those objects, each with its capacity at its length. The last object
+// may be cut short (an interrupted write): it is then returned as tail,
+// and not among the parts. It returns nil parts unless the line is two or
+// more objects, the last possibly cut short, and nothing else (whitespace
 // between them aside).
-func splitGlued(line []byte) [][]byte {
+func splitGlued(line []byte) (parts [][]byte, tail []byte) {
 	dec := stdjson.NewDecoder(bytes.NewReader(line))
-	var parts [][]byte
 	start := 0
 	for {
 		var v stdjson.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			if err != io.EOF {
-				return nil
+			rest := bytes.TrimLeft(line[start:], " \t\r\n")
+			switch {
+			case err == io.EOF:
+			case len(parts) > 0 && len(rest) > 0 && rest[0] == '{' && torn(rest):
+				tail = rest
+			default:
+				return nil, nil
 			}
 			break
 		}
 		end := int(dec.InputOffset())
 		part := bytes.TrimLeft(line[start:end], " \t\r\n")
 		if len(part) == 0 || part[0] != '{' {
-			return nil
+			return nil, nil
 		}
 		off := end - len(part)
 		parts = append(parts, line[off:end:end])
 		start = end
 	}
-	if len(parts) < 2 {
-		return nil
+	if len(parts) < 2 && tail == nil {
+		return nil, nil
 	}
-	return parts
+	return parts, tail
 }
 
 // decodeGlued decodes the objects of a glued line as entries. It fails,

@@ -569,3 +569,48 @@ func TestGluedLineVersion1Index(t *testing.T) {
 		t.Errorf("after migrating, kept %q, want %q", got, e[3].ID)
 	}
 }
+
+// A glued line whose last entry was cut short by a crash gives its
+// complete entries; the cut-short end follows the rule for torn lines
+// (only on the last line without Lenient).
+func TestGluedLineCutShort(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	m3 := msgLine("00000003", "00000002", "user", "three")
+	m4 := msgLine("00000004", "00000002", "user", "four")
+	ids := func(s *Session) []string {
+		var out []string
+		for _, e := range s.Entries() {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+
+	p := writeRaw(t, v3Header+"\n"+m1+"\n"+m2+m3[:40])
+	var warned []string
+	s, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatalf("last line: Open: %v", err)
+	}
+	if got := ids(s); !slices.Equal(got, []string{"00000001", "00000002"}) || s.TornLine() != 3 {
+		t.Errorf("last line: entries %q, torn line %d; want 1, 2 and line 3", got, s.TornLine())
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":3: 1 complete entry and an incomplete one") || !strings.Contains(warned[0], "incomplete") {
+		t.Errorf("last line: warnings %q", warned)
+	}
+	if _, err := s.WriteTo(new(strings.Builder)); err == nil {
+		t.Error("last line: WriteTo succeeded although a cut-short entry was left out")
+	}
+
+	p = writeRaw(t, v3Header+"\n"+m1+"\n"+m2+m3[:40]+"\n"+m4+"\n")
+	if _, err := Open(p, Options{}); err == nil || !strings.HasPrefix(err.Error(), p+":3: ") || !strings.Contains(err.Error(), "--lenient") {
+		t.Errorf("middle line: Open: %v; want an error naming line 3 and --lenient", err)
+	}
+	s, err = Open(p, Options{Lenient: true})
+	if err != nil {
+		t.Fatalf("middle line, lenient: %v", err)
+	}
+	if got := ids(s); !slices.Equal(got, []string{"00000001", "00000002", "00000004"}) {
+		t.Errorf("middle line, lenient: entries %q", got)
+	}
+}
