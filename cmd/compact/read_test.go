@@ -90,3 +90,42 @@ func TestForeignFileMessage(t *testing.T) {
 		}
 	}
 }
+
+// A line cut short with lines after it fails every command, naming the
+// line and --lenient; with --lenient it is skipped with a warning. Two
+// entries glued on one line are read, with a warning naming the line.
+func TestTornAndGluedLines(t *testing.T) {
+	const header = `{"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}`
+	m := func(id, parent, text string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"type":"message","id":"` + id + `","parentId":` + p + `,"timestamp":"t","message":{"role":"user","content":"` + text + `"}}`
+	}
+	dir := t.TempDir()
+	torn := filepath.Join(dir, "torn.jsonl")
+	writeFile(t, torn, header+"\n"+m("00000001", "", "one")+"\n"+m("00000002", "00000001", "two")[:40]+"\n"+m("00000003", "00000001", "three")+"\n")
+	c := newCLI(t)
+	for _, cmd := range []string{"inspect", "tree", "context"} {
+		msg := c.fails(1, cmd, torn)
+		if !strings.HasPrefix(msg, "compact: "+torn+":3: ") || !strings.Contains(msg, "--lenient") {
+			t.Errorf("%s: %q, want line 3 and --lenient named", cmd, msg)
+		}
+	}
+	r := c.run("tree", "--lenient", torn)
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "compact: warning: "+torn+":3: incomplete line") || !strings.Contains(r.stdout, "three") {
+		t.Errorf("tree --lenient: exit %d, stderr %q, stdout %q", r.code, r.stderr, r.stdout)
+	}
+
+	glued := filepath.Join(dir, "glued.jsonl")
+	writeFile(t, glued, header+"\n"+m("00000001", "", "one")+m("00000002", "00000001", "two")+"\n"+m("00000003", "00000002", "three")+"\n")
+	r = c.run("tree", glued)
+	if r.code != 0 || r.stderr != "compact: warning: "+glued+":2: 2 entries on one line (a lost newline?) read in order; the file keeps the line as is\n" {
+		t.Errorf("tree: exit %d, stderr %q", r.code, r.stderr)
+	}
+	contains(t, "tree", r.stdout, "one", "two", "* 00000003")
+	if strings.Contains(r.stdout, "+") {
+		t.Errorf("tree shows a branch in a single chain:\n%s", r.stdout)
+	}
+}
