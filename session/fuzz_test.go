@@ -49,6 +49,7 @@ func FuzzRead(f *testing.F) {
 		v1Header + "\n" + v1MsgLine("user", "a") + v1MsgLine("assistant", "b") + "\n" +
 			`{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":3,"tokensBefore":9}` + "\n",
 		v3Header + "\n" + msgLine("00000001", "", "user", "a") + `{"type":"message","id":"00000002","par` + "\n",
+		v1Header + v1MsgLine("user", "a") + "\n" + v1MsgLine("assistant", "b") + "\n",
 		// Other formats.
 		`{"parentUuid":null,"sessionId":"s","version":"2.0.14","type":"user","message":{"role":"user","content":"hi"},"uuid":"u"}` + "\n",
 		"{\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}\n",

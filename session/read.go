@@ -146,6 +146,21 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		}
 		if !headerSeen {
 			h, err := parseHeader(line)
+			var rest [][]byte
+			if err != nil {
+				// The header with the first entries glued after it (a lost
+				// newline): the entries are read as lines of their own.
+				if parts, tail := splitGlued(line); parts != nil {
+					if gh, gerr := parseHeader(parts[0]); gerr == nil {
+						h, err, line, rest = gh, nil, parts[0], parts[1:]
+						if tail != nil {
+							rest = append(rest, tail)
+						}
+						s.warn(fmt.Sprintf("%s:%d: the session header and %d more line(s) on one line (a lost newline?) read in order; the file keeps the line as is",
+							name, lineNo, len(rest)))
+					}
+				}
+			}
 			if err != nil {
 				if ferr := foreignFormat(line, all); ferr != nil {
 					err = ferr
@@ -154,6 +169,9 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 			}
 			s.header, s.headerRaw, s.headerLine = h, line, lineNo
 			headerSeen = true
+			for _, b := range rest {
+				lines = append(lines, rawLine{no: lineNo, b: b})
+			}
 			continue
 		}
 		lines = append(lines, rawLine{no: lineNo, b: line})

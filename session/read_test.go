@@ -614,3 +614,26 @@ func TestGluedLineCutShort(t *testing.T) {
 		t.Errorf("middle line, lenient: entries %q", got)
 	}
 }
+
+// The session header with the first entry glued after it is read as the
+// header and the entry, with a warning naming line 1.
+func TestGluedHeader(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	p := writeRaw(t, v3Header+m1+"\n"+m2+"\n")
+	var warned []string
+	s, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if got := len(s.Entries()); got != 2 || s.Line("00000001") != 1 || s.Line("00000002") != 2 || s.Header().ID == "" {
+		t.Errorf("%d entries, lines %d and %d, header %+v", got, s.Line("00000001"), s.Line("00000002"), s.Header())
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":1: the session header and 1 more") {
+		t.Errorf("warnings %q, want one naming line 1", warned)
+	}
+	var out strings.Builder
+	if _, err := s.WriteTo(&out); err != nil || out.String() != v3Header+"\n"+m1+"\n"+m2+"\n" {
+		t.Errorf("WriteTo: %v\n%s", err, out.String())
+	}
+}
