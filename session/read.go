@@ -156,8 +156,12 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 						if tail != nil {
 							rest = append(rest, tail)
 						}
-						s.warn(fmt.Sprintf("%s:%d: the session header and %d more line(s) on one line (a lost newline?) read in order; the file keeps the line as is",
-							name, lineNo, len(rest)))
+						more := "1 entry"
+						if len(rest) > 1 {
+							more = fmt.Sprintf("%d entries", len(rest))
+						}
+						s.warn(fmt.Sprintf("%s:%d: the session header and %s on one line (a lost newline?) read in order; the file keeps the line as is",
+							name, lineNo, more))
 					}
 				}
 			}

@@ -629,7 +629,7 @@ func TestGluedHeader(t *testing.T) {
 	if got := len(s.Entries()); got != 2 || s.Line("00000001") != 1 || s.Line("00000002") != 2 || s.Header().ID == "" {
 		t.Errorf("%d entries, lines %d and %d, header %+v", got, s.Line("00000001"), s.Line("00000002"), s.Header())
 	}
-	if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":1: the session header and 1 more") {
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":1: the session header and 1 entry on one line") {
 		t.Errorf("warnings %q, want one naming line 1", warned)
 	}
 	var out strings.Builder
