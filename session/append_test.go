@@ -218,8 +218,9 @@ func TestAppendFailures(t *testing.T) {
 }
 
 // A torn last line is reported, the next append starts on a new line, and
-// afterwards the fragment is still in the file, on its own line, and
-// still only a warning.
+// afterwards the fragment is still in the file, on its own line. It is
+// then no longer the last line: reading the file again needs Lenient
+// (the error says so), which reports it with a warning.
 func TestAppendAfterTornLine(t *testing.T) {
 	cases := []struct {
 		name string
@@ -253,6 +254,18 @@ func TestAppendAfterTornLine(t *testing.T) {
 			if s.TornLine() != tornNo || len(warned) != 1 || !strings.Contains(warned[0], pos) {
 				t.Fatalf("torn line %d, warnings %q; want line %d named", s.TornLine(), warned, tornNo)
 			}
+			before := readFile(t, p)
+			if _, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleUser, "refused")); !errors.Is(err, ErrTornEnd) ||
+				!strings.Contains(err.Error(), pos) || !strings.Contains(err.Error(), "--lenient") {
+				t.Fatalf("strict append after a torn last line: %v; want ErrTornEnd naming line %d and --lenient", err, tornNo)
+			}
+			if !bytes.Equal(readFile(t, p), before) {
+				t.Fatal("the refused append changed the file")
+			}
+			s, err = Open(p, Options{Lenient: true})
+			if err != nil {
+				t.Fatalf("Open lenient: %v", err)
+			}
 			leaf := s.Leaf()
 			e, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleUser, "after the crash"))
 			if err != nil {
@@ -269,8 +282,11 @@ func TestAppendAfterTornLine(t *testing.T) {
 			if s.Line(e.ID) != tornNo+1 || s.Line(e2.ID) != tornNo+2 {
 				t.Errorf("appended lines %d, %d; want %d, %d", s.Line(e.ID), s.Line(e2.ID), tornNo+1, tornNo+2)
 			}
+			if _, err := Open(p, Options{}); err == nil || !strings.Contains(err.Error(), pos) || !strings.Contains(err.Error(), "--lenient") {
+				t.Errorf("re-read without Lenient: %v; want an error naming line %d and --lenient", err, tornNo)
+			}
 			warned = nil
-			again, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+			again, err := Open(p, Options{Lenient: true, Warn: func(m string) { warned = append(warned, m) }})
 			if err != nil {
 				t.Fatalf("re-read: %v", err)
 			}

@@ -268,6 +268,7 @@ var fastCases = []struct {
 	{`{"type":5}`, false},
 	{`[]`, false},
 	{`{"type":"label"} x`, false},
+	{`{"type":"label","id":"1"}{"type":"label","id":"2"}`, false},
 	{`{"type":"label",}`, false},
 	{`{"type":"label","x":[1,]}`, false},
 	{`{"type":"label","x":tru}`, false},

@@ -105,11 +105,18 @@ func TestAppendFailureUndone(t *testing.T) {
 		if again.TornLine() != 3 {
 			t.Fatalf("re-read: torn line %d, want 3", again.TornLine())
 		}
+		if _, err := again.AppendMessage(bg, compact.TextMessage(compact.RoleAssistant, "strict")); !errors.Is(err, ErrTornEnd) {
+			t.Fatalf("strict append after the partial line: %v, want ErrTornEnd", err)
+		}
+		again = mustOpen(t, p, Options{Lenient: true})
+		if again.TornLine() != 3 {
+			t.Fatalf("re-read: torn line %d, want 3", again.TornLine())
+		}
 		e, err := again.AppendMessage(bg, compact.TextMessage(compact.RoleAssistant, "after the re-read"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		last := mustOpen(t, p, Options{})
+		last := mustOpen(t, p, Options{Lenient: true})
 		if got := last.Entry(e.ID); got == nil || got.ParentID != "00000001" || last.TornLine() != 3 {
 			t.Errorf("the append after the partial line read back as %+v (torn line %d)", got, last.TornLine())
 		}

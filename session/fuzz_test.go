@@ -40,6 +40,19 @@ func FuzzRead(f *testing.F) {
 		"\xef\xbb\xbf" + v3Header + "\n",
 		v3Header + "\n" + msgLine("00000001", "", "user", "a") + "\n" +
 			`{"type":"context_edit","id":"00000002","parentId":"00000001","timestamp":"t","strategy":"mask","edits":[{"targetId":"00000001","content":[{"type":"text","text":"[cleared]"}]}],"tokensFreed":3,"firstChangedId":"00000001"}` + "\n",
+		// A repeated id whose parent links loop through the earlier entry.
+		v3Header + "\n" + msgLine("0000000a", "", "user", "a") + "\n" + msgLine("0000000b", "0000000a", "user", "b") + "\n" +
+			msgLine("0000000a", "0000000b", "user", "dup") + "\n",
+		// Two entries glued on one line, and a torn line before the last.
+		v3Header + "\n" + msgLine("00000001", "", "user", "a") + msgLine("00000002", "00000001", "user", "b") + "\n" +
+			`{"type":"mess` + "\n" + msgLine("00000003", "00000002", "user", "c") + "\n",
+		v1Header + "\n" + v1MsgLine("user", "a") + v1MsgLine("assistant", "b") + "\n" +
+			`{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":3,"tokensBefore":9}` + "\n",
+		v3Header + "\n" + msgLine("00000001", "", "user", "a") + `{"type":"message","id":"00000002","par` + "\n",
+		v1Header + v1MsgLine("user", "a") + "\n" + v1MsgLine("assistant", "b") + "\n",
+		// Other formats.
+		`{"parentUuid":null,"sessionId":"s","version":"2.0.14","type":"user","message":{"role":"user","content":"hi"},"uuid":"u"}` + "\n",
+		"{\n  \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]\n}\n",
 	}
 	// A few lines of each fixture, when the fixtures are there (the seeds
 	// above run either way).
@@ -91,8 +104,11 @@ func checkRead(t *testing.T, data []byte, lenient bool) {
 		}
 		return
 	}
-	// Nothing the session offers may panic on what Read accepted.
-	s.Tree()
+	// Nothing the session offers may panic on what Read accepted, and the
+	// tree holds every entry exactly once.
+	if n := countNodes(s.Tree()); n != len(s.Entries()) {
+		t.Fatalf("lenient=%v: the tree has %d nodes for %d entries\ninput %q", lenient, n, len(s.Entries()), data)
+	}
 	s.Labels()
 	c1 := s.Context()
 	if len(s.Entries()) > 0 {
@@ -144,4 +160,18 @@ func keptID(e *compact.Entry) string {
 		return ""
 	}
 	return e.Compaction.FirstKeptID
+}
+
+// countNodes counts the nodes of a forest, giving up (with a count that
+// cannot match) past a million, so that a tree with a loop fails the test
+// instead of hanging it.
+func countNodes(roots []*Node) int {
+	n := 0
+	stack := slices.Clone(roots)
+	for len(stack) > 0 && n <= 1e6 {
+		nd := stack[len(stack)-1]
+		stack = append(stack[:len(stack)-1], nd.Children...)
+		n++
+	}
+	return n
 }

@@ -24,7 +24,9 @@ const CurrentVersion = 3
 // Options control how a session file is read.
 type Options struct {
 	// Lenient skips malformed lines (with a warning) instead of failing,
-	// and only warns about repeated ids and parent links that loop.
+	// a cut-short line before the last one included, and only warns about
+	// repeated ids and parent links that loop. Without it, only the last
+	// line may be cut short.
 	// Lines are never removed from the file either way, and a session
 	// with skipped lines refuses to be rewritten (WriteTo, Migrate).
 	Lenient bool
@@ -52,7 +54,9 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // Errors reported by Open and Read, wrapped in a *LineError.
 var (
-	// ErrNotSession means the first line is not a session header.
+	// ErrNotSession means the first line is not a session header. When
+	// the file looks like another format (a Claude Code or Codex
+	// transcript, a JSON document, a request body), the error names it.
 	ErrNotSession = errors.New("not a pi session file")
 	// ErrMalformed means a line is not a valid entry.
 	ErrMalformed = errors.New("malformed line")
@@ -122,6 +126,7 @@ func Open(path string, opts Options) (*Session, error) {
 // that appending to one cannot write into the next. Read and Open hand
 // over buffers that nothing else refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {
+	all := data
 	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
 	lineNo := 0
 	headerSeen := false
@@ -141,11 +146,36 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		}
 		if !headerSeen {
 			h, err := parseHeader(line)
+			var rest [][]byte
 			if err != nil {
+				// The header with the first entries glued after it (a lost
+				// newline): the entries are read as lines of their own.
+				if parts, tail := splitGlued(line); parts != nil {
+					if gh, gerr := parseHeader(parts[0]); gerr == nil {
+						h, err, line, rest = gh, nil, parts[0], parts[1:]
+						if tail != nil {
+							rest = append(rest, tail)
+						}
+						more := "1 entry"
+						if len(rest) > 1 {
+							more = fmt.Sprintf("%d entries", len(rest))
+						}
+						s.warn(fmt.Sprintf("%s:%d: the session header and %s on one line (a lost newline?) read in order; the file keeps the line as is",
+							name, lineNo, more))
+					}
+				}
+			}
+			if err != nil {
+				if ferr := foreignFormat(line, all); ferr != nil {
+					err = ferr
+				}
 				return nil, &LineError{File: name, Line: lineNo, Err: err}
 			}
 			s.header, s.headerRaw, s.headerLine = h, line, lineNo
 			headerSeen = true
+			for _, b := range rest {
+				lines = append(lines, rawLine{no: lineNo, b: b})
+			}
 			continue
 		}
 		lines = append(lines, rawLine{no: lineNo, b: line})
@@ -166,32 +196,22 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 	name, opts := s.name, s.opts
 	// fileIndex counts the lines pi's loader keeps: every line that parses
 	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
-	// values count the same way.
+	// values count the same way. Each entry of a glued line (entries whose
+	// newline was lost) counts too, although pi's loader drops such a
+	// line: pi wrote the index from the entries it held in memory, where
+	// they were separate, so counting them makes later indexes name the
+	// entry pi meant.
 	fileIndex := 0
 	s.records = make([]*record, 0, len(lines))
 	recs := make([]record, 0, len(lines)) // one allocation for all records
-	for i, l := range lines {
-		d := &decoded[i]
-		e, err := d.e, d.err
-		if err != nil {
-			if torn(l.b) {
-				s.tornLine = l.no
-				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
-				continue
-			}
-			lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
-			if !opts.Lenient {
-				return lerr
-			}
-			if stdjson.Valid(l.b) {
-				fileIndex++ // pi keeps the line, so it counts
-			}
-			s.skipped = append(s.skipped, l.no)
-			s.warn(lerr.Error() + " (skipped)")
-			continue
-		}
+	// last is the last non-empty line, the only one that may be torn.
+	last := 0
+	if len(lines) > 0 {
+		last = lines[len(lines)-1].no
+	}
+	add := func(l rawLine, d *decodedLine) {
 		fileIndex++
-		recs = append(recs, record{entry: e, line: l.no, raw: l.b, fileIndex: fileIndex})
+		recs = append(recs, record{entry: d.e, line: l.no, raw: l.b, fileIndex: fileIndex})
 		rec := &recs[len(recs)-1]
 		if d.hasKeptIndex {
 			rec.keptIndex = true
@@ -200,6 +220,66 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 		rec.assignedParent = d.noParent
 		rec.hookRole = d.hookRole
 		s.records = append(s.records, rec)
+	}
+	for i, l := range lines {
+		d := &decoded[i]
+		err := d.err
+		if err == nil {
+			add(l, d)
+			continue
+		}
+		// cutShort handles a line (or the end of one) cut short by an
+		// interrupted write: only the last line may be, unless lenient.
+		cutShort := func(what string) error {
+			if l.no != last && !opts.Lenient {
+				return &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %s (an interrupted write?) followed by more lines; "+
+					"read the file with --lenient to skip it (the entries after it may then hang from a missing parent)", ErrMalformed, what)}
+			}
+			s.tornLine = max(s.tornLine, l.no)
+			return nil
+		}
+		if parts, tail := splitGlued(l.b); parts != nil {
+			glued, gerr := decodeGlued(parts)
+			if gerr == nil {
+				msg := fmt.Sprintf("%s:%d: %d entries on one line (a lost newline?) read in order", name, l.no, len(parts))
+				if tail != nil {
+					if err := cutShort("entries on one line, the last one incomplete"); err != nil {
+						return err
+					}
+					complete := "1 complete entry"
+					if len(parts) > 1 {
+						complete = fmt.Sprintf("%d complete entries", len(parts))
+					}
+					msg = fmt.Sprintf("%s:%d: %s and an incomplete one on one line (a lost newline, then an interrupted write?): "+
+						"the complete ones read in order, the incomplete one ignored", name, l.no, complete)
+				}
+				for k := range glued {
+					add(rawLine{no: l.no, b: parts[k]}, &glued[k])
+				}
+				s.warn(msg + "; the file keeps the line as is")
+				continue
+			}
+			err = fmt.Errorf("%v; as %d entries glued together: %v", err, len(parts), gerr)
+		} else if torn(l.b) {
+			if err := cutShort("incomplete line"); err != nil {
+				return err
+			}
+			if l.no == last {
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
+			} else {
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) followed by more lines, skipped; the file keeps it", name, l.no))
+			}
+			continue
+		}
+		lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		if !opts.Lenient {
+			return lerr
+		}
+		if stdjson.Valid(l.b) {
+			fileIndex++ // pi keeps the line, so it counts
+		}
+		s.skipped = append(s.skipped, l.no)
+		s.warn(lerr.Error() + " (skipped)")
 	}
 	s.nextIndex = fileIndex + 1
 	if err := s.migrate(); err != nil {
@@ -335,10 +415,64 @@ func decodeLine(line []byte) decodedLine {
 	return d
 }
 
+// splitGlued cuts a line holding several complete JSON objects one after
+// the other (an entry whose newline was lost, followed by the next) into
+// those objects, each with its capacity at its length. The last object
+// may be cut short (an interrupted write): it is then returned as tail,
+// and not among the parts. It returns nil parts unless the line is two or
+// more objects, the last possibly cut short, and nothing else (whitespace
+// between them aside).
+func splitGlued(line []byte) (parts [][]byte, tail []byte) {
+	dec := stdjson.NewDecoder(bytes.NewReader(line))
+	start := 0
+	for {
+		var v stdjson.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			rest := bytes.TrimLeft(line[start:], " \t\r\n")
+			switch {
+			case err == io.EOF:
+			case len(parts) > 0 && len(rest) > 0 && rest[0] == '{' && torn(rest):
+				tail = rest
+			default:
+				return nil, nil
+			}
+			break
+		}
+		end := int(dec.InputOffset())
+		part := bytes.TrimLeft(line[start:end], " \t\r\n")
+		if len(part) == 0 || part[0] != '{' {
+			return nil, nil
+		}
+		off := end - len(part)
+		parts = append(parts, line[off:end:end])
+		start = end
+	}
+	if len(parts) < 2 && tail == nil {
+		return nil, nil
+	}
+	return parts, tail
+}
+
+// decodeGlued decodes the objects of a glued line as entries. It fails,
+// naming the object, when one of them is not a valid entry.
+func decodeGlued(parts [][]byte) ([]decodedLine, error) {
+	var d fastDecoder
+	out := make([]decodedLine, len(parts))
+	for k, p := range parts {
+		out[k] = d.decode(p)
+		if err := out[k].err; err != nil {
+			return nil, fmt.Errorf("entry %d: %w", k+1, err)
+		}
+		estimate(&out[k])
+	}
+	return out, nil
+}
+
 // torn reports whether a line that failed to parse is the remains of an
-// interrupted write: its JSON is cut short. Usually it is the unterminated
-// last line; after a later append (which starts on a new line, never glued
-// to it) it sits in the middle and is recognised the same way.
+// interrupted write: its JSON is cut short. Only the last line may be
+// torn without an error: a torn line with lines after it (which is also
+// what a file looks like after an append followed a crash, since appends
+// start on a fresh line) may hide lost entries and needs Lenient.
 func torn(line []byte) bool {
 	var v any
 	err := stdjson.Unmarshal(line, &v)

@@ -292,7 +292,7 @@ func TestLenientSkippedLineKeepsV1Index(t *testing.T) {
 	}
 }
 
-// A line cut short by a crash is reported, never an error, wherever it is.
+// A last line cut short by a crash is reported, never an error.
 func TestTornLineRead(t *testing.T) {
 	m1 := msgLine("00000001", "", "user", "one")
 	m2 := msgLine("00000002", "00000001", "assistant", "two")
@@ -305,7 +305,6 @@ func TestTornLineRead(t *testing.T) {
 		{"last line cut", v3Header + "\n" + m1 + "\n" + m2[:40], 3, 1},
 		{"cut inside a string escape", v3Header + "\n" + m1 + "\n" + `{"type":"message","id":"x","message":{"role":"user","content":"a\`, 3, 1},
 		{"cut in the middle of a multi-byte character", v3Header + "\n" + m1 + "\n" + `{"type":"message","id":"x","message":{"role":"user","content":"` + "\xe2\x82", 3, 1},
-		{"torn line followed by entries", v3Header + "\n" + m1 + "\n" + m2[:40] + "\n" + msgLine("00000003", "00000001", "user", "three") + "\n", 3, 2},
 		{"torn then blank line", v3Header + "\n" + m1 + "\n" + m2[:60] + "\n\n", 3, 1},
 	}
 	for _, c := range cases {
@@ -427,3 +426,214 @@ func extraStrings(m map[string]json.RawMessage) map[string]string {
 }
 
 func mapsEqual(a, b map[string]string) bool { return maps.Equal(a, b) }
+
+// A torn line with lines after it may hide lost entries: it is an error
+// naming the line and --lenient, unless Lenient, which skips it with a
+// warning and still refuses to rewrite the file.
+func TestTornLineInTheMiddle(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	m3 := msgLine("00000003", "00000002", "user", "three")
+	cases := []struct {
+		name string
+		data string
+		line int
+	}{
+		{"torn line then entries", v3Header + "\n" + m1 + "\n" + m2[:40] + "\n" + m3 + "\n", 3},
+		{"torn line, blank line, entry", v3Header + "\n" + m1 + "\n" + m2[:40] + "\n\n" + m3, 3},
+		{"two torn lines", v3Header + "\n" + m1 + "\n" + m2[:40] + "\n" + m3[:30], 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeRaw(t, c.data)
+			_, err := Open(p, Options{})
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != c.line || !errors.Is(err, ErrMalformed) ||
+				!strings.HasPrefix(err.Error(), fmt.Sprintf("%s:%d: ", p, c.line)) ||
+				!strings.Contains(err.Error(), "incomplete line") || !strings.Contains(err.Error(), "--lenient") {
+				t.Fatalf("Open: %v; want an error at line %d naming --lenient", err, c.line)
+			}
+			var warned []string
+			s, err := Open(p, Options{Lenient: true, Warn: func(m string) { warned = append(warned, m) }})
+			if err != nil {
+				t.Fatalf("lenient Open: %v", err)
+			}
+			if len(warned) == 0 || !strings.Contains(warned[0], fmt.Sprintf("%s:%d: incomplete line", p, c.line)) {
+				t.Errorf("warnings %q, want the first naming line %d", warned, c.line)
+			}
+			if s.TornLine() == 0 {
+				t.Error("TornLine 0 after skipping a torn line")
+			}
+			if _, err := s.WriteTo(new(strings.Builder)); err == nil {
+				t.Error("WriteTo succeeded although a torn line was skipped")
+			}
+		})
+	}
+}
+
+// A line holding two complete entries (the first one's newline lost, as pi
+// itself sometimes leaves them) is read as both entries, in order, with a
+// warning naming the line; Line names the physical line, and WriteTo
+// writes each entry on its own line.
+func TestGluedLine(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	m3 := msgLine("00000003", "00000002", "user", "three")
+	m4 := msgLine("00000004", "00000003", "assistant", "four")
+	for _, sep := range []string{"", " "} {
+		p := writeRaw(t, v3Header+"\n"+m1+"\n"+m2+sep+m3+"\n"+m4+"\n")
+		var warned []string
+		s, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		var ids []string
+		for _, e := range s.Entries() {
+			ids = append(ids, e.ID)
+		}
+		if want := []string{"00000001", "00000002", "00000003", "00000004"}; !slices.Equal(ids, want) {
+			t.Fatalf("entries %q, want %q", ids, want)
+		}
+		if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":3: 2 entries on one line") {
+			t.Errorf("warnings %q, want one naming line 3", warned)
+		}
+		for id, line := range map[string]int{"00000001": 2, "00000002": 3, "00000003": 3, "00000004": 4} {
+			if got := s.Line(id); got != line {
+				t.Errorf("Line(%s) = %d, want %d", id, got, line)
+			}
+		}
+		if got := len(s.Path()); got != 4 {
+			t.Errorf("path of %d entries, want 4", got)
+		}
+		if got := string(readFile(t, p)); !strings.Contains(got, m2+sep+m3+"\n") {
+			t.Errorf("the file was changed by reading:\n%s", got)
+		}
+		var out strings.Builder
+		if _, err := s.WriteTo(&out); err != nil {
+			t.Fatalf("WriteTo: %v", err)
+		}
+		if want := v3Header + "\n" + m1 + "\n" + m2 + "\n" + m3 + "\n" + m4 + "\n"; out.String() != want {
+			t.Errorf("WriteTo wrote\n%s\nwant\n%s", out.String(), want)
+		}
+	}
+}
+
+// In a version 1 file, firstKeptEntryIndex counts each entry of a glued
+// line: pi computed the index from the entries it held in memory, where
+// they were separate. A compaction after the glued line that keeps from
+// an entry after it resolves to that entry, and Migrate writes the glued
+// entries on lines of their own.
+func TestGluedLineVersion1Index(t *testing.T) {
+	// Indexes: header 0, a 1, b and c glued 2 and 3, d 4, compaction 5.
+	p := writeRaw(t, v1Header+"\n"+v1MsgLine("user", "a")+"\n"+v1MsgLine("assistant", "b")+v1MsgLine("user", "c")+"\n"+
+		v1MsgLine("assistant", "d")+"\n"+
+		`{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":4,"tokensBefore":9}`+"\n"+v1MsgLine("user", "e")+"\n")
+	s, err := Open(p, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	e := s.Entries()
+	if len(e) != 6 {
+		t.Fatalf("%d entries, want 6", len(e))
+	}
+	for i, text := range []string{"a", "b", "c", "d"} {
+		if got := e[i].Message.Text(); got != text {
+			t.Errorf("entry %d is %q, want %q", i, got, text)
+		}
+	}
+	if got := e[4].Compaction.FirstKeptID; got != e[3].ID {
+		t.Errorf("kept %q, want %q (the message d)", got, e[3].ID)
+	}
+	if e[2].ParentID != e[1].ID || e[3].ParentID != e[2].ID {
+		t.Errorf("parents %q, %q; want the chain a, b, c, d", e[2].ParentID, e[3].ParentID)
+	}
+	if ok, err := s.Migrate(); !ok || err != nil {
+		t.Fatalf("Migrate: %v, %v", ok, err)
+	}
+	lines := fileLines(t, p)
+	if len(lines) != 7 {
+		t.Fatalf("migrated file has %d lines, want 7:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	var warned []string
+	m, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil || len(warned) != 0 {
+		t.Fatalf("re-read: %v, warnings %q", err, warned)
+	}
+	me := m.Entries()
+	for i := range e {
+		if me[i].ID != e[i].ID || me[i].ParentID != e[i].ParentID {
+			t.Errorf("entry %d: %q<-%q after migrating, %q<-%q before", i, me[i].ID, me[i].ParentID, e[i].ID, e[i].ParentID)
+		}
+	}
+	if got := me[4].Compaction.FirstKeptID; got != e[3].ID {
+		t.Errorf("after migrating, kept %q, want %q", got, e[3].ID)
+	}
+}
+
+// A glued line whose last entry was cut short by a crash gives its
+// complete entries; the cut-short end follows the rule for torn lines
+// (only on the last line without Lenient).
+func TestGluedLineCutShort(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	m3 := msgLine("00000003", "00000002", "user", "three")
+	m4 := msgLine("00000004", "00000002", "user", "four")
+	ids := func(s *Session) []string {
+		var out []string
+		for _, e := range s.Entries() {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+
+	p := writeRaw(t, v3Header+"\n"+m1+"\n"+m2+m3[:40])
+	var warned []string
+	s, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatalf("last line: Open: %v", err)
+	}
+	if got := ids(s); !slices.Equal(got, []string{"00000001", "00000002"}) || s.TornLine() != 3 {
+		t.Errorf("last line: entries %q, torn line %d; want 1, 2 and line 3", got, s.TornLine())
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":3: 1 complete entry and an incomplete one") || !strings.Contains(warned[0], "incomplete") {
+		t.Errorf("last line: warnings %q", warned)
+	}
+	if _, err := s.WriteTo(new(strings.Builder)); err == nil {
+		t.Error("last line: WriteTo succeeded although a cut-short entry was left out")
+	}
+
+	p = writeRaw(t, v3Header+"\n"+m1+"\n"+m2+m3[:40]+"\n"+m4+"\n")
+	if _, err := Open(p, Options{}); err == nil || !strings.HasPrefix(err.Error(), p+":3: ") || !strings.Contains(err.Error(), "--lenient") {
+		t.Errorf("middle line: Open: %v; want an error naming line 3 and --lenient", err)
+	}
+	s, err = Open(p, Options{Lenient: true})
+	if err != nil {
+		t.Fatalf("middle line, lenient: %v", err)
+	}
+	if got := ids(s); !slices.Equal(got, []string{"00000001", "00000002", "00000004"}) {
+		t.Errorf("middle line, lenient: entries %q", got)
+	}
+}
+
+// The session header with the first entry glued after it is read as the
+// header and the entry, with a warning naming line 1.
+func TestGluedHeader(t *testing.T) {
+	m1 := msgLine("00000001", "", "user", "one")
+	m2 := msgLine("00000002", "00000001", "assistant", "two")
+	p := writeRaw(t, v3Header+m1+"\n"+m2+"\n")
+	var warned []string
+	s, err := Open(p, Options{Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if got := len(s.Entries()); got != 2 || s.Line("00000001") != 1 || s.Line("00000002") != 2 || s.Header().ID == "" {
+		t.Errorf("%d entries, lines %d and %d, header %+v", got, s.Line("00000001"), s.Line("00000002"), s.Header())
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":1: the session header and 1 entry on one line") {
+		t.Errorf("warnings %q, want one naming line 1", warned)
+	}
+	var out strings.Builder
+	if _, err := s.WriteTo(&out); err != nil || out.String() != v3Header+"\n"+m1+"\n"+m2+"\n" {
+		t.Errorf("WriteTo: %v\n%s", err, out.String())
+	}
+}

@@ -12,9 +12,14 @@
 // its Extra maps, so EncodeMessage writes them back.
 // Appending writes one complete line with a single write on an O_APPEND
 // descriptor and fsyncs it; a write that fails part way (a full disk) is
-// undone by truncating the file back. A line cut short by a crash is
-// reported and skipped on read, and the next append starts on a fresh
-// line instead of gluing onto it.
+// undone by truncating the file back. A last line cut short by a crash is
+// reported and skipped on read, and the next append starts on a fresh line
+// instead of gluing onto it. A cut-short line with lines after it (so also
+// one an append has stepped over) is an error unless Options.Lenient, since
+// entries may be lost around it. A line holding several complete entries
+// (a lost newline) is read as those entries, with a warning. A file that
+// looks like another agent's transcript or a JSON document fails with
+// ErrNotSession, naming the format.
 //
 // Writers take an advisory lock on the file (flock, where the system has
 // it) and check under it that the file is still the one read, at the size
@@ -219,6 +224,27 @@ func (s *Session) timestamp() string {
 // again and plan anew; test for it with errors.Is.
 var ErrChanged = errors.New("the file changed")
 
+// ErrTornEnd is part of an append's error when the file ends with an
+// incomplete line and the session was read without Options.Lenient:
+// appending would move that line into the middle of the file, which then
+// reads only in lenient mode.
+var ErrTornEnd = errors.New("the file ends with an incomplete line")
+
+// Appendable returns the error Append would fail with before writing
+// anything because of how the file was read: an incomplete last line in a
+// session read without Options.Lenient (ErrTornEnd). Commands call it
+// before spending a model call on an entry they could not append.
+func (s *Session) Appendable() error {
+	if s.file == "" || s.tornLine == 0 || s.opts.Lenient {
+		return nil
+	}
+	// The append would start on a fresh line and leave the cut line in
+	// the middle of the file, where reading it needs Options.Lenient:
+	// ask for that choice instead of making it.
+	return fmt.Errorf("%s:%d: append: %w (an interrupted write?); an entry appended now would leave it in the middle "+
+		"of the file, readable only with --lenient: use --lenient to append anyway, or remove that line first", s.name, s.tornLine, ErrTornEnd)
+}
+
 // Append writes e as a child of the current leaf and makes it the leaf.
 // Empty ID, ParentID and Timestamp are filled in.
 //
@@ -230,7 +256,9 @@ var ErrChanged = errors.New("the file changed")
 // whose mode allows no writing. A write or fsync that fails (a full disk)
 // is undone by truncating the file back to its former size, so a failed
 // Append leaves the file as it was, and the error says so; when it cannot
-// be undone, the error wraps ErrPartialLine. On error nothing was
+// be undone, the error wraps ErrPartialLine. A file that ends with an
+// incomplete line is appended to only in lenient mode (ErrTornEnd). On
+// error nothing was
 // recorded in memory and e is left as it was given.
 func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	if err := ctx.Err(); err != nil {
@@ -269,6 +297,9 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	}
 	rec := &record{entry: e, raw: line, fileIndex: s.nextIndex, keptIndex: keptIndex >= 0}
 	if s.file != "" {
+		if err := s.Appendable(); err != nil {
+			return err
+		}
 		if err := s.appendLine(ctx, line); err != nil {
 			return err
 		}
@@ -441,23 +472,68 @@ type Node struct {
 	Children []*Node
 }
 
-// Tree returns the session's entries as a forest: normally one root. An
-// entry whose parent is missing is a root too. Children are in file order.
+// Tree returns the session's entries as a forest: normally one root. Each
+// entry appears exactly once, so walking the forest always ends. An entry
+// whose parent is missing is a root. A parent id names the last entry with
+// that id (files read in lenient mode may repeat ids). Parent links that
+// loop (possible only in lenient mode) are cut at the loop's first entry
+// in file order, which becomes a root. Children are in file order.
 func (s *Session) Tree() []*Node {
-	nodes := make(map[string]*Node, len(s.records))
-	var roots []*Node
-	for _, r := range s.records {
-		nodes[r.entry.ID] = &Node{Entry: r.entry, Label: s.labels[r.entry.ID]}
+	n := len(s.records)
+	parent := make([]int, n)
+	for i, r := range s.records {
+		parent[i] = -1
+		if j, ok := s.pos[r.entry.ParentID]; ok && j != i {
+			parent[i] = j
+		}
 	}
-	for _, r := range s.records {
-		n := nodes[r.entry.ID]
-		if p, ok := nodes[r.entry.ParentID]; ok && r.entry.ParentID != r.entry.ID {
-			p.Children = append(p.Children, n)
+	cutCycles(parent)
+	nodes := make([]Node, n)
+	var roots []*Node
+	for i, r := range s.records {
+		nodes[i] = Node{Entry: r.entry, Label: s.labels[r.entry.ID]}
+	}
+	for i := range nodes {
+		if p := parent[i]; p >= 0 {
+			nodes[p].Children = append(nodes[p].Children, &nodes[i])
 		} else {
-			roots = append(roots, n)
+			roots = append(roots, &nodes[i])
 		}
 	}
 	return roots
+}
+
+// cutCycles makes the parent links (indexes, -1 for none) a forest: in
+// each loop, the link of the member with the lowest index is removed.
+// Every index is visited a bounded number of times.
+func cutCycles(parent []int) {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make([]uint8, len(parent))
+	var chain []int
+	for i := range parent {
+		chain = chain[:0]
+		j := i
+		for j >= 0 && state[j] == unseen {
+			state[j] = open
+			chain = append(chain, j)
+			j = parent[j]
+		}
+		if j >= 0 && state[j] == open {
+			// j is on the chain just walked: the loop is j, parent[j], ...
+			low := j
+			for k := parent[j]; k != j; k = parent[k] {
+				low = min(low, k)
+			}
+			parent[low] = -1
+		}
+		for _, c := range chain {
+			state[c] = done
+		}
+	}
 }
 
 // sortedKeys returns a map's keys in order.

@@ -159,6 +159,62 @@ func TestTreeOrphans(t *testing.T) {
 	}
 }
 
+// In lenient mode, repeated ids and parent links that loop still give a
+// forest holding every entry once: a parent id names the last entry with
+// it, and a loop is cut at its first entry in file order.
+func TestTreeLoops(t *testing.T) {
+	cases := []struct {
+		name  string
+		lines []string
+		want  string // the forest, each node as id(text) with its children in brackets
+	}{
+		{"repeated id closing a loop", []string{
+			msgLine("0000000a", "", "user", "a"),
+			msgLine("0000000b", "0000000a", "user", "b"),
+			msgLine("0000000a", "0000000b", "user", "dup"),
+			msgLine("0000000c", "0000000a", "user", "c"),
+		}, "0000000a(a) 0000000b(b)[0000000a(dup)[0000000c(c)]]"},
+		{"two entries naming each other", []string{
+			msgLine("0000000a", "0000000b", "user", "a"),
+			msgLine("0000000b", "0000000a", "user", "b"),
+		}, "0000000a(a)[0000000b(b)]"},
+		{"own parent", []string{
+			msgLine("0000000a", "0000000a", "user", "a"),
+			msgLine("0000000b", "0000000a", "user", "b"),
+		}, "0000000a(a)[0000000b(b)]"},
+		{"repeated id without a loop", []string{
+			msgLine("0000000a", "", "user", "a"),
+			msgLine("0000000a", "", "user", "dup"),
+			msgLine("0000000b", "0000000a", "user", "b"),
+		}, "0000000a(a) 0000000a(dup)[0000000b(b)]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := mustOpen(t, writeSession(t, append([]string{v3Header}, c.lines...)...), Options{Lenient: true})
+			// show gives up below depth 20, so that a loop fails the test
+			// rather than overflowing the stack.
+			var show func(ns []*Node, depth int) string
+			show = func(ns []*Node, depth int) string {
+				if depth > 20 {
+					return "..."
+				}
+				var parts []string
+				for _, n := range ns {
+					p := n.Entry.ID + "(" + n.Entry.Message.Text() + ")"
+					if len(n.Children) > 0 {
+						p += "[" + show(n.Children, depth+1) + "]"
+					}
+					parts = append(parts, p)
+				}
+				return strings.Join(parts, " ")
+			}
+			if got := show(s.Tree(), 0); got != c.want {
+				t.Errorf("tree %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
 // Fork writes a new file with the root-to-entry path (label entries left
 // out and re-created at the end for the path's labelled entries), a new
 // header pointing at the source, and refuses to overwrite.

@@ -276,7 +276,7 @@ it is unknown, automatic compaction never triggers.`,
 	}
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.jsonOut, "json", false, "print the result as one JSON object on stdout")
-	pf.BoolVar(&a.lenient, "lenient", false, "skip malformed lines with a warning instead of failing")
+	pf.BoolVar(&a.lenient, "lenient", false, "skip malformed lines (a cut-short line before the last included) and allow repeated ids, with warnings, instead of failing")
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default $COMPACT_CONFIG, else $XDG_CONFIG_HOME/compact/config.json if present)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "write debug logs to stderr")
 

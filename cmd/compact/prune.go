@@ -267,6 +267,13 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 	if err != nil {
 		return err
 	}
+	if !dryRun {
+		// Refuse before any work (or a paid model call) that could not be
+		// recorded.
+		if err := s.Appendable(); err != nil {
+			return err
+		}
+	}
 	if toTarget {
 		reg, err := compact.LoadRegistry()
 		if err != nil {

@@ -138,6 +138,13 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	if err != nil {
 		return err
 	}
+	if !dryRun {
+		// Refuse before any work (or a paid model call) that could not be
+		// recorded.
+		if err := s.Appendable(); err != nil {
+			return err
+		}
+	}
 	reserve := st.cfg.ReserveTokens
 	if reserve <= 0 {
 		reserve = compact.DefaultReserveTokens

@@ -100,7 +100,8 @@ func newTreeReport(file string, s *session.Session) treeReport {
 
 // printTree writes the tree. It walks each chain in a loop and only
 // descends a level at branch points, so a session of thousands of
-// entries in one chain is printed flat and without deep recursion.
+// entries in one chain is printed flat and without deep recursion. Each
+// node is printed at most once, so the walk ends whatever the links.
 func printTree(w io.Writer, s *session.Session) {
 	type branch struct {
 		node  *session.Node
@@ -116,12 +117,16 @@ func printTree(w io.Writer, s *session.Session) {
 	for i := len(roots) - 1; i >= 0; i-- {
 		stack = append(stack, branch{roots[i], rootDepth, len(roots) > 1})
 	}
-	leaf := s.Leaf()
+	// The leaf is an entry, not an id: in lenient mode an id may be
+	// repeated, and the later entry is the one the id names.
+	leaf := s.Entry(s.Leaf())
+	seen := make(map[*session.Node]bool)
 	for len(stack) > 0 {
 		b := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		first := true
-		for n := b.node; n != nil; {
+		for n := b.node; n != nil && !seen[n]; {
+			seen[n] = true
 			indent := strings.Repeat("  ", b.depth)
 			switch {
 			case b.mark && first:
@@ -129,7 +134,7 @@ func printTree(w io.Writer, s *session.Session) {
 			}
 			first = false
 			star := "  "
-			if n.Entry.ID == leaf {
+			if n.Entry == leaf {
 				star = "* "
 			}
 			line := star + indent + treeLine(s, n)
