@@ -238,6 +238,16 @@ func (e *Engine) Plan(log Log, req Request) (*Plan, error) {
 	return e.planWithin(log, req, &Result{})
 }
 
+// PlanAdjusted is Plan with the sentences saying what the headroom
+// guarantee changed in the plan (a kept part reduced to leave room under
+// req.TargetTokens), as Compact reports them in Result.Adjustments. A dry
+// run shows them beside the plan.
+func (e *Engine) PlanAdjusted(log Log, req Request) (*Plan, []string, error) {
+	res := &Result{}
+	plan, err := e.planWithin(log, req, res)
+	return plan, res.Adjustments, err
+}
+
 // planFor plans with the keep budget of the request or the engine.
 func (e *Engine) planFor(log Log, req Request) (*Plan, error) {
 	keep := req.KeepRecentTokens

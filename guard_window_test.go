@@ -92,6 +92,10 @@ func TestEngineKeepBudgetFollowsTarget(t *testing.T) {
 	if dry.FirstKeptID != res.Plan.FirstKeptID || dry.KeptTokens != res.Plan.KeptTokens {
 		t.Errorf("Plan keeps %d tokens from %s, Compact %d from %s", dry.KeptTokens, dry.FirstKeptID, res.Plan.KeptTokens, res.Plan.FirstKeptID)
 	}
+	adjusted, adj, err := eng.PlanAdjusted(NewMemory(b.path()...), Request{TargetTokens: 16384})
+	if err != nil || adjusted.KeptTokens != dry.KeptTokens || len(adj) != 1 || !strings.Contains(adj[0], "kept part reduced") {
+		t.Errorf("PlanAdjusted: kept %v, adjustments %q, err %v; want the dry plan and its adjustment", adjusted, adj, err)
+	}
 	if res.Plan.KeptTokens > 8192 || len(res.Adjustments) == 0 || !strings.Contains(res.Adjustments[0], "kept part reduced") {
 		t.Fatalf("kept %d, adjustments %q", res.Plan.KeptTokens, res.Adjustments)
 	}
