@@ -103,6 +103,12 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		}
 	}
 	st.cfg.ApplyEnv(a.getenv)
+	// The environment wins both ways: COMPACT_DISABLE_AUTO=0 switches
+	// automatic compaction back on over the file's disableAuto.
+	switch strings.ToLower(strings.TrimSpace(a.getenv(compact.EnvDisableAuto))) {
+	case "0", "false", "no", "off":
+		st.cfg.DisableAuto = false
+	}
 
 	if lf == nil {
 		return st, nil
@@ -139,7 +145,70 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	if _, err := st.cfg.TriggerPolicy(); err != nil {
 		return nil, fmt.Errorf("%s: %w", st.file, err)
 	}
+	if err := st.check(set); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// minWindow is the smallest context window accepted from --window or the
+// configuration: below it no conversation, summary and reply fit.
+const minWindow = 1024
+
+// check refuses settings that make no sense together: a window too small
+// to hold anything, a reserve or keep budget that fills the whole window,
+// ratios outside (0, 1], a targetRatio above the ratio policy's
+// triggerRatio. flagSet reports
+// whether a flag was given; the message names the flag when the value
+// came from one, else the configuration key and file.
+func (st *settings) check(flagSet func(string) bool) error {
+	name := func(flag, key string) string {
+		if flagSet(flag) {
+			return "--" + flag
+		}
+		return fmt.Sprintf("config %s: %s", st.file, key)
+	}
+	c := st.cfg
+	if c.Window > 0 && c.Window < minWindow {
+		return usagef("%s must be at least %s tokens, got %s", name("window", "window"), num(minWindow), num(c.Window))
+	}
+	for _, r := range []struct {
+		key   string
+		value float64
+	}{{"triggerRatio", c.TriggerRatio}, {"targetRatio", c.TargetRatio}} {
+		if r.value < 0 || r.value > 1 {
+			return usagef("config %s: %s must be in (0, 1], got %g", st.file, r.key, r.value)
+		}
+	}
+	if c.Window > 0 {
+		window := name("window", "window")
+		if c.ReserveTokens > 0 && c.ReserveTokens >= c.Window {
+			return usagef("%s (%s tokens) must be smaller than %s (%s tokens)", name("reserve", "reserveTokens"), num(c.ReserveTokens), window, num(c.Window))
+		}
+		if c.KeepRecentTokens > 0 && c.KeepRecentTokens >= c.Window {
+			return usagef("%s (%s tokens) must be smaller than %s (%s tokens)", name("keep-recent", "keepRecentTokens"), num(c.KeepRecentTokens), window, num(c.Window))
+		}
+	}
+	policy, err := c.TriggerPolicy()
+	if err != nil {
+		return err
+	}
+	target := c.TargetRatio
+	if target == 0 {
+		target = compact.DefaultTargetRatio
+	}
+	// The other policies' triggers depend on the model's window, known
+	// only once the session is read; their target is a share of it.
+	if p, ok := policy.(compact.Ratio); ok {
+		trigger := p.Ratio
+		if trigger == 0 {
+			trigger = compact.DefaultTriggerRatio
+		}
+		if target > trigger {
+			return usagef("config %s: targetRatio %g is above triggerRatio %g: the target must not exceed the trigger, so want targetRatio in (0, %g]", st.file, target, trigger, trigger)
+		}
+	}
+	return nil
 }
 
 // fileConfig is the configuration file: the library's settings and the
@@ -179,6 +248,17 @@ func readConfig(path string) (fileConfig, error) {
 	}
 	if dec.More() {
 		return cfg, fmt.Errorf("config %s: unexpected data after the JSON object", path)
+	}
+	// A ratio of 0 decodes like an absent key (the default); written out,
+	// it is out of range all the same.
+	if m, ok := doc.(map[string]any); ok {
+		for k, v := range m {
+			for _, key := range []string{"triggerRatio", "targetRatio"} {
+				if f, isNum := v.(float64); isNum && strings.EqualFold(k, key) && f == 0 {
+					return cfg, usagef("config %s: %s must be in (0, 1], got 0", path, key)
+				}
+			}
+		}
 	}
 	if cfg.ReserveTokens < 0 || cfg.KeepRecentTokens < 0 || cfg.Window < 0 || cfg.OutputCap < 0 {
 		return cfg, fmt.Errorf("config %s: token counts must not be negative", path)

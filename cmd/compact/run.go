@@ -245,7 +245,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 		fmt.Fprintf(w, "  summarizer usage: %s\n", rep.SummarizerUsage)
 	}
 	for _, adj := range rep.Adjustments {
-		fmt.Fprintf(w, "  adjusted: %s\n", adj)
+		fmt.Fprintf(w, "  adjusted: %s\n", groupDigits(adj))
 	}
 	fmt.Fprintf(w, "  appended compaction entry %s to %s\n", rep.EntryID, file)
 	return nil
@@ -257,6 +257,6 @@ func (a *app) nothingToCompact(err error) error {
 	if a.jsonOut {
 		return writeJSON(a.stdout, nothingReport{NothingToCompact: true, Reason: reason})
 	}
-	fmt.Fprintf(a.stdout, "nothing to compact: %s\n", reason)
+	fmt.Fprintf(a.stdout, "nothing to compact: %s\n", groupDigits(reason))
 	return nil
 }
