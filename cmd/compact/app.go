@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -97,12 +98,25 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if errors.As(err, &ue) || !a.ran {
 		code = exitUsage
 	}
-	msg := oneLine(err.Error())
+	msg := hideTempNames(oneLine(err.Error()))
 	if code == exitUsage && !strings.Contains(msg, "--help") {
 		msg += " (see compact --help)"
 	}
 	fmt.Fprintf(a.stderr, "compact: %s\n", msg)
 	return code
+}
+
+// tempName matches the temporary files that session writes beside their
+// target (".NAME.tmp-123456") and then renames into place.
+var tempName = regexp.MustCompile(`((?:[^\s:]*/)?)\.([^/\s:]+)\.tmp-[0-9*]+`)
+
+// hideTempNames replaces, in an error message, the name of a temporary
+// file with the file it stands for: "open /d/.s.jsonl.tmp-123: ..."
+// becomes "open a temporary file beside /d/s.jsonl: ...". The user never
+// sees that name anywhere else, and the file is gone by the time the
+// error is printed.
+func hideTempNames(msg string) string {
+	return tempName.ReplaceAllString(msg, "a temporary file beside $1$2")
 }
 
 // oneLine folds an error message onto a single line.

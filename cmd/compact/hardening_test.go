@@ -251,3 +251,30 @@ func TestFirstKeptIndexV1(t *testing.T) {
 		t.Errorf("stored version 1 index %d, reported %d: want one more (the header counts)", stored.FirstKeptEntryIndex, rr.FirstKeptEntryIndex)
 	}
 }
+
+// TestNoTempNamesInErrors checks that the temporary file a write goes
+// through never reaches an error line.
+func TestNoTempNamesInErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"open /d/.s.jsonl.tmp-123456: permission denied":     "open a temporary file beside /d/s.jsonl: permission denied",
+		"rename .s.jsonl.tmp-42 s.jsonl: file exists":        "rename a temporary file beside s.jsonl s.jsonl: file exists",
+		"write /a/b/.x.jsonl.tmp-9: no space left on device": "write a temporary file beside /a/b/x.jsonl: no space left on device",
+		"createtemp /a/.x.jsonl.tmp-*: not a directory":      "createtemp a temporary file beside /a/x.jsonl: not a directory",
+		"s.jsonl: --at \"x.tmp-1\": no such entry":           "s.jsonl: --at \"x.tmp-1\": no such entry",
+	} {
+		if got := hideTempNames(in); got != want {
+			t.Errorf("hideTempNames(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+	// A file where the output's directory should be: creating the
+	// temporary file fails.
+	dir := filepath.Join(t.TempDir(), "notadir")
+	writeFile(t, dir, "x")
+	c := newCLI(t)
+	file := copyFile(t, demoSession)
+	at := open(t, file).Entries()[2].ID
+	msg := c.fails(exitFailure, "fork", file, "--at", at, "-o", filepath.Join(dir, "out.jsonl"))
+	if strings.Contains(msg, ".tmp-") {
+		t.Errorf("error names a temporary file: %s", msg)
+	}
+}
