@@ -38,6 +38,8 @@ type settings struct {
 	file string
 	// windowFlag and modelFlag are set when --window or --model was given.
 	windowFlag, modelFlag bool
+	// flagSet reports whether the command's flag of that name was given.
+	flagSet func(string) bool
 }
 
 // limitFlags are the flags that override configuration values. Commands
@@ -102,6 +104,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 			return nil, err
 		}
 	}
+	st.flagSet = func(string) bool { return false }
 	st.cfg.ApplyEnv(a.getenv)
 	// The environment wins both ways: COMPACT_DISABLE_AUTO=0 switches
 	// automatic compaction back on over the file's disableAuto.
@@ -115,6 +118,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	}
 	flags := cmd.Flags()
 	set := func(name string) bool { f := flags.Lookup(name); return f != nil && f.Changed }
+	st.flagSet = set
 	if set("window") {
 		if lf.window <= 0 {
 			return nil, usagef("--window must be a positive number of tokens, got %d", lf.window)
@@ -145,7 +149,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	if _, err := st.cfg.TriggerPolicy(); err != nil {
 		return nil, fmt.Errorf("%s: %w", st.file, err)
 	}
-	if err := st.check(set); err != nil {
+	if err := st.check(); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -155,19 +159,43 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 // configuration: below it no conversation, summary and reply fit.
 const minWindow = 1024
 
+// source names where a setting came from, for an error message: the
+// flag when it was given, else the configuration key and file.
+func (st *settings) source(flag, key string) string {
+	if st.flagSet != nil && st.flagSet(flag) {
+		return "--" + flag
+	}
+	return fmt.Sprintf("config %s: %s", st.file, key)
+}
+
+// fitWindow refuses a reserve or keep budget, given by a flag or the
+// configuration, that is not smaller than the model's context window,
+// once that window is known (from the registry or the config's models;
+// a window given by --window or the config was checked by check).
+func (st *settings) fitWindow(info compact.ModelInfo) error {
+	w := info.ContextWindow
+	if w <= 0 || st.cfg.Window > 0 {
+		return nil
+	}
+	for _, b := range []struct {
+		flag, key string
+		tokens    int
+	}{{"reserve", "reserveTokens", st.cfg.ReserveTokens}, {"keep-recent", "keepRecentTokens", st.cfg.KeepRecentTokens}} {
+		if b.tokens > 0 && b.tokens >= w {
+			return usagef("%s (%s tokens) must be smaller than the %s-token context window of model %q",
+				st.source(b.flag, b.key), num(b.tokens), num(w), info.ID)
+		}
+	}
+	return nil
+}
+
 // check refuses settings that make no sense together: a window too small
 // to hold anything, a reserve or keep budget that fills the whole window,
 // ratios outside (0, 1], a targetRatio above the ratio policy's
-// triggerRatio. flagSet reports
-// whether a flag was given; the message names the flag when the value
-// came from one, else the configuration key and file.
-func (st *settings) check(flagSet func(string) bool) error {
-	name := func(flag, key string) string {
-		if flagSet(flag) {
-			return "--" + flag
-		}
-		return fmt.Sprintf("config %s: %s", st.file, key)
-	}
+// triggerRatio. The message names the flag when the value came from one,
+// else the configuration key and file.
+func (st *settings) check() error {
+	name := st.source
 	c := st.cfg
 	if c.Window > 0 && c.Window < minWindow {
 		return usagef("%s must be at least %s tokens, got %s", name("window", "window"), num(minWindow), num(c.Window))

@@ -98,6 +98,8 @@ func TestSettingsOutOfRange(t *testing.T) {
 		{"reserve key", `{"window": 8000, "reserveTokens": 9000}`, nil, []string{"reserveTokens", "smaller than", "window"}},
 		{"keep flag", "", []string{"--window", "8000", "--keep-recent", "8000"}, []string{"--keep-recent", "smaller than --window"}},
 		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keepRecentTokens (30,000 tokens) must be smaller than --window"}},
+		{"reserve over registry window", "", []string{"--reserve", "250000"}, []string{"--reserve (250,000 tokens) must be smaller than the 200,000-token context window", "claude-sonnet-4-5"}},
+		{"keep key over registry window", `{"keepRecentTokens": 200000}`, nil, []string{"keepRecentTokens (200,000 tokens) must be smaller than the 200,000-token context window"}},
 		{"trigger above 1", `{"triggerRatio": 1.5}`, nil, []string{"triggerRatio", "(0, 1]", "1.5"}},
 		{"target negative", `{"targetRatio": -0.2}`, nil, []string{"targetRatio", "(0, 1]"}},
 		{"target zero", `{"targetRatio": 0}`, nil, []string{"targetRatio", "(0, 1]", "got 0"}},

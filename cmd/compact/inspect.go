@@ -136,6 +136,9 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	ctx := s.Context()
 	info, modelSource, windowSource := st.modelLimits(reg, ctx.Model)
+	if err := st.fitWindow(info); err != nil {
+		return err
+	}
 	usage := compact.Measure(ctx)
 	policy, err := st.cfg.TriggerPolicy()
 	if err != nil {

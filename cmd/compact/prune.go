@@ -282,6 +282,9 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 			return err
 		}
 		info, _, _ := st.modelLimits(reg, s.Context().Model)
+		if err := st.fitWindow(info); err != nil {
+			return err
+		}
 		if info.ContextWindow <= 0 {
 			return usagef("--to-target: the context window of model %q is unknown (give --window, or --target N)", info.ID)
 		}

@@ -170,6 +170,9 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	}
 	rep := runReport{File: file, DryRun: dryRun, SummaryMax: req.MaxTokens}
 	info, _, _ := st.modelLimits(reg, s.Context().Model)
+	if err := st.fitWindow(info); err != nil {
+		return err
+	}
 	rep.Model, rep.Window = info.ID, info.ContextWindow
 	if info.ContextWindow > 0 {
 		// The headroom guarantee: the rebuilt context must fit under the
