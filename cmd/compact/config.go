@@ -53,7 +53,7 @@ type limitFlags struct {
 }
 
 func (f *limitFlags) addWindow(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.window, "window", 0, "context window in tokens, overriding the registry and the config's window")
+	cmd.Flags().IntVar(&f.window, "window", 0, "context window in tokens (at least 1,024), overriding the registry and the config's window")
 	cmd.Flags().StringVar(&f.model, "model", "", "model name for the registry lookup, overriding the session's model")
 }
 
