@@ -66,6 +66,15 @@ type Ladder struct {
 // appends every pass as a context_edit entry before planning the next. A
 // dry run plans each strategy on the path as the earlier passes would
 // leave it, and writes nothing. With target 0 every strategy runs.
+//
+// Each pass is its own append, so a failure part-way (a strategy that
+// cannot plan, a failed append, a cancelled ctx) can come after earlier
+// passes were recorded. Run then returns the partial result together
+// with the error: its Passes are the passes recorded before the failure
+// (each with its Entry), and TokensAfter is the context they leave. The
+// failed pass is not among them; an append that fails writes nothing, so
+// the log holds exactly the entries of the returned passes. The result
+// is nil only when nothing was measured.
 func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*LadderResult, error) {
 	strategies := l.Strategies
 	if strategies == nil {
@@ -75,18 +84,22 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 	res := &LadderResult{Target: target}
 	res.TokensBefore = Measure(BuildContext(path)).Tokens
 	res.TokensAfter = res.TokensBefore
+	fail := func(err error) (*LadderResult, error) {
+		res.UnderTarget = target > 0 && res.TokensAfter <= target
+		return res, err
+	}
 	for _, s := range strategies {
 		if target > 0 && res.TokensAfter <= target {
 			break
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return fail(err)
 		}
 		before := BuildContext(path)
 		u := Measure(before)
 		ce, err := s.Plan(path, StrategyEnv{Usage: u, Target: target})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name(), err)
+			return fail(fmt.Errorf("%s: %w", s.Name(), err))
 		}
 		rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
 		if ce != nil && len(ce.Edits) > 0 {
@@ -108,7 +121,7 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 				path = append(path[:len(path):len(path)], entry)
 			} else {
 				if err := log.Append(ctx, entry); err != nil {
-					return nil, fmt.Errorf("record %s pass: %w", s.Name(), err)
+					return fail(fmt.Errorf("record %s pass: %w", s.Name(), err))
 				}
 				rep.Entry = entry
 				path = log.Path()

@@ -113,3 +113,38 @@ func TestStrategyByName(t *testing.T) {
 		t.Error("unknown strategy accepted")
 	}
 }
+
+// failingLog fails every Append after the first ok ones.
+type failingLog struct {
+	*Memory
+	ok int
+}
+
+var errDiskFull = errors.New("disk full")
+
+func (l *failingLog) Append(ctx context.Context, e *Entry) error {
+	if l.ok == 0 {
+		return errDiskFull
+	}
+	l.ok--
+	return l.Memory.Append(ctx, e)
+}
+
+func TestLadderReturnsRecordedPassesOnFailure(t *testing.T) {
+	mem := NewMemory(toolHeavy(30).path()...)
+	n := len(mem.Entries())
+	log := &failingLog{Memory: mem, ok: 1}
+	res, err := (Ladder{Strategies: []Strategy{Mask{Turns: 20}, Mask{Turns: 5}}}).Run(context.Background(), log, 0, false)
+	if !errors.Is(err, errDiskFull) {
+		t.Fatalf("err %v, want the failed append", err)
+	}
+	if res == nil || len(res.Passes) != 1 || res.Passes[0].Entry == nil {
+		t.Fatalf("partial result %+v, want the one recorded pass", res)
+	}
+	if len(mem.Entries()) != n+1 || mem.Entries()[n].ID != res.Passes[0].Entry.ID {
+		t.Fatalf("log holds %d new entries, result names %s", len(mem.Entries())-n, res.Passes[0].Entry.ID)
+	}
+	if got := Measure(BuildContext(mem.Path())).Tokens; got != res.TokensAfter || got >= res.TokensBefore {
+		t.Fatalf("replayed context %d, partial result %d -> %d", got, res.TokensBefore, res.TokensAfter)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +21,7 @@ import (
 // Exit codes of the program.
 const (
 	exitOK      = 0 // success, "nothing to compact" included
-	exitFailure = 1 // the command failed; nothing was written
+	exitFailure = 1 // the command failed; nothing was written, except the passes a failed "prune" names
 	exitUsage   = 2 // the command line was wrong
 )
 
@@ -52,6 +54,9 @@ type app struct {
 	// before it is built. Tests use it to replace the waits between
 	// retries with instant fakes.
 	tuneSummarize func(*summarize.Options)
+	// wrapLog, when set, wraps the session that "compact prune" appends
+	// to. Tests use it to make an append fail part-way.
+	wrapLog func(compact.Log) compact.Log
 	// progress, when set, overrides the terminal check that decides
 	// whether progress lines go to stderr.
 	progress *bool
@@ -97,12 +102,25 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if errors.As(err, &ue) || !a.ran {
 		code = exitUsage
 	}
-	msg := oneLine(err.Error())
+	msg := hideTempNames(oneLine(err.Error()))
 	if code == exitUsage && !strings.Contains(msg, "--help") {
 		msg += " (see compact --help)"
 	}
 	fmt.Fprintf(a.stderr, "compact: %s\n", msg)
 	return code
+}
+
+// tempName matches the temporary files that session writes beside their
+// target (".NAME.tmp-123456") and then renames into place.
+var tempName = regexp.MustCompile(`((?:[^\s:]*/)?)\.([^/\s:]+)\.tmp-[0-9*]+`)
+
+// hideTempNames replaces, in an error message, the name of a temporary
+// file with the file it stands for: "open /d/.s.jsonl.tmp-123: ..."
+// becomes "open a temporary file beside /d/s.jsonl: ...". The user never
+// sees that name anywhere else, and the file is gone by the time the
+// error is printed.
+func hideTempNames(msg string) string {
+	return tempName.ReplaceAllString(msg, "a temporary file beside $1$2")
 }
 
 // oneLine folds an error message onto a single line.
@@ -145,14 +163,24 @@ func (a *app) action(fn func(cmd *cobra.Command, args []string) error) func(*cob
 	}
 }
 
+// commandName is the command's path without the program's name ("run",
+// not "compact run"): execute already starts every error line with
+// "compact: ".
+func commandName(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return cmd.Name()
+	}
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
 // exactFile is the argument check of the commands that take one session
 // file.
 func exactFile(cmd *cobra.Command, args []string) error {
 	switch {
 	case len(args) == 0:
-		return usagef("%s: missing the session FILE argument", cmd.CommandPath())
+		return usagef("%s: missing the session FILE argument", commandName(cmd))
 	case len(args) > 1:
-		return usagef("%s: takes one session FILE, got %d arguments", cmd.CommandPath(), len(args))
+		return usagef("%s: takes one session FILE, got %d arguments", commandName(cmd), len(args))
 	}
 	return nil
 }
@@ -195,11 +223,15 @@ Configuration file:
     policy            trigger policy: "reserve" (default), "ratio" or "input"
     reserveTokens     tokens kept free by the reserve policy (16384); the
                       summary may use 0.8 x this
-    triggerRatio      share of the window that triggers the ratio policy (0.9)
-    targetRatio       share of the window to compact down to (0.5)
+    triggerRatio      share of the window that triggers the ratio policy
+                      (0.9); in (0, 1]
+    targetRatio       share of the window to compact down to (0.5); in
+                      (0, 1], and not above the trigger
     outputCap         cap on the output reserve of the input policy (32000)
     keepRecentTokens  newest tokens kept verbatim by a compaction (20000)
-    window            context window in tokens, overriding the registry
+    window            context window in tokens, overriding the registry;
+                      at least 1,024, and larger than reserveTokens and
+                      keepRecentTokens
     model             model name used for the registry lookup
     disableAuto       switch automatic compaction off (false)
     models            extra registry entries: [{"id", "provider",
@@ -222,7 +254,8 @@ Configuration file:
 Environment:
   COMPACT_CONFIG          path of the configuration file
   COMPACT_DISABLE_AUTO=1  switch automatic compaction off ("inspect" reports
-                          it; "run" still compacts, since you asked for it)
+                          it; "run" still compacts, since you asked for it);
+                          =0 switches it on over the config's disableAuto
   XDG_CONFIG_HOME, HOME   where the default configuration file is looked for
   OPENAI_API_KEY          key of --summarizer openai
   OPENAI_BASE_URL         API root of --summarizer openai (default
@@ -234,8 +267,17 @@ Environment:
 Exit codes:
   0  success, including "nothing to compact"
   1  failure (a missing or malformed file, a failed summary, an
-     interruption, ...); the session file is left as it was
-  2  usage error: unknown command or flag, missing or extra argument
+     interruption, ...); the session file is left as it was, except
+     that "prune" keeps the passes it recorded before the failure and
+     names them in the error
+  2  usage error: unknown command or flag, missing or extra argument, a
+     setting out of range (flag or configuration key)
+`
+
+// commandFooter ends the help of each command.
+const commandFooter = `
+The configuration file, the environment and the exit codes are described
+in "compact --help".
 `
 
 // rootCommand builds the command tree for one invocation.
@@ -274,6 +316,8 @@ it is unknown, automatic compaction never triggers.`,
 			return nil
 		},
 	}
+	root.Version = version(debug.ReadBuildInfo)
+	root.SetVersionTemplate("compact {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.jsonOut, "json", false, "print the result as one JSON object on stdout")
 	pf.BoolVar(&a.lenient, "lenient", false, "skip malformed lines (a cut-short line before the last included) and allow repeated ids, with warnings, instead of failing")
@@ -281,9 +325,13 @@ it is unknown, automatic compaction never triggers.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "write debug logs to stderr")
 
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		if !cmd.HasParent() {
+			return &usageError{err}
+		}
+		return &usageError{fmt.Errorf("%s: %w", commandName(cmd), err)}
 	})
-	root.SetUsageTemplate(root.UsageTemplate() + helpFooter)
+	base := root.UsageTemplate()
+	root.SetUsageTemplate(base + helpFooter)
 
 	root.AddCommand(
 		a.inspectCommand(),
@@ -294,5 +342,45 @@ it is unknown, automatic compaction never triggers.`,
 		a.forkCommand(),
 		a.migrateCommand(),
 	)
+	// The configuration, environment and exit codes are described once,
+	// in "compact --help"; each command's help points there.
+	for _, c := range root.Commands() {
+		c.SetUsageTemplate(base + commandFooter)
+	}
 	return root
+}
+
+// version describes the build for --version: the module version ("(devel)"
+// for a build from a work tree) and, when the build recorded it, the
+// commit and whether the tree had local changes. read is
+// debug.ReadBuildInfo; tests pass fakes.
+func version(read func() (*debug.BuildInfo, bool)) string {
+	bi, ok := read()
+	if !ok {
+		return "(devel)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var commit string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if commit == "" {
+		return v
+	}
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if dirty {
+		commit += ", modified"
+	}
+	return fmt.Sprintf("%s (commit %s)", v, commit)
 }

@@ -38,6 +38,8 @@ type settings struct {
 	file string
 	// windowFlag and modelFlag are set when --window or --model was given.
 	windowFlag, modelFlag bool
+	// flagSet reports whether the command's flag of that name was given.
+	flagSet func(string) bool
 }
 
 // limitFlags are the flags that override configuration values. Commands
@@ -51,7 +53,7 @@ type limitFlags struct {
 }
 
 func (f *limitFlags) addWindow(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.window, "window", 0, "context window in tokens, overriding the registry and the config's window")
+	cmd.Flags().IntVar(&f.window, "window", 0, "context window in tokens (at least 1,024), overriding the registry and the config's window")
 	cmd.Flags().StringVar(&f.model, "model", "", "model name for the registry lookup, overriding the session's model")
 }
 
@@ -102,13 +104,21 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 			return nil, err
 		}
 	}
+	st.flagSet = func(string) bool { return false }
 	st.cfg.ApplyEnv(a.getenv)
+	// The environment wins both ways: COMPACT_DISABLE_AUTO=0 switches
+	// automatic compaction back on over the file's disableAuto.
+	switch strings.ToLower(strings.TrimSpace(a.getenv(compact.EnvDisableAuto))) {
+	case "0", "false", "no", "off":
+		st.cfg.DisableAuto = false
+	}
 
 	if lf == nil {
 		return st, nil
 	}
 	flags := cmd.Flags()
 	set := func(name string) bool { f := flags.Lookup(name); return f != nil && f.Changed }
+	st.flagSet = set
 	if set("window") {
 		if lf.window <= 0 {
 			return nil, usagef("--window must be a positive number of tokens, got %d", lf.window)
@@ -139,7 +149,94 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	if _, err := st.cfg.TriggerPolicy(); err != nil {
 		return nil, fmt.Errorf("%s: %w", st.file, err)
 	}
+	if err := st.check(); err != nil {
+		return nil, err
+	}
 	return st, nil
+}
+
+// minWindow is the smallest context window accepted from --window or the
+// configuration: below it no conversation, summary and reply fit.
+const minWindow = 1024
+
+// source names where a setting came from, for an error message: the
+// flag when it was given, else the configuration key and file.
+func (st *settings) source(flag, key string) string {
+	if st.flagSet != nil && st.flagSet(flag) {
+		return "--" + flag
+	}
+	return fmt.Sprintf("config %s: %s", st.file, key)
+}
+
+// fitWindow refuses a reserve or keep budget, given by a flag or the
+// configuration, that is not smaller than the model's context window,
+// once that window is known (from the registry or the config's models;
+// a window given by --window or the config was checked by check).
+func (st *settings) fitWindow(info compact.ModelInfo) error {
+	w := info.ContextWindow
+	if w <= 0 || st.cfg.Window > 0 {
+		return nil
+	}
+	for _, b := range []struct {
+		flag, key string
+		tokens    int
+	}{{"reserve", "reserveTokens", st.cfg.ReserveTokens}, {"keep-recent", "keepRecentTokens", st.cfg.KeepRecentTokens}} {
+		if b.tokens > 0 && b.tokens >= w {
+			return usagef("%s (%s tokens) must be smaller than the %s-token context window of model %q",
+				st.source(b.flag, b.key), num(b.tokens), num(w), info.ID)
+		}
+	}
+	return nil
+}
+
+// check refuses settings that make no sense together: a window too small
+// to hold anything, a reserve or keep budget that fills the whole window,
+// ratios outside (0, 1], a targetRatio above the ratio policy's
+// triggerRatio. The message names the flag when the value came from one,
+// else the configuration key and file.
+func (st *settings) check() error {
+	name := st.source
+	c := st.cfg
+	if c.Window > 0 && c.Window < minWindow {
+		return usagef("%s must be at least %s tokens, got %s", name("window", "window"), num(minWindow), num(c.Window))
+	}
+	for _, r := range []struct {
+		key   string
+		value float64
+	}{{"triggerRatio", c.TriggerRatio}, {"targetRatio", c.TargetRatio}} {
+		if r.value < 0 || r.value > 1 {
+			return usagef("config %s: %s must be in (0, 1], got %g", st.file, r.key, r.value)
+		}
+	}
+	if c.Window > 0 {
+		window := name("window", "window")
+		if c.ReserveTokens > 0 && c.ReserveTokens >= c.Window {
+			return usagef("%s (%s tokens) must be smaller than %s (%s tokens)", name("reserve", "reserveTokens"), num(c.ReserveTokens), window, num(c.Window))
+		}
+		if c.KeepRecentTokens > 0 && c.KeepRecentTokens >= c.Window {
+			return usagef("%s (%s tokens) must be smaller than %s (%s tokens)", name("keep-recent", "keepRecentTokens"), num(c.KeepRecentTokens), window, num(c.Window))
+		}
+	}
+	policy, err := c.TriggerPolicy()
+	if err != nil {
+		return err
+	}
+	target := c.TargetRatio
+	if target == 0 {
+		target = compact.DefaultTargetRatio
+	}
+	// The other policies' triggers depend on the model's window, known
+	// only once the session is read; their target is a share of it.
+	if p, ok := policy.(compact.Ratio); ok {
+		trigger := p.Ratio
+		if trigger == 0 {
+			trigger = compact.DefaultTriggerRatio
+		}
+		if target > trigger {
+			return usagef("config %s: targetRatio %g is above triggerRatio %g: the target must not exceed the trigger, so want targetRatio in (0, %g]", st.file, target, trigger, trigger)
+		}
+	}
+	return nil
 }
 
 // fileConfig is the configuration file: the library's settings and the
@@ -179,6 +276,17 @@ func readConfig(path string) (fileConfig, error) {
 	}
 	if dec.More() {
 		return cfg, fmt.Errorf("config %s: unexpected data after the JSON object", path)
+	}
+	// A ratio of 0 decodes like an absent key (the default); written out,
+	// it is out of range all the same.
+	if m, ok := doc.(map[string]any); ok {
+		for k, v := range m {
+			for _, key := range []string{"triggerRatio", "targetRatio"} {
+				if f, isNum := v.(float64); isNum && strings.EqualFold(k, key) && f == 0 {
+					return cfg, usagef("config %s: %s must be in (0, 1], got 0", path, key)
+				}
+			}
+		}
 	}
 	if cfg.ReserveTokens < 0 || cfg.KeepRecentTokens < 0 || cfg.Window < 0 || cfg.OutputCap < 0 {
 		return cfg, fmt.Errorf("config %s: token counts must not be negative", path)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
 )
 
 // forkReport is the JSON form of "compact fork".
@@ -33,7 +35,8 @@ never overwrites a file.`,
 				return err
 			}
 			if s.Entry(at) == nil {
-				return fmt.Errorf("%s: --at %q: no entry has this id", args[0], at)
+				// The same wording as an unknown --leaf (see openAt).
+				return fmt.Errorf("%s: --at %q: %w", args[0], at, compact.ErrNoEntry)
 			}
 			forked, err := s.Fork(at, out)
 			if err != nil {

@@ -34,6 +34,8 @@ type cli struct {
 	progress   *bool
 	// tune is passed to the app as its tuneSummarize hook.
 	tune func(*summarize.Options)
+	// wrapLog is passed to the app as its wrapLog hook.
+	wrapLog func(compact.Log) compact.Log
 }
 
 func newCLI(t *testing.T) *cli { return &cli{t: t, env: map[string]string{}} }
@@ -48,7 +50,7 @@ func (c *cli) run(args ...string) result {
 func (c *cli) runCtx(ctx context.Context, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
-		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress, tuneSummarize: c.tune}
+		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress, tuneSummarize: c.tune, wrapLog: c.wrapLog}
 	code := a.execute(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

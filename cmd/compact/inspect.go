@@ -136,6 +136,9 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	ctx := s.Context()
 	info, modelSource, windowSource := st.modelLimits(reg, ctx.Model)
+	if err := st.fitWindow(info); err != nil {
+		return err
+	}
 	usage := compact.Measure(ctx)
 	policy, err := st.cfg.TriggerPolicy()
 	if err != nil {
@@ -186,8 +189,8 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		if usage.Tokens > threshold {
 			state = "would trigger"
 		}
-		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); with it on, %d tokens against the %s threshold of %d %s",
-			compact.EnvDisableAuto, usage.Tokens, policy.Name(), threshold, state)
+		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); with it on, %s tokens against the %s threshold of %s %s",
+			compact.EnvDisableAuto, num(usage.Tokens), policy.Name(), num(threshold), state)
 	} else if r.Trigger.Disabled {
 		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); the context window of model %q is unknown as well, so it would never trigger anyway",
 			compact.EnvDisableAuto, info.ID)
@@ -266,7 +269,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		fmt.Fprintln(w, "next compaction")
 		printPlan(w, pr, "  ")
 	} else {
-		fmt.Fprintf(w, "next compaction: nothing to compact: %s\n", reason)
+		fmt.Fprintf(w, "next compaction: nothing to compact: %s\n", groupDigits(reason))
 	}
 	fmt.Fprintln(w, "\ncheap strategies (each alone at its defaults; see compact prune)")
 	for _, p := range r.Strategies {
@@ -279,7 +282,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 func printTrigger(w io.Writer, t triggerReport) {
 	switch {
 	case t.Disabled:
-		fmt.Fprintf(w, "trigger   %s policy: disabled. %s\n", t.Policy, t.Reason)
+		fmt.Fprintf(w, "trigger   %s policy: disabled. %s\n", t.Policy, groupDigits(t.Reason))
 	case !t.WindowKnown:
 		fmt.Fprintf(w, "trigger   %s policy: automatic compaction never triggers, because the context window is unknown\n", t.Policy)
 	case t.WouldTrigger:

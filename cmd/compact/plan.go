@@ -14,7 +14,11 @@ import (
 // run --dry-run.
 type planReport struct {
 	// FirstKeptEntryIndex is the position of the first kept entry among
-	// the file's entries, the header excluded (pi's firstKeptEntryIndex).
+	// the session's entries, counted from 0 without the header
+	// (session.Index), whatever the file's version. The human output
+	// prints the same number. It is not the firstKeptEntryIndex stored in
+	// a version 1 file, which counts the header (and any line pi keeps
+	// that this reader skips), so is usually one more.
 	FirstKeptEntryIndex int    `json:"firstKeptEntryIndex"`
 	FirstKeptEntryID    string `json:"firstKeptEntryId"`
 	// MessagesToSummarize counts the history before the turn that was cut,
@@ -98,7 +102,7 @@ func nonNil(s []string) []string {
 
 // printPlan writes the human form of a plan, each line indented.
 func printPlan(w io.Writer, r planReport, indent string) {
-	fmt.Fprintf(w, "%skeeps entry %s (index %d in the file) and everything after it verbatim: ~%s tokens (budget %s)\n",
+	fmt.Fprintf(w, "%skeeps entry %s (entry index %d, from 0, header not counted) and everything after it verbatim: ~%s tokens (budget %s)\n",
 		indent, r.FirstKeptEntryID, r.FirstKeptEntryIndex, num(r.KeptTokens), num(r.KeepRecentTokens))
 	fmt.Fprintf(w, "%ssummarizes %s (~%s tokens)", indent, plural(r.MessagesToSummarize+r.TurnPrefixMessages, "message"), num(r.SummarizedTokens))
 	if r.IsSplitTurn {

@@ -72,6 +72,9 @@ type pruneReport struct {
 	TokensAfter  int          `json:"tokensAfter"`
 	UnderTarget  bool         `json:"underTarget"`
 	Passes       []passReport `json:"passes"`
+	// Error is set when a pass failed after earlier ones were recorded:
+	// Passes are then the passes in the file, and the command exits 1.
+	Error string `json:"error,omitempty"`
 }
 
 // strategyFlags are the options of the cheap strategies. The zero values
@@ -222,7 +225,15 @@ keeps the passes already appended, reads the file again and plans once
 more; if it changed again, prune stops.
 
 With --dry-run nothing is written: each strategy is planned on the context
-the earlier ones would leave.`,
+the earlier ones would leave.
+
+Exit codes: 0 when every strategy ran or was skipped, or the target was
+reached; 2 for a usage error, before anything is read. 1 when a pass fails:
+each pass is its own append, so the passes recorded before the failure stay
+in FILE. The output then lists them, the error line names their entries
+("the pass recorded before the failure stays in the file ...: ID
+(strategy)"), and with --json the report carries "error"; when no pass was
+recorded, the error line ends "nothing was written".`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
 			flags := cmd.Flags()
@@ -284,57 +295,119 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 			return err
 		}
 		info, _, _ := st.modelLimits(reg, s.Context().Model)
+		if err := st.fitWindow(info); err != nil {
+			return err
+		}
 		if info.ContextWindow <= 0 {
 			return usagef("--to-target: the context window of model %q is unknown (give --window, or --target N)", info.ID)
 		}
 		target = policy.Target(info)
 	}
 	ctx := cmd.Context()
-	log := a.sessionLog(s)
-	res, err := compact.Ladder{Strategies: strategies}.Run(ctx, log, target, dryRun)
+	slog := a.sessionLog(s)
+	res, err := compact.Ladder{Strategies: strategies}.Run(ctx, a.ladderLog(slog), target, dryRun)
+	var kept []*compact.Entry
 	if errors.Is(err, session.ErrChanged) {
 		// Another process (an agent) appended since the load: plan once
 		// more on what is there now. Passes appended before the change
 		// stay; with --leaf the new ones follow them.
-		kept := log.appended
+		kept = slog.appended
 		a.warn(changedWarning(file, "pruning", kept))
 		at := leaf
 		if leaf != "" && len(kept) > 0 {
 			at = kept[len(kept)-1].ID
 		}
 		if s, err = a.openAt(file, at); err != nil {
-			return err
+			return fmt.Errorf("%w (%s)", err, keptNote(kept))
 		}
-		log = a.sessionLog(s)
-		res, err = compact.Ladder{Strategies: strategies}.Run(ctx, log, target, dryRun)
+		slog = a.sessionLog(s)
+		res, err = compact.Ladder{Strategies: strategies}.Run(ctx, a.ladderLog(slog), target, dryRun)
 		if errors.Is(err, session.ErrChanged) {
-			return changedAgain(file, "pruning", append(kept, log.appended...))
+			return changedAgain(file, "pruning", append(kept, slog.appended...))
 		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: interrupted: %w", file, ctx.Err())
+			err = fmt.Errorf("interrupted: %w", ctx.Err())
 		}
-		return fmt.Errorf("%s: %w", file, err)
+		recorded := recordedPasses(res)
+		if len(kept) > 0 {
+			recorded = append([]string{describeEntries(kept)}, recorded...)
+		}
+		if len(recorded) == 0 {
+			return fmt.Errorf("%s: %w; nothing was written", file, err)
+		}
+		// Each pass is its own append: the ones before the failure stay in
+		// the file. Show them as a normal run would, then say exactly what
+		// was written.
+		r := newPruneReport(file, dryRun, res)
+		r.Error = oneLine(err.Error())
+		if a.jsonOut {
+			if werr := writeJSON(a.stdout, r); werr != nil {
+				return werr
+			}
+		} else {
+			printPrune(a.stdout, r, strategies, dryRun)
+		}
+		written := "the pass recorded before the failure stays"
+		if len(recorded) > 1 {
+			written = fmt.Sprintf("the %d passes recorded before the failure stay", len(recorded))
+		}
+		return fmt.Errorf("%s: %w; %s in the file as context_edit entries: %s", file, err, written, strings.Join(recorded, ", "))
 	}
+	r := newPruneReport(file, dryRun, res)
+	if a.jsonOut {
+		return writeJSON(a.stdout, r)
+	}
+	printPrune(a.stdout, r, strategies, dryRun)
+	return nil
+}
+
+// recordedPasses names the context_edit entries a ladder appended, as
+// "id (strategy)"; res may be nil.
+func recordedPasses(res *compact.LadderResult) []string {
+	var ids []string
+	if res == nil {
+		return nil
+	}
+	for _, p := range res.Passes {
+		if p.Entry != nil {
+			ids = append(ids, fmt.Sprintf("%s (%s)", p.Entry.ID, p.Strategy))
+		}
+	}
+	return ids
+}
+
+// newPruneReport describes a ladder's result.
+func newPruneReport(file string, dryRun bool, res *compact.LadderResult) pruneReport {
 	r := pruneReport{File: file, DryRun: dryRun, Target: res.Target, TokensBefore: res.TokensBefore,
 		TokensAfter: res.TokensAfter, UnderTarget: res.UnderTarget, Passes: make([]passReport, 0, len(res.Passes))}
 	for _, p := range res.Passes {
 		r.Passes = append(r.Passes, newPassReport(p))
 	}
-	if a.jsonOut {
-		return writeJSON(a.stdout, r)
-	}
-	w := a.stdout
-	if dryRun {
-		fmt.Fprintf(w, "dry run of %s; nothing was written\n", file)
-	} else {
-		fmt.Fprintf(w, "pruned %s\n", file)
+	return r
+}
+
+// printPrune writes the human form of a prune report. When the report
+// carries an error, the strategies after the recorded passes did not run
+// because of it.
+func printPrune(w io.Writer, r pruneReport, strategies []compact.Strategy, dryRun bool) {
+	switch {
+	case dryRun:
+		fmt.Fprintf(w, "dry run of %s; nothing was written\n", r.File)
+	case r.Error != "":
+		fmt.Fprintf(w, "pruned %s in part; a later pass failed\n", r.File)
+	default:
+		fmt.Fprintf(w, "pruned %s\n", r.File)
 	}
 	for _, p := range r.Passes {
 		printPass(w, p, "  ", dryRun)
 	}
-	for _, st := range strategies[len(r.Passes):] {
+	for _, st := range strategies[min(len(r.Passes), len(strategies)):] {
+		if r.Error != "" {
+			fmt.Fprintf(w, "  %-16s not recorded: %s\n", st.Name(), r.Error)
+			continue
+		}
 		fmt.Fprintf(w, "  %-16s not run: the context is already under the target\n", st.Name())
 	}
 	fmt.Fprintf(w, "  context: %s -> %s tokens", num(r.TokensBefore), num(r.TokensAfter))
@@ -358,11 +431,10 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 	switch {
 	case dryRun:
 	case len(ids) == 0:
-		fmt.Fprintf(w, "  nothing appended to %s\n", file)
+		fmt.Fprintf(w, "  nothing appended to %s\n", r.File)
 	default:
-		fmt.Fprintf(w, "  appended %s to %s: %s\n", plural(len(ids), "context_edit entry"), file, strings.Join(ids, ", "))
+		fmt.Fprintf(w, "  appended %s to %s: %s\n", plural(len(ids), "context_edit entry"), r.File, strings.Join(ids, ", "))
 	}
-	return nil
 }
 
 // printPass writes one strategy's line: what it frees and where the
@@ -398,4 +470,21 @@ func planStrategies(ctx context.Context, s *session.Session) ([]passReport, erro
 		}
 	}
 	return out, nil
+}
+
+// ladderLog is the log the ladder of prune appends to: the session, or
+// what the app's wrapLog test hook makes of it.
+func (a *app) ladderLog(l *sessionLog) compact.Log {
+	if a.wrapLog != nil {
+		return a.wrapLog(l)
+	}
+	return l
+}
+
+// keptNote says which entries an interrupted prune had already appended.
+func keptNote(kept []*compact.Entry) string {
+	if len(kept) == 0 {
+		return "nothing was written"
+	}
+	return "already appended: " + describeEntries(kept)
 }

@@ -288,9 +288,9 @@ func TestPruneTarget(t *testing.T) {
 	}
 	tiny := tinySession(t, "mystery-model-9", 40)
 	contains(t, "--to-target, unknown window", c.fails(exitUsage, "prune", "--to-target", tiny), "unknown", "--window")
-	c.okJSON(&r, "prune", "--dry-run", "--json", "--to-target", "--window", "1000", tiny)
-	if r.Target != 500 {
-		t.Errorf("--to-target --window 1000: target %d", r.Target)
+	c.okJSON(&r, "prune", "--dry-run", "--json", "--to-target", "--window", "2000", tiny)
+	if r.Target != 1000 {
+		t.Errorf("--to-target --window 2000: target %d", r.Target)
 	}
 }
 

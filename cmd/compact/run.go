@@ -185,6 +185,9 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	}
 	rep := runReport{File: file, DryRun: dryRun, SummaryMax: req.MaxTokens}
 	info, _, _ := st.modelLimits(reg, s.Context().Model)
+	if err := st.fitWindow(info); err != nil {
+		return err
+	}
 	rep.Model, rep.Window = info.ID, info.ContextWindow
 	if info.ContextWindow > 0 {
 		// The headroom guarantee: the rebuilt context must fit under the
@@ -275,7 +278,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 		fmt.Fprintf(w, "  summarizer usage: %s\n", rep.SummarizerUsage)
 	}
 	for _, adj := range rep.Adjustments {
-		fmt.Fprintf(w, "  adjusted: %s\n", adj)
+		fmt.Fprintf(w, "  adjusted: %s\n", groupDigits(adj))
 	}
 	fmt.Fprintf(w, "  appended compaction entry %s to %s\n", rep.EntryID, file)
 	return nil
@@ -287,6 +290,6 @@ func (a *app) nothingToCompact(err error) error {
 	if a.jsonOut {
 		return writeJSON(a.stdout, nothingReport{NothingToCompact: true, Reason: reason})
 	}
-	fmt.Fprintf(a.stdout, "nothing to compact: %s\n", reason)
+	fmt.Fprintf(a.stdout, "nothing to compact: %s\n", groupDigits(reason))
 	return nil
 }
