@@ -67,6 +67,9 @@ type app struct {
 	configPath string
 
 	logger *slog.Logger
+	// apiKeys are the keys configured for this run, taken out of every
+	// message printed (see app.redact).
+	apiKeys []string
 	// ran is set once a command's own code starts: an error before that
 	// came from parsing the command line.
 	ran bool
@@ -97,7 +100,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if errors.As(err, &ue) || !a.ran {
 		code = exitUsage
 	}
-	msg := oneLine(err.Error())
+	msg := oneLine(a.redact(err.Error()))
 	if code == exitUsage && !strings.Contains(msg, "--help") {
 		msg += " (see compact --help)"
 	}
@@ -112,7 +115,7 @@ func oneLine(s string) string {
 
 // warn prints a warning line on stderr.
 func (a *app) warn(msg string) {
-	fmt.Fprintf(a.stderr, "compact: warning: %s\n", oneLine(msg))
+	fmt.Fprintf(a.stderr, "compact: warning: %s\n", oneLine(a.redact(msg)))
 }
 
 // showProgress reports whether progress lines should be written: only

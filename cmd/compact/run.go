@@ -252,7 +252,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	fellBack := res.FallbackErr != nil
 	rep.Fallback = &fellBack
 	if fellBack {
-		rep.FallbackError = oneLine(res.FallbackErr.Error())
+		rep.FallbackError = oneLine(a.redact(res.FallbackErr.Error()))
 		a.warn(fmt.Sprintf("the %s summarizer failed, so the summary was written offline by the extractive summarizer: %s",
 			choice.name, rep.FallbackError))
 	}
