@@ -217,6 +217,8 @@ Configuration file:
                       registry lacks
     summaryMaxOutput  most output tokens of the summary model
     timeout           time limit of one request, e.g. "90s" (default "10m")
+    totalTimeout      time limit of the whole summary, retries and waits
+                      included, e.g. "30m" (default "20m")
     fallback          "none" (default) or "extractive": write the offline
                       summary when the model fails
   summaryModel, baseURL and apiKey need "summarizer" and apply only to it.
