@@ -548,7 +548,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		if fb.history == "" && fb.prefix != "" {
 			fb.history = "No earlier history."
 		}
-		fb.history = "> Written without a model: the summarizer failed (" + oneLine(err.Error()) + "), so this summary was extracted offline.\n\n" + fb.history
+		fb.history = "> Written without a model: the summarizer failed (" + oneLine(Redact(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
 		parts = fb
 	}
 	res.Summarizer, res.Usage = parts.summarizer, parts.usage
@@ -589,7 +589,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	}
 	if res.FallbackErr != nil {
 		details["fallback"] = true
-		details["summarizerError"] = oneLine(res.FallbackErr.Error())
+		details["summarizerError"] = oneLine(Redact(res.FallbackErr.Error()))
 	}
 	entry := &Entry{
 		Kind: KindCompaction,

@@ -82,8 +82,9 @@ type Config struct {
 	// Client with the dial, TLS and idle-connection timeouts of
 	// net/http's default transport, proxies taken from the environment,
 	// no header timeout (a non-streaming answer only starts when it is
-	// complete) and redirects not followed (a redirect is returned as a
-	// ProviderError rather than re-sent as a second call).
+	// complete) and redirects not followed (a redirect is returned as an
+	// error wrapping a ProviderError and naming the Location, rather than
+	// re-sent as a second call).
 	HTTPClient *http.Client
 	// UserAgent is the User-Agent header. Empty means DefaultUserAgent.
 	UserAgent string
@@ -189,6 +190,13 @@ func New(cfg Config) (*Client, error) {
 //     does not list;
 //   - a 2xx body that is not JSON gives a *compact.ProviderError with
 //     StatusCode 0 and the body;
+//   - a redirect (3xx) is not followed: the error wraps a
+//     *compact.ProviderError with the status, and its text names the
+//     Location the server pointed to;
+//   - no error text, and no ProviderError.Body, holds the key or the
+//     value of another credential header: a server that echoes the
+//     request's headers has them replaced by compact.Redacted (see
+//     compact.Redact);
 //   - an answer with no text that was not truncated wraps ErrEmptySummary;
 //     a refusal (stop reason "refusal") is an error as well;
 //   - when ctx ends first the error wraps ctx.Err();
@@ -230,5 +238,10 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 	if err != nil {
 		return nil, err
 	}
-	return decodeResponse(body, model)
+	resp, err := decodeResponse(body, model)
+	if err != nil {
+		// An error inside a 2xx body may quote the request's headers too.
+		return nil, apihttp.RedactError(err, apihttp.Secrets(h))
+	}
+	return resp, nil
 }

@@ -72,6 +72,9 @@ type app struct {
 	configPath string
 
 	logger *slog.Logger
+	// apiKeys are the keys configured for this run, taken out of every
+	// message printed (see app.redact).
+	apiKeys []string
 	// ran is set once a command's own code starts: an error before that
 	// came from parsing the command line.
 	ran bool
@@ -102,7 +105,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 	if errors.As(err, &ue) || !a.ran {
 		code = exitUsage
 	}
-	msg := hideTempNames(oneLine(err.Error()))
+	msg := hideTempNames(oneLine(a.redact(err.Error())))
 	if code == exitUsage && !strings.Contains(msg, "--help") {
 		msg += " (see compact --help)"
 	}
@@ -130,7 +133,7 @@ func oneLine(s string) string {
 
 // warn prints a warning line on stderr.
 func (a *app) warn(msg string) {
-	fmt.Fprintf(a.stderr, "compact: warning: %s\n", oneLine(msg))
+	fmt.Fprintf(a.stderr, "compact: warning: %s\n", oneLine(a.redact(msg)))
 }
 
 // showProgress reports whether progress lines should be written: only
@@ -246,6 +249,8 @@ Configuration file:
                       registry lacks
     summaryMaxOutput  most output tokens of the summary model
     timeout           time limit of one request, e.g. "90s" (default "10m")
+    totalTimeout      time limit of the whole summary, retries and waits
+                      included, e.g. "30m" (default "20m")
     fallback          "none" (default) or "extractive": write the offline
                       summary when the model fails
   summaryModel, baseURL and apiKey need "summarizer" and apply only to it.

@@ -609,7 +609,10 @@ func TestModelConfig(t *testing.T) {
 	file = copyFile(t, demoSession)
 	before := readFile(t, file)
 	msg = c.fails(1, "run", file, "--config", cfg)
-	contains(t, "timeout", msg, "no answer within 20ms", "gave up after 5 tries")
+	contains(t, "timeout", msg, "no answer within 20ms", "gave up after 5 tries", "the time limit of one request, --timeout 20ms, ran out")
+	if strings.Contains(msg, "--total-timeout") {
+		t.Errorf("the total limit is blamed: %s", msg)
+	}
 	if !bytes.Equal(before, readFile(t, file)) {
 		t.Fatal("a timed-out run changed the file")
 	}
@@ -661,6 +664,9 @@ func TestModelErrors(t *testing.T) {
 			want: []string{"--summary-window must be a positive"}},
 		{name: "negative timeout", args: []string{"--summarizer", "openai", "--base-url", m.baseURL(), "--summary-model", "gpt-4o", "--timeout", "-1s"}, code: 2,
 			want: []string{"--timeout must be a positive"}},
+		{name: "negative total timeout", args: []string{"--summarizer", "openai", "--base-url", m.baseURL(), "--summary-model", "gpt-4o", "--total-timeout", "-1s"}, code: 2,
+			want: []string{"--total-timeout must be a positive"}},
+		{name: "total timeout without a model summarizer", args: []string{"--total-timeout", "5m"}, code: 2, want: []string{"--total-timeout needs --summarizer"}},
 		{name: "bad base URL", args: []string{"--summarizer", "openai", "--base-url", "localhost:11434", "--summary-model", "gpt-4o"}, code: 2,
 			want: []string{`--base-url "localhost:11434"`}},
 		{name: "window too small", args: []string{"--summarizer", "openai", "--base-url", m.baseURL(), "--summary-model", "m", "--summary-window", "1500"}, code: 1,
@@ -672,6 +678,8 @@ func TestModelErrors(t *testing.T) {
 		{name: "config: unknown summarizer", config: `{"summarizer": "local"}`, code: 1, want: []string{cfg, `summarizer "local"`}},
 		{name: "config: model without summarizer", config: `{"summaryModel": "m"}`, code: 1, want: []string{cfg, "summaryModel needs \"summarizer\""}},
 		{name: "config: bad timeout", config: `{"timeout": "soon"}`, code: 1, want: []string{cfg, "timeout", `"soon"`}},
+		{name: "config: bad totalTimeout", config: `{"totalTimeout": "later"}`, code: 1, want: []string{cfg, "totalTimeout", `"later"`}},
+		{name: "config: negative totalTimeout", config: `{"totalTimeout": "-5m"}`, code: 1, want: []string{cfg, "totalTimeout", "negative"}},
 		{name: "config: timeout as a number", config: `{"timeout": 30}`, code: 1, want: []string{cfg, "timeout", "duration string"}},
 		{name: "config: bad fallback", config: `{"fallback": "always"}`, code: 1, want: []string{cfg, `fallback "always"`}},
 		{name: "config: misspelt key", config: `{"summaryWindows": 32000}`, code: 1, want: []string{cfg, `unknown key "summaryWindows"`, "summaryWindow"}},

@@ -71,12 +71,17 @@ and that model's context window: from the registry, the config's models,
 --summary-window or the config's summaryWindow. Histories larger than the
 summary model's window are summarized in chunks. Rate limits, server errors
 and timeouts are retried up to 5 times with growing waits, honouring
-Retry-After. Keys come from OPENAI_API_KEY or ANTHROPIC_API_KEY (or the
-config's apiKey), base URLs from --base-url, OPENAI_BASE_URL or
-ANTHROPIC_BASE_URL. When the model fails, the command fails and writes
-nothing, unless --fallback extractive is given: the offline summary is then
-written instead, marked as written without a model, and a warning is
-printed.
+Retry-After. --timeout limits each request (default 10m), --total-timeout
+the whole summary with its retries and waits (default 20m); the error says
+which of the two ran out. Keys come from OPENAI_API_KEY or
+ANTHROPIC_API_KEY (or the config's apiKey), base URLs from --base-url,
+OPENAI_BASE_URL or ANTHROPIC_BASE_URL. A redirect is not followed: the
+error names the address it points to. No error, warning or fallback note
+shows a key: the configured keys, bearer tokens, api-key header values and
+sk- keys that a server quotes back are replaced by REDACTED. When the model
+fails, the command fails and writes nothing, unless --fallback extractive
+is given: the offline summary is then written instead, marked as written
+without a model, and a warning is printed.
 
 The summary's output budget is 0.8 x --reserve tokens. A cut that falls
 inside a turn summarizes that turn's start separately ("split turn"). The
@@ -255,7 +260,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	fellBack := res.FallbackErr != nil
 	rep.Fallback = &fellBack
 	if fellBack {
-		rep.FallbackError = oneLine(res.FallbackErr.Error())
+		rep.FallbackError = oneLine(a.redact(res.FallbackErr.Error()))
 		a.warn(fmt.Sprintf("the %s summarizer failed, so the summary was written offline by the extractive summarizer: %s",
 			choice.name, rep.FallbackError))
 	}

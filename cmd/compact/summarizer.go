@@ -24,6 +24,12 @@ const (
 	summarizerAnthropic  = "anthropic"
 )
 
+// defaultTotalTimeout bounds a model summary when neither --total-timeout
+// nor the config's totalTimeout does: two requests that run into the
+// default per-request limit of 10 minutes, where without it a stalled
+// server would cost five of them and the waits between.
+const defaultTotalTimeout = 20 * time.Minute
+
 // The values of --fallback.
 const (
 	fallbackNone       = "none"
@@ -36,15 +42,30 @@ type duration time.Duration
 
 // UnmarshalJSON decodes a Go duration string.
 func (d *duration) UnmarshalJSON(b []byte) error {
+	return unmarshalDuration("timeout", b, (*time.Duration)(d))
+}
+
+// totalDuration is the totalTimeout key: a duration written like
+// duration's, whose errors name its own key.
+type totalDuration time.Duration
+
+// UnmarshalJSON decodes a Go duration string.
+func (d *totalDuration) UnmarshalJSON(b []byte) error {
+	return unmarshalDuration("totalTimeout", b, (*time.Duration)(d))
+}
+
+// unmarshalDuration decodes the JSON string b into *d, naming key in
+// its errors.
+func unmarshalDuration(key string, b []byte, d *time.Duration) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("timeout: want a duration string such as \"90s\" or \"2m\", got %s", b)
+		return fmt.Errorf("%s: want a duration string such as \"90s\" or \"2m\", got %s", key, b)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("timeout: %q is not a duration such as \"90s\" or \"2m\"", s)
+		return fmt.Errorf("%s: %q is not a duration such as \"90s\" or \"2m\"", key, s)
 	}
-	*d = duration(v)
+	*d = v
 	return nil
 }
 
@@ -72,6 +93,9 @@ type summarizerConfig struct {
 	SummaryMaxOutput int `json:"summaryMaxOutput,omitempty"`
 	// Timeout bounds one request to the model.
 	Timeout duration `json:"timeout,omitempty"`
+	// TotalTimeout bounds the whole summary: every request, retry and
+	// wait between them.
+	TotalTimeout totalDuration `json:"totalTimeout,omitempty"`
 	// Fallback is "none" (the default) or "extractive".
 	Fallback string `json:"fallback,omitempty"`
 }
@@ -89,6 +113,9 @@ func (c summarizerConfig) check() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout %s must not be negative", time.Duration(c.Timeout))
+	}
+	if c.TotalTimeout < 0 {
+		return fmt.Errorf("totalTimeout %s must not be negative", time.Duration(c.TotalTimeout))
 	}
 	if c.Summarizer == "" || c.Summarizer == summarizerExtractive {
 		for _, kv := range [][2]string{{"summaryModel", c.SummaryModel}, {"baseURL", c.BaseURL}, {"apiKey", c.APIKey}} {
@@ -117,12 +144,13 @@ type summarizerFlags struct {
 	window    int
 	maxOutput int
 	timeout   time.Duration
+	total     time.Duration
 	fallback  string
 }
 
 // modelOnlyFlags are the flags that only mean something for a model
 // summarizer.
-var modelOnlyFlags = []string{"summary-model", "base-url", "summary-window", "summary-max-output", "timeout"}
+var modelOnlyFlags = []string{"summary-model", "base-url", "summary-window", "summary-max-output", "timeout", "total-timeout"}
 
 func (f *summarizerFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -132,6 +160,7 @@ func (f *summarizerFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.window, "summary-window", 0, "context window of the summary model in tokens, for models missing from the registry (local models) or to override it")
 	fl.IntVar(&f.maxOutput, "summary-max-output", 0, "most output tokens the summary model may write in one answer (default: the registry's value, else no limit)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit of one request to the summary model (default 10m)")
+	fl.DurationVar(&f.total, "total-timeout", 0, "time limit of the whole summary: all requests, retries and waits (default 20m)")
 	fl.StringVar(&f.fallback, "fallback", fallbackNone, "when the model fails: none (fail, write nothing) or extractive (write the offline summary, marked as written without a model)")
 }
 
@@ -146,7 +175,9 @@ type summarizerChoice struct {
 	// baseURL and apiKey reach the provider; "" means the provider's
 	// default URL and no key.
 	baseURL, apiKey string
-	timeout         time.Duration
+	// timeout bounds one request (0: the client's default); total bounds
+	// the whole summary.
+	timeout, total time.Duration
 	// fallback is true when a failed model summary is replaced by the
 	// extractive one.
 	fallback bool
@@ -161,8 +192,14 @@ func (a *app) resolveSummarizer(cmd *cobra.Command, st *settings, sf *summarizer
 	flags := cmd.Flags()
 	set := func(name string) bool { f := flags.Lookup(name); return f != nil && f.Changed }
 	file := st.sum
+	if file.APIKey != "" {
+		a.apiKeys = append(a.apiKeys, file.APIKey)
+	}
 
-	ch := &summarizerChoice{name: summarizerExtractive, timeout: time.Duration(file.Timeout)}
+	ch := &summarizerChoice{name: summarizerExtractive, timeout: time.Duration(file.Timeout), total: time.Duration(file.TotalTimeout)}
+	if ch.total == 0 {
+		ch.total = defaultTotalTimeout
+	}
 	if file.Summarizer != "" {
 		ch.name = file.Summarizer
 	}
@@ -264,6 +301,12 @@ func (a *app) resolveSummarizer(cmd *cobra.Command, st *settings, sf *summarizer
 		}
 		ch.timeout = sf.timeout
 	}
+	if set("total-timeout") {
+		if sf.total <= 0 {
+			return nil, usagef("--total-timeout must be a positive duration such as 20m or 1h, got %s", sf.total)
+		}
+		ch.total = sf.total
+	}
 	return ch, nil
 }
 
@@ -324,7 +367,14 @@ func (a *app) summarizers(ch *summarizerChoice, reserve int) (primary, fallback 
 	if err != nil {
 		return nil, nil, fmt.Errorf("summary model %q: %w", ch.model, err)
 	}
-	return s, fallback, nil
+	timeout := ch.timeout
+	if timeout == 0 {
+		timeout = openai.DefaultTimeout
+		if ch.name == summarizerAnthropic {
+			timeout = anthropic.DefaultTimeout
+		}
+	}
+	return &guardedSummarizer{inner: s, total: ch.total, timeout: timeout, secrets: a.secrets(), now: time.Now}, fallback, nil
 }
 
 // usageReport is a summarizer's token usage in the JSON output.

@@ -78,6 +78,79 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
+// Secrets returns the credentials among the headers h, for
+// compact.Redact: the values of Authorization and Proxy-Authorization,
+// with and without their scheme ("Bearer "), and of every header whose
+// name says it holds a key, token, secret or password (X-Api-Key,
+// Api-Key, X-Auth-Token, ...).
+func Secrets(h http.Header) []string {
+	var out []string
+	for name, values := range h {
+		n := strings.ToLower(name)
+		auth := n == "authorization" || n == "proxy-authorization"
+		if !auth && !strings.Contains(n, "key") && !strings.Contains(n, "token") &&
+			!strings.Contains(n, "secret") && !strings.Contains(n, "password") && !strings.Contains(n, "auth") {
+			continue
+		}
+		for _, v := range values {
+			out = append(out, v)
+			if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && auth {
+				out = append(out, strings.TrimSpace(cred))
+			}
+		}
+	}
+	return out
+}
+
+// RedactError takes the credentials secrets, and every text shaped like
+// one (see compact.Redact), out of an error this package's callers have
+// just built: out of the Body of the *compact.ProviderError it holds, if
+// any, and out of its text.
+func RedactError(err error, secrets []string) error {
+	var pe *compact.ProviderError
+	if errors.As(err, &pe) {
+		pe.Body = compact.Redact(pe.Body, secrets...)
+	}
+	return compact.RedactError(err, secrets...)
+}
+
+// RedirectError is the error of a call answered with a redirect (a 3xx
+// status), which is never followed: it would be a second request for one
+// call, and a POST turned into a GET by a 301 or 302 cannot succeed. Its
+// text names where the server points, so that the base URL can be set
+// there.
+type RedirectError struct {
+	// ProviderError holds the status and the body.
+	*compact.ProviderError
+	// Location is the absolute address the redirect points to, "" when
+	// the answer named none.
+	Location string
+}
+
+// Error says that the call was redirected, where to, and that the
+// redirect was not followed.
+func (e *RedirectError) Error() string {
+	if e.Location == "" {
+		return fmt.Sprintf("%s: HTTP %d: a redirect without a Location header (redirects are not followed)",
+			e.Provider, e.StatusCode)
+	}
+	return fmt.Sprintf("%s: HTTP %d: redirected to %s, and redirects are not followed: use that address as the base URL if it is the API's",
+		e.Provider, e.StatusCode, e.Location)
+}
+
+// Unwrap returns the ProviderError, for errors.As.
+func (e *RedirectError) Unwrap() error { return e.ProviderError }
+
+// location returns the redirect's target resolved against the request's
+// URL, or "" when there is none.
+func location(resp *http.Response) string {
+	u, err := resp.Location()
+	if err != nil {
+		return resp.Header.Get("Location")
+	}
+	return u.String()
+}
+
 // Call is one JSON POST to a provider's API.
 type Call struct {
 	// Provider names the API in errors and in compact.ProviderError.
@@ -129,30 +202,36 @@ func Post(ctx context.Context, c Call) ([]byte, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.UserAgent)
+	secrets := Secrets(req.Header)
 	resp, err := c.Client.Do(req)
 	if err != nil {
-		return nil, fail(err)
+		return nil, compact.RedactError(fail(err), secrets...)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, rerr := ReadCapped(resp.Body, c.MaxErrorBody)
 		if rerr != nil && rctx.Err() != nil {
-			return nil, fail(rerr)
+			return nil, compact.RedactError(fail(rerr), secrets...)
 		}
 		now := time.Now
 		if c.Now != nil {
 			now = c.Now
 		}
-		return nil, &compact.ProviderError{
+		pe := &compact.ProviderError{
 			Provider:   c.Provider,
 			StatusCode: resp.StatusCode,
-			Body:       string(body),
+			// A server may echo the request's headers, key included.
+			Body:       compact.Redact(string(body), secrets...),
 			RetryAfter: RetryAfter(resp.Header, now()),
 		}
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			return nil, &RedirectError{ProviderError: pe, Location: compact.Redact(location(resp), secrets...)}
+		}
+		return nil, pe
 	}
 	body, err := ReadCapped(resp.Body, int64(c.MaxBody)+1)
 	if err != nil {
-		return nil, fail(err)
+		return nil, compact.RedactError(fail(err), secrets...)
 	}
 	if len(body) > c.MaxBody {
 		return nil, fmt.Errorf("%s: response larger than %d bytes", c.Provider, c.MaxBody)

@@ -35,3 +35,26 @@ func TestRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+func TestSecrets(t *testing.T) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer tok-1")
+	h.Set("X-Api-Key", "key-2")
+	h.Set("X-Gateway-Token", "tok-3")
+	h.Set("Content-Type", "application/json")
+	h.Set("Anthropic-Version", "2023-06-01")
+	got := map[string]bool{}
+	for _, s := range Secrets(h) {
+		got[s] = true
+	}
+	for _, want := range []string{"Bearer tok-1", "tok-1", "key-2", "tok-3"} {
+		if !got[want] {
+			t.Errorf("Secrets misses %q: %v", want, got)
+		}
+	}
+	for _, not := range []string{"application/json", "2023-06-01"} {
+		if got[not] {
+			t.Errorf("Secrets holds %q", not)
+		}
+	}
+}
