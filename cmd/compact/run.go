@@ -208,7 +208,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	}
 
 	if dryRun {
-		plan, err := eng.Plan(s, req)
+		plan, adjustments, err := eng.PlanAdjusted(s, req)
 		if errors.Is(err, compact.ErrNothingToCompact) {
 			return a.nothingToCompact(err)
 		}
@@ -216,12 +216,16 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		rep.planReport = newPlanReport(s, plan, keep)
+		rep.Adjustments = adjustments
 		if a.jsonOut {
 			return writeJSON(a.stdout, rep)
 		}
 		fmt.Fprintf(a.stdout, "dry run of %s; nothing was written\n", file)
 		printPlan(a.stdout, rep.planReport, "  ")
 		fmt.Fprintf(a.stdout, "  context now: %s tokens%s\n", num(rep.TokensBefore), ofWindow(rep.TokensBefore))
+		for _, adj := range adjustments {
+			fmt.Fprintf(a.stdout, "  adjusted: %s\n", groupDigits(adj))
+		}
 		return nil
 	}
 
