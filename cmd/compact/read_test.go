@@ -177,4 +177,3 @@ func TestTornLastLineRefusesAppend(t *testing.T) {
 		t.Fatalf("run --lenient: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
-
