@@ -429,9 +429,9 @@ func TestUnknownWindow(t *testing.T) {
 	}
 	contains(t, "reason", ir.Trigger.Reason, "never triggers")
 
-	c.okJSON(&ir, "inspect", "--json", "--window", "8000", "--reserve", "7500", file)
-	if ir.Window != 8000 || ir.WindowSource != fromFlag || !ir.Trigger.WouldTrigger || ir.Trigger.Threshold != 500 {
-		t.Errorf("--window 8000: window %d from %q, trigger %+v", ir.Window, ir.WindowSource, ir.Trigger)
+	c.okJSON(&ir, "inspect", "--json", "--window", "1100", "--reserve", "500", file)
+	if ir.Window != 1100 || ir.WindowSource != fromFlag || !ir.Trigger.WouldTrigger || ir.Trigger.Threshold != 600 {
+		t.Errorf("--window 1100: window %d from %q, trigger %+v", ir.Window, ir.WindowSource, ir.Trigger)
 	}
 	c.okJSON(&ir, "inspect", "--json", "--model", "claude-sonnet-4-5", file)
 	if ir.Window != 200000 || ir.ModelSource != fromFlag || ir.WindowSource != fromRegistry {
@@ -452,7 +452,7 @@ func TestDisableAuto(t *testing.T) {
 	c.env["COMPACT_DISABLE_AUTO"] = "1"
 	file := tinySession(t, "claude-sonnet-4-5", 10)
 	var ir inspectReport
-	c.okJSON(&ir, "inspect", "--json", "--window", "2000", "--reserve", "1500", file)
+	c.okJSON(&ir, "inspect", "--json", "--window", "1100", "--reserve", "500", file)
 	if !ir.Trigger.Disabled || ir.Trigger.WouldTrigger {
 		t.Errorf("disabled: trigger %+v", ir.Trigger)
 	}

@@ -174,7 +174,7 @@ func (st *settings) source(flag, key string) string {
 // a window given by --window or the config was checked by check).
 func (st *settings) fitWindow(info compact.ModelInfo) error {
 	w := info.ContextWindow
-	if w <= 0 || st.cfg.Window > 0 {
+	if w <= 0 {
 		return nil
 	}
 	for _, b := range []struct {
@@ -186,7 +186,43 @@ func (st *settings) fitWindow(info compact.ModelInfo) error {
 				st.source(b.flag, b.key), num(b.tokens), num(w), info.ID)
 		}
 	}
-	return nil
+	return st.targetUnderTrigger(info)
+}
+
+// targetUnderTrigger refuses a reserve policy whose trigger, once the
+// model's window is known, lies below its target: every compaction would
+// leave the context above the trigger, and the next call compact again.
+// Only settings given by a flag or the file are refused; the defaults on
+// a small window are left to the engine, which adapts its kept part.
+func (st *settings) targetUnderTrigger(info compact.ModelInfo) error {
+	c := st.cfg
+	if c.ReserveTokens <= 0 && c.TargetRatio <= 0 {
+		return nil
+	}
+	policy, err := c.TriggerPolicy()
+	if err != nil {
+		return err
+	}
+	p, ok := policy.(compact.Reserve)
+	if !ok {
+		return nil
+	}
+	trigger, _ := p.Threshold(info)
+	target := p.Target(info)
+	if target <= trigger {
+		return nil
+	}
+	reserve := p.Tokens
+	if reserve <= 0 {
+		reserve = compact.DefaultReserveTokens
+	}
+	what := st.source("reserve", "reserveTokens")
+	if c.ReserveTokens <= 0 {
+		what = "the default reserve"
+	}
+	return usagef("%s (%s tokens) leaves a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s-token window of model %q): "+
+		"the reserve may be at most %s tokens here; lower it or targetRatio",
+		what, num(reserve), num(trigger), num(target), num(info.ContextWindow), info.ID, num(info.ContextWindow-target))
 }
 
 // check refuses settings that make no sense together: a window too small

@@ -104,6 +104,9 @@ func TestSettingsOutOfRange(t *testing.T) {
 		{"target negative", `{"targetRatio": -0.2}`, nil, []string{"targetRatio", "(0, 1]"}},
 		{"target zero", `{"targetRatio": 0}`, nil, []string{"targetRatio", "(0, 1]", "got 0"}},
 		{"target above trigger", `{"policy": "ratio", "triggerRatio": 0.6, "targetRatio": 0.7}`, nil, []string{"targetRatio 0.7 is above triggerRatio 0.6"}},
+		{"reserve trigger below target", "", []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve (7,500 tokens) leaves a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
+		{"reserve key trigger below target", `{"reserveTokens": 150000}`, nil, []string{"reserveTokens (150,000 tokens) leaves a trigger of 50,000 tokens", "200,000-token window"}},
+		{"target ratio over reserve trigger", `{"targetRatio": 0.95}`, nil, []string{"the default reserve (16,384 tokens) leaves a trigger of 183,616 tokens, below the compaction target of 190,000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)
