@@ -231,11 +231,29 @@ var ErrChanged = errors.New("the file changed")
 var ErrTornEnd = errors.New("the file ends with an incomplete line")
 
 // Appendable returns the error Append would fail with before writing
-// anything because of how the file was read: an incomplete last line in a
-// session read without Options.Lenient (ErrTornEnd). Commands call it
+// anything because of the file itself: a file that cannot be written
+// (read-only, wrapping fs.ErrPermission), or an incomplete last line in a
+// session read without Options.Lenient (ErrTornEnd). It writes nothing. Commands call it
 // before spending a model call on an entry they could not append.
 func (s *Session) Appendable() error {
-	if s.file == "" || s.tornLine == 0 || s.opts.Lenient {
+	if s.file == "" {
+		return nil
+	}
+	fi, err := os.Stat(s.file)
+	if err != nil {
+		return fmt.Errorf("%s: append: %w", s.name, err)
+	}
+	if err := checkWritable(fi); err != nil {
+		return fmt.Errorf("%s: append: %w", s.name, err)
+	}
+	// Opening for appending writes nothing; it finds what the mode alone
+	// does not tell (another owner, a read-only mount).
+	f, err := os.OpenFile(s.file, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("%s: append: %w", s.name, err)
+	}
+	f.Close()
+	if s.tornLine == 0 || s.opts.Lenient {
 		return nil
 	}
 	// The append would start on a fresh line and leave the cut line in

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,21 @@ func TestDryRunShowsAdjustments(t *testing.T) {
 	keeps := func(s string) string { return strings.SplitN(strings.SplitN(s, "keeps entry ", 2)[1], " ", 2)[0] }
 	if keeps(after) != keeps(out) {
 		t.Errorf("the dry run keeps from %s, the run from %s", keeps(out), keeps(after))
+	}
+}
+
+// A read-only session file is refused before the model is asked for a
+// summary that could not be recorded.
+func TestRunReadOnlyBeforeModel(t *testing.T) {
+	file := copyFile(t, demoSession)
+	if err := os.Chmod(file, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	m := newFakeModel(t, summarizerOpenAI)
+	c := newCLI(t)
+	msg := c.fails(1, modelArgs(m, file, "--summary-window", "32768")...)
+	contains(t, "run on a read-only file", msg, file+": append: the file is read-only (mode 0444)")
+	if n := len(m.seen()); n != 0 {
+		t.Errorf("the model was asked %d times for a summary that could not be recorded", n)
 	}
 }
