@@ -36,12 +36,17 @@ type Config struct {
 	Models []ModelInfo `json:"models,omitempty"`
 }
 
-// ApplyEnv applies environment overrides: COMPACT_DISABLE_AUTO=1 (or
-// true) sets DisableAuto. getenv is usually os.Getenv.
+// ApplyEnv applies environment overrides. The environment wins over the
+// configuration both ways: COMPACT_DISABLE_AUTO=1 (true, yes, on) sets
+// DisableAuto, COMPACT_DISABLE_AUTO=0 (false, no, off) clears it; unset
+// or any other value leaves it as configured. getenv is usually
+// os.Getenv.
 func (c *Config) ApplyEnv(getenv func(string) string) {
 	switch strings.ToLower(strings.TrimSpace(getenv(EnvDisableAuto))) {
 	case "1", "true", "yes", "on":
 		c.DisableAuto = true
+	case "0", "false", "no", "off":
+		c.DisableAuto = false
 	}
 }
 

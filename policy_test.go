@@ -87,6 +87,20 @@ func TestConfig(t *testing.T) {
 			t.Errorf("%s=%q did not disable", EnvDisableAuto, v)
 		}
 	}
+	// The environment wins both ways: 0 switches automatic compaction back
+	// on over a configured DisableAuto; other values leave it alone.
+	for v, want := range map[string]bool{"0": false, "false": false, " Off ": false, "no": false, "": true, "maybe": true} {
+		c := Config{DisableAuto: true}
+		c.ApplyEnv(func(k string) string {
+			if k == EnvDisableAuto {
+				return v
+			}
+			return ""
+		})
+		if c.DisableAuto != want {
+			t.Errorf("disableAuto true and %s=%q: DisableAuto %v, want %v", EnvDisableAuto, v, c.DisableAuto, want)
+		}
+	}
 	for name, want := range map[string]string{"": "reserve", "reserve": "reserve", "ratio": "ratio", "input": "input"} {
 		p, err := Config{Policy: name}.TriggerPolicy()
 		if err != nil || p.Name() != want {

@@ -105,13 +105,9 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		}
 	}
 	st.flagSet = func(string) bool { return false }
-	st.cfg.ApplyEnv(a.getenv)
 	// The environment wins both ways: COMPACT_DISABLE_AUTO=0 switches
 	// automatic compaction back on over the file's disableAuto.
-	switch strings.ToLower(strings.TrimSpace(a.getenv(compact.EnvDisableAuto))) {
-	case "0", "false", "no", "off":
-		st.cfg.DisableAuto = false
-	}
+	st.cfg.ApplyEnv(a.getenv)
 
 	if lf == nil {
 		return st, nil
