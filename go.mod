@@ -1,6 +1,6 @@
 module github.com/compactkit/compact
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/goccy/go-json v0.12.0
@@ -9,5 +9,5 @@ require (
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
+	github.com/spf13/pflag v1.0.10 // indirect
 )

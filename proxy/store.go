@@ -1,0 +1,91 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// ErrNotFound is returned by Store.Get for a key that has no record.
+var ErrNotFound = errors.New("proxy: no record")
+
+// Store keeps the proxy's per-conversation state between requests: the
+// compactions applied so far and the last reported usage. Implementations
+// must be safe for concurrent use; Put replaces the record atomically (a
+// reader sees the old record or the new one, never a mix), and a record
+// may vanish at any time (expiry, eviction): the proxy then only loses the
+// chance to reuse it.
+//
+// Keys are opaque strings of at most 128 bytes made of [0-9a-z:]; they
+// never contain a credential or a client id in clear (they are hashes).
+type Store interface {
+	// Get returns the record stored under key, or an error wrapping
+	// ErrNotFound.
+	Get(ctx context.Context, key string) (*Record, error)
+	// Put stores rec under key, replacing any record there.
+	Put(ctx context.Context, key string, rec *Record) error
+	// Close releases the store.
+	Close() error
+}
+
+// Record is the state of one conversation key.
+type Record struct {
+	// Checkpoints are the compactions recorded under this key, newest
+	// first. Several exist when different histories share a key (a Codex
+	// sub-agent reuses its parent's session id); a request uses the one
+	// whose chain matches its own prefix. The proxy keeps at most a few.
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Last is the last response's accounting, nil before the first one.
+	Last *LastCall `json:"last,omitempty"`
+	// Updated is when the record was last written.
+	Updated time.Time `json:"updated"`
+}
+
+// Checkpoint is one compaction: the first Covered items of the list (after
+// the head items) are replaced by Summary.
+type Checkpoint struct {
+	// Covered is the number of units replaced, counted from the first unit
+	// after the head.
+	Covered int `json:"covered"`
+	// Chain is the hex hash chain of the covered units' digests; the
+	// checkpoint applies to a request only when its own first Covered
+	// units hash to the same chain.
+	Chain string `json:"chain"`
+	// Item is the summary list element exactly as sent upstream; every
+	// later request of the conversation carries these same bytes.
+	Item []byte `json:"item"`
+	// Summary is the summary text (file lists included), merged into the
+	// next compaction.
+	Summary string `json:"summary"`
+	// ReadFiles and ModifiedFiles are the file lists of the summary.
+	ReadFiles     []string `json:"readFiles,omitempty"`
+	ModifiedFiles []string `json:"modifiedFiles,omitempty"`
+	// TokensBefore and TokensAfter are the context sizes around the
+	// compaction (measured, then estimated).
+	TokensBefore int `json:"tokensBefore"`
+	TokensAfter  int `json:"tokensAfter"`
+	// Reason is why it ran (compact.ReasonThreshold or ReasonOverflow).
+	Reason compact.Reason `json:"reason"`
+	// Summarizer names what wrote the summary.
+	Summarizer string `json:"summarizer"`
+	// Created is when the compaction was recorded.
+	Created time.Time `json:"created"`
+}
+
+// LastCall is the accounting of a conversation's latest response.
+type LastCall struct {
+	// Units is how many units (after the head) the request had; Chain is
+	// their hash chain, so a later request can tell whether it extends
+	// the same history.
+	Units int    `json:"units"`
+	Chain string `json:"chain"`
+	// Usage is what the provider reported for the request as it was sent
+	// upstream (compacted or not).
+	Usage compact.Usage `json:"usage"`
+	// Overflow is true when the response reported a context overflow
+	// inside an already started stream: the next request is compacted
+	// first.
+	Overflow bool `json:"overflow,omitempty"`
+}
