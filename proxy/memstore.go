@@ -1,0 +1,198 @@
+package proxy
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// MemStoreOptions configures a MemStore. The zero value is ready to use.
+type MemStoreOptions struct {
+	// MaxBytes bounds the total size of the stored records, counted as
+	// the length of their JSON encodings. A Put that goes beyond it evicts
+	// the least recently used records (used: found by Get, or written by
+	// Put) until the total fits again; the record just written is never
+	// evicted, so one record larger than MaxBytes is kept alone. 0 means
+	// DefaultStoreMaxBytes; a negative value means no limit.
+	MaxBytes int64
+	// TTL is how long a record lives after its last use; an expired
+	// record is never returned and is dropped on the next Get or Put. 0
+	// means DefaultStoreTTL; a negative value means records never expire.
+	TTL time.Duration
+	// Now is the clock; nil means time.Now. Tests pass a fake one.
+	Now func() time.Time
+}
+
+// MemStore is a Store that lives in the process's memory and is lost when
+// it exits: for tests and for running the proxy without a state file
+// (compact proxy --store memory). It applies the same size limit and
+// expiry as the file store. Records are kept JSON-encoded, like the other
+// stores do, so a caller never shares memory with a stored record and the
+// size limit means the same thing everywhere.
+type MemStore struct {
+	maxBytes int64
+	ttl      time.Duration
+	now      func() time.Time
+
+	mu     sync.Mutex
+	closed bool
+	byKey  map[string]*list.Element
+	// order holds *memEntry from the least recently used (front) to the
+	// most recently used (back), so eviction and expiry take the front.
+	order *list.List
+	bytes int64
+}
+
+// memEntry is one record of a MemStore.
+type memEntry struct {
+	key  string
+	val  []byte
+	used time.Time
+}
+
+// NewMemStore returns an empty MemStore.
+func NewMemStore(opts MemStoreOptions) *MemStore {
+	s := &MemStore{
+		maxBytes: opts.MaxBytes,
+		ttl:      opts.TTL,
+		now:      opts.Now,
+		byKey:    make(map[string]*list.Element),
+		order:    list.New(),
+	}
+	if s.maxBytes == 0 {
+		s.maxBytes = DefaultStoreMaxBytes
+	}
+	if s.ttl == 0 {
+		s.ttl = DefaultStoreTTL
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Get returns the record stored under key and marks it used, or an error
+// wrapping ErrNotFound when there is none or it expired.
+func (s *MemStore) Get(ctx context.Context, key string) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	el, ok := s.byKey[key]
+	if !ok {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("memory store: %w", ErrNotFound)
+	}
+	e := el.Value.(*memEntry)
+	if s.expired(e, now) {
+		s.remove(el)
+		s.mu.Unlock()
+		return nil, fmt.Errorf("memory store: %w", ErrNotFound)
+	}
+	e.used = now
+	s.order.MoveToBack(el)
+	val := e.val
+	s.mu.Unlock()
+
+	// An entry's val is never modified once stored (Put replaces the
+	// entry), so it can be decoded outside the lock.
+	var rec Record
+	if err := json.Unmarshal(val, &rec); err != nil {
+		s.mu.Lock()
+		if el, ok := s.byKey[key]; ok && el.Value.(*memEntry) == e {
+			s.remove(el)
+		}
+		s.mu.Unlock()
+		return nil, fmt.Errorf("memory store: %w (deleted): %w", ErrCorrupt, err)
+	}
+	return &rec, nil
+}
+
+// Put stores rec under key, replacing any record there, and marks it
+// used. It drops expired records and, beyond MaxBytes, the least recently
+// used ones.
+func (s *MemStore) Put(ctx context.Context, key string, rec *Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if rec == nil {
+		return fmt.Errorf("memory store: nil record")
+	}
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("memory store: encode record: %w", err)
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if el, ok := s.byKey[key]; ok {
+		s.remove(el)
+	}
+	el := s.order.PushBack(&memEntry{key: key, val: val, used: now})
+	s.byKey[key] = el
+	s.bytes += int64(len(val))
+	s.purge(now, el)
+	return nil
+}
+
+// Close empties the store; later calls return ErrClosed. Closing twice is
+// harmless.
+func (s *MemStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.byKey = nil
+	s.order.Init()
+	s.bytes = 0
+	return nil
+}
+
+// Len returns the number of records held (expired ones not yet dropped
+// included) and the total size of their encodings.
+func (s *MemStore) Len() (records int, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.order.Len(), s.bytes
+}
+
+// expired reports whether e's last use is a TTL or more before now.
+func (s *MemStore) expired(e *memEntry, now time.Time) bool {
+	return s.ttl > 0 && now.Sub(e.used) >= s.ttl
+}
+
+// purge drops expired records from the least recently used end, then
+// evicts from that end while the total is over the limit, stopping at
+// keep. The caller holds s.mu.
+func (s *MemStore) purge(now time.Time, keep *list.Element) {
+	for el := s.order.Front(); el != nil && el != keep && s.expired(el.Value.(*memEntry), now); el = s.order.Front() {
+		s.remove(el)
+	}
+	for el := s.order.Front(); el != nil && el != keep && s.maxBytes > 0 && s.bytes > s.maxBytes; el = s.order.Front() {
+		s.remove(el)
+	}
+}
+
+// remove deletes el's record. The caller holds s.mu.
+func (s *MemStore) remove(el *list.Element) {
+	e := el.Value.(*memEntry)
+	s.order.Remove(el)
+	delete(s.byKey, e.key)
+	s.bytes -= int64(len(e.val))
+}

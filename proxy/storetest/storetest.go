@@ -1,0 +1,488 @@
+// Package storetest checks that an implementation of proxy.Store behaves
+// as the proxy expects. Every store runs the same tests from its own test
+// file:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+//			return mystore.New(cfg.MaxBytes, cfg.TTL, cfg.Clock.Now)
+//		})
+//	}
+//
+// Run groups three sets a store can also run alone: RunBasic (round trip,
+// replacement, isolation, key checks, cancellation, concurrency, Close),
+// RunTTL (expiry after the last use) and RunLRU (eviction of the least
+// recently used records beyond a byte budget). A store whose expiry or
+// eviction lives in a server, not in the client, may leave out the sets it
+// cannot honour and say so.
+//
+// The tests never sleep: time moves only through Config.Clock, by whole
+// minutes between operations whose order matters, so a store may record
+// uses with a resolution of up to a second.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy"
+)
+
+// Config is what a subtest asks of the store it opens.
+type Config struct {
+	// MaxBytes is the byte budget (see proxy.MemStoreOptions.MaxBytes);
+	// negative means none. RunBasic and RunTTL pass -1.
+	MaxBytes int64
+	// TTL is the life of a record after its last use; negative means
+	// none. RunBasic and RunLRU pass -1.
+	TTL time.Duration
+	// Clock is the time the store must read; it moves only when a test
+	// advances it.
+	Clock *Clock
+}
+
+// Opener opens a new, empty store configured by cfg. Run closes it at the
+// end of the subtest (unless the subtest closed it itself); the Opener
+// fails t when it cannot open one.
+type Opener func(t *testing.T, cfg Config) proxy.Store
+
+// Clock is a manual clock for stores under test.
+type Clock struct {
+	mu    sync.Mutex
+	now   time.Time
+	hooks []func(time.Duration)
+}
+
+// NewClock returns a clock set to a fixed instant.
+func NewClock() *Clock {
+	return &Clock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d and then calls the OnAdvance hooks.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	hooks := append([]func(time.Duration){}, c.hooks...)
+	c.mu.Unlock()
+	for _, h := range hooks {
+		h(d)
+	}
+}
+
+// OnAdvance registers f to be called after each Advance: a store whose
+// clock lives elsewhere (a test server) moves it there.
+func (c *Clock) OnAdvance(f func(time.Duration)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hooks = append(c.hooks, f)
+}
+
+// Run runs RunBasic, RunTTL and RunLRU.
+func Run(t *testing.T, open Opener) {
+	t.Run("Basic", func(t *testing.T) { RunBasic(t, open) })
+	t.Run("TTL", func(t *testing.T) { RunTTL(t, open) })
+	t.Run("LRU", func(t *testing.T) { RunLRU(t, open) })
+}
+
+// harness is one subtest's store and clock.
+type harness struct {
+	t      *testing.T
+	clock  *Clock
+	store  proxy.Store
+	closed bool
+}
+
+func newHarness(t *testing.T, open Opener, maxBytes int64, ttl time.Duration) *harness {
+	t.Helper()
+	h := &harness{t: t, clock: NewClock()}
+	h.store = open(t, Config{MaxBytes: maxBytes, TTL: ttl, Clock: h.clock})
+	t.Cleanup(func() {
+		if !h.closed {
+			if err := h.store.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		}
+	})
+	return h
+}
+
+func (h *harness) close() error {
+	h.closed = true
+	return h.store.Close()
+}
+
+func (h *harness) put(key string, rec *proxy.Record) {
+	h.t.Helper()
+	if err := h.store.Put(context.Background(), key, rec); err != nil {
+		h.t.Fatalf("Put(%q): %v", key, err)
+	}
+}
+
+// get returns the record under key, nil when the store reports
+// ErrNotFound; any other error fails the test.
+func (h *harness) get(key string) *proxy.Record {
+	h.t.Helper()
+	rec, err := h.store.Get(context.Background(), key)
+	if errors.Is(err, proxy.ErrNotFound) {
+		if rec != nil {
+			h.t.Fatalf("Get(%q) returned a record with ErrNotFound", key)
+		}
+		return nil
+	}
+	if err != nil {
+		h.t.Fatalf("Get(%q): %v", key, err)
+	}
+	if rec == nil {
+		h.t.Fatalf("Get(%q) returned a nil record and no error", key)
+	}
+	return rec
+}
+
+// present lists which of keys the store still returns, in order.
+func (h *harness) present(keys ...string) string {
+	h.t.Helper()
+	var out []string
+	for _, k := range keys {
+		if h.get(k) != nil {
+			out = append(out, k)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// use reads keys in order, a minute apart, and lists those the store
+// still returns.
+func (h *harness) use(keys ...string) string {
+	h.t.Helper()
+	var out []string
+	for _, k := range keys {
+		if h.get(k) != nil {
+			out = append(out, k)
+		}
+		h.clock.Advance(time.Minute)
+	}
+	return strings.Join(out, ",")
+}
+
+// fullRecord is a record with every field set, non-ASCII text and a raw
+// JSON item included.
+func fullRecord() *proxy.Record {
+	at := time.Date(2026, 11, 2, 3, 4, 5, 600, time.UTC)
+	return &proxy.Record{
+		Checkpoints: []proxy.Checkpoint{
+			{
+				Covered:       12,
+				Chain:         strings.Repeat("ab", 32),
+				Item:          []byte(`{"role":"user","content":"<summary>\nwork so far – «done»\n</summary>"}`),
+				Summary:       "work so far – «done» ✓\nline two",
+				ReadFiles:     []string{"a.go", "dir/b.go"},
+				ModifiedFiles: []string{"c.go"},
+				TokensBefore:  180000,
+				TokensAfter:   21000,
+				Reason:        compact.ReasonThreshold,
+				Summarizer:    "extractive",
+				Created:       at,
+			},
+			{Covered: 3, Chain: "00", Item: []byte(`{}`), Summary: "older", Reason: compact.ReasonOverflow, Created: at.Add(-time.Hour)},
+		},
+		Last: &proxy.LastCall{
+			Units:    40,
+			Chain:    strings.Repeat("cd", 32),
+			Usage:    compact.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, Total: 100},
+			Overflow: true,
+		},
+		Updated: at,
+	}
+}
+
+// sameRecord compares two records by their JSON encodings, which is what
+// stores keep.
+func sameRecord(t *testing.T, got, want *proxy.Record) {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(g) != string(w) {
+		t.Fatalf("record differs\n got: %s\nwant: %s", g, w)
+	}
+}
+
+// RunBasic checks the store's core behaviour with no size limit and no
+// expiry.
+func RunBasic(t *testing.T, open Opener) {
+	ctx := context.Background()
+	basic := func(t *testing.T) *harness { return newHarness(t, open, -1, -1) }
+
+	t.Run("NotFound", func(t *testing.T) {
+		h := basic(t)
+		rec, err := h.store.Get(ctx, "k:missing")
+		if !errors.Is(err, proxy.ErrNotFound) || rec != nil {
+			t.Fatalf("Get of a missing key = %v, %v; want nil and ErrNotFound", rec, err)
+		}
+	})
+
+	t.Run("RoundTrip", func(t *testing.T) {
+		h := basic(t)
+		want := fullRecord()
+		h.put("k:1", want)
+		sameRecord(t, h.get("k:1"), want)
+		// An empty record round-trips too.
+		h.put("k:2", &proxy.Record{})
+		sameRecord(t, h.get("k:2"), &proxy.Record{})
+	})
+
+	t.Run("Replace", func(t *testing.T) {
+		h := basic(t)
+		h.put("k", fullRecord())
+		second := &proxy.Record{Last: &proxy.LastCall{Units: 2}}
+		h.put("k", second)
+		sameRecord(t, h.get("k"), second)
+	})
+
+	t.Run("KeysAreIndependent", func(t *testing.T) {
+		h := basic(t)
+		a, b := fullRecord(), &proxy.Record{Last: &proxy.LastCall{Units: 7}}
+		h.put("a", a)
+		h.put("b", b)
+		sameRecord(t, h.get("a"), a)
+		sameRecord(t, h.get("b"), b)
+	})
+
+	t.Run("NoSharedMemory", func(t *testing.T) {
+		h := basic(t)
+		rec := fullRecord()
+		h.put("k", rec)
+		rec.Checkpoints[0].Item[0] = 'X'
+		rec.Checkpoints[0].Summary = "changed after Put"
+		got := h.get("k")
+		sameRecord(t, got, fullRecord())
+		got.Checkpoints[0].Item[0] = 'Y'
+		got.Last.Units = -1
+		sameRecord(t, h.get("k"), fullRecord())
+	})
+
+	t.Run("BadKeys", func(t *testing.T) {
+		h := basic(t)
+		for _, key := range []string{"", "UPPER", "sk-ant-api03 secret", "a/b", strings.Repeat("a", proxy.MaxKeyLen+1)} {
+			if err := h.store.Put(ctx, key, &proxy.Record{}); err == nil {
+				t.Errorf("Put(%q) accepted the key", key)
+			}
+			if _, err := h.store.Get(ctx, key); err == nil || errors.Is(err, proxy.ErrNotFound) {
+				t.Errorf("Get(%q) = %v; want a key error", key, err)
+			} else if key != "" && strings.Contains(err.Error(), key) {
+				t.Errorf("Get(%q) error quotes the key: %v", key, err)
+			}
+		}
+		long := strings.Repeat("0123456789abcdef", proxy.MaxKeyLen/16)
+		h.put(long, &proxy.Record{})
+		h.get(long)
+	})
+
+	t.Run("NilRecord", func(t *testing.T) {
+		h := basic(t)
+		if err := h.store.Put(ctx, "k", nil); err == nil {
+			t.Fatal("Put of a nil record succeeded")
+		}
+	})
+
+	t.Run("CanceledContext", func(t *testing.T) {
+		h := basic(t)
+		h.put("k", fullRecord())
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := h.store.Get(cctx, "k"); !errors.Is(err, context.Canceled) {
+			t.Errorf("Get with a canceled context = %v; want context.Canceled", err)
+		}
+		if err := h.store.Put(cctx, "k", &proxy.Record{}); !errors.Is(err, context.Canceled) {
+			t.Errorf("Put with a canceled context = %v; want context.Canceled", err)
+		}
+		sameRecord(t, h.get("k"), fullRecord())
+	})
+
+	t.Run("Concurrent", func(t *testing.T) {
+		// Writers store records whose fields agree with each other; a
+		// reader must only ever see whole records.
+		h := basic(t)
+		const workers, rounds = 6, 40
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*rounds)
+		for w := range workers {
+			wg.Go(func() {
+				for i := range rounds {
+					key := fmt.Sprintf("k:%d", (w+i)%3)
+					n := w*1000 + i
+					rec := &proxy.Record{
+						Checkpoints: []proxy.Checkpoint{{Covered: n, Summary: strings.Repeat(fmt.Sprint(n%10), n%50+1)}},
+						Last:        &proxy.LastCall{Units: n},
+					}
+					if err := h.store.Put(ctx, key, rec); err != nil {
+						errs <- fmt.Errorf("Put: %w", err)
+						return
+					}
+					got, err := h.store.Get(ctx, fmt.Sprintf("k:%d", (w+i+1)%3))
+					if errors.Is(err, proxy.ErrNotFound) {
+						continue
+					}
+					if err != nil {
+						errs <- fmt.Errorf("Get: %w", err)
+						return
+					}
+					m := got.Last.Units
+					if len(got.Checkpoints) != 1 || got.Checkpoints[0].Covered != m || got.Checkpoints[0].Summary != strings.Repeat(fmt.Sprint(m%10), m%50+1) {
+						errs <- fmt.Errorf("Get returned a mixed record: %+v", got)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+
+	t.Run("Closed", func(t *testing.T) {
+		h := basic(t)
+		h.put("k", fullRecord())
+		if err := h.close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := h.store.Put(ctx, "k", &proxy.Record{}); err == nil {
+			t.Error("Put after Close succeeded")
+		}
+		if _, err := h.store.Get(ctx, "k"); err == nil {
+			t.Error("Get after Close succeeded")
+		}
+	})
+}
+
+// RunTTL checks that a record expires a TTL after its last use, and that
+// a Get counts as a use.
+func RunTTL(t *testing.T, open Opener) {
+	const ttl = time.Hour
+
+	t.Run("ExpiresAfterLastUse", func(t *testing.T) {
+		h := newHarness(t, open, -1, ttl)
+		h.put("a", fullRecord())
+		h.put("b", fullRecord())
+		h.clock.Advance(ttl - time.Minute)
+		sameRecord(t, h.get("a"), fullRecord()) // a is used again, b is not
+		h.clock.Advance(2 * time.Minute)
+		if got := h.present("a", "b"); got != "a" {
+			t.Fatalf("after %v, present = %q; want a (b unused for longer than the TTL)", ttl+time.Minute, got)
+		}
+		h.clock.Advance(ttl)
+		if got := h.present("a", "b"); got != "" {
+			t.Fatalf("after a further TTL, present = %q; want none", got)
+		}
+	})
+
+	t.Run("PutRenews", func(t *testing.T) {
+		h := newHarness(t, open, -1, ttl)
+		h.put("a", fullRecord())
+		h.clock.Advance(ttl - time.Minute)
+		h.put("a", &proxy.Record{})
+		h.clock.Advance(ttl - time.Minute)
+		if h.get("a") == nil {
+			t.Fatal("a record rewritten within its TTL expired")
+		}
+	})
+
+	t.Run("ExpiredThenRewritten", func(t *testing.T) {
+		h := newHarness(t, open, -1, ttl)
+		h.put("a", fullRecord())
+		h.clock.Advance(2 * ttl)
+		h.put("b", &proxy.Record{}) // may purge a
+		h.put("a", &proxy.Record{Last: &proxy.LastCall{Units: 3}})
+		sameRecord(t, h.get("a"), &proxy.Record{Last: &proxy.LastCall{Units: 3}})
+	})
+}
+
+// RunLRU checks that a Put beyond the byte budget evicts the least
+// recently used records, where both Get and Put count as uses, and that
+// the budget counts each record once however often it is rewritten.
+func RunLRU(t *testing.T, open Opener) {
+	// Records of equal size; the budget holds three and a half of them.
+	rec := func(key string) *proxy.Record {
+		return &proxy.Record{Checkpoints: []proxy.Checkpoint{{Summary: "summary of " + key + strings.Repeat(".", 200)}}}
+	}
+	enc, err := json.Marshal(rec("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(enc))
+	budget := 3*size + size/2
+
+	t.Run("EvictsLeastRecentlyUsed", func(t *testing.T) {
+		h := newHarness(t, open, budget, -1)
+		for _, k := range []string{"a", "b", "c"} {
+			h.put(k, rec(k))
+			h.clock.Advance(time.Minute)
+		}
+		h.get("a") // a is now more recent than b and c
+		h.clock.Advance(time.Minute)
+		h.put("d", rec("d"))
+		h.clock.Advance(time.Minute)
+		if got := h.use("b", "a", "c", "d"); got != "a,c,d" {
+			t.Fatalf("present = %q; want a,c,d (b, the least recently used, evicted)", got)
+		}
+		// a, c and d were read in that order: a is now the least recently
+		// used.
+		h.put("e", rec("e"))
+		h.clock.Advance(time.Minute)
+		if got := h.use("a", "c", "d", "e"); got != "c,d,e" {
+			t.Fatalf("present = %q; want c,d,e", got)
+		}
+	})
+
+	t.Run("RewritesCountOnce", func(t *testing.T) {
+		h := newHarness(t, open, budget, -1)
+		for _, k := range []string{"a", "b", "c"} {
+			h.put(k, rec(k))
+			h.clock.Advance(time.Minute)
+		}
+		for range 20 {
+			h.put("c", rec("c"))
+			h.clock.Advance(time.Minute)
+		}
+		if got := h.use("a", "b", "c"); got != "a,b,c" {
+			t.Fatalf("after rewriting c 20 times, present = %q; want a,b,c", got)
+		}
+	})
+
+	t.Run("OversizedRecordKeptAlone", func(t *testing.T) {
+		h := newHarness(t, open, budget, -1)
+		h.put("a", rec("a"))
+		h.clock.Advance(time.Minute)
+		big := &proxy.Record{Checkpoints: []proxy.Checkpoint{{Summary: strings.Repeat("x", int(budget))}}}
+		h.put("big", big)
+		if got := h.use("a", "big"); got != "big" {
+			t.Fatalf("present = %q; want big", got)
+		}
+		sameRecord(t, h.get("big"), big)
+		h.clock.Advance(time.Minute)
+		h.put("b", rec("b"))
+		if got := h.use("b", "big"); got != "b" {
+			t.Fatalf("after a later Put, present = %q; want b", got)
+		}
+	})
+}
