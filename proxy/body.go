@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	// klauspost/compress provides zstd, which the standard library lacks
+	// and Codex uses for its request bodies, and a gzip that reads and
+	// writes several times faster than compress/gzip with the same API.
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// errTooLarge is wrapped by readBody when the body, as sent or once
+// decoded, is larger than the limit. The proxy answers 413.
+var errTooLarge = errors.New("request body too large")
+
+// errUnknownEncoding is returned by readBody for a Content-Encoding it
+// cannot decode. The raw body is still returned: the proxy forwards it
+// untouched, without compacting.
+var errUnknownEncoding = errors.New("request body has an unknown content encoding")
+
+// errBadEncoding is wrapped by readBody when the body does not decode as
+// its Content-Encoding says. The raw body is still returned, so the proxy
+// can forward it untouched and let the upstream answer.
+var errBadEncoding = errors.New("request body does not decode")
+
+// The decoders and encoders are pooled: a zstd decoder or encoder costs
+// hundreds of kilobytes to set up, and a gzip writer tens. The pools hold
+// no state a caller can observe; they are package-level only so that
+// readBody and encodeBody stay plain functions.
+var (
+	zstdDecoders = sync.Pool{New: func() any {
+		// Concurrency 1 decodes on the caller's goroutine, so a pooled
+		// decoder holds no goroutines. The memory cap is set per call.
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			panic(fmt.Sprintf("proxy: zstd decoder options: %v", err))
+		}
+		return d
+	}}
+	zstdEncoders = sync.Pool{New: func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			panic(fmt.Sprintf("proxy: zstd encoder options: %v", err))
+		}
+		return e
+	}}
+	gzipReaders sync.Pool // *gzip.Reader
+	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+)
+
+// contentEncoding returns r's Content-Encoding in lower case, "" for none
+// or identity.
+func contentEncoding(h http.Header) string {
+	enc := strings.ToLower(strings.TrimSpace(strings.Join(h.Values("Content-Encoding"), ",")))
+	if enc == "identity" {
+		return ""
+	}
+	return enc
+}
+
+// readBody reads r's body, at most limit bytes of it as sent, and decodes
+// it according to its Content-Encoding (none, identity, gzip or zstd),
+// again at most limit bytes. It returns the bytes as sent and the decoded
+// body (the same slice when there is no encoding).
+//
+// A body over the limit, as sent or decoded, gives an error wrapping
+// errTooLarge, and nothing else: a decoding stops at the limit, so a small
+// body that inflates enormously costs no more than limit bytes of memory.
+// An encoding other than those gives raw, nil and errUnknownEncoding; a
+// body that fails to decode gives raw, nil and an error wrapping
+// errBadEncoding. A failure to read gives the read error.
+func readBody(r *http.Request, limit int64) (raw, decoded []byte, err error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil, nil
+	}
+	if r.ContentLength > limit {
+		return nil, nil, fmt.Errorf("%w: Content-Length %d is over the limit of %d bytes", errTooLarge, r.ContentLength, limit)
+	}
+	raw, err = readAtMost(r.Body, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	enc := contentEncoding(r.Header)
+	switch enc {
+	case "":
+		return raw, raw, nil
+	case "gzip", "x-gzip":
+		decoded, err = gunzip(raw, limit)
+	case "zstd":
+		decoded, err = unzstd(raw, limit)
+	default:
+		return raw, nil, fmt.Errorf("%w: %q", errUnknownEncoding, enc)
+	}
+	if errors.Is(err, errTooLarge) {
+		return nil, nil, err
+	}
+	if err != nil {
+		return raw, nil, fmt.Errorf("%w: %s: %w", errBadEncoding, enc, err)
+	}
+	return raw, decoded, nil
+}
+
+// readAtMost reads r to the end, failing with errTooLarge as soon as it
+// has more than limit bytes.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// gunzip decodes a gzip body (all its members) of at most limit bytes.
+func gunzip(raw []byte, limit int64) ([]byte, error) {
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(raw))
+	} else {
+		err = zr.Reset(bytes.NewReader(raw))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer gzipReaders.Put(zr)
+	out, err := readAtMost(zr, limit)
+	if errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("%w: decoded gzip body has more than %d bytes", errTooLarge, limit)
+	}
+	return out, err
+}
+
+// unzstd decodes a zstd body (all its frames) of at most limit bytes.
+func unzstd(raw []byte, limit int64) ([]byte, error) {
+	d := zstdDecoders.Get().(*zstd.Decoder)
+	defer zstdDecoders.Put(d)
+	// The decoder's memory cap bounds both the decoded size and the window
+	// a frame may declare. Streaming encoders declare windows of up to
+	// 8 MiB at the usual levels whatever the body's size, so the cap is
+	// never below that; the exact limit is checked on the result.
+	if err := d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(max(limit, zstdMinWindowCap)))); err != nil {
+		return nil, err
+	}
+	out, err := d.DecodeAll(raw, nil)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || err == nil && int64(len(out)) > limit {
+		return nil, fmt.Errorf("%w: decoded zstd body has more than %d bytes", errTooLarge, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// zstdMinWindowCap is the smallest memory cap given to the zstd decoder:
+// the window of zstd levels up to 19.
+const zstdMinWindowCap = 8 << 20
+
+// encodeBody encodes a rewritten body for the Content-Encoding the client
+// used, as the encoding returned by contentEncoding names it ("" for
+// none): gzip at the default level, zstd at level 3 (SpeedDefault). The
+// upstream then reads the body the way the request's headers say.
+func encodeBody(encoding string, decoded []byte) ([]byte, error) {
+	switch strings.ToLower(encoding) {
+	case "", "identity":
+		return decoded, nil
+	case "gzip", "x-gzip":
+		var buf bytes.Buffer
+		zw := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(zw)
+		zw.Reset(&buf)
+		if _, err := zw.Write(decoded); err != nil {
+			return nil, fmt.Errorf("gzip request body: %w", err)
+		}
+		if err := zw.Close(); err != nil {
+			return nil, fmt.Errorf("gzip request body: %w", err)
+		}
+		return buf.Bytes(), nil
+	case "zstd":
+		e := zstdEncoders.Get().(*zstd.Encoder)
+		defer zstdEncoders.Put(e)
+		return e.EncodeAll(decoded, make([]byte, 0, len(decoded)/4+64)), nil
+	default:
+		return nil, fmt.Errorf("%w: %q", errUnknownEncoding, encoding)
+	}
+}
