@@ -390,3 +390,43 @@ func TestEncodeTimeSorts(t *testing.T) {
 		}
 	}
 }
+
+func benchRecord() *proxy.Record {
+	rec := record(1)
+	rec.Checkpoints[0].Summary = strings.Repeat("a summary line of some length\n", 300) // ~9 KB
+	return rec
+}
+
+func BenchmarkPut(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "proxy.db"), Options{SweepEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	rec := benchRecord()
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := s.Put(ctx, "k:"+strings.Repeat("0", i%64), rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	s, err := Open(filepath.Join(b.TempDir(), "proxy.db"), Options{SweepEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Put(ctx, "k", benchRecord()); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := s.Get(ctx, "k"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
