@@ -55,8 +55,8 @@ var (
 	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
 )
 
-// contentEncoding returns r's Content-Encoding in lower case, "" for none
-// or identity.
+// contentEncoding returns the Content-Encoding of h in lower case, ""
+// for none or identity. The proxy passes it to encodeBody.
 func contentEncoding(h http.Header) string {
 	enc := strings.ToLower(strings.TrimSpace(strings.Join(h.Values("Content-Encoding"), ",")))
 	if enc == "identity" {
