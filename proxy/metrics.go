@@ -33,6 +33,7 @@ const (
 	stageSplice    = "splice"    // building the compacted request
 	stageEncode    = "encode"    // re-encoding the compacted body
 	stageObserve   = "observe"   // reading usage from the response
+	stageInternal  = "internal"  // an unexpected failure (a recovered panic)
 
 	// Fallbacks (fallback).
 	fallbackExtractive = "extractive" // a model summary failed; the extractive one was used
@@ -57,7 +58,7 @@ var (
 	metricReasons     = []string{string(compact.ReasonThreshold), string(compact.ReasonOverflow), string(compact.ReasonManual), string(reasonAgent), labelOther}
 	metricSummarizers = []string{summarizerExtractive, summarizerOpenAI, summarizerAnthropic, summarizerNative, summarizerModel, summarizerNone}
 	metricLookups     = []string{lookupHit, lookupMiss, lookupError, labelOther}
-	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, labelOther}
+	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, stageInternal, labelOther}
 	metricFallbacks   = []string{fallbackExtractive, fallbackTruncate, labelOther}
 )
 

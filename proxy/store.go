@@ -84,6 +84,10 @@ type LastCall struct {
 	// Usage is what the provider reported for the request as it was sent
 	// upstream (compacted or not).
 	Usage compact.Usage `json:"usage"`
+	// Applied is the Chain of the checkpoint the request was sent with,
+	// "" when it went upstream uncompacted: usage measured on one rewrite
+	// says nothing about another.
+	Applied string `json:"applied,omitempty"`
 	// Overflow is true when the response reported a context overflow
 	// inside an already started stream: the next request is compacted
 	// first.

@@ -346,6 +346,7 @@ it is unknown, automatic compaction never triggers.`,
 		a.treeCommand(),
 		a.forkCommand(),
 		a.migrateCommand(),
+		a.proxyCommand(),
 	)
 	// The configuration, environment and exit codes are described once,
 	// in "compact --help"; each command's help points there.

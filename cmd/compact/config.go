@@ -34,6 +34,8 @@ type settings struct {
 	// summarizerConfig); the flags of "compact run" are applied later, in
 	// resolveSummarizer.
 	sum summarizerConfig
+	// proxy holds the configuration file's keys for "compact proxy".
+	proxy proxyConfig
 	// file is the configuration file that was read, "" if none.
 	file string
 	// windowFlag and modelFlag are set when --window or --model was given.
@@ -96,7 +98,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		cfg, err := readConfig(path)
 		switch {
 		case err == nil:
-			st.cfg, st.sum, st.file = cfg.Config, cfg.summarizerConfig, path
+			st.cfg, st.sum, st.proxy, st.file = cfg.Config, cfg.summarizerConfig, cfg.proxyConfig, path
 			a.logger.Debug("read configuration", "file", path)
 		case !explicit && errors.Is(err, fs.ErrNotExist):
 			// No default configuration file: the defaults apply.
@@ -276,6 +278,7 @@ func (st *settings) check() error {
 type fileConfig struct {
 	compact.Config
 	summarizerConfig
+	proxyConfig
 }
 
 // readConfig decodes a configuration file. Unknown keys are an error that

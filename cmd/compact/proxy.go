@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/bolt"
+	"github.com/compactkit/compact/proxy"
+)
+
+// proxyConfig holds the configuration file's keys for "compact proxy".
+// Flags override them.
+type proxyConfig struct {
+	// Listen is the address to listen on (default 127.0.0.1:8787).
+	Listen string `json:"listen,omitempty"`
+	// AnthropicUpstream and OpenAIUpstream are the providers' base URLs.
+	AnthropicUpstream string `json:"anthropicUpstream,omitempty"`
+	OpenAIUpstream    string `json:"openaiUpstream,omitempty"`
+	// Store is the state file, or "memory".
+	Store string `json:"store,omitempty"`
+}
+
+// defaultListen is where the proxy listens unless told otherwise: loopback
+// only, since it forwards the credentials of whoever connects.
+const defaultListen = "127.0.0.1:8787"
+
+// storeMemory is the --store value that keeps state in memory only.
+const storeMemory = "memory"
+
+func (a *app) proxyCommand() *cobra.Command {
+	var lf limitFlags
+	var listen, anthropicUp, openaiUp, storePath, summarizer, summaryModel, logFormat string
+	var maxBody int64
+	var storeMaxMB int
+	var storeTTL time.Duration
+	cmd := &cobra.Command{
+		Use:   "proxy",
+		Short: "Serve an HTTP proxy that compacts any agent's conversations in flight",
+		Long: `Proxy serves the Anthropic Messages API (/v1/messages and
+/v1/messages/count_tokens), OpenAI Chat Completions (/v1/chat/completions)
+and OpenAI Responses (/v1/responses) in front of the real providers. Point
+an agent's base URL at it (see the README for Claude Code, Codex, opencode,
+aider and pi). Every other path is passed through unchanged; WebSocket
+upgrades are refused with 501 so that clients fall back to HTTP.
+
+A request that needs no compaction reaches the upstream byte for byte as the
+client sent it, and every response, streamed or not, comes back unchanged
+while the proxy reads the usage numbers from a copy. When a conversation
+passes the trigger (the reserve policy by default: less than --reserve
+tokens of the window left), the proxy summarizes its older part and sends
+the system prompt and tools unchanged, the summary, and the newest messages
+verbatim. The compaction is stored, and every later request of the
+conversation is rewritten to the same bytes, so the provider's prompt cache
+keeps hitting. An upstream overflow error triggers one forced compaction
+and one retry before the client sees anything.
+
+Summaries are written by the conversation's own model through the same
+upstream with the client's own credentials (--summarizer upstream, the
+default), by --summary-model, or offline (--summarizer extractive); a
+failed model summary falls back to the offline one. Whatever fails on the
+proxy's side, the original request is forwarded: the client never fails
+because of compaction.
+
+Conversations are told apart by the session id clients send
+(X-Claude-Code-Session-Id, Codex's session_id, opencode's
+x-opencode-session, x-session-id) and always verified by a hash chain over
+the messages. State is kept in --store (default under
+$XDG_STATE_HOME/compact), bounded by --store-max-mb and --store-ttl.
+
+Windows come from --window (every model), the config's models, or the
+registry; a model with an unknown window is passed through uncompacted.
+/healthz answers "ok"; /metrics serves Prometheus metrics. One log line per
+request goes to stderr (--log-format text or json); keys and auth headers
+never appear in logs, metrics or the store.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.loadSettings(cmd, &lf)
+			if err != nil {
+				return err
+			}
+			a.ran = true
+			flags := cmd.Flags()
+			set := func(name string) bool { return flags.Changed(name) }
+			pc := st.proxy
+			if set("listen") || pc.Listen == "" {
+				pc.Listen = listen
+			}
+			if set("anthropic-upstream") || pc.AnthropicUpstream == "" {
+				pc.AnthropicUpstream = anthropicUp
+			}
+			if set("openai-upstream") || pc.OpenAIUpstream == "" {
+				pc.OpenAIUpstream = openaiUp
+			}
+			if set("store") || pc.Store == "" {
+				pc.Store = storePath
+			}
+			switch summarizer {
+			case proxy.SummarizerUpstream, proxy.SummarizerExtractive:
+			default:
+				return usagef("--summarizer %q: want upstream or extractive", summarizer)
+			}
+			if summaryModel != "" && summarizer == proxy.SummarizerExtractive {
+				return usagef("--summary-model needs --summarizer upstream")
+			}
+			if maxBody <= 0 {
+				return usagef("--max-body must be a positive number of bytes, got %d", maxBody)
+			}
+			if storeMaxMB <= 0 {
+				return usagef("--store-max-mb must be positive, got %d", storeMaxMB)
+			}
+			if storeTTL <= 0 {
+				return usagef("--store-ttl must be a positive duration, got %s", storeTTL)
+			}
+			var handler slog.Handler
+			level := slog.LevelInfo
+			if a.verbose {
+				level = slog.LevelDebug
+			}
+			switch logFormat {
+			case "text":
+				handler = slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})
+			case "json":
+				handler = slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level})
+			default:
+				return usagef("--log-format %q: want text or json", logFormat)
+			}
+			logger := slog.New(handler)
+
+			policy, err := st.cfg.TriggerPolicy()
+			if err != nil {
+				return err
+			}
+			reg, err := compact.LoadRegistry()
+			if err != nil {
+				return err
+			}
+			reg = reg.With(st.cfg.Models...)
+
+			var store proxy.Store
+			if pc.Store == storeMemory {
+				store = proxy.NewMemStore(proxy.MemStoreOptions{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL})
+			} else {
+				path := pc.Store
+				if path == "" {
+					if path, err = bolt.DefaultPath(); err != nil {
+						return fmt.Errorf("--store: %w", err)
+					}
+				}
+				bs, err := bolt.Open(path, bolt.Options{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL})
+				if err != nil {
+					return fmt.Errorf("--store %s: %w", path, err)
+				}
+				store = bs
+			}
+			srv, err := proxy.New(proxy.Config{
+				AnthropicUpstream: pc.AnthropicUpstream,
+				OpenAIUpstream:    pc.OpenAIUpstream,
+				Window:            st.cfg.Window,
+				Registry:          reg,
+				Policy:            policy,
+				KeepRecentTokens:  st.cfg.KeepRecentTokens,
+				Summarizer:        summarizer,
+				SummaryModel:      summaryModel,
+				Store:             store,
+				MaxBodyBytes:      maxBody,
+				Logger:            logger,
+			})
+			if err != nil {
+				store.Close()
+				return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
+			}
+			defer srv.Close()
+			return serveProxy(cmd.Context(), pc.Listen, srv, logger, a)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", defaultListen, "address to listen on (host:port; port 0 picks a free one)")
+	f.StringVar(&anthropicUp, "anthropic-upstream", proxy.DefaultAnthropicUpstream, "base URL the Anthropic API requests go to")
+	f.StringVar(&openaiUp, "openai-upstream", proxy.DefaultOpenAIUpstream, "base URL the OpenAI API requests go to")
+	f.StringVar(&storePath, "store", "", `state file (default $XDG_STATE_HOME/compact/proxy.db), or "memory"`)
+	f.IntVar(&storeMaxMB, "store-max-mb", 256, "size cap of the stored state in MiB; the least recently used conversations go first")
+	f.DurationVar(&storeTTL, "store-ttl", 7*24*time.Hour, "how long a conversation's state is kept after its last use")
+	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials) or extractive (offline)")
+	f.StringVar(&summaryModel, "summary-model", "", "model that writes summaries through the upstream, instead of the conversation's own")
+	f.Int64Var(&maxBody, "max-body", proxy.DefaultMaxBodyBytes, "largest request body accepted, in bytes; larger ones get 413")
+	f.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
+	lf.addWindow(cmd)
+	_ = f.MarkHidden("model")
+	lf.addReserve(cmd)
+	lf.addKeepRecent(cmd)
+	lf.addPolicy(cmd)
+	return cmd
+}
+
+// serveProxy listens on addr and serves srv until ctx ends, then shuts down
+// gracefully: no new connections, in-flight requests get up to 30 seconds.
+func serveProxy(ctx context.Context, addr string, srv http.Handler, logger *slog.Logger, a *app) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usagef("--listen %s: %v", addr, err)
+	}
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 30 * time.Second,
+		// No WriteTimeout: a streamed answer lasts as long as the model
+		// writes.
+		IdleTimeout: 5 * time.Minute,
+	}
+	fmt.Fprintf(a.stdout, "compact proxy listening on http://%s\n", ln.Addr())
+	logger.Info("listening", "addr", ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,126 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// validateBody checks a rewritten request against the rules the providers
+// enforce on tool use, before it is sent: a request that breaks them would
+// fail with a 400, so the proxy sends the client's original instead.
+//
+//   - Anthropic: the tool_use blocks of an assistant message are all
+//     answered by tool_result blocks in the user message right after it,
+//     and every tool_result answers a tool_use of the message right before.
+//     With thinking on, an assistant message whose tool calls are being
+//     answered by the request's last message starts with a thinking block
+//     if it had one in the client's request (checked by prepareKept's
+//     contract: the block is kept), so only pairing is checked here.
+//   - Chat: the tool_calls of an assistant message are each answered by a
+//     tool message before the next non-tool message, and every tool
+//     message answers a call of the assistant message before it.
+//   - Responses: every function_call_output (and custom or local shell
+//     output) answers a call made earlier in the input, and every call is
+//     answered later in the input.
+func validateBody(api API, body []byte) error {
+	p, err := codecFor(api).parse(body)
+	if err != nil {
+		return err
+	}
+	switch api {
+	case Anthropic:
+		return checkAnthropic(p)
+	case Chat:
+		return checkChat(p)
+	}
+	return checkResponses(p)
+}
+
+func checkAnthropic(p *Parsed) error {
+	var open map[string]bool // tool_use ids the previous assistant message left to answer
+	for i, it := range p.Items {
+		var m anthropicMessage
+		if err := json.Unmarshal(it, &m); err != nil {
+			return err
+		}
+		blocks := m.blocks()
+		if m.Role == "assistant" {
+			if len(open) > 0 {
+				return fmt.Errorf("messages[%d]: tool_use without tool_result right after it", i-1)
+			}
+			open = map[string]bool{}
+			for _, b := range blocks {
+				if b.Type == "tool_use" {
+					open[b.ID] = true
+				}
+			}
+			continue
+		}
+		for _, b := range blocks {
+			if b.Type != "tool_result" {
+				continue
+			}
+			if !open[b.ToolUseID] {
+				return fmt.Errorf("messages[%d]: tool_result %q does not answer a tool_use of the message before", i, b.ToolUseID)
+			}
+			delete(open, b.ToolUseID)
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("messages[%d]: tool_use without tool_result right after it", i-1)
+		}
+		open = nil
+	}
+	return nil
+}
+
+func checkChat(p *Parsed) error {
+	open := map[string]bool{}
+	for i, it := range p.Items {
+		var m chatMessage
+		if err := json.Unmarshal(it, &m); err != nil {
+			return err
+		}
+		if m.Role == "tool" {
+			if !open[m.ToolCallID] {
+				return fmt.Errorf("messages[%d]: tool message %q answers no preceding tool call", i, m.ToolCallID)
+			}
+			delete(open, m.ToolCallID)
+			continue
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("messages[%d]: a tool call is left unanswered", i)
+		}
+		for _, tc := range m.ToolCalls {
+			open[tc.ID] = true
+		}
+	}
+	return nil
+}
+
+func checkResponses(p *Parsed) error {
+	calls := map[string]bool{}
+	answered := map[string]bool{}
+	for i, it := range p.Items {
+		var m responsesItem
+		if err := json.Unmarshal(it, &m); err != nil {
+			return err
+		}
+		switch m.Type {
+		case "function_call", "custom_tool_call", "local_shell_call":
+			if m.CallID != "" {
+				calls[m.CallID] = true
+			}
+		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
+			if !calls[m.CallID] {
+				return fmt.Errorf("input[%d]: output for call %q that is not in the input", i, m.CallID)
+			}
+			answered[m.CallID] = true
+		}
+	}
+	for id := range calls {
+		if !answered[id] {
+			return fmt.Errorf("input: call %q has no output", id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+)
+
+// codecFor returns the codec of an API.
+func codecFor(a API) codec {
+	switch a {
+	case Anthropic:
+		return anthropicCodec{}
+	case Responses:
+		return responsesCodec{}
+	}
+	return chatCodec{}
+}
+
+// readList reads the envelope shared by the three formats: the top-level
+// object, its model and stream members, and the list under listKey as
+// exact spans. A missing list, or one that is not an array (Responses'
+// string input), gives a Parsed with no items.
+func readList(api API, body []byte, listKey string) (*Parsed, []member, error) {
+	ms, err := topObject(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Parsed{API: api, Body: body}
+	if m := find(ms, "model"); m != nil {
+		_ = json.Unmarshal(body[m.value.start:m.value.end], &p.Model)
+	}
+	if m := find(ms, "stream"); m != nil {
+		p.Stream = bytes.Equal(body[m.value.start:m.value.end], []byte("true"))
+	}
+	if m := find(ms, "prompt_cache_key"); m != nil {
+		_ = json.Unmarshal(body[m.value.start:m.value.end], &p.BodySession)
+	}
+	if find(ms, "context_management") != nil {
+		p.StandDown = "the client uses context_management"
+	}
+	if find(ms, "compaction") != nil {
+		p.StandDown = "the client asks for compaction itself"
+	}
+	m := find(ms, listKey)
+	if m == nil || body[m.value.start] != '[' {
+		return p, ms, nil
+	}
+	els, _, err := arrayElements(body, m.value.start)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.ListStart, p.ListEnd = m.value.start, m.value.end
+	p.Items = make([][]byte, len(els))
+	for i, e := range els {
+		p.Items[i] = body[e.start:e.end:e.end]
+	}
+	return p, ms, nil
+}
+
+// digestItems hashes a run of items for the hash chain, without the
+// cache_control markers clients move between turns.
+func digestItems(items [][]byte) [32]byte {
+	if len(items) == 1 {
+		return sha256.Sum256(withoutKey(items[0], "cache_control"))
+	}
+	h := sha256.New()
+	for _, it := range items {
+		h.Write(withoutKey(it, "cache_control"))
+		h.Write([]byte{0})
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// quote encodes s as a JSON string without HTML escaping (the summary
+// holds <summary> tags that should stay readable on the wire).
+func quote(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// rawText renders raw JSON as text for a message the proxy does not model.
+func rawText(b []byte) string {
+	const max = 4000
+	if len(b) > max {
+		return string(b[:max]) + fmt.Sprintf("... (%d more bytes)", len(b)-max)
+	}
+	return string(b)
+}
+
+// textOf returns a content value that is either a JSON string or an array
+// of blocks with "text" members, as text.
+func textOf(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var blocks []struct {
+		Type   string          `json:"type"`
+		Text   string          `json:"text"`
+		Output json.RawMessage `json:"output"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
+		return rawText(raw)
+	}
+	var b bytes.Buffer
+	for _, blk := range blocks {
+		if blk.Text != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(blk.Text)
+		}
+	}
+	return b.String()
+}

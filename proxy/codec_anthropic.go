@@ -1,0 +1,275 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// anthropicCodec reads and writes the Messages API.
+type anthropicCodec struct{}
+
+func (anthropicCodec) api() API { return Anthropic }
+
+// anthropicBlock is the part of a content block the proxy reads.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	} `json:"source"`
+}
+
+// anthropicMessage is one element of "messages".
+type anthropicMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// blocks returns the message's content as blocks; a string content is one
+// text block.
+func (m *anthropicMessage) blocks() []anthropicBlock {
+	c := bytes.TrimSpace(m.Content)
+	if len(c) > 0 && c[0] == '"' {
+		var s string
+		_ = json.Unmarshal(c, &s)
+		return []anthropicBlock{{Type: "text", Text: s}}
+	}
+	var bs []anthropicBlock
+	_ = json.Unmarshal(c, &bs)
+	return bs
+}
+
+func (c anthropicCodec) parse(body []byte) (*Parsed, error) {
+	p, ms, err := readList(Anthropic, body, "messages")
+	if err != nil {
+		return nil, err
+	}
+	if m := find(ms, "thinking"); m != nil {
+		var t struct{ Type string }
+		_ = json.Unmarshal(body[m.value.start:m.value.end], &t)
+		p.Thinking = t.Type == "enabled" || t.Type == "adaptive"
+	}
+	if m := find(ms, "metadata"); m != nil {
+		var md struct {
+			UserID string `json:"user_id"`
+		}
+		_ = json.Unmarshal(body[m.value.start:m.value.end], &md)
+		p.BodySession = claudeSession(md.UserID)
+	}
+	for i, it := range p.Items {
+		var m anthropicMessage
+		if err := json.Unmarshal(it, &m); err != nil {
+			return nil, err
+		}
+		blocks := m.blocks()
+		var msgs []*compact.Message
+		var rest []compact.Part
+		for _, b := range blocks {
+			switch b.Type {
+			case "compaction":
+				p.StandDown = "the conversation carries a compaction block"
+			case "tool_result":
+				msgs = append(msgs, &compact.Message{Role: compact.RoleToolResult, ToolCallID: b.ToolUseID, IsError: b.IsError,
+					Content: []compact.Part{{Type: compact.PartText, Text: textOf(b.Content)}}})
+				continue
+			}
+			if part, ok := anthropicPart(b); ok {
+				rest = append(rest, part)
+			}
+		}
+		role := compact.RoleUser
+		if m.Role == "assistant" {
+			role = compact.RoleAssistant
+		}
+		if len(rest) > 0 || len(msgs) == 0 {
+			msgs = append(msgs, &compact.Message{Role: role, Content: rest})
+		}
+		p.Units = append(p.Units, Unit{Start: i, End: i + 1, Messages: msgs, Digest: digestItems(p.Items[i : i+1])})
+	}
+	return p, nil
+}
+
+// anthropicPart maps a content block onto an engine part.
+func anthropicPart(b anthropicBlock) (compact.Part, bool) {
+	switch b.Type {
+	case "text":
+		return compact.Part{Type: compact.PartText, Text: b.Text}, true
+	case "thinking":
+		return compact.Part{Type: compact.PartThinking, Thinking: b.Thinking}, true
+	case "redacted_thinking":
+		return compact.Part{Type: compact.PartThinking}, true
+	case "tool_use", "server_tool_use":
+		args := b.Input
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}}, true
+	case "image":
+		if b.Source != nil {
+			return compact.Part{Type: compact.PartImage, MimeType: b.Source.MediaType, Data: b.Source.Data}, true
+		}
+	}
+	if b.Text != "" {
+		return compact.Part{Type: compact.PartText, Text: b.Text}, true
+	}
+	return compact.Part{}, false
+}
+
+// claudeSession extracts the session id from Claude Code's
+// metadata.user_id: the legacy "user_<hash>_account_<id>_session_<uuid>"
+// string, or a JSON object string with a session_id.
+func claudeSession(userID string) string {
+	if userID == "" {
+		return ""
+	}
+	if strings.HasPrefix(userID, "{") {
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(userID), &v) == nil {
+			return v.SessionID
+		}
+		return ""
+	}
+	if _, s, ok := strings.Cut(userID, "_session_"); ok {
+		return s
+	}
+	return ""
+}
+
+func (anthropicCodec) summaryItem(text string) []byte {
+	return append(append([]byte(`{"role":"user","content":[{"type":"text","text":`), quote(text)...), `}]}`...)
+}
+
+// prepareKept drops the signed thinking blocks that the rewrite
+// invalidates. Thinking signatures are bound to what precedes them, which
+// the summary replaced; the API only needs the thinking of the turn in
+// progress (the last assistant message, when the request ends with its tool
+// results), so every other kept thinking or redacted_thinking block is
+// removed. The ones kept stay byte for byte, and the request then tells the
+// API to drop rather than reject a block whose prefix changed
+// (thinking.block_binding.prefix_mismatch_behavior = "drop_block").
+func (anthropicCodec) prepareKept(p *Parsed, from int) ([][]byte, func([]byte) []byte) {
+	items := p.Items[from:]
+	out := make([][]byte, len(items))
+	copy(out, items)
+	// The turn in progress: the last assistant message, when a user message
+	// of tool results is all that follows it.
+	active := -1
+	if n := len(items); n >= 2 {
+		var last, prev anthropicMessage
+		if json.Unmarshal(items[n-1], &last) == nil && last.Role == "user" && json.Unmarshal(items[n-2], &prev) == nil && prev.Role == "assistant" {
+			for _, b := range last.blocks() {
+				if b.Type == "tool_result" {
+					active = n - 2
+					break
+				}
+			}
+		}
+	}
+	keptSigned := false
+	for i, it := range items {
+		if !bytes.Contains(it, []byte(`thinking"`)) {
+			continue
+		}
+		if i == active {
+			keptSigned = true
+			continue
+		}
+		if stripped, ok := dropThinking(it); ok {
+			out[i] = stripped
+		}
+	}
+	if !keptSigned || !p.Thinking {
+		return out, nil
+	}
+	return out, setDropBlock
+}
+
+// dropThinking removes thinking and redacted_thinking blocks from an
+// assistant message, keeping every other byte. A message left empty gets
+// a short text block, since the API refuses empty content.
+func dropThinking(item []byte) ([]byte, bool) {
+	ms, _, err := objectMembers(item, skipWS(item, 0))
+	if err != nil {
+		return nil, false
+	}
+	var role string
+	if r := find(ms, "role"); r != nil {
+		_ = json.Unmarshal(item[r.value.start:r.value.end], &role)
+	}
+	c := find(ms, "content")
+	if role != "assistant" || c == nil || item[c.value.start] != '[' {
+		return nil, false
+	}
+	els, _, err := arrayElements(item, c.value.start)
+	if err != nil {
+		return nil, false
+	}
+	var kept [][]byte
+	dropped := false
+	for _, e := range els {
+		var b struct{ Type string }
+		_ = json.Unmarshal(item[e.start:e.end], &b)
+		if b.Type == "thinking" || b.Type == "redacted_thinking" {
+			dropped = true
+			continue
+		}
+		kept = append(kept, item[e.start:e.end])
+	}
+	if !dropped {
+		return nil, false
+	}
+	if len(kept) == 0 {
+		kept = [][]byte{[]byte(`{"type":"text","text":"(reasoning omitted)"}`)}
+	}
+	out := make([]byte, 0, len(item))
+	out = append(out, item[:c.value.start]...)
+	out = append(out, '[')
+	out = append(out, bytes.Join(kept, []byte(","))...)
+	out = append(out, ']')
+	out = append(out, item[c.value.end:]...)
+	return out, true
+}
+
+// setDropBlock adds block_binding.prefix_mismatch_behavior = "drop_block"
+// to the request's thinking object, leaving every other byte as it was.
+func setDropBlock(body []byte) []byte {
+	ms, err := topObject(body)
+	if err != nil {
+		return body
+	}
+	t := find(ms, "thinking")
+	if t == nil || body[t.value.start] != '{' {
+		return body
+	}
+	inner, _, err := objectMembers(body, t.value.start)
+	if err != nil || find(inner, "block_binding") != nil {
+		return body
+	}
+	const add = `"block_binding":{"prefix_mismatch_behavior":"drop_block"}`
+	at := t.value.end - 1 // the closing brace
+	sep := ","
+	if len(inner) == 0 {
+		sep = ""
+	}
+	out := make([]byte, 0, len(body)+len(add)+1)
+	out = append(out, body[:at]...)
+	out = append(out, sep+add...)
+	return append(out, body[at:]...)
+}
+
+func (anthropicCodec) newObserver(stream bool) observer {
+	return newUsageObserver(Anthropic, stream)
+}

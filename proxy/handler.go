@@ -1,0 +1,347 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// exchange is one request to a model API on its way through the proxy.
+type exchange struct {
+	api   API
+	r     *http.Request
+	start time.Time
+	// raw is the body as the client sent it; decoded the same body
+	// without its Content-Encoding (nil when it could not be decoded).
+	raw, decoded []byte
+	// v is the request read for compaction, nil when it is passed through
+	// unread (not parsed, unknown window, the client manages its context).
+	v *view
+	// body is the rewritten (decoded) body, nil when the original goes.
+	body []byte
+	// decision says what was done, for the log line.
+	decision string
+	// compacted is set when this request wrote a new compaction.
+	compacted *Checkpoint
+	// retried is set once an overflow retry was made.
+	retried bool
+}
+
+// serveAPI handles a request to one of the model APIs.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
+	x := &exchange{api: api, r: r, start: s.now(), decision: "pass"}
+	raw, decoded, err := readBody(r, s.cfg.MaxBodyBytes)
+	switch {
+	case errors.Is(err, errTooLarge):
+		s.metrics.request(api, http.StatusRequestEntityTooLarge)
+		writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
+			fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
+		return
+	case errors.Is(err, errUnknownEncoding), errors.Is(err, errBadEncoding):
+		s.failOpen(stageBody, err)
+		decoded = nil
+	case err != nil:
+		if r.Context().Err() != nil {
+			return
+		}
+		s.metrics.request(api, http.StatusBadRequest)
+		writeError(w, api, http.StatusBadRequest, "invalid_request_error", "compact proxy: could not read the request body")
+		return
+	}
+	x.raw, x.decoded = raw, decoded
+	if decoded != nil {
+		s.prepare(x)
+	}
+	s.send(w, x)
+}
+
+// prepare reads the request and decides what goes upstream. It never fails
+// the request: whatever goes wrong leaves x.body nil, so the client's own
+// bytes are sent.
+func (s *Server) prepare(x *exchange) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.failOpen(stageInternal, fmt.Errorf("%v", p))
+			x.body, x.decision = nil, "pass (internal error)"
+		}
+	}()
+	c := codecFor(x.api)
+	p, err := c.parse(x.decoded)
+	if err != nil {
+		s.failOpen(stageParse, err)
+		x.decision = "pass (unreadable body)"
+		return
+	}
+	if p.StandDown == "" && x.api == Responses {
+		// The history lives on the provider's side: the request only
+		// carries what is new, and there is nothing here to compact.
+		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
+			p.StandDown = "previous_response_id"
+		}
+	}
+	if p.StandDown != "" {
+		x.decision = "pass (" + p.StandDown + ")"
+		return
+	}
+	info, ok := s.modelInfo(p.Model)
+	if !ok {
+		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted", "model", p.Model)
+		x.decision = "pass (window unknown)"
+		return
+	}
+	v := &view{api: x.api, p: p, info: info}
+	v.id = identify(x.api, s.upstreamFor(x.api).String(), x.r.Header, p)
+	ctx := x.r.Context()
+	rec, err := s.store.Get(ctx, v.id.key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.metrics.storeLookup(lookupMiss)
+	case err != nil:
+		s.metrics.storeLookup(lookupError)
+		s.failOpen(stageStore, err)
+		x.decision = "pass (store unavailable)"
+		return
+	default:
+		s.metrics.storeLookup(lookupHit)
+		v.rec = rec
+	}
+	v.chain = chainOf(p.Units)
+	v.cp = findCheckpoint(v.rec, v.chain)
+	s.measure(v)
+	x.v = v
+
+	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
+	if !countOnly {
+		d := compact.Check(s.policy, v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
+		if d.Compact || v.forced {
+			reason := compact.ReasonThreshold
+			if v.forced && !d.Compact {
+				reason = compact.ReasonOverflow
+			}
+			threshold := d.Threshold
+			if threshold <= 0 {
+				threshold, _ = s.policy.Threshold(v.info)
+			}
+			s.compactNow(ctx, x, reason, threshold)
+		}
+	}
+	if v.cp != nil {
+		s.rewrite(x)
+	}
+}
+
+// rewrite splices the applicable compaction into the request, keeping the
+// original when the result would break the API's rules.
+func (s *Server) rewrite(x *exchange) {
+	v := x.v
+	body := splice(codecFor(x.api), v.p, v.cp)
+	if err := validateBody(x.api, body); err != nil {
+		s.failOpen(stageSplice, err)
+		x.body, x.decision = nil, "pass (rewrite invalid)"
+		return
+	}
+	x.body = body
+	if x.compacted == nil {
+		x.decision = "rewritten"
+	}
+}
+
+// compactNow writes a compaction for the request (one at a time per
+// conversation: concurrent requests of the same conversation wait for it
+// and share it) and makes it the applied one when it covers the request's
+// prefix.
+func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Reason, threshold int) bool {
+	v := x.v
+	sum := s.summarizerFor(x.api, x.r.Header, v)
+	type out struct {
+		cp  *Checkpoint
+		res *compact.Result
+	}
+	key := v.id.key
+	ch, _, _ := s.flight.Do(key, func() (any, error) {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.summaryTTL+30*time.Second)
+		defer cancel()
+		// A compaction that finished while this request was on its way
+		// (another request of the conversation wrote it) is used as it is:
+		// one crossing of the trigger, one summary.
+		if rec, err := s.store.Get(cctx, key); err == nil {
+			if cp := findCheckpoint(rec, v.chain); cp != nil && (v.cp == nil || cp.Covered > v.cp.Covered) {
+				return out{cp: cp}, nil
+			}
+		}
+		cp, res, err := s.compactView(cctx, v, reason, threshold, sum)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.saveCheckpoint(cctx, key, cp); err != nil {
+			s.failOpen(stageStore, err)
+		}
+		return out{cp, res}, nil
+	})
+	o, ok := ch.(out)
+	if !ok || o.cp == nil {
+		s.metrics.failOpen(stageSummarize)
+		x.decision = "pass (compaction failed)"
+		return false
+	}
+	cp := o.cp
+	if cp.Covered >= len(v.chain) || hexChain(v.chain[cp.Covered]) != cp.Chain {
+		// Written for another request of the conversation whose history
+		// this one does not share.
+		return false
+	}
+	after := v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[cp.Covered:])
+	cp.TokensAfter = after
+	v.cp = cp
+	x.compacted = cp
+	x.decision = "compacted (" + string(reason) + ")"
+	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
+	if o.res != nil && o.res.FallbackErr != nil {
+		s.metrics.fallback(fallbackExtractive)
+		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", compact.Redact(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
+	}
+	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
+		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)
+	return true
+}
+
+// summarizerLabel maps a summarizer name onto the bounded metric label set.
+func summarizerLabel(name string) string {
+	if name == "extractive" {
+		return "extractive"
+	}
+	return "model"
+}
+
+// saveCheckpoint records cp first among the conversation's compactions.
+func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint) error {
+	mu := s.lockFor(key)
+	mu.Lock()
+	defer mu.Unlock()
+	rec, err := s.store.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		rec, err = &Record{}, nil
+	}
+	if err != nil {
+		return err
+	}
+	cps := []Checkpoint{*cp}
+	for _, old := range rec.Checkpoints {
+		if old.Chain == cp.Chain || len(cps) >= maxCheckpoints {
+			continue
+		}
+		cps = append(cps, old)
+	}
+	rec.Checkpoints = cps
+	rec.Updated = s.now().UTC()
+	return s.store.Put(ctx, key, rec)
+}
+
+// record stores the usage of a finished response for the next request's
+// measurement, and feeds the calibrator.
+func (s *Server) record(x *exchange, obs Observed) {
+	v := x.v
+	if v == nil || (obs.Usage == nil && !obs.Overflow) || strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+		return
+	}
+	ctx := context.WithoutCancel(x.r.Context())
+	key := v.id.key
+	mu := s.lockFor(key)
+	mu.Lock()
+	defer mu.Unlock()
+	rec, err := s.store.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		rec, err = &Record{}, nil
+	}
+	if err != nil {
+		s.failOpen(stageStore, err)
+		return
+	}
+	applied := ""
+	if v.cp != nil {
+		applied = v.cp.Chain
+	}
+	last := &LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow}
+	if obs.Usage != nil {
+		last.Usage = *obs.Usage
+		if prev := rec.lastFor(v.chain, applied); prev != nil && prev.Units < len(v.p.Units) {
+			added := 0
+			for _, u := range v.p.Units[prev.Units:] {
+				for _, m := range u.Messages {
+					added += compact.EstimateTokens(m) * int(compact.DefaultCharsPerToken)
+				}
+			}
+			delta := promptTokens(last.Usage) - promptTokens(prev.Usage)
+			s.mu.Lock()
+			s.calib.Observe(v.p.Model, added, delta)
+			s.mu.Unlock()
+		}
+	} else if rec.Last != nil {
+		last.Usage = rec.Last.Usage
+	}
+	rec.Last = last
+	rec.Updated = s.now().UTC()
+	if err := s.store.Put(ctx, key, rec); err != nil {
+		s.failOpen(stageStore, err)
+	}
+}
+
+// promptTokens is the context a usage report measured: input plus cache.
+func promptTokens(u compact.Usage) int { return u.Input + u.CacheRead + u.CacheWrite }
+
+// lockFor returns the mutex that serializes record updates of key.
+func (s *Server) lockFor(key string) *mutex {
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
+	}
+	return &s.locks[h%uint32(len(s.locks))]
+}
+
+// modelInfo returns the limits of model: the forced window, or the
+// registry's entry. ok is false when the window is unknown.
+func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
+	if s.cfg.Window > 0 {
+		return compact.ModelInfo{ID: model, ContextWindow: s.cfg.Window}, true
+	}
+	if model == "" {
+		return compact.ModelInfo{}, false
+	}
+	m, ok := s.registry.Lookup(model)
+	if !ok || m.ContextWindow <= 0 {
+		return compact.ModelInfo{}, false
+	}
+	return m, true
+}
+
+// failOpen counts and logs (once per stage) a failure of the proxy's own
+// work; the request then goes through as the client sent it.
+func (s *Server) failOpen(stage string, err error) {
+	s.metrics.failOpen(stage)
+	s.mu.Lock()
+	seen := s.failOnce[stage]
+	s.failOnce[stage] = true
+	s.mu.Unlock()
+	if !seen {
+		s.log.Warn("compaction skipped; request forwarded unchanged", "stage", stage, "err", err)
+	}
+}
+
+// secretsOf returns the credential values of a request, for redaction.
+func secretsOf(h http.Header) []string {
+	var out []string
+	for _, name := range []string{"X-Api-Key", "Authorization", "Api-Key", "Proxy-Authorization", "Cookie"} {
+		for _, v := range h.Values(name) {
+			out = append(out, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+)
+
+// sessionHeaders are the request headers that carry a client's own
+// conversation id, strongest first: Claude Code, Codex (both spellings,
+// and the older conversation id), opencode, then generic clients.
+var sessionHeaders = []string{
+	"X-Claude-Code-Session-Id",
+	"Session_id",
+	"Session-Id",
+	"Conversation_id",
+	"X-Opencode-Session",
+	"X-Session-Id",
+	"X-Session-Affinity",
+}
+
+// identity is how a request's conversation was recognised.
+type identity struct {
+	// key is the store key: a hash, never the id or a credential in clear.
+	key string
+	// source names the signal that gave the id ("header x-session-id",
+	// "body", "fingerprint"), for logs and metrics.
+	source string
+	// short is a short hash of the key, safe to log.
+	short string
+}
+
+// identify derives the conversation key of a request. The key is namespaced
+// by the API, the upstream and a hash of the credential, so that two
+// clients (or two tenants) never read each other's summaries even if they
+// chose the same session id. The id comes from the client's own headers or
+// body; a request without one is keyed by a fingerprint of its model and
+// first message, which different conversations can share: that only costs
+// a recompaction, since a stored compaction is applied only when its hash
+// chain matches the request (see chainOf).
+func identify(api API, upstream string, h http.Header, p *Parsed) identity {
+	ns := sha256.New()
+	ns.Write([]byte("compact-proxy-v1\x00"))
+	ns.Write([]byte(api))
+	ns.Write([]byte{0})
+	ns.Write([]byte(upstream))
+	ns.Write([]byte{0})
+	ns.Write([]byte(credential(h)))
+	ns.Write([]byte{0})
+
+	id, source := "", ""
+	for _, name := range sessionHeaders {
+		if v := strings.TrimSpace(h.Get(name)); v != "" {
+			id, source = v, "header "+strings.ToLower(name)
+			break
+		}
+	}
+	if id == "" && p.BodySession != "" {
+		id, source = p.BodySession, "body"
+	}
+	if id == "" {
+		source = "fingerprint"
+		fp := sha256.New()
+		fp.Write([]byte(p.Model))
+		fp.Write([]byte{0})
+		if len(p.Units) > 0 {
+			d := p.Units[0].Digest
+			fp.Write(d[:])
+		}
+		id = hex.EncodeToString(fp.Sum(nil))
+	}
+	ns.Write([]byte(source))
+	ns.Write([]byte{0})
+	ns.Write([]byte(id))
+	sum := hex.EncodeToString(ns.Sum(nil))
+	return identity{key: "c:" + sum[:48], source: source, short: sum[:12]}
+}
+
+// credential returns the request's credential header value, "" when none.
+// It only ever enters a hash.
+func credential(h http.Header) string {
+	if v := h.Get("X-Api-Key"); v != "" {
+		return "x-api-key " + v
+	}
+	if v := h.Get("Authorization"); v != "" {
+		return "authorization " + v
+	}
+	if v := h.Get("Api-Key"); v != "" {
+		return "api-key " + v
+	}
+	return ""
+}
+
+// chainSeed starts every hash chain.
+var chainSeed = sha256.Sum256([]byte("compact-proxy-chain-v1"))
+
+// chainOf returns the hash chain over units: out[i] identifies units[:i],
+// so out[0] is the seed and out[len(units)] the whole list. Two requests
+// share a prefix of n units exactly when their out[n] are equal.
+func chainOf(units []Unit) [][32]byte {
+	out := make([][32]byte, len(units)+1)
+	out[0] = chainSeed
+	var buf [64]byte
+	for i, u := range units {
+		copy(buf[:32], out[i][:])
+		copy(buf[32:], u.Digest[:])
+		out[i+1] = sha256.Sum256(buf[:])
+	}
+	return out
+}
+
+// hexChain is the stored form of a chain value.
+func hexChain(c [32]byte) string { return hex.EncodeToString(c[:]) }

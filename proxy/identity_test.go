@@ -1,0 +1,159 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/compactkit/compact"
+)
+
+// TestConversationsNeverShareState: two conversations that open with the
+// same first message (as every session of a project does when the agent
+// injects its instructions there) and send no session id are compacted
+// independently: neither ever receives the other's summary.
+func TestConversationsNeverShareState(t *testing.T) {
+	up := newFakeUpstream(t)
+	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Summarizer: SummarizerExtractive})
+	a := newClient(t, Chat, ts.URL)
+	b := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 14; i++ {
+		a.step(i)
+	}
+	// b diverges at its second step: different tool output.
+	for i := 101; i <= 114; i++ {
+		b.step(i)
+	}
+	for k, r := range up.modelRequests() {
+		list := listOf(t, Chat, r.Body)
+		for _, it := range list {
+			if !isSummaryItem(it) {
+				continue
+			}
+			hasA := bytes.Contains(it, []byte("step 1 line")) || bytes.Contains(it, []byte("step 2 line"))
+			hasB := bytes.Contains(it, []byte("step 101 line")) || bytes.Contains(it, []byte("step 102 line"))
+			if hasA && hasB {
+				t.Errorf("request %d: a summary mixes both conversations", k)
+			}
+		}
+	}
+	// Same again with the same session id on both: the hash chain keeps
+	// them apart.
+	up2 := newFakeUpstream(t)
+	_, ts2 := newTestProxy(t, up2, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Summarizer: SummarizerExtractive})
+	a = newClient(t, Chat, ts2.URL)
+	b = newClient(t, Chat, ts2.URL)
+	a.header.Set("X-Session-Id", "same")
+	b.header.Set("X-Session-Id", "same")
+	for i := 1; i <= 12; i++ {
+		a.step(i)
+		b.step(100 + i)
+	}
+	for k, r := range up2.modelRequests() {
+		body := r.Body
+		if bytes.Contains(body, []byte("step 1 line")) && bytes.Contains(body, []byte("step 101 line")) {
+			t.Errorf("request %d mixes two conversations that share a session id", k)
+		}
+	}
+}
+
+// TestUpstreamSummarizer: by default the conversation's own model writes
+// the summary through the same upstream with the client's credentials.
+func TestUpstreamSummarizer(t *testing.T) {
+	for _, api := range []API{Anthropic, Chat, Responses} {
+		t.Run(string(api), func(t *testing.T) {
+			up := newFakeUpstream(t)
+			_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}})
+			c := newClient(t, api, ts.URL)
+			for i := 1; i <= 10; i++ {
+				c.step(i)
+			}
+			var summaryReqs []seen
+			for _, r := range up.requests() {
+				if !bytes.Contains(r.Body, []byte(`"tools"`)) {
+					summaryReqs = append(summaryReqs, r)
+				}
+			}
+			if len(summaryReqs) == 0 {
+				t.Fatal("no summary request reached the upstream")
+			}
+			r := summaryReqs[0]
+			if r.Header.Get("X-Api-Key")+r.Header.Get("Authorization") == "" {
+				t.Errorf("summary request carried no credential: %v", r.Header)
+			}
+			if !bytes.Contains(r.Body, []byte(`-test"`)) {
+				t.Errorf("summary request not for the conversation's model: %.200s", r.Body)
+			}
+			found := false
+			for _, m := range up.modelRequests() {
+				if bytes.Contains(m.Body, []byte("summary text")) {
+					found = true
+				}
+			}
+			if !found {
+				t.Error("the model's summary never reached a later request")
+			}
+		})
+	}
+}
+
+// TestUnknownWindowPassesThrough: a model the registry does not know is
+// passed through uncompacted, and said once in the log.
+func TestUnknownWindowPassesThrough(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	up := newFakeUpstream(t)
+	_, ts := newTestProxy(t, up, Config{Registry: compact.NewRegistry(nil), Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+	c := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 6; i++ {
+		c.step(i)
+	}
+	reqs := up.modelRequests()
+	if last := reqs[len(reqs)-1]; !bytes.Equal(last.Body, c.bodyBefore(len(c.items)-2)) {
+		t.Fatal("request was rewritten for a model with an unknown window")
+	}
+	mu.Lock()
+	n := strings.Count(logs.String(), `msg="model window unknown`)
+	mu.Unlock()
+	if n != 1 {
+		t.Errorf("unknown window logged %d times, want once", n)
+	}
+}
+
+// TestCountTokensUsesTheCompaction: count_tokens of a compacted
+// conversation counts what the model would see, and never compacts.
+func TestCountTokensUsesTheCompaction(t *testing.T) {
+	up := newFakeUpstream(t)
+	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Summarizer: SummarizerExtractive})
+	c := newClient(t, Anthropic, ts.URL)
+	c.header.Set("X-Claude-Code-Session-Id", "s1")
+	for i := 1; i <= 10; i++ {
+		c.step(i)
+	}
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/messages/count_tokens", bytes.NewReader(c.bodyBefore(len(c.items)-2)))
+	req.Header = c.header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	reqs := up.requests()
+	last := reqs[len(reqs)-1]
+	if last.Path != "/v1/messages/count_tokens" {
+		t.Fatalf("last upstream path %s", last.Path)
+	}
+	found := false
+	for _, it := range listOf(t, Anthropic, last.Body) {
+		if isSummaryItem(it) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("count_tokens was sent without the conversation's compaction")
+	}
+}

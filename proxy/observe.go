@@ -1,0 +1,327 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/compactkit/compact"
+)
+
+// maxObservedBody bounds what a usage observer keeps: the whole of a
+// non-streamed body, or one streamed event.
+const maxObservedBody = 64 << 20
+
+// usageObserver reads the usage numbers and the errors out of a copy of a
+// response. For a stream it keeps only the event being received; for a
+// plain body, the body (up to maxObservedBody), read when Observed is
+// called.
+type usageObserver struct {
+	api    API
+	stream bool
+	buf    []byte // the current partial event, or the whole body
+	over   bool   // buf outgrew maxObservedBody
+	obs    Observed
+}
+
+func newUsageObserver(api API, stream bool) *usageObserver {
+	return &usageObserver{api: api, stream: stream}
+}
+
+// Write takes the next bytes of the response.
+func (o *usageObserver) Write(p []byte) (int, error) {
+	if !o.stream {
+		if !o.over {
+			if len(o.buf)+len(p) > maxObservedBody {
+				o.over, o.buf = true, nil
+			} else {
+				o.buf = append(o.buf, p...)
+			}
+		}
+		return len(p), nil
+	}
+	o.buf = append(o.buf, p...)
+	for {
+		end, next := eventEnd(o.buf)
+		if end < 0 {
+			break
+		}
+		o.event(o.buf[:end])
+		o.buf = o.buf[next:]
+	}
+	if len(o.buf) > maxObservedBody {
+		o.buf = nil // an event this large is not one we read
+	}
+	if len(o.buf) == 0 && cap(o.buf) > 1<<20 {
+		o.buf = nil
+	}
+	return len(p), nil
+}
+
+// eventEnd finds the end of the first complete SSE event in b: the index
+// where its blank line starts and the index after it; -1 when b holds no
+// complete event yet. Lines may end in \n, \r\n or \r.
+func eventEnd(b []byte) (end, next int) {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\n' && b[i] != '\r' {
+			continue
+		}
+		// A line ends at i; is the next line empty?
+		j := i + 1
+		if b[i] == '\r' && j < len(b) && b[j] == '\n' {
+			j++
+		}
+		if j < len(b) && (b[j] == '\n' || b[j] == '\r') {
+			k := j + 1
+			if b[j] == '\r' {
+				if k >= len(b) {
+					return -1, 0 // a lone \r might still be followed by \n
+				}
+				if b[k] == '\n' {
+					k++
+				}
+			}
+			return i, k
+		}
+		if b[i] == '\r' && j >= len(b) {
+			return -1, 0
+		}
+	}
+	return -1, 0
+}
+
+// event reads one complete SSE event.
+func (o *usageObserver) event(ev []byte) {
+	var name string
+	var data []byte
+	for len(ev) > 0 {
+		line := ev
+		if i := bytes.IndexAny(ev, "\r\n"); i >= 0 {
+			// After \r\n the \n makes an empty line, which is skipped.
+			line, ev = ev[:i], ev[i+1:]
+		} else {
+			ev = nil
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("event:")):
+			name = string(bytes.TrimSpace(line[6:]))
+		case bytes.HasPrefix(line, []byte("data:")):
+			d := line[5:]
+			if len(d) > 0 && d[0] == ' ' {
+				d = d[1:]
+			}
+			if data != nil {
+				data = append(append(data, '\n'), d...)
+			} else {
+				data = append([]byte(nil), d...)
+			}
+		}
+	}
+	if data == nil {
+		return
+	}
+	if bytes.Equal(data, []byte("[DONE]")) {
+		o.obs.Complete = true
+		return
+	}
+	o.data(name, data)
+}
+
+// interesting reports whether a streamed event's data can carry usage, an
+// error or the end: the others (deltas, mostly) are not decoded.
+func interesting(data []byte) bool {
+	for _, k := range [][]byte{[]byte(`"usage"`), []byte(`error`), []byte(`_stop"`), []byte(`response.completed`), []byte(`response.failed`), []byte(`response.incomplete`)} {
+		if bytes.Contains(data, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// data reads one streamed event's JSON.
+func (o *usageObserver) data(name string, data []byte) {
+	if !interesting(data) {
+		return
+	}
+	var ev struct {
+		Type    string `json:"type"`
+		Message *struct {
+			Usage *anthropicUsage `json:"usage"`
+		} `json:"message"`
+		Usage    json.RawMessage `json:"usage"`
+		Error    json.RawMessage `json:"error"`
+		Response *struct {
+			Usage  *responsesUsage `json:"usage"`
+			Error  json.RawMessage `json:"error"`
+			Status string          `json:"status"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	if ev.Type == "" {
+		ev.Type = name
+	}
+	switch o.api {
+	case Anthropic:
+		switch ev.Type {
+		case "message_start":
+			if ev.Message != nil && ev.Message.Usage != nil {
+				o.obs.Usage = ev.Message.Usage.usage(nil)
+			}
+		case "message_delta":
+			var u anthropicUsage
+			if len(ev.Usage) > 0 && json.Unmarshal(ev.Usage, &u) == nil {
+				o.obs.Usage = u.usage(o.obs.Usage)
+			}
+		case "message_stop":
+			o.obs.Complete = true
+		case "error":
+			o.fail(data)
+		}
+	case Chat:
+		if len(ev.Usage) > 0 && !bytes.Equal(ev.Usage, []byte("null")) {
+			var u chatUsage
+			if json.Unmarshal(ev.Usage, &u) == nil {
+				o.obs.Usage = u.usage()
+			}
+		}
+		if len(ev.Error) > 0 && !bytes.Equal(ev.Error, []byte("null")) {
+			o.fail(data)
+		}
+	case Responses:
+		switch ev.Type {
+		case "response.completed":
+			o.obs.Complete = true
+			if ev.Response != nil && ev.Response.Usage != nil {
+				o.obs.Usage = ev.Response.Usage.usage()
+			}
+		case "response.failed", "response.incomplete":
+			o.obs.Complete = true
+			if ev.Response != nil && ev.Response.Usage != nil {
+				o.obs.Usage = ev.Response.Usage.usage()
+			}
+			o.fail(data)
+		case "error":
+			o.fail(data)
+		}
+	}
+}
+
+// fail records an error reported inside a successful response.
+func (o *usageObserver) fail(data []byte) {
+	o.obs.ErrorBody = string(data)
+	provider := "openai"
+	if o.api == Anthropic {
+		provider = "anthropic"
+	}
+	if compact.IsContextOverflow(&compact.ProviderError{Provider: provider, Body: string(data)}) {
+		o.obs.Overflow = true
+	}
+}
+
+// Observed returns what was read.
+func (o *usageObserver) Observed() Observed {
+	if o.stream {
+		if len(o.buf) > 0 {
+			// A last event without its blank line (a stream cut short).
+			o.event(o.buf)
+			o.buf = nil
+		}
+		return o.obs
+	}
+	if o.over || len(o.buf) == 0 {
+		return o.obs
+	}
+	body := o.buf
+	o.buf = nil
+	var doc struct {
+		Usage  json.RawMessage `json:"usage"`
+		Error  json.RawMessage `json:"error"`
+		Status string          `json:"status"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		return o.obs
+	}
+	o.obs.Complete = true
+	if len(doc.Usage) > 0 && !bytes.Equal(doc.Usage, []byte("null")) {
+		switch o.api {
+		case Anthropic:
+			var u anthropicUsage
+			if json.Unmarshal(doc.Usage, &u) == nil {
+				o.obs.Usage = u.usage(nil)
+			}
+		case Chat:
+			var u chatUsage
+			if json.Unmarshal(doc.Usage, &u) == nil {
+				o.obs.Usage = u.usage()
+			}
+		case Responses:
+			var u responsesUsage
+			if json.Unmarshal(doc.Usage, &u) == nil {
+				o.obs.Usage = u.usage()
+			}
+		}
+	}
+	if len(doc.Error) > 0 && !bytes.Equal(doc.Error, []byte("null")) {
+		o.fail(body)
+	}
+	return o.obs
+}
+
+// anthropicUsage is the Messages API's usage object. Its counts are
+// cumulative: a message_delta's values replace message_start's.
+type anthropicUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+}
+
+// usage applies u over prev (nil for none).
+func (u anthropicUsage) usage(prev *compact.Usage) *compact.Usage {
+	out := compact.Usage{}
+	if prev != nil {
+		out = *prev
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&out.Input, u.InputTokens)
+	set(&out.Output, u.OutputTokens)
+	set(&out.CacheRead, u.CacheReadInputTokens)
+	set(&out.CacheWrite, u.CacheCreationInputTokens)
+	return &out
+}
+
+// chatUsage is Chat Completions' usage object.
+type chatUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func (u chatUsage) usage() *compact.Usage {
+	return &compact.Usage{Input: u.PromptTokens - u.PromptTokensDetails.CachedTokens, CacheRead: u.PromptTokensDetails.CachedTokens,
+		Output: u.CompletionTokens, Total: u.TotalTokens}
+}
+
+// responsesUsage is the Responses API's usage object; input_tokens
+// includes the cached ones.
+type responsesUsage struct {
+	InputTokens        int `json:"input_tokens"`
+	OutputTokens       int `json:"output_tokens"`
+	TotalTokens        int `json:"total_tokens"`
+	InputTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+}
+
+func (u responsesUsage) usage() *compact.Usage {
+	return &compact.Usage{Input: u.InputTokens - u.InputTokensDetails.CachedTokens, CacheRead: u.InputTokensDetails.CachedTokens,
+		Output: u.OutputTokens, Total: u.TotalTokens}
+}

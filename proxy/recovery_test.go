@@ -1,0 +1,172 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/compactkit/compact"
+)
+
+// TestOverflowRetried: an upstream overflow error before any byte reached
+// the client makes the proxy compact and retry once; the client sees only
+// the answer.
+func TestOverflowRetried(t *testing.T) {
+	for _, api := range []API{Anthropic, Chat, Responses} {
+		t.Run(string(api), func(t *testing.T) {
+			up := newFakeUpstream(t)
+			// The proxy believes the window is large, the upstream knows
+			// better: only the overflow error can save the request.
+			up.window = 9000
+			_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 2000})
+			c := newClient(t, api, ts.URL)
+			for i := 1; i <= 8; i++ {
+				c.step(i) // fails the test on a non-200
+			}
+			var rejected, compacted int
+			for _, r := range up.modelRequests() {
+				if tokensOf(r.Body) > up.window {
+					rejected++
+				}
+				for _, it := range listOf(t, api, r.Body) {
+					if isSummaryItem(it) {
+						compacted++
+						break
+					}
+				}
+			}
+			if rejected == 0 || compacted == 0 {
+				t.Fatalf("rejected %d, compacted %d: the overflow path did not run", rejected, compacted)
+			}
+		})
+	}
+}
+
+// TestFailOpen: whatever the proxy cannot do, the request goes through as
+// the client sent it.
+func TestFailOpen(t *testing.T) {
+	t.Run("unparseable body", func(t *testing.T) {
+		up := newFakeUpstream(t)
+		_, ts := newTestProxy(t, up, Config{Window: 1000})
+		body := []byte(`{"model":"gpt-test","messages":[{"role":"user","content":"hi"},]}`)
+		resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := up.requests(); len(got) != 1 || !bytes.Equal(got[0].Body, body) {
+			t.Fatalf("upstream did not get the original bytes")
+		}
+	})
+	t.Run("store down", func(t *testing.T) {
+		up := newFakeUpstream(t)
+		_, ts := newTestProxy(t, up, Config{Window: 4000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: brokenStore{}})
+		c := newClient(t, Chat, ts.URL)
+		for i := 1; i <= 4; i++ {
+			c.step(i)
+		}
+		reqs := up.modelRequests()
+		if last := reqs[len(reqs)-1]; !bytes.Equal(last.Body, c.bodyBefore(len(c.items)-2)) {
+			t.Fatalf("with the store down the request was not forwarded unchanged")
+		}
+	})
+}
+
+// bodyBefore rebuilds the body the client sent when it had n items.
+func (c *client) bodyBefore(n int) []byte {
+	saved := c.items
+	c.items = c.items[:n]
+	b := c.body()
+	c.items = saved
+	return b
+}
+
+type brokenStore struct{}
+
+func (brokenStore) Get(context.Context, string) (*Record, error) {
+	return nil, errors.New("store: connection refused")
+}
+func (brokenStore) Put(context.Context, string, *Record) error {
+	return errors.New("store: connection refused")
+}
+func (brokenStore) Close() error { return nil }
+
+// TestSecretsNeverLeak: the client's key appears in no log line, metric or
+// stored record, even when the upstream summarizer fails with it.
+func TestSecretsNeverLeak(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	up := newFakeUpstream(t)
+	store := &recordingStore{Store: NewMemStore(MemStoreOptions{})}
+	srv, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: store, Logger: logger})
+	// Summary requests (no tools) fail with a body that echoes the key.
+	up.echoAuth = true
+	for _, api := range []API{Anthropic, Chat, Responses} {
+		c := newClient(t, api, ts.URL)
+		for i := 1; i <= 12; i++ {
+			c.step(i)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	mu.Lock()
+	all := logs.String() + string(metrics) + store.written()
+	if !strings.Contains(store.written(), "checkpoints") {
+		t.Error("nothing was stored: the test proves nothing")
+	}
+	mu.Unlock()
+	for _, canary := range []string{"sk-ant-canary-0123456789", "sk-canary-0123456789", "canary"} {
+		if strings.Contains(all, canary) {
+			t.Errorf("%q found in logs, metrics or the store", canary)
+		}
+	}
+	if !strings.Contains(string(metrics), "compact_proxy_compactions_total") {
+		t.Errorf("metrics lack compact_proxy_compactions_total")
+	}
+	_ = srv
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// recordingStore keeps a copy of every key and record written.
+type recordingStore struct {
+	Store
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *recordingStore) Put(ctx context.Context, key string, rec *Record) error {
+	b, _ := json.Marshal(rec)
+	r.mu.Lock()
+	r.buf.WriteString(key)
+	r.buf.Write(b)
+	r.mu.Unlock()
+	return r.Store.Put(ctx, key, rec)
+}
+
+func (r *recordingStore) written() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.String()
+}

@@ -1,0 +1,132 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// send forwards the exchange upstream and relays the answer. An overflow
+// error that arrives before anything was written to the client triggers one
+// forced compaction and one retry, so the client only sees the answer.
+func (s *Server) send(w http.ResponseWriter, x *exchange) {
+	ctx := x.r.Context()
+	for {
+		body := x.outBody()
+		if x.body != nil && x.decoded != nil && !bytes.Equal(body, x.raw) {
+			// A rewrite is on purpose; passthrough_bytes_modified counts
+			// only the paths that should be untouched.
+		} else if x.body == nil && !bytes.Equal(body, x.raw) {
+			s.metrics.passthroughModified()
+		}
+		req, err := newUpstreamRequest(ctx, s.upstreamFor(x.api), x.r, body)
+		if err != nil {
+			writeError(w, x.api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
+			return
+		}
+		s.metrics.overhead(x.api, since(s.now, x.start))
+		sent := s.now()
+		resp, err := s.client.Do(req)
+		if err != nil {
+			s.upstreamFailed(w, x.r, x.api, err)
+			return
+		}
+		if resp.StatusCode >= 400 && x.v != nil && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+			errBody, rerr := readErrorBody(resp)
+			if rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header) && s.retryAfterOverflow(ctx, x) {
+				s.metrics.overflowRetry(x.api)
+				continue
+			}
+			s.metrics.upstreamLatency(x.api, since(s.now, sent))
+			copyHeader(w, resp.Header)
+			w.WriteHeader(resp.StatusCode)
+			_, _ = w.Write(errBody)
+			s.metrics.request(x.api, resp.StatusCode)
+			s.logRequest(x, resp.StatusCode, nil)
+			return
+		}
+		stream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+		var obs observer
+		if x.v != nil {
+			obs = codecFor(x.api).newObserver(stream)
+		}
+		_, rerr := relay(w, resp, obs, func() { s.metrics.upstreamLatency(x.api, since(s.now, sent)) })
+		s.metrics.request(x.api, resp.StatusCode)
+		var o Observed
+		if obs != nil {
+			o = obs.Observed()
+			if stream && !o.Complete {
+				s.metrics.streamTruncated(x.api)
+			}
+			if resp.StatusCode < 300 {
+				s.record(x, o)
+			}
+		}
+		if rerr != nil && ctx.Err() != nil {
+			x.decision += " (client gone)"
+		}
+		s.logRequest(x, resp.StatusCode, &o)
+		return
+	}
+}
+
+// outBody is the body to send: the rewrite (encoded as the client encoded
+// its own), or the client's bytes.
+func (x *exchange) outBody() []byte {
+	if x.body == nil {
+		return x.raw
+	}
+	enc := contentEncoding(x.r.Header)
+	if enc == "" {
+		return x.body
+	}
+	b, err := encodeBody(enc, x.body)
+	if err != nil {
+		return x.raw
+	}
+	return b
+}
+
+// retryAfterOverflow forces a compaction after the upstream refused the
+// request as too long. It reports whether the request was rewritten and
+// may be sent again.
+func (s *Server) retryAfterOverflow(ctx context.Context, x *exchange) bool {
+	x.retried = true
+	v := x.v
+	threshold, _ := s.policy.Threshold(v.info)
+	if threshold <= 0 {
+		threshold = v.info.ContextWindow
+	}
+	// The provider's count was over the window whatever our estimate said.
+	if v.tokens <= v.info.ContextWindow {
+		v.tokens = v.info.ContextWindow + 1
+	}
+	if !s.compactNow(ctx, x, compact.ReasonOverflow, threshold) {
+		return false
+	}
+	s.rewrite(x)
+	return x.body != nil
+}
+
+// logRequest writes the per-request log line. It names the conversation by
+// a short hash only and never carries a header or a body.
+func (s *Server) logRequest(x *exchange, status int, o *Observed) {
+	args := []any{"api", x.api, "path", x.r.URL.Path, "status", status, "decision", x.decision,
+		"ms", since(s.now, x.start).Milliseconds()}
+	if v := x.v; v != nil {
+		args = append(args, "conversation", v.id.short, "id_source", v.id.source, "model", v.p.Model, "tokens", v.tokens)
+		if v.cp != nil {
+			args = append(args, "summarized_units", v.cp.Covered)
+		}
+	}
+	if o != nil && o.Usage != nil {
+		args = append(args, "usage_prompt", promptTokens(*o.Usage), "usage_output", o.Usage.Output)
+	}
+	if o != nil && o.Overflow {
+		args = append(args, "stream_overflow", true)
+	}
+	s.log.Info("request", args...)
+}

@@ -1,0 +1,343 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/compactkit/compact"
+)
+
+// The upstreams used when Config leaves them empty: the providers' public
+// APIs.
+const (
+	DefaultAnthropicUpstream = "https://api.anthropic.com"
+	DefaultOpenAIUpstream    = "https://api.openai.com"
+)
+
+// DefaultMaxBodyBytes is the largest request body the proxy accepts (64
+// MiB, compressed or not); a larger one gets 413.
+const DefaultMaxBodyBytes = 64 << 20
+
+// The values of Config.Summarizer.
+const (
+	// SummarizerUpstream has the conversation's own model (or
+	// Config.SummaryModel) write the summary, through the same upstream
+	// and with the client's own credentials.
+	SummarizerUpstream = "upstream"
+	// SummarizerExtractive writes the summary offline, with no model.
+	SummarizerExtractive = "extractive"
+)
+
+// Config configures a Server. The zero value proxies to the providers'
+// public APIs, keeps state in memory and has models summarize through the
+// upstream.
+type Config struct {
+	// AnthropicUpstream and OpenAIUpstream are the base URLs requests are
+	// sent to; the request path is appended ("/v1/messages"). Empty means
+	// DefaultAnthropicUpstream and DefaultOpenAIUpstream.
+	AnthropicUpstream string
+	OpenAIUpstream    string
+	// Window, when positive, is the context window of every model,
+	// whatever the registry says (for tests and local servers).
+	Window int
+	// Registry gives each model's window when Window is 0; nil means the
+	// registry shipped with compact. A model it does not know is passed
+	// through without compaction (logged once per model).
+	Registry *compact.Registry
+	// Policy decides when to compact; nil means compact.Reserve{} (compact
+	// once the context leaves less than 16,384 tokens of the window free).
+	Policy compact.Policy
+	// KeepRecentTokens is the size of the newest part kept verbatim; 0
+	// means compact.DefaultKeepRecentTokens. It shrinks on small windows.
+	KeepRecentTokens int
+	// Summarizer is SummarizerUpstream ("" means it) or
+	// SummarizerExtractive. A failed model summary falls back to the
+	// extractive one.
+	Summarizer string
+	// SummaryModel, with SummarizerUpstream, is the model that writes
+	// summaries instead of the conversation's own.
+	SummaryModel string
+	// Store keeps the compactions; nil means an in-memory store.
+	Store Store
+	// MaxBodyBytes is the largest request body accepted; 0 means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Transport sends the upstream requests; nil means a transport with
+	// net/http's default dial and TLS timeouts, no overall timeout (streams
+	// last as long as they last) and no transparent compression (the
+	// client's Accept-Encoding is forwarded as it came).
+	Transport http.RoundTripper
+	// SummaryTimeout bounds the writing of one summary; 0 means 3 minutes.
+	// When it runs out the offline summary is used.
+	SummaryTimeout time.Duration
+	// Logger receives one line per request and the warnings; nil discards.
+	Logger *slog.Logger
+	// Registry for the metrics; nil makes a private one (see
+	// Server.Metrics).
+	Metrics *prometheus.Registry
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the proxy: an http.Handler serving the three model APIs, every
+// other path passed through, /healthz and /metrics.
+type Server struct {
+	cfg        Config
+	anthropic  *url.URL
+	openai     *url.URL
+	client     *http.Client
+	store      Store
+	log        *slog.Logger
+	reg        *prometheus.Registry
+	metrics    *metrics
+	metricsH   http.Handler
+	now        func() time.Time
+	registry   *compact.Registry
+	policy     compact.Policy
+	summaryTTL time.Duration
+
+	flight singleflight.Group
+	locks  [64]mutex
+
+	mu       sync.Mutex
+	warned   map[string]bool
+	calib    compact.Calibrator
+	failOnce map[string]bool
+}
+
+// New checks cfg and returns a Server.
+func New(cfg Config) (*Server, error) {
+	s := &Server{cfg: cfg, warned: map[string]bool{}, failOnce: map[string]bool{}}
+	var err error
+	if s.anthropic, err = parseUpstream("anthropic upstream", cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
+		return nil, err
+	}
+	if s.openai, err = parseUpstream("openai upstream", cfg.OpenAIUpstream, DefaultOpenAIUpstream); err != nil {
+		return nil, err
+	}
+	switch cfg.Summarizer {
+	case "", SummarizerUpstream, SummarizerExtractive:
+	default:
+		return nil, fmt.Errorf("proxy: summarizer %q: want %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive)
+	}
+	if cfg.Window < 0 {
+		return nil, fmt.Errorf("proxy: window %d: must not be negative", cfg.Window)
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return nil, fmt.Errorf("proxy: max body bytes %d: must not be negative", cfg.MaxBodyBytes)
+	}
+	if s.cfg.MaxBodyBytes == 0 {
+		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	s.now = cfg.Now
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.log = cfg.Logger
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.store = cfg.Store
+	if s.store == nil {
+		s.store = NewMemStore(MemStoreOptions{Now: s.now})
+	}
+	s.registry = cfg.Registry
+	if s.registry == nil {
+		if s.registry, err = compact.LoadRegistry(); err != nil {
+			return nil, err
+		}
+	}
+	s.policy = cfg.Policy
+	if s.policy == nil {
+		s.policy = compact.Reserve{}
+	}
+	s.summaryTTL = cfg.SummaryTimeout
+	if s.summaryTTL == 0 {
+		s.summaryTTL = 3 * time.Minute
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = newTransport()
+	}
+	// Redirects are the client's business: pass them on as they come.
+	s.client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s.reg = cfg.Metrics
+	if s.reg == nil {
+		s.reg = prometheus.NewRegistry()
+	}
+	s.metrics = newMetrics(s.reg)
+	s.metricsH = metricsHandler(s.reg)
+	return s, nil
+}
+
+// newTransport is net/http's default transport without an environment
+// proxy lookup surprise for loopback and without transparent compression.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableCompression = true
+	t.IdleConnTimeout = 60 * time.Second
+	t.MaxIdleConnsPerHost = 64
+	return t
+}
+
+// parseUpstream checks an upstream base URL.
+func parseUpstream(what, raw, def string) (*url.URL, error) {
+	if raw == "" {
+		raw = def
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("proxy: %s %q: want an absolute http or https URL", what, raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("proxy: %s: credentials in the URL are not supported; clients send their own", what)
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+// Metrics returns the registry the proxy's metrics are registered in.
+func (s *Server) Metrics() *prometheus.Registry { return s.reg }
+
+// Close releases the store.
+func (s *Server) Close() error { return s.store.Close() }
+
+// ServeHTTP routes a request: the model APIs are read and maybe compacted,
+// WebSocket upgrades are refused, /healthz and /metrics are answered here,
+// and everything else is passed through to the upstream as it came.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/healthz":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+		return
+	case "/metrics":
+		s.metricsH.ServeHTTP(w, r)
+		return
+	}
+	api, compactable := route(r)
+	if isUpgrade(r) {
+		s.metrics.request(api, http.StatusNotImplemented)
+		writeError(w, api, http.StatusNotImplemented, "invalid_request_error",
+			"compact proxy does not support WebSocket; send the request over HTTP (for Codex: supports_websockets = false)")
+		return
+	}
+	if compactable {
+		s.serveAPI(w, r, api)
+		return
+	}
+	s.passthrough(w, r, api)
+}
+
+// route tells which API a request belongs to and whether the proxy reads
+// it. Paths shared by both providers (/v1/models) go to Anthropic when the
+// request carries Anthropic's headers.
+func route(r *http.Request) (API, bool) {
+	p := r.URL.Path
+	switch {
+	case p == "/v1/messages" || p == "/v1/messages/count_tokens":
+		return Anthropic, r.Method == http.MethodPost
+	case p == "/v1/chat/completions":
+		return Chat, r.Method == http.MethodPost
+	case p == "/v1/responses":
+		return Responses, r.Method == http.MethodPost
+	case strings.HasPrefix(p, "/v1/messages/") || strings.HasPrefix(p, "/v1/complete"):
+		return Anthropic, false
+	case r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != "":
+		return Anthropic, false
+	case strings.HasPrefix(p, "/v1/responses"):
+		return Responses, false
+	}
+	return Chat, false
+}
+
+// isUpgrade reports a protocol upgrade request (a WebSocket handshake).
+func isUpgrade(r *http.Request) bool {
+	for _, v := range r.Header.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "upgrade") {
+				return true
+			}
+		}
+	}
+	return r.Header.Get("Upgrade") != ""
+}
+
+// upstreamFor returns the base URL of an API's upstream.
+func (s *Server) upstreamFor(api API) *url.URL {
+	if api == Anthropic {
+		return s.anthropic
+	}
+	return s.openai
+}
+
+// passthrough forwards a request it does not read: body streamed as it
+// comes, response relayed as it comes.
+func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, api API) {
+	start := s.now()
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), r.Body)
+	if err != nil {
+		writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
+		return
+	}
+	out.Header = forwardHeader(r.Header)
+	out.ContentLength = r.ContentLength
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+	resp, err := s.client.Do(out)
+	if err != nil {
+		s.upstreamFailed(w, r, api, err)
+		return
+	}
+	s.metrics.upstreamLatency(api, since(s.now, start))
+	_, _ = relay(w, resp, nil, nil)
+	s.metrics.request(api, resp.StatusCode)
+}
+
+// upstreamFailed answers a request whose upstream could not be reached.
+func (s *Server) upstreamFailed(w http.ResponseWriter, r *http.Request, api API, err error) {
+	if r.Context().Err() != nil {
+		return // the client went away; nobody to answer
+	}
+	s.metrics.request(api, http.StatusBadGateway)
+	s.log.Warn("upstream unreachable", "api", api, "path", r.URL.Path, "err", errorClass(err))
+	writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: upstream unreachable: "+errorClass(err))
+}
+
+// errorClass describes a transport error without its URL or any header.
+func errorClass(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	return err.Error()
+}
+
+// warnOnce logs msg once per key for the life of the server.
+func (s *Server) warnOnce(key, msg string, args ...any) {
+	s.mu.Lock()
+	seen := s.warned[key]
+	s.warned[key] = true
+	s.mu.Unlock()
+	if !seen {
+		s.log.Warn(msg, args...)
+	}
+}
+
+// mutex is a sync.Mutex, named for the lock stripes.
+type mutex = sync.Mutex
