@@ -2,20 +2,22 @@ package proxy
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 )
 
-// codecFor returns the codec of an API.
-func codecFor(a API) codec {
+// codecFor returns the codec of an API, without a cache.
+func codecFor(a API) codec { return cachedCodec(a, nil) }
+
+// cachedCodec returns the codec of an API that finds decoded items in c.
+func cachedCodec(a API, c *itemCache) codec {
 	switch a {
 	case Anthropic:
-		return anthropicCodec{}
+		return anthropicCodec{c}
 	case Responses:
-		return responsesCodec{}
+		return responsesCodec{c}
 	}
-	return chatCodec{}
+	return chatCodec{c}
 }
 
 // readList reads the envelope shared by the three formats: the top-level
@@ -57,22 +59,6 @@ func readList(api API, body []byte, listKey string) (*Parsed, []member, error) {
 		p.Items[i] = body[e.start:e.end:e.end]
 	}
 	return p, ms, nil
-}
-
-// digestItems hashes a run of items for the hash chain, without the
-// cache_control markers clients move between turns.
-func digestItems(items [][]byte) [32]byte {
-	if len(items) == 1 {
-		return sha256.Sum256(withoutKey(items[0], "cache_control"))
-	}
-	h := sha256.New()
-	for _, it := range items {
-		h.Write(withoutKey(it, "cache_control"))
-		h.Write([]byte{0})
-	}
-	var out [32]byte
-	h.Sum(out[:0])
-	return out
 }
 
 // quote encodes s as a JSON string without HTML escaping (the summary

@@ -9,7 +9,7 @@ import (
 )
 
 // anthropicCodec reads and writes the Messages API.
-type anthropicCodec struct{}
+type anthropicCodec struct{ cache *itemCache }
 
 func (anthropicCodec) api() API { return Anthropic }
 
@@ -68,36 +68,48 @@ func (c anthropicCodec) parse(body []byte) (*Parsed, error) {
 		p.BodySession = claudeSession(md.UserID)
 	}
 	for i, it := range p.Items {
-		var m anthropicMessage
-		if err := json.Unmarshal(it, &m); err != nil {
+		in, err := c.cache.read(Anthropic, it, decodeAnthropicItem)
+		if err != nil {
 			return nil, err
 		}
-		blocks := m.blocks()
-		var msgs []*compact.Message
-		var rest []compact.Part
-		for _, b := range blocks {
-			switch b.Type {
-			case "compaction":
-				p.StandDown = "the conversation carries a compaction block"
-			case "tool_result":
-				msgs = append(msgs, &compact.Message{Role: compact.RoleToolResult, ToolCallID: b.ToolUseID, IsError: b.IsError,
-					Content: []compact.Part{{Type: compact.PartText, Text: textOf(b.Content)}}})
-				continue
-			}
-			if part, ok := anthropicPart(b); ok {
-				rest = append(rest, part)
-			}
+		if in.compaction {
+			p.StandDown = "the conversation carries a compaction block"
 		}
-		role := compact.RoleUser
-		if m.Role == "assistant" {
-			role = compact.RoleAssistant
-		}
-		if len(rest) > 0 || len(msgs) == 0 {
-			msgs = append(msgs, &compact.Message{Role: role, Content: rest})
-		}
-		p.Units = append(p.Units, Unit{Start: i, End: i + 1, Messages: msgs, Digest: digestItems(p.Items[i : i+1])})
+		p.Units = append(p.Units, Unit{Start: i, End: i + 1, Messages: in.messages(), Digest: in.digest})
 	}
 	return p, nil
+}
+
+// decodeAnthropicItem reads one message: tool_result blocks become tool
+// result messages (first), the other blocks one message of its role.
+func decodeAnthropicItem(raw []byte) (*itemInfo, error) {
+	var m anthropicMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	in := &itemInfo{role: m.Role}
+	var rest []compact.Part
+	for _, b := range m.blocks() {
+		switch b.Type {
+		case "compaction":
+			in.compaction = true
+		case "tool_result":
+			in.msgs = append(in.msgs, &compact.Message{Role: compact.RoleToolResult, ToolCallID: b.ToolUseID, IsError: b.IsError,
+				Content: []compact.Part{{Type: compact.PartText, Text: textOf(b.Content)}}})
+			continue
+		}
+		if part, ok := anthropicPart(b); ok {
+			rest = append(rest, part)
+		}
+	}
+	role := compact.RoleUser
+	if m.Role == "assistant" {
+		role = compact.RoleAssistant
+	}
+	if len(rest) > 0 || len(in.msgs) == 0 {
+		in.msgs = append(in.msgs, &compact.Message{Role: role, Content: rest})
+	}
+	return in, nil
 }
 
 // anthropicPart maps a content block onto an engine part.

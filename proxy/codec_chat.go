@@ -8,7 +8,7 @@ import (
 )
 
 // chatCodec reads and writes OpenAI's Chat Completions API.
-type chatCodec struct{}
+type chatCodec struct{ cache *itemCache }
 
 func (chatCodec) api() API { return Chat }
 
@@ -28,25 +28,34 @@ type chatMessage struct {
 	} `json:"tool_calls"`
 }
 
-func (chatCodec) parse(body []byte) (*Parsed, error) {
+func (c chatCodec) parse(body []byte) (*Parsed, error) {
 	p, _, err := readList(Chat, body, "messages")
 	if err != nil {
 		return nil, err
 	}
 	head := true
 	for i, it := range p.Items {
-		var m chatMessage
-		if err := json.Unmarshal(it, &m); err != nil {
+		in, err := c.cache.read(Chat, it, decodeChatItem)
+		if err != nil {
 			return nil, err
 		}
-		if head && (m.Role == "system" || m.Role == "developer") {
+		if head && (in.role == "system" || in.role == "developer") {
 			p.Head = i + 1
 			continue
 		}
 		head = false
-		p.Units = append(p.Units, Unit{Start: i, End: i + 1, Messages: []*compact.Message{chatToMessage(&m)}, Digest: digestItems(p.Items[i : i+1])})
+		p.Units = append(p.Units, Unit{Start: i, End: i + 1, Messages: in.messages(), Digest: in.digest})
 	}
 	return p, nil
+}
+
+// decodeChatItem reads one message.
+func decodeChatItem(raw []byte) (*itemInfo, error) {
+	var m chatMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return &itemInfo{role: m.Role, msgs: []*compact.Message{chatToMessage(&m)}}, nil
 }
 
 // chatToMessage maps a Chat message onto an engine message.

@@ -7,7 +7,7 @@ import (
 )
 
 // responsesCodec reads and writes OpenAI's Responses API (Codex).
-type responsesCodec struct{}
+type responsesCodec struct{ cache *itemCache }
 
 func (responsesCodec) api() API { return Responses }
 
@@ -46,53 +46,65 @@ func (it *responsesItem) kind() string {
 	return "other"
 }
 
-func (responsesCodec) parse(body []byte) (*Parsed, error) {
+func (c responsesCodec) parse(body []byte) (*Parsed, error) {
 	p, _, err := readList(Responses, body, "input")
 	if err != nil {
 		return nil, err
 	}
-	items := make([]responsesItem, len(p.Items))
+	infos := make([]*itemInfo, len(p.Items))
 	for i, raw := range p.Items {
-		if err := json.Unmarshal(raw, &items[i]); err != nil {
+		if infos[i], err = c.cache.read(Responses, raw, decodeResponsesItem); err != nil {
 			return nil, err
 		}
-		if items[i].Type == "compaction" || items[i].Type == "compaction_summary" {
+		if infos[i].compaction {
 			p.StandDown = "the conversation carries a compaction item"
 		}
 	}
 	i := 0
-	for i < len(items) && items[i].kind() == "message" && (items[i].Role == "system" || items[i].Role == "developer") {
+	for i < len(infos) && infos[i].kind == "message" && (infos[i].role == "system" || infos[i].role == "developer") {
 		i++
 	}
 	p.Head = i
-	for i < len(items) {
+	for i < len(infos) {
 		start := i
 		var msgs []*compact.Message
-		switch items[i].kind() {
-		case "call":
+		if infos[i].kind == "call" {
 			// One unit for the model's whole turn: reasoning, text and
 			// parallel tool calls stay together.
 			m := &compact.Message{Role: compact.RoleAssistant}
-			for i < len(items) && items[i].kind() == "call" {
-				m.Content = append(m.Content, responsesParts(&items[i], p.Items[i])...)
+			for i < len(infos) && infos[i].kind == "call" {
+				m.Content = append(m.Content, infos[i].msgs[0].Content...)
 				i++
 			}
 			msgs = []*compact.Message{m}
-		case "output":
-			it := &items[i]
-			msgs = []*compact.Message{{Role: compact.RoleToolResult, ToolCallID: it.CallID,
-				Content: []compact.Part{{Type: compact.PartText, Text: textOf(it.Output)}}}}
-			i++
-		case "message":
-			msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: textOf(items[i].Content)}}}}
-			i++
-		default:
-			msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: rawText(p.Items[i])}}}}
+		} else {
+			msgs = infos[i].messages()
 			i++
 		}
-		p.Units = append(p.Units, Unit{Start: start, End: i, Messages: msgs, Digest: digestItems(p.Items[start:i])})
+		p.Units = append(p.Units, Unit{Start: start, End: i, Messages: msgs, Digest: unitDigest(infos[start:i])})
 	}
 	return p, nil
+}
+
+// decodeResponsesItem reads one input item.
+func decodeResponsesItem(raw []byte) (*itemInfo, error) {
+	var it responsesItem
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return nil, err
+	}
+	in := &itemInfo{role: it.Role, kind: it.kind(), compaction: it.Type == "compaction" || it.Type == "compaction_summary"}
+	switch in.kind {
+	case "call":
+		in.msgs = []*compact.Message{{Role: compact.RoleAssistant, Content: responsesParts(&it, raw)}}
+	case "output":
+		in.msgs = []*compact.Message{{Role: compact.RoleToolResult, ToolCallID: it.CallID,
+			Content: []compact.Part{{Type: compact.PartText, Text: textOf(it.Output)}}}}
+	case "message":
+		in.msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: textOf(it.Content)}}}}
+	default:
+		in.msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: rawText(raw)}}}}
+	}
+	return in, nil
 }
 
 // responsesParts maps one item of the model's turn onto engine parts.

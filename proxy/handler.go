@@ -30,10 +30,17 @@ type exchange struct {
 	compacted *Checkpoint
 	// retried is set once an overflow retry was made.
 	retried bool
+	// streamed is set when the request went upstream while it was read
+	// (see Server.streamable).
+	streamed bool
 }
 
 // serveAPI handles a request to one of the model APIs.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
+	if s.streamable(r, api) {
+		s.serveStreamed(w, r, api)
+		return
+	}
 	x := &exchange{api: api, r: r, start: s.now(), decision: "pass"}
 	raw, decoded, err := readBody(r, s.cfg.MaxBodyBytes)
 	switch {
@@ -70,51 +77,11 @@ func (s *Server) prepare(x *exchange) {
 			x.body, x.decision = nil, "pass (internal error)"
 		}
 	}()
-	c := codecFor(x.api)
-	p, err := c.parse(x.decoded)
-	if err != nil {
-		s.failOpen(stageParse, err)
-		x.decision = "pass (unreadable body)"
+	if !s.read(x) {
 		return
 	}
-	if p.StandDown == "" && x.api == Responses {
-		// The history lives on the provider's side: the request only
-		// carries what is new, and there is nothing here to compact.
-		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
-			p.StandDown = "previous_response_id"
-		}
-	}
-	if p.StandDown != "" {
-		x.decision = "pass (" + p.StandDown + ")"
-		return
-	}
-	info, ok := s.modelInfo(p.Model)
-	if !ok {
-		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted", "model", p.Model)
-		x.decision = "pass (window unknown)"
-		return
-	}
-	v := &view{api: x.api, p: p, info: info}
-	v.id = identify(x.api, s.upstreamFor(x.api).String(), x.r.Header, p)
+	v := x.v
 	ctx := x.r.Context()
-	rec, err := s.store.Get(ctx, v.id.key)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		s.metrics.storeLookup(lookupMiss)
-	case err != nil:
-		s.metrics.storeLookup(lookupError)
-		s.failOpen(stageStore, err)
-		x.decision = "pass (store unavailable)"
-		return
-	default:
-		s.metrics.storeLookup(lookupHit)
-		v.rec = rec
-	}
-	v.chain = chainOf(p.Units)
-	v.cp = findCheckpoint(v.rec, v.chain)
-	s.measure(v)
-	x.v = v
-
 	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
 	if !countOnly {
 		d := compact.Check(s.policy, v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
@@ -133,6 +100,55 @@ func (s *Server) prepare(x *exchange) {
 	if v.cp != nil {
 		s.rewrite(x)
 	}
+}
+
+// read parses the request, finds its conversation and what is stored
+// about it, and measures it (x.v). It reports false when the request is
+// not one the proxy compacts; x.decision then says why.
+func (s *Server) read(x *exchange) bool {
+	p, err := s.codec(x.api).parse(x.decoded)
+	if err != nil {
+		s.failOpen(stageParse, err)
+		x.decision = "pass (unreadable body)"
+		return false
+	}
+	if p.StandDown == "" && x.api == Responses {
+		// The history lives on the provider's side: the request only
+		// carries what is new, and there is nothing here to compact.
+		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
+			p.StandDown = "previous_response_id"
+		}
+	}
+	if p.StandDown != "" {
+		x.decision = "pass (" + p.StandDown + ")"
+		return false
+	}
+	info, ok := s.modelInfo(p.Model)
+	if !ok {
+		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted", "model", p.Model)
+		x.decision = "pass (window unknown)"
+		return false
+	}
+	v := &view{api: x.api, p: p, info: info}
+	v.id = identify(x.api, s.upstreamFor(x.api).String(), x.r.Header, p)
+	rec, err := s.store.Get(x.r.Context(), v.id.key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.metrics.storeLookup(lookupMiss)
+	case err != nil:
+		s.metrics.storeLookup(lookupError)
+		s.failOpen(stageStore, err)
+		x.decision = "pass (store unavailable)"
+		return false
+	default:
+		s.metrics.storeLookup(lookupHit)
+		v.rec = rec
+	}
+	v.chain = chainOf(p.Units)
+	v.cp = findCheckpoint(v.rec, v.chain)
+	s.measure(v)
+	x.v = v
+	return true
 }
 
 // rewrite splices the applicable compaction into the request, keeping the
@@ -266,7 +282,11 @@ func (s *Server) record(x *exchange, obs Observed) {
 	if v.cp != nil {
 		applied = v.cp.Chain
 	}
-	last := &LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow}
+	last := &LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
+		Bytes: len(x.decoded)}
+	if th, ok := s.policy.Threshold(v.info); ok {
+		last.Threshold = th
+	}
 	if obs.Usage != nil {
 		last.Usage = *obs.Usage
 		if prev := rec.lastFor(v.chain, applied); prev != nil && prev.Units < len(v.p.Units) {

@@ -77,6 +77,18 @@ func identify(api API, upstream string, h http.Header, p *Parsed) identity {
 	return identity{key: "c:" + sum[:48], source: source, short: sum[:12]}
 }
 
+// identifyByHeader derives the conversation key from the headers alone,
+// as identify does for a request with a session header; ok is false when
+// the request has none.
+func identifyByHeader(api API, upstream string, h http.Header) (identity, bool) {
+	for _, name := range sessionHeaders {
+		if strings.TrimSpace(h.Get(name)) != "" {
+			return identify(api, upstream, h, &Parsed{}), true
+		}
+	}
+	return identity{}, false
+}
+
 // credential returns the request's credential header value, "" when none.
 // It only ever enters a hash.
 func credential(h http.Header) string {

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/compactkit/compact"
 )
@@ -48,29 +50,41 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			s.logRequest(x, resp.StatusCode, nil)
 			return
 		}
-		stream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
-		var obs observer
-		if x.v != nil {
-			obs = codecFor(x.api).newObserver(stream)
-		}
-		_, rerr := relay(w, resp, obs, func() { s.metrics.upstreamLatency(x.api, since(s.now, sent)) })
-		s.metrics.request(x.api, resp.StatusCode)
-		var o Observed
-		if obs != nil {
-			o = obs.Observed()
-			if stream && !o.Complete {
-				s.metrics.streamTruncated(x.api)
-			}
-			if resp.StatusCode < 300 {
-				s.record(x, o)
-			}
-		}
-		if rerr != nil && ctx.Err() != nil {
-			x.decision += " (client gone)"
-		}
-		s.logRequest(x, resp.StatusCode, &o)
+		s.finish(w, x, resp, sent)
 		return
 	}
+}
+
+// finish relays a successful (or non-retried) upstream response to the
+// client, reading the usage from a copy, and records it.
+func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response, sent time.Time) {
+	ctx := x.r.Context()
+	stream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
+	var obs observer
+	if x.v != nil || x.streamed {
+		obs = codecFor(x.api).newObserver(stream)
+	}
+	_, rerr := relay(w, resp, obs, func() { s.metrics.upstreamLatency(x.api, since(s.now, sent)) })
+	s.metrics.request(x.api, resp.StatusCode)
+	var o Observed
+	if obs != nil {
+		o = obs.Observed()
+		if stream && !o.Complete {
+			s.metrics.streamTruncated(x.api)
+		}
+		if x.streamed && resp.StatusCode < 300 && (o.Usage != nil || o.Overflow) {
+			// Read the request now that the answer is on its way: the
+			// client did not wait for it.
+			s.read(x)
+		}
+		if resp.StatusCode < 300 {
+			s.record(x, o)
+		}
+	}
+	if rerr != nil && ctx.Err() != nil {
+		x.decision += " (client gone)"
+	}
+	s.logRequest(x, resp.StatusCode, &o)
 }
 
 // outBody is the body to send: the rewrite (encoded as the client encoded
@@ -129,4 +143,77 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 		args = append(args, "stream_overflow", true)
 	}
 	s.log.Info("request", args...)
+}
+
+// streamable decides whether a request can go upstream while it is still
+// being read, before the proxy has looked at it: only when the
+// conversation is known by a header, has no compaction to apply, and its
+// last reported size plus a generous estimate of what was added (two bytes
+// per token) stays clearly under its trigger. The request is then read
+// from a copy once it has gone, for the accounting; should the upstream
+// refuse it as too long, the copy is compacted and sent again as usual.
+func (s *Server) streamable(r *http.Request, api API) bool {
+	if r.ContentLength <= 0 || r.ContentLength > s.cfg.MaxBodyBytes || contentEncoding(r.Header) != "" ||
+		strings.HasSuffix(r.URL.Path, "/count_tokens") {
+		return false
+	}
+	id, ok := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
+	if !ok {
+		return false
+	}
+	rec, err := s.store.Get(r.Context(), id.key)
+	if err != nil || len(rec.Checkpoints) > 0 || rec.Last == nil {
+		return false
+	}
+	l := rec.Last
+	growth := int(r.ContentLength) - l.Bytes
+	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
+		return false
+	}
+	est := promptTokens(l.Usage) + l.Usage.Output + growth/2
+	return est < l.Threshold*9/10
+}
+
+// serveStreamed forwards a request while reading it (see streamable).
+func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API) {
+	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true}
+	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength))
+	body := io.TeeReader(io.LimitReader(r.Body, r.ContentLength), buf)
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), body)
+	if err != nil {
+		writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
+		return
+	}
+	req.Header = forwardHeader(r.Header)
+	req.ContentLength = r.ContentLength
+	s.metrics.overhead(api, since(s.now, x.start))
+	sent := s.now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.upstreamFailed(w, r, api, err)
+		return
+	}
+	if resp.StatusCode >= 400 {
+		// Keep the whole request: it may have to be compacted and sent
+		// again.
+		_, _ = io.Copy(io.Discard, body)
+		x.raw, x.decoded = buf.Bytes(), buf.Bytes()
+		errBody, rerr := readErrorBody(resp)
+		if rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header) && s.read(x) && s.retryAfterOverflow(r.Context(), x) {
+			s.metrics.overflowRetry(api)
+			x.streamed = false
+			s.send(w, x)
+			return
+		}
+		s.metrics.upstreamLatency(api, since(s.now, sent))
+		copyHeader(w, resp.Header)
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(errBody)
+		s.metrics.request(api, resp.StatusCode)
+		s.logRequest(x, resp.StatusCode, nil)
+		return
+	}
+	_, _ = io.Copy(io.Discard, body)
+	x.raw, x.decoded = buf.Bytes(), buf.Bytes()
+	s.finish(w, x, resp, sent)
 }

@@ -106,6 +106,7 @@ type Server struct {
 	policy     compact.Policy
 	summaryTTL time.Duration
 
+	items  *itemCache
 	flight singleflight.Group
 	locks  [64]mutex
 
@@ -175,6 +176,7 @@ func New(cfg Config) (*Server, error) {
 	if s.reg == nil {
 		s.reg = prometheus.NewRegistry()
 	}
+	s.items = newItemCache(defaultItemCacheBytes)
 	s.metrics = newMetrics(s.reg)
 	s.metricsH = metricsHandler(s.reg)
 	return s, nil
@@ -341,3 +343,6 @@ func (s *Server) warnOnce(key, msg string, args ...any) {
 
 // mutex is a sync.Mutex, named for the lock stripes.
 type mutex = sync.Mutex
+
+// codec returns the codec of api, reading through the server's item cache.
+func (s *Server) codec(api API) codec { return cachedCodec(api, s.items) }

@@ -88,6 +88,12 @@ type LastCall struct {
 	// "" when it went upstream uncompacted: usage measured on one rewrite
 	// says nothing about another.
 	Applied string `json:"applied,omitempty"`
+	// Bytes is the size of the request body as the client sent it
+	// (decoded); Threshold the trigger of its model. Together they let
+	// the next request skip the wait for its body when it cannot be near
+	// the trigger.
+	Bytes     int `json:"bytes,omitempty"`
+	Threshold int `json:"threshold,omitempty"`
 	// Overflow is true when the response reported a context overflow
 	// inside an already started stream: the next request is compacted
 	// first.
