@@ -212,18 +212,6 @@ func tail(s string, n int) string {
 	return "..." + s[len(s)-n:]
 }
 
-// mainLoop returns the recorded model calls that offered tools: the
-// agent's own turns, without title or other side requests.
-func mainLoop(reqs []fakeupstream.Request) []fakeupstream.Request {
-	var out []fakeupstream.Request
-	for _, r := range reqs {
-		if r.API != "" && r.Tools > 0 {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // logRequests writes one line per recorded request: the numbers the
 // windows above were chosen from.
 func logRequests(t *testing.T, f *fakeupstream.Fake) {
@@ -300,10 +288,10 @@ func TestAgents(t *testing.T) {
 				checkAll(t, f, true)
 				drops := checkPrefixes(t, f)
 				compactions := p.compactions(t)
-				t.Logf("%s proxy: %d tool calls, largest upstream request %d tokens (window %d), %d list shrinks seen upstream, compact_proxy_compactions_total %v",
+				t.Logf("%s proxy: %d tool calls, largest upstream request %d tokens (window %d), %d compactions seen upstream, compact_proxy_compactions_total %v",
 					a.name, f.ToolCalls(), f.MaxTokens(), a.window, drops, compactions)
 				if drops == 0 && compactions <= 0 {
-					t.Errorf("no compaction: the upstream never saw a shorter list and compact_proxy_compactions_total is %v", compactions)
+					t.Errorf("no compaction: the upstream never saw a rewritten list and compact_proxy_compactions_total is %v", compactions)
 				}
 			})
 		})

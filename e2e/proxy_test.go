@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"os/exec"
@@ -151,85 +150,17 @@ func (p *proxyProc) compactions(t *testing.T) float64 {
 	return total
 }
 
-// checkPrefixes checks that the proxy's rewrites are stable, so that the
-// provider's prompt cache keeps working: the main-loop requests the
-// upstream saw fall into epochs, a new one starting whenever the list got
-// shorter than in the request before (a compaction). In the first request
-// of an epoch the items up to and including the summary are the items the
-// list shares with the request before, plus one (the summary). Every later
-// request of the epoch must carry those items byte for byte, and the first
-// kept item after them equal up to Anthropic cache_control markers (which
-// clients move from turn to turn). It returns the number of epochs after
-// the first.
+// checkPrefixes runs fakeupstream.StablePrefixes on the agent's turns as
+// the upstream saw them, fails on its problems, and returns the number of
+// compactions seen.
 func checkPrefixes(t *testing.T, f *fakeupstream.Fake) int {
 	t.Helper()
-	var reqs []fakeupstream.Request
-	for _, r := range mainLoop(f.Requests()) {
-		if !r.Rejected {
-			reqs = append(reqs, r)
-		}
+	comps, problems := fakeupstream.StablePrefixes(fakeupstream.MainLoop(f.Requests()))
+	for _, c := range comps {
+		t.Logf("compaction seen upstream at request #%d: %d items -> %d, items up to the summary: %d", c.Seq, c.Before, c.After, c.Prefix)
 	}
-	drops := 0
-	var anchor *fakeupstream.Request
-	k := 0
-	for i := 1; i < len(reqs); i++ {
-		prev, cur := reqs[i-1], reqs[i]
-		if len(cur.Items) < len(prev.Items) {
-			drops++
-			k = commonPrefix(prev.Items, cur.Items) + 1
-			anchor = &reqs[i]
-			t.Logf("compaction seen upstream at request #%d: %d items -> %d, prefix up to the summary: %d items", cur.Seq, len(prev.Items), len(cur.Items), k)
-			continue
-		}
-		if anchor == nil {
-			continue
-		}
-		for j := 0; j < k && j < len(anchor.Items); j++ {
-			if j >= len(cur.Items) || !bytes.Equal(cur.Items[j], anchor.Items[j]) {
-				t.Errorf("request #%d: list item %d differs from request #%d's (the rewritten prefix must stay byte-identical until the next compaction)", cur.Seq, j, anchor.Seq)
-			}
-		}
-		if k < len(anchor.Items) && k < len(cur.Items) && !bytes.Equal(withoutCacheControl(cur.Items[k]), withoutCacheControl(anchor.Items[k])) {
-			t.Errorf("request #%d: first kept item (%d) differs from request #%d's", cur.Seq, k, anchor.Seq)
-		}
+	for _, p := range problems {
+		t.Error(p)
 	}
-	return drops
-}
-
-// commonPrefix is the number of leading items a and b share byte for byte.
-func commonPrefix(a, b []json.RawMessage) int {
-	n := 0
-	for n < len(a) && n < len(b) && bytes.Equal(a[n], b[n]) {
-		n++
-	}
-	return n
-}
-
-// withoutCacheControl re-encodes a JSON value with every "cache_control"
-// key removed.
-func withoutCacheControl(raw json.RawMessage) []byte {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return raw
-	}
-	out, err := json.Marshal(strip(v))
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
-func strip(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		delete(x, "cache_control")
-		for k, e := range x {
-			x[k] = strip(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = strip(e)
-		}
-	}
-	return v
+	return len(comps)
 }
