@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +46,10 @@ type agent struct {
 	//   opencode:  7.7k, +1.6k  -> window 23000, overflow at request 12
 	//                               (after a 0.6k title request)
 	window int
+	// responses is true for an agent on the Responses API, which also
+	// runs the direct test with the overflow reported inside a 200 stream
+	// (response.failed), as some OpenAI deployments do.
+	responses bool
 	// setup writes the agent's configuration under home and returns its
 	// arguments and extra environment for a provider at base (the
 	// fake's or the proxy's URL: scheme, host and port, no /v1).
@@ -53,7 +59,7 @@ type agent struct {
 func agents() []agent {
 	return []agent{
 		{name: "claude", envVar: "COMPACT_E2E_CLAUDE", window: 29000, setup: setupClaude},
-		{name: "codex", envVar: "COMPACT_E2E_CODEX", window: 24000, setup: setupCodex},
+		{name: "codex", envVar: "COMPACT_E2E_CODEX", window: 24000, responses: true, setup: setupCodex},
 		{name: "opencode", envVar: "COMPACT_E2E_OPENCODE", window: 23000, setup: setupOpencode},
 	}
 }
@@ -204,6 +210,16 @@ func runAgent(t *testing.T, a agent, bin, base string) runResult {
 	return res
 }
 
+// headerNames lists a request's header names, sorted.
+func headerNames(h http.Header) string {
+	var names []string
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}
+
 // tail returns the last n bytes of s.
 func tail(s string, n int) string {
 	if len(s) <= n {
@@ -251,21 +267,30 @@ func TestAgents(t *testing.T) {
 					t.Errorf("%d tool calls, want %d", got, steps)
 				}
 				checkAll(t, f, false)
+				if loop := fakeupstream.MainLoop(f.Requests()); len(loop) > 0 {
+					t.Logf("%s request headers: %s", a.name, headerNames(loop[0].Header))
+				}
 			})
 			// (a) Without the proxy the task overflows the window: the
 			// fake rejects a request with the provider's overflow error.
-			t.Run("direct", func(t *testing.T) {
-				f, url := fakeupstream.Start(t, fakeupstream.Config{Window: a.window})
-				res := runAgent(t, a, bin, url)
-				logRequests(t, f)
-				over := f.Overflows()
-				if len(over) == 0 {
-					t.Fatalf("no request overflowed the %d-token window (largest %d tokens); the test proves nothing", a.window, f.MaxTokens())
+			direct := func(cfg fakeupstream.Config) func(t *testing.T) {
+				return func(t *testing.T) {
+					f, url := fakeupstream.Start(t, cfg)
+					res := runAgent(t, a, bin, url)
+					logRequests(t, f)
+					over := f.Overflows()
+					if len(over) == 0 {
+						t.Fatalf("no request overflowed the %d-token window (largest %d tokens); the test proves nothing", a.window, f.MaxTokens())
+					}
+					t.Logf("%s direct: first overflow at request #%d (%d tokens > %d) after %d tool calls; agent exit %d, finished: %v",
+						a.name, over[0].Seq, over[0].Tokens, a.window, f.ToolCalls(), res.exitCode,
+						strings.Contains(res.output(), fmt.Sprintf("DONE after %d steps", steps)))
 				}
-				t.Logf("%s direct: first overflow at request #%d (%d tokens > %d) after %d tool calls; agent exit %d, finished: %v",
-					a.name, over[0].Seq, over[0].Tokens, a.window, f.ToolCalls(), res.exitCode,
-					strings.Contains(res.output(), fmt.Sprintf("DONE after %d steps", steps)))
-			})
+			}
+			t.Run("direct", direct(fakeupstream.Config{Window: a.window}))
+			if a.responses {
+				t.Run("direct_in_stream", direct(fakeupstream.Config{Window: a.window, OverflowInStream: true}))
+			}
 			// (b) Through the proxy the same task fits.
 			t.Run("proxy", func(t *testing.T) {
 				compactBin := os.Getenv("COMPACT_E2E_BIN")
