@@ -7,14 +7,17 @@
 # Installs the agents' CLIs from npm into a cache folder when missing,
 # builds compact, and runs the e2e-tagged tests in ./e2e. Everything else
 # is hermetic: each agent gets a temporary HOME and talks to 127.0.0.1 only.
+# Where unprivileged user namespaces work (unshare -rn), the tests run in a
+# network namespace that has nothing but loopback, which proves it.
 #
-#   scripts/e2e-agents.sh                 # all three agents
-#   scripts/e2e-agents.sh -run 'Agents/codex'   # extra go test flags
+#   scripts/e2e-agents.sh                          # all three agents
+#   scripts/e2e-agents.sh -run 'Agents/codex'      # extra go test flags
 #
 # Environment:
 #   COMPACT_E2E_CACHE   where the CLIs are installed (default ~/.cache/compact-e2e)
 #   COMPACT_E2E_AGENTS  which to install and test, space-separated
 #                       (default "claude codex opencode")
+#   COMPACT_E2E_NETNS   0 to run the tests in the ordinary network namespace
 set -euo pipefail
 
 # The versions the tests and their window sizes were measured with.
@@ -39,9 +42,9 @@ install() {
 	fi
 	echo "e2e-agents: installing $pkg@$version into $cache" >&2
 	mkdir -p "$cache"
-	# --ignore-scripts: the CLIs ship their native binaries as optional
-	# dependencies and run without their postinstall steps.
-	npm install --prefix "$cache" --no-fund --no-audit --ignore-scripts \
+	# The CLIs ship native binaries as optional dependencies; Claude Code's
+	# postinstall step puts its binary in place, so scripts must run.
+	npm install --prefix "$cache" --save-exact --no-fund --no-audit \
 		--loglevel=error "$pkg@$version" >&2
 	"$bin" --version >/dev/null || die "$bin --version fails after installing $pkg@$version"
 }
@@ -68,4 +71,14 @@ trap 'rm -rf "$bindir"' EXIT
 export COMPACT_E2E_BIN=$bindir/compact
 
 cd "$root"
-go test -tags e2e -run Agents -v -timeout 30m "$@" ./e2e/...
+# Fetch and compile what the tests need while the network is there.
+go vet -tags e2e ./e2e/...
+test=(go test -tags e2e -run Agents -v -timeout 30m "$@" ./e2e/...)
+if [[ ${COMPACT_E2E_NETNS:-1} != 0 ]] && command -v ip >/dev/null &&
+	unshare -rn sh -c 'ip link set lo up' 2>/dev/null; then
+	echo "e2e-agents: running in a network namespace with loopback only" >&2
+	GOPROXY=off GOTOOLCHAIN=local unshare -rn sh -c 'ip link set lo up && exec "$@"' sh "${test[@]}"
+else
+	echo "e2e-agents: no network namespace (unshare -rn unavailable or COMPACT_E2E_NETNS=0); the agents are still pointed at 127.0.0.1 only" >&2
+	"${test[@]}"
+fi
