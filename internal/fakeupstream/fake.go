@@ -144,12 +144,46 @@ func (f *Fake) MaxTokens() int {
 // Window is the window the fake enforces, 0 for none.
 func (f *Fake) Window() int { return f.cfg.Window }
 
-// record appends r, numbering it, and returns its number.
+// record appends a copy of r, numbering it.
 func (f *Fake) record(r *Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r.Seq = len(f.reqs) + 1
 	f.reqs = append(f.reqs, *r)
+}
+
+// recordingWriter runs commit once, just before the response's status or
+// first bytes are written (or when the handler returns without writing).
+type recordingWriter struct {
+	http.ResponseWriter
+	commit    func()
+	committed bool
+}
+
+func (w *recordingWriter) done() {
+	if !w.committed {
+		w.committed = true
+		w.commit()
+	}
+}
+
+// WriteHeader commits the record, then sends the status.
+func (w *recordingWriter) WriteHeader(status int) {
+	w.done()
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write commits the record, then sends p.
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	w.done()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes a flush on to the underlying writer.
+func (w *recordingWriter) Flush() {
+	if fl, ok := w.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
 }
 
 // redact returns a copy of h with credentials replaced.
@@ -167,7 +201,11 @@ func redact(h http.Header) http.Header {
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(r.Body)
 	rec := &Request{Method: r.Method, Path: r.URL.RequestURI(), Header: redact(r.Header), Body: raw, Tokens: CountTokens(raw)}
-	defer func() { f.record(rec) }()
+	// The request is recorded before the first byte of the answer goes
+	// out, so a client that has its answer finds the request in Requests.
+	rw := &recordingWriter{ResponseWriter: w, commit: func() { f.record(rec) }}
+	defer rw.done()
+	w = rw
 	if err != nil {
 		rec.Rejected, rec.Status = true, http.StatusBadRequest
 		http.Error(w, "reading body: "+err.Error(), rec.Status)

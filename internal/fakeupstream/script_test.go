@@ -3,6 +3,7 @@ package fakeupstream
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -252,5 +253,40 @@ func TestConcurrent(t *testing.T) {
 	}
 	if len(reqs[0].Items) == 0 {
 		t.Error("items not recorded")
+	}
+}
+
+// probeWriter checks, on the first byte of the answer, that the request is
+// already recorded.
+type probeWriter struct {
+	*httptest.ResponseRecorder
+	f      *Fake
+	seenAt int // len(f.Requests()) at the first write, -1 before
+}
+
+func (p *probeWriter) WriteHeader(status int) {
+	if p.seenAt < 0 {
+		p.seenAt = len(p.f.Requests())
+	}
+	p.ResponseRecorder.WriteHeader(status)
+}
+
+func (p *probeWriter) Write(b []byte) (int, error) {
+	if p.seenAt < 0 {
+		p.seenAt = len(p.f.Requests())
+	}
+	return p.ResponseRecorder.Write(b)
+}
+
+// A client that has its answer must find its request recorded: the record
+// is made before the first byte goes out, not after the handler returns.
+func TestRecordedBeforeAnswer(t *testing.T) {
+	for _, body := range []string{anthropicBody(true), anthropicBody(false), `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x"}]}]}`} {
+		f := New(Config{})
+		w := &probeWriter{ResponseRecorder: httptest.NewRecorder(), f: f, seenAt: -1}
+		f.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(body)))
+		if w.seenAt != 1 {
+			t.Errorf("%d requests recorded when the answer started, want 1", w.seenAt)
+		}
 	}
 }
