@@ -2,7 +2,6 @@ package fakeupstream
 
 import (
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -251,19 +250,25 @@ func contentText(raw json.RawMessage) string {
 	return strings.Join(out, "\n")
 }
 
-// stepMarker matches the marker each scripted command prints.
-var stepMarker = regexp.MustCompile(`STEP-(\d+)`)
-
-// highestStep returns the largest n of the STEP-n markers in text, and
+// highestStep returns the largest n of the "STEP-n" markers in text, and
 // false when there is none.
 func highestStep(text string) (int, bool) {
+	const marker = "STEP-"
 	best, found := 0, false
-	for _, m := range stepMarker.FindAllStringSubmatch(text, -1) {
-		if n, err := strconv.Atoi(m[1]); err == nil && (!found || n > best) {
+	for {
+		i := strings.Index(text, marker)
+		if i < 0 {
+			return best, found
+		}
+		text = text[i+len(marker):]
+		j := 0
+		for j < len(text) && text[j] >= '0' && text[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(text[:j]); err == nil && (!found || n > best) {
 			best, found = n, true
 		}
 	}
-	return best, found
 }
 
 // kv and ordered encode JSON objects with their keys in a fixed order, as

@@ -290,3 +290,23 @@ func TestRecordedBeforeAnswer(t *testing.T) {
 		}
 	}
 }
+
+func TestHighestStep(t *testing.T) {
+	cases := []struct {
+		text  string
+		want  int
+		found bool
+	}{
+		{"", 0, false},
+		{"STEP-", 0, false},
+		{"STEP-x STEP-", 0, false},
+		{"STEP-0", 0, true},
+		{"Output:\nSTEP-12\n1\n2", 12, true},
+		{"STEP-3 STEP-12abc STEP-7", 12, true},
+	}
+	for _, c := range cases {
+		if n, ok := highestStep(c.text); n != c.want || ok != c.found {
+			t.Errorf("highestStep(%q) = %d, %v, want %d, %v", c.text, n, ok, c.want, c.found)
+		}
+	}
+}
