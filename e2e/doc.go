@@ -1,0 +1,15 @@
+// Package e2e drives real coding agents (Claude Code, Codex, opencode)
+// against internal/fakeupstream, directly and through `compact proxy`.
+//
+// The tests carry the build tag e2e, so `go test ./...` skips them: they
+// need the agents' CLIs from npm and a built compact binary. Run them with
+// scripts/e2e-agents.sh, which installs both and sets the environment:
+//
+//	COMPACT_E2E_BIN       the compact binary
+//	COMPACT_E2E_CLAUDE    the claude CLI (@anthropic-ai/claude-code)
+//	COMPACT_E2E_CODEX     the codex CLI (@openai/codex)
+//	COMPACT_E2E_OPENCODE  the opencode CLI (opencode-ai)
+//
+// A test whose variable is unset skips. Everything is hermetic: each agent
+// runs with a temporary HOME and talks to 127.0.0.1 only.
+package e2e

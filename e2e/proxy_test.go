@@ -1,0 +1,166 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact/internal/fakeupstream"
+)
+
+// requireProxyCommand skips the test when the compact binary has no proxy
+// command with the flags startProxy passes.
+func requireProxyCommand(t *testing.T, bin string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "proxy", "--help").CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--anthropic-upstream")) || !bytes.Contains(out, []byte("--openai-upstream")) {
+		t.Skipf("%s proxy --help does not offer --anthropic-upstream/--openai-upstream (err %v): the proxy command is not built in yet", bin, err)
+	}
+}
+
+// proxyProc is a running `compact proxy`.
+type proxyProc struct {
+	url string        // http://127.0.0.1:PORT
+	log *syncedBuffer // its stdout and stderr
+}
+
+// syncedBuffer is a bytes.Buffer safe for the process's writes and the
+// test's reads.
+type syncedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncedBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncedBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startProxy runs `compact proxy` in front of the fake at upstream and
+// waits until its /healthz answers 200. Both upstream flags take the
+// fake's base URL without /v1: the proxy appends the path it received
+// (/v1/messages, /v1/chat/completions, /v1/responses, ...) to it.
+func startProxy(t *testing.T, bin, upstream string, window int) *proxyProc {
+	t.Helper()
+	addr := freeAddr(t)
+	p := &proxyProc{url: "http://" + addr, log: &syncedBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "proxy",
+		"--listen", addr,
+		"--window", strconv.Itoa(window),
+		"--anthropic-upstream", upstream,
+		"--openai-upstream", upstream,
+		"--store", filepath.Join(t.TempDir(), "proxy-store"),
+		"--summarizer", "extractive",
+	)
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("starting %s proxy: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		if t.Failed() {
+			t.Logf("proxy log tail:\n%s", tail(p.log.String(), 4000))
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("compact proxy exited before serving: %v\n%s", err, p.log.String())
+		default:
+		}
+		resp, err := http.Get(p.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("compact proxy: /healthz not ready after 30s (last error %v)\n%s", err, p.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// compactions returns the sum of compact_proxy_compactions_total over its
+// series on the proxy's /metrics, -1 when the proxy serves no such metric.
+func (p *proxyProc) compactions(t *testing.T) float64 {
+	t.Helper()
+	resp, err := http.Get(p.url + "/metrics")
+	if err != nil {
+		t.Logf("GET /metrics: %v", err)
+		return -1
+	}
+	defer resp.Body.Close()
+	total, found := 0.0, false
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "compact_proxy_compactions_total") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
+			total, found = total+v, true
+		}
+	}
+	if !found {
+		return -1
+	}
+	return total
+}
+
+// checkPrefixes runs fakeupstream.StablePrefixes on the agent's turns as
+// the upstream saw them, fails on its problems, and returns the number of
+// compactions seen.
+func checkPrefixes(t *testing.T, f *fakeupstream.Fake) int {
+	t.Helper()
+	comps, problems := fakeupstream.StablePrefixes(fakeupstream.MainLoop(f.Requests()))
+	for _, c := range comps {
+		t.Logf("compaction seen upstream at request #%d: %d items -> %d, items up to the summary: %d", c.Seq, c.Before, c.After, c.Prefix)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return len(comps)
+}

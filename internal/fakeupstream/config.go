@@ -1,0 +1,93 @@
+package fakeupstream
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config scripts a Fake. The zero value is usable: every field documents
+// the default it falls back to.
+type Config struct {
+	// Window is the context window in tokens (see CountTokens). A request
+	// to /v1/messages, /v1/chat/completions or /v1/responses whose body
+	// counts more tokens is rejected with that provider's real overflow
+	// error. 0 means no limit.
+	Window int
+	// OverflowInStream makes a Responses overflow arrive the way some
+	// OpenAI deployments report it: HTTP 200, response.created, then a
+	// response.failed event whose error code is context_length_exceeded.
+	// It applies to streamed Responses requests only; otherwise the
+	// overflow is an HTTP 400.
+	OverflowInStream bool
+	// Steps is how many shell tool calls the script makes before it
+	// answers with its final text "DONE after N steps". Default 16.
+	Steps int
+	// OutputLines sizes each step's shell output: the command is
+	// "echo STEP-n; seq 1 OutputLines", about 5 bytes a line (more once
+	// the newlines are escaped in JSON). Default 1200 (about 4.9 KB).
+	OutputLines int
+	// Command, when set, replaces the default command for step n
+	// (counted from 1). Its output must print "STEP-n" so that the
+	// script can read where it is from the next request.
+	Command func(step int) string
+	// ToolNames lists the shell tool names the script looks for in a
+	// request's tools, first match wins, compared case-insensitively.
+	// Default: Bash, exec_command, shell, shell_command, run_shell_command.
+	ToolNames []string
+	// AllowUnpaired turns off the rejection of requests whose tool
+	// results and tool calls do not pair up (see Check). Real providers
+	// reject them with a 400, and so does the fake by default.
+	AllowUnpaired bool
+	// Model is the model name reported in responses when the request
+	// names none, and the first entry of GET /v1/models. Default
+	// "fake-model".
+	Model string
+	// Now stamps the created fields of responses. Default time.Now.
+	Now func() time.Time
+}
+
+// DefaultSteps, DefaultOutputLines and DefaultModel are the values an
+// unset Config field stands for.
+const (
+	DefaultSteps       = 16
+	DefaultOutputLines = 1200
+	DefaultModel       = "fake-model"
+)
+
+// defaultToolNames is the shell tools of the agents the e2e tests drive:
+// Claude Code's Bash, Codex's exec_command (older Codex: shell), opencode's
+// bash, Gemini CLI's run_shell_command.
+func defaultToolNames() []string {
+	return []string{"Bash", "exec_command", "shell", "shell_command", "run_shell_command"}
+}
+
+// withDefaults returns c with every unset field filled in.
+func (c Config) withDefaults() Config {
+	if c.Steps <= 0 {
+		c.Steps = DefaultSteps
+	}
+	if c.OutputLines <= 0 {
+		c.OutputLines = DefaultOutputLines
+	}
+	if c.Command == nil {
+		lines := c.OutputLines
+		c.Command = func(step int) string { return fmt.Sprintf("echo STEP-%d; seq 1 %d", step, lines) }
+	}
+	if len(c.ToolNames) == 0 {
+		c.ToolNames = defaultToolNames()
+	}
+	if c.Model == "" {
+		c.Model = DefaultModel
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// CountTokens is the fake's tokenizer: a quarter of the body's bytes,
+// rounded up. It is deterministic and close enough to real tokenizers on
+// English and JSON for window arithmetic in tests.
+func CountTokens(body []byte) int {
+	return (len(body) + 3) / 4
+}
