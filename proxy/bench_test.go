@@ -69,7 +69,10 @@ func BenchmarkOverhead200k(b *testing.B) {
 			buf := make([]byte, 64<<10)
 			for b.Loop() {
 				start := time.Now()
-				resp, err := client.Post(target.url+"/v1/messages", "application/json", bytes.NewReader(body))
+				req, _ := http.NewRequest("POST", target.url+"/v1/messages", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Claude-Code-Session-Id", "bench-session")
+				resp, err := client.Do(req)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -43,6 +43,11 @@ func checkAnthropic(p *Parsed) error {
 		if err := json.Unmarshal(it, &m); err != nil {
 			return err
 		}
+		if m.Role == "system" {
+			// Claude Code puts system notes between turns; they take no
+			// part in tool pairing.
+			continue
+		}
 		blocks := m.blocks()
 		if m.Role == "assistant" {
 			if len(open) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // codecFor returns the codec of an API, without a cache.
@@ -39,7 +40,7 @@ func readList(api API, body []byte, listKey string) (*Parsed, []member, error) {
 	if m := find(ms, "prompt_cache_key"); m != nil {
 		_ = json.Unmarshal(body[m.value.start:m.value.end], &p.BodySession)
 	}
-	if find(ms, "context_management") != nil {
+	if m := find(ms, "context_management"); m != nil && managesHistory(body[m.value.start:m.value.end]) {
 		p.StandDown = "the client uses context_management"
 	}
 	if find(ms, "compaction") != nil {
@@ -110,4 +111,26 @@ func textOf(raw json.RawMessage) string {
 		}
 	}
 	return b.String()
+}
+
+// managesHistory reports whether a context_management value asks the
+// provider to edit or compact the history itself, in which case the proxy
+// stands down. Edits that only clear thinking blocks (Claude Code sends
+// clear_thinking with keep "all" on every request) leave the history to
+// the client, and so to the proxy.
+func managesHistory(raw []byte) bool {
+	var cm struct {
+		Edits []struct {
+			Type string `json:"type"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal(raw, &cm) != nil {
+		return true
+	}
+	for _, e := range cm.Edits {
+		if !strings.HasPrefix(e.Type, "clear_thinking") {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"container/list"
 	"crypto/sha256"
 	"sync"
@@ -44,7 +45,50 @@ func (in *itemInfo) messages() []*compact.Message {
 // itemDigest identifies a list element for the hash chain and the cache:
 // SHA-256 of its bytes without the cache_control markers clients move from
 // turn to turn.
-func itemDigest(raw []byte) [32]byte { return sha256.Sum256(withoutKey(raw, "cache_control")) }
+//
+// Claude Code also turns the newest message's string content into a list
+// of one text block (to hang a breakpoint on it) and back into a string on
+// the next turn; such a block hashes like the string it stands for.
+func itemDigest(raw []byte) [32]byte {
+	b := withoutKey(raw, "cache_control")
+	if n, ok := singleTextContent(b); ok {
+		b = n
+	}
+	return sha256.Sum256(b)
+}
+
+// singleTextContent rewrites a message whose content is a list holding one
+// bare text block ({"type":"text","text":S}) to content S, for hashing. ok
+// is false when the message is not of that shape.
+func singleTextContent(b []byte) ([]byte, bool) {
+	if len(b) > 256<<10 || !bytes.Contains(b, []byte(`"text"`)) {
+		return nil, false
+	}
+	ms, _, err := objectMembers(b, skipWS(b, 0))
+	if err != nil {
+		return nil, false
+	}
+	c := find(ms, "content")
+	if c == nil || b[c.value.start] != '[' {
+		return nil, false
+	}
+	els, _, err := arrayElements(b, c.value.start)
+	if err != nil || len(els) != 1 || b[els[0].start] != '{' {
+		return nil, false
+	}
+	bm, _, err := objectMembers(b, els[0].start)
+	if err != nil || len(bm) != 2 {
+		return nil, false
+	}
+	t, txt := find(bm, "type"), find(bm, "text")
+	if t == nil || txt == nil || string(b[t.value.start:t.value.end]) != `"text"` {
+		return nil, false
+	}
+	out := make([]byte, 0, len(b))
+	out = append(out, b[:c.value.start]...)
+	out = append(out, b[txt.value.start:txt.value.end]...)
+	return append(out, b[c.value.end:]...), true
+}
 
 // unitDigest combines the digests of a unit's items.
 func unitDigest(infos []*itemInfo) [32]byte {
