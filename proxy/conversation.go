@@ -245,7 +245,7 @@ func (s *Server) budgetsFor(v *view, threshold int) budgets {
 		room = 2000
 	}
 	target := room / 2
-	if t := s.policy.Target(v.info) - v.envelope; t > 0 && t < target {
+	if t := s.policyFor(v.info).Target(v.info) - v.envelope; t > 0 && t < target {
 		target = t
 	}
 	if target < 1000 {
@@ -313,6 +313,7 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		Summarizer:    res.Summarizer,
 		Created:       s.now().UTC(),
 	}
+	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
 	return cp, res, nil
 }
 

@@ -84,7 +84,20 @@ func (s *Server) prepare(x *exchange) {
 	ctx := x.r.Context()
 	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
 	if !countOnly {
-		d := compact.Check(s.policy, v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
+		d := compact.Check(s.policyFor(v.info), v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
+		if d.Compact && !v.forced && v.cp != nil && d.Threshold > 0 {
+			// Compacting again right after a compaction cannot help: the
+			// history since is too short to summarize, and each pass would
+			// rewrite the cached prefix. Wait until a quarter of the room
+			// has filled again (an overflow still forces it). When the
+			// system prompt and tools alone are over the trigger, once is
+			// all compaction can do.
+			room := d.Threshold - v.envelope
+			if room <= 0 || v.tokens-v.cp.TokensAfter < room/4 {
+				d.Compact = false
+				x.decision = "pass (compacted recently)"
+			}
+		}
 		if d.Compact || v.forced {
 			reason := compact.ReasonThreshold
 			if v.forced && !d.Compact {
@@ -92,7 +105,7 @@ func (s *Server) prepare(x *exchange) {
 			}
 			threshold := d.Threshold
 			if threshold <= 0 {
-				threshold, _ = s.policy.Threshold(v.info)
+				threshold, _ = s.policyFor(v.info).Threshold(v.info)
 			}
 			s.compactNow(ctx, x, reason, threshold)
 		}
@@ -211,8 +224,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		// this one does not share.
 		return false
 	}
-	after := v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[cp.Covered:])
-	cp.TokensAfter = after
+	after := cp.TokensAfter
 	v.cp = cp
 	x.compacted = cp
 	x.decision = "compacted (" + string(reason) + ")"
@@ -284,7 +296,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 	}
 	last := &LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
 		Bytes: len(x.decoded)}
-	if th, ok := s.policy.Threshold(v.info); ok {
+	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
 	}
 	if obs.Usage != nil {

@@ -110,7 +110,7 @@ func (x *exchange) outBody() []byte {
 func (s *Server) retryAfterOverflow(ctx context.Context, x *exchange) bool {
 	x.retried = true
 	v := x.v
-	threshold, _ := s.policy.Threshold(v.info)
+	threshold, _ := s.policyFor(v.info).Threshold(v.info)
 	if threshold <= 0 {
 		threshold = v.info.ContextWindow
 	}

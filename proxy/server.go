@@ -54,8 +54,10 @@ type Config struct {
 	// registry shipped with compact. A model it does not know is passed
 	// through without compaction (logged once per model).
 	Registry *compact.Registry
-	// Policy decides when to compact; nil means compact.Reserve{} (compact
-	// once the context leaves less than 16,384 tokens of the window free).
+	// Policy decides when to compact; nil means the reserve policy with a
+	// reserve of 16,384 tokens, or a fifth of the window when that is
+	// smaller (a small window would otherwise be over the trigger before
+	// the conversation starts).
 	Policy compact.Policy
 	// KeepRecentTokens is the size of the newest part kept verbatim; 0
 	// means compact.DefaultKeepRecentTokens. It shrinks on small windows.
@@ -159,9 +161,6 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.policy = cfg.Policy
-	if s.policy == nil {
-		s.policy = compact.Reserve{}
-	}
 	s.summaryTTL = cfg.SummaryTimeout
 	if s.summaryTTL == 0 {
 		s.summaryTTL = 3 * time.Minute
@@ -346,3 +345,15 @@ type mutex = sync.Mutex
 
 // codec returns the codec of api, reading through the server's item cache.
 func (s *Server) codec(api API) codec { return cachedCodec(api, s.items) }
+
+// policyFor returns the trigger policy for a model.
+func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
+	if s.policy != nil {
+		return s.policy
+	}
+	r := compact.DefaultReserveTokens
+	if w := info.ContextWindow / 5; w > 0 && w < r {
+		r = w
+	}
+	return compact.Reserve{Tokens: r}
+}

@@ -135,9 +135,13 @@ never appear in logs, metrics or the store.`,
 			}
 			logger := slog.New(handler)
 
-			policy, err := st.cfg.TriggerPolicy()
-			if err != nil {
-				return err
+			// Without a policy or reserve of the user's, the proxy picks
+			// its own per model (a smaller reserve for small windows).
+			var policy compact.Policy
+			if c := st.cfg; c.Policy != "" || c.ReserveTokens != 0 || c.TriggerRatio != 0 || c.TargetRatio != 0 || c.OutputCap != 0 {
+				if policy, err = st.cfg.TriggerPolicy(); err != nil {
+					return err
+				}
 			}
 			reg, err := compact.LoadRegistry()
 			if err != nil {
