@@ -40,6 +40,8 @@ type client struct {
 	header http.Header
 	items  []string
 	stream bool
+	// outBytes is the size of each tool result; 0 means about 6 KB.
+	outBytes int
 }
 
 func newClient(t *testing.T, api API, base string) *client {
@@ -96,6 +98,9 @@ func (c *client) step(n int) *http.Response {
 		c.t.Fatalf("step %d: status %d: %s", n, resp.StatusCode, b)
 	}
 	out := toolOutput(n)
+	if c.outBytes > 0 {
+		out = out[:c.outBytes]
+	}
 	q, _ := json.Marshal(out)
 	switch c.api {
 	case Anthropic:

@@ -85,15 +85,20 @@ func (s *Server) prepare(x *exchange) {
 	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
 	if !countOnly {
 		d := compact.Check(s.policyFor(v.info), v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
+		if d.Compact && !v.forced && d.Threshold > 0 && d.Threshold <= v.envelope {
+			// The system prompt and tools alone pass the trigger: no
+			// summary can bring the request under it, so only an overflow
+			// (forced, below) is worth a compaction.
+			d.Compact = false
+			x.decision = "pass (system and tools fill the trigger)"
+		}
 		if d.Compact && !v.forced && v.cp != nil && d.Threshold > 0 {
 			// Compacting again right after a compaction cannot help: the
 			// history since is too short to summarize, and each pass would
 			// rewrite the cached prefix. Wait until a quarter of the room
-			// has filled again (an overflow still forces it). When the
-			// system prompt and tools alone are over the trigger, once is
-			// all compaction can do.
+			// has filled again (an overflow still forces it).
 			room := d.Threshold - v.envelope
-			if room <= 0 || v.tokens-v.cp.TokensAfter < room/4 {
+			if v.tokens-v.cp.TokensAfter < room/4 {
 				d.Compact = false
 				x.decision = "pass (compacted recently)"
 			}
