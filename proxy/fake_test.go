@@ -27,6 +27,9 @@ type fakeUpstream struct {
 	t      *testing.T
 	srv    *httptest.Server
 	window int // 0: no limit
+	// reject400, when set, refuses the requests it matches with a 400
+	// that is not an overflow.
+	reject400 func(body []byte) bool
 	// echoAuth makes tool-less (summary) requests fail with a 401 whose
 	// body quotes the credential.
 	echoAuth bool
@@ -79,6 +82,12 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		over = true
 	}
 	tools := bytes.Contains(body, []byte(`"tools"`))
+	if f.reject400 != nil && f.reject400(body) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(400)
+		fmt.Fprint(w, `{"error":{"message":"Unrecognized request argument supplied: block_binding","type":"invalid_request_error","code":null}}`)
+		return
+	}
 	if !tools && f.echoAuth {
 		// A summary request refused with an error that quotes the
 		// credential, as some gateways do.

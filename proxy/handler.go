@@ -81,6 +81,10 @@ func (s *Server) prepare(x *exchange) {
 		return
 	}
 	v := x.v
+	if s.refusedKey(v.id.key) {
+		x.decision = "pass (provider refused a compacted request before)"
+		return
+	}
 	ctx := x.r.Context()
 	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
 	if !countOnly {

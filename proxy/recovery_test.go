@@ -170,3 +170,33 @@ func (r *recordingStore) written() string {
 	defer r.mu.Unlock()
 	return r.buf.String()
 }
+
+// TestRefusedRewriteFallsBack: when the provider refuses a compacted
+// request for a reason of its own (not an overflow), the client's original
+// request is sent instead, and the client never sees the refusal.
+func TestRefusedRewriteFallsBack(t *testing.T) {
+	up := newFakeUpstream(t)
+	up.reject400 = func(body []byte) bool { return isSummaryItem(body) }
+	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Summarizer: SummarizerExtractive})
+	c := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 12; i++ {
+		c.step(i) // fails on any non-200
+	}
+	var refused, plain int
+	for _, r := range up.modelRequests() {
+		if isSummaryItem(r.Body) {
+			refused++
+		} else {
+			plain++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no compacted request was sent: the test proves nothing")
+	}
+	if refused > 1 {
+		t.Errorf("%d compacted requests refused: the proxy kept trying after the first refusal", refused)
+	}
+	if plain != 12 {
+		t.Errorf("%d original requests answered, want all 12", plain)
+	}
+}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -38,8 +39,19 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 		}
 		if resp.StatusCode >= 400 && x.v != nil && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
 			errBody, rerr := readErrorBody(resp)
-			if rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header) && s.retryAfterOverflow(ctx, x) {
+			overflow := rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
+			if overflow && s.retryAfterOverflow(ctx, x) {
 				s.metrics.overflowRetry(x.api)
+				continue
+			}
+			if !overflow && x.body != nil && (resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity) {
+				// The provider refused our rewrite for a reason of its
+				// own: send the client's request as it came instead.
+				s.failOpen(stageSplice, fmt.Errorf("upstream refused the compacted request with status %d", resp.StatusCode))
+				if x.v != nil {
+					s.refuse(x.v.id.key)
+				}
+				x.body, x.retried, x.decision = nil, true, "pass (compacted request refused)"
 				continue
 			}
 			s.metrics.upstreamLatency(x.api, since(s.now, sent))

@@ -116,11 +116,14 @@ type Server struct {
 	warned   map[string]bool
 	calib    compact.Calibrator
 	failOnce map[string]bool
+	// refused holds the conversations whose compacted requests the
+	// provider refused; they are passed through from then on.
+	refused map[string]bool
 }
 
 // New checks cfg and returns a Server.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, warned: map[string]bool{}, failOnce: map[string]bool{}}
+	s := &Server{cfg: cfg, warned: map[string]bool{}, failOnce: map[string]bool{}, refused: map[string]bool{}}
 	var err error
 	if s.anthropic, err = parseUpstream("anthropic upstream", cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
 		return nil, err
@@ -356,4 +359,25 @@ func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
 		r = w
 	}
 	return compact.Reserve{Tokens: r}
+}
+
+// maxRefused bounds the conversations remembered as refusing rewrites.
+const maxRefused = 10000
+
+// refuse remembers that the provider refused a conversation's compacted
+// request, so that its later requests go through as the client sends them.
+func (s *Server) refuse(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.refused) >= maxRefused {
+		clear(s.refused)
+	}
+	s.refused[key] = true
+}
+
+// refusedKey reports whether refuse was called for key.
+func (s *Server) refusedKey(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused[key]
 }
