@@ -72,6 +72,9 @@ func TestCompactionSurvivesRestart(t *testing.T) {
 	for ; step <= 8; step++ {
 		send(ts1.URL, step)
 	}
+	if n := compactions(t, ts1.URL); n == 0 {
+		t.Fatal("the first proxy never compacted")
+	}
 	ts1.Close()
 	srv1.Close()
 	reqs := fake.Requests()
