@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestProxyCommandServes starts "compact proxy" on a free port, checks
+// /healthz and a passthrough request, and stops it with the context as
+// Ctrl-C would.
+func TestProxyCommandServes(t *testing.T) {
+	up := http.NewServeMux()
+	var got []byte
+	up.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
+		got = []byte(r.Header.Get("X-Test"))
+		io.WriteString(w, `{"data":[]}`)
+	})
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	ups := upSrv.URL
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
+		getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- a.execute(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "p.db"),
+			"--openai-upstream", ups, "--anthropic-upstream", ups, "--window", "100000"})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v (stderr %s)", err, stderr.String())
+	}
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
+	go io.Copy(io.Discard, pr)
+	resp, err := http.Get(addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "ok\n" {
+		t.Errorf("/healthz: %q", b)
+	}
+	req, _ := http.NewRequest("GET", addr+"/v1/models", nil)
+	req.Header.Set("X-Test", "passed")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != `{"data":[]}` || string(got) != "passed" {
+		t.Errorf("passthrough: body %q, header %q", b, got)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d after Ctrl-C; stderr %s", code, stderr.String())
+	}
+}
+
+func TestProxyCommandUsageErrors(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"proxy", "--summarizer", "gpt"}, "--summarizer"},
+		{[]string{"proxy", "--summarizer", "extractive", "--summary-model", "m"}, "--summary-model"},
+		{[]string{"proxy", "--store-ttl", "0s"}, "--store-ttl"},
+		{[]string{"proxy", "--max-body", "0"}, "--max-body"},
+		{[]string{"proxy", "--log-format", "xml"}, "--log-format"},
+		{[]string{"proxy", "--openai-upstream", "ftp://x", "--store", "memory"}, "openai upstream"},
+		{[]string{"proxy", "--listen", "256.0.0.1:1", "--store", "memory"}, "--listen"},
+		{[]string{"proxy", "--window", "-5"}, "--window"},
+	} {
+		out := c.fails(2, tc.args...)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%v: %q does not name %s", tc.args, out, tc.want)
+		}
+	}
+}
+
+func TestProxyHelp(t *testing.T) {
+	out := newCLI(t).ok("proxy", "--help")
+	for _, want := range []string{"--listen", "--anthropic-upstream", "--openai-upstream", "--window", "--store", "--summarizer", "--summary-model", "/healthz", "/metrics", "WebSocket"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("proxy --help lacks %q", want)
+		}
+	}
+}
