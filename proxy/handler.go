@@ -33,12 +33,15 @@ type exchange struct {
 	// streamed is set when the request went upstream while it was read
 	// (see Server.streamable).
 	streamed bool
+	// light is the conversation key of a streamed request that is not
+	// read at all, only its size and usage recorded ("" otherwise).
+	light string
 }
 
 // serveAPI handles a request to one of the model APIs.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
-	if s.streamable(r, api) {
-		s.serveStreamed(w, r, api)
+	if ok, light := s.streamable(r, api); ok {
+		s.serveStreamed(w, r, api, light)
 		return
 	}
 	x := &exchange{api: api, r: r, start: s.now(), decision: "pass"}

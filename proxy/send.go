@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -84,12 +85,16 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 		if stream && !o.Complete {
 			s.metrics.streamTruncated(x.api)
 		}
-		if x.streamed && resp.StatusCode < 300 && (o.Usage != nil || o.Overflow) {
-			// Read the request now that the answer is on its way: the
-			// client did not wait for it.
-			s.read(x)
-		}
-		if resp.StatusCode < 300 {
+		switch {
+		case resp.StatusCode >= 300:
+		case x.light != "":
+			s.recordLight(x, o)
+		default:
+			if x.streamed && (o.Usage != nil || o.Overflow) {
+				// Read the request now that the answer is on its way: the
+				// client did not wait for it.
+				s.read(x)
+			}
 			s.record(x, o)
 		}
 	}
@@ -164,32 +169,66 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 // per token) stays clearly under its trigger. The request is then read
 // from a copy once it has gone, for the accounting; should the upstream
 // refuse it as too long, the copy is compacted and sent again as usual.
-func (s *Server) streamable(r *http.Request, api API) bool {
+//
+// Far from the trigger (under 70% of it) even that reading is skipped:
+// light is then the conversation's key, and only the size and usage of
+// the request are recorded.
+func (s *Server) streamable(r *http.Request, api API) (ok bool, light string) {
 	if r.ContentLength <= 0 || r.ContentLength > s.cfg.MaxBodyBytes || contentEncoding(r.Header) != "" ||
 		strings.HasSuffix(r.URL.Path, "/count_tokens") {
-		return false
+		return false, ""
 	}
-	id, ok := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
-	if !ok {
-		return false
+	id, found := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
+	if !found || s.refusedKey(id.key) {
+		return false, ""
 	}
 	rec, err := s.store.Get(r.Context(), id.key)
 	if err != nil || len(rec.Checkpoints) > 0 || rec.Last == nil {
-		return false
+		return false, ""
 	}
 	l := rec.Last
 	growth := int(r.ContentLength) - l.Bytes
 	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
-		return false
+		return false, ""
 	}
 	est := promptTokens(l.Usage) + l.Usage.Output + growth/2
-	return est < l.Threshold*9/10
+	if est < l.Threshold*7/10 {
+		return true, id.key
+	}
+	return est < l.Threshold*9/10, ""
+}
+
+// recordLight records the size and usage of a request that was not read
+// (see streamable). The unit count and chain are cleared, so the usage is
+// not mistaken for that of an older prefix.
+func (s *Server) recordLight(x *exchange, o Observed) {
+	if o.Usage == nil && !o.Overflow {
+		return
+	}
+	ctx := context.WithoutCancel(x.r.Context())
+	mu := s.lockFor(x.light)
+	mu.Lock()
+	defer mu.Unlock()
+	rec, err := s.store.Get(ctx, x.light)
+	if err != nil || rec.Last == nil {
+		return
+	}
+	last := &LastCall{Bytes: len(x.raw), Threshold: rec.Last.Threshold, Overflow: o.Overflow, Usage: rec.Last.Usage}
+	if o.Usage != nil {
+		last.Usage = *o.Usage
+	}
+	rec.Last = last
+	rec.Updated = s.now().UTC()
+	if err := s.store.Put(ctx, x.light, rec); err != nil {
+		s.failOpen(stageStore, err)
+	}
 }
 
 // serveStreamed forwards a request while reading it (see streamable).
-func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API) {
-	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true}
-	buf := bytes.NewBuffer(make([]byte, 0, r.ContentLength))
+func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, light string) {
+	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true, light: light}
+	buf := getBuffer(int(r.ContentLength))
+	defer putBuffer(buf)
 	body := io.TeeReader(io.LimitReader(r.Body, r.ContentLength), buf)
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), body)
 	if err != nil {
@@ -213,7 +252,7 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API) 
 		errBody, rerr := readErrorBody(resp)
 		if rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header) && s.read(x) && s.retryAfterOverflow(r.Context(), x) {
 			s.metrics.overflowRetry(api)
-			x.streamed = false
+			x.streamed, x.light = false, ""
 			s.send(w, x)
 			return
 		}
@@ -228,4 +267,28 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API) 
 	_, _ = io.Copy(io.Discard, body)
 	x.raw, x.decoded = buf.Bytes(), buf.Bytes()
 	s.finish(w, x, resp, sent)
+}
+
+// maxPooledBuffer is the largest copy buffer kept for reuse: most request
+// bodies are smaller, and a rare huge one should not stay in memory.
+const maxPooledBuffer = 8 << 20
+
+// buffers holds the copy buffers of streamed requests, so that forwarding
+// a large conversation every turn does not allocate (and collect) a body's
+// worth of memory each time.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// getBuffer returns an empty buffer with room for n bytes.
+func getBuffer(n int) *bytes.Buffer {
+	b := buffers.Get().(*bytes.Buffer)
+	b.Reset()
+	b.Grow(n)
+	return b
+}
+
+// putBuffer gives a buffer back once nothing refers to its bytes.
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBuffer {
+		buffers.Put(b)
+	}
 }
