@@ -2,4 +2,56 @@
 // agent points its API base URL at, which keeps every conversation inside
 // the model's context window by compacting it in flight, and otherwise
 // passes every byte through untouched.
+//
+// # What a request goes through
+//
+// A Server serves the Anthropic Messages API (/v1/messages,
+// /v1/messages/count_tokens), OpenAI Chat Completions (/v1/chat/completions)
+// and OpenAI Responses (/v1/responses); every other path is forwarded as it
+// is, and WebSocket upgrades are refused so that clients fall back to HTTP.
+// For the three APIs:
+//
+//  1. The body is read (gzip and zstd decoded, up to Config.MaxBodyBytes)
+//     and its message list located as exact byte spans (see rawjson.go):
+//     the proxy never re-encodes a message it does not change.
+//  2. The list is cut into units (a message, or a Responses turn with its
+//     reasoning and tool calls) that are read into the engine's messages,
+//     once per distinct unit (itemcache.go), and hashed into a chain.
+//  3. The conversation is found by the id the client sends (a header, or
+//     the body's session), namespaced by a hash of the credential; a stored
+//     compaction (a Checkpoint) applies only when its chain equals the
+//     request's prefix, so unrelated conversations never share a summary.
+//  4. The request is measured: the usage the provider reported for this
+//     conversation's previous request plus an estimate of what was added,
+//     calibrated per model. Over the trigger, the engine plans the cut,
+//     the summarizer writes the summary (the conversation's own model
+//     through the same upstream with the client's credentials, or offline),
+//     and the checkpoint is stored.
+//  5. The request sent upstream is the client's bytes before the list, the
+//     head (system and developer) items, the stored summary item, the kept
+//     items, and the client's bytes after the list: system and tools are
+//     untouched, and every later request of the conversation carries the
+//     same summary bytes, so the provider's prompt cache keeps hitting.
+//  6. The answer is relayed as it comes, flushed per read, while an
+//     observer reads the usage and in-stream errors from a copy.
+//
+// An overflow error before any byte reached the client forces a compaction
+// and one retry; an overflow inside a started stream makes the next request
+// compact first. Whatever fails on the proxy's side, the client's own
+// request is sent: compaction never costs the client an error. A
+// conversation known to be well under its trigger is forwarded while its
+// body is still arriving, and read afterwards.
+//
+// # Choices
+//
+// The forwarding is written here on net/http rather than with
+// httputil.ReverseProxy: the proxy must read the whole body before deciding
+// what to send, retry on an overflow before the client sees anything, and
+// tee the response into an observer, which would mean overriding most of
+// ReverseProxy's hooks; what remains (hop-by-hop headers, flushing, context
+// cancellation) is a few lines. State goes through the Store interface: an
+// in-memory MemStore, the bbolt file store in package bolt, and Redis for
+// many replicas. Metrics use the Prometheus client library on a registry
+// of the server's own; compressed bodies use klauspost/compress, since the
+// standard library has no zstd (Codex sends zstd bodies).
 package proxy

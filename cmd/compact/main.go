@@ -2,7 +2,8 @@
 // agents (pi's JSONL format): it shows what the model sees and how full its
 // context window is, compacts a session with the offline extractive
 // summarizer (or a model), frees tokens with the cheap strategies of
-// "compact prune", and forks, migrates and draws session trees.
+// "compact prune", and forks, migrates and draws session trees. "compact
+// proxy" serves an HTTP proxy that does the same for any agent in flight.
 //
 // Run "compact --help" for the commands, their flags, the configuration
 // file and the exit codes.
