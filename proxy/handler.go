@@ -33,9 +33,9 @@ type exchange struct {
 	// streamed is set when the request went upstream while it was read
 	// (see Server.streamable).
 	streamed bool
-	// light is the conversation key of a streamed request that is not
-	// read at all, only its size and usage recorded ("" otherwise).
-	light string
+	// light is the conversation of a streamed request that is not read
+	// at all, only its size and usage recorded (zero otherwise).
+	light identity
 }
 
 // serveAPI handles a request to one of the model APIs.

@@ -87,7 +87,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 		}
 		switch {
 		case resp.StatusCode >= 300:
-		case x.light != "":
+		case x.light.key != "":
 			s.recordLight(x, o)
 		default:
 			if x.streamed && (o.Usage != nil || o.Overflow) {
@@ -147,6 +147,9 @@ func (s *Server) retryAfterOverflow(ctx context.Context, x *exchange) bool {
 func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 	args := []any{"api", x.api, "path", x.r.URL.Path, "status", status, "decision", x.decision,
 		"ms", since(s.now, x.start).Milliseconds()}
+	if x.v == nil && x.light.key != "" {
+		args = append(args, "conversation", x.light.short, "id_source", x.light.source)
+	}
 	if v := x.v; v != nil {
 		args = append(args, "conversation", v.id.short, "id_source", v.id.source, "model", v.p.Model, "tokens", v.tokens)
 		if v.cp != nil {
@@ -173,29 +176,29 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 // Far from the trigger (under 70% of it) even that reading is skipped:
 // light is then the conversation's key, and only the size and usage of
 // the request are recorded.
-func (s *Server) streamable(r *http.Request, api API) (ok bool, light string) {
+func (s *Server) streamable(r *http.Request, api API) (ok bool, light identity) {
 	if r.ContentLength <= 0 || r.ContentLength > s.cfg.MaxBodyBytes || contentEncoding(r.Header) != "" ||
 		strings.HasSuffix(r.URL.Path, "/count_tokens") {
-		return false, ""
+		return false, identity{}
 	}
 	id, found := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
 	if !found || s.refusedKey(id.key) {
-		return false, ""
+		return false, identity{}
 	}
 	rec, err := s.store.Get(r.Context(), id.key)
 	if err != nil || len(rec.Checkpoints) > 0 || rec.Last == nil {
-		return false, ""
+		return false, identity{}
 	}
 	l := rec.Last
 	growth := int(r.ContentLength) - l.Bytes
 	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
-		return false, ""
+		return false, identity{}
 	}
 	est := promptTokens(l.Usage) + l.Usage.Output + growth/2
 	if est < l.Threshold*7/10 {
-		return true, id.key
+		return true, id
 	}
-	return est < l.Threshold*9/10, ""
+	return est < l.Threshold*9/10, identity{}
 }
 
 // recordLight records the size and usage of a request that was not read
@@ -206,10 +209,10 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 		return
 	}
 	ctx := context.WithoutCancel(x.r.Context())
-	mu := s.lockFor(x.light)
+	mu := s.lockFor(x.light.key)
 	mu.Lock()
 	defer mu.Unlock()
-	rec, err := s.store.Get(ctx, x.light)
+	rec, err := s.store.Get(ctx, x.light.key)
 	if err != nil || rec.Last == nil {
 		return
 	}
@@ -219,13 +222,13 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	}
 	rec.Last = last
 	rec.Updated = s.now().UTC()
-	if err := s.store.Put(ctx, x.light, rec); err != nil {
+	if err := s.store.Put(ctx, x.light.key, rec); err != nil {
 		s.failOpen(stageStore, err)
 	}
 }
 
 // serveStreamed forwards a request while reading it (see streamable).
-func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, light string) {
+func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, light identity) {
 	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true, light: light}
 	buf := getBuffer(int(r.ContentLength))
 	defer putBuffer(buf)
@@ -252,7 +255,7 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		errBody, rerr := readErrorBody(resp)
 		if rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header) && s.read(x) && s.retryAfterOverflow(r.Context(), x) {
 			s.metrics.overflowRetry(api)
-			x.streamed, x.light = false, ""
+			x.streamed, x.light = false, identity{}
 			s.send(w, x)
 			return
 		}
