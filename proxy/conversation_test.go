@@ -42,6 +42,8 @@ type client struct {
 	stream bool
 	// outBytes is the size of each tool result; 0 means about 6 KB.
 	outBytes int
+	// encoding, when set, compresses each request body ("gzip", "zstd").
+	encoding string
 }
 
 func newClient(t *testing.T, api API, base string) *client {
@@ -85,9 +87,19 @@ func (c *client) body() []byte {
 // step sends the history, appends the answer and a tool result of ~6 KB.
 func (c *client) step(n int) *http.Response {
 	c.t.Helper()
-	req, _ := http.NewRequest("POST", c.base+c.path(), bytes.NewReader(c.body()))
+	body := c.body()
+	if c.encoding != "" {
+		var err error
+		if body, err = encodeBody(c.encoding, body); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequest("POST", c.base+c.path(), bytes.NewReader(body))
 	req.Header = c.header.Clone()
 	req.Header.Set("Content-Type", "application/json")
+	if c.encoding != "" {
+		req.Header.Set("Content-Encoding", c.encoding)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatal(err)
@@ -282,6 +294,37 @@ func TestCompactionInFlight(t *testing.T) {
 				t.Errorf("client body %d bytes, upstream %d: the proxy did not shrink it", len(c.body()), len(last.Body))
 			}
 			_ = srv
+		})
+	}
+}
+
+// TestCompressedConversation: Codex sends zstd bodies; a compacted request
+// goes upstream compressed the same way, and decodes to the spliced body.
+func TestCompressedConversation(t *testing.T) {
+	for _, enc := range []string{"zstd", "gzip"} {
+		t.Run(enc, func(t *testing.T) {
+			up := newFakeUpstream(t)
+			_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Summarizer: SummarizerExtractive})
+			c := newClient(t, Responses, ts.URL)
+			c.encoding = enc
+			for i := 1; i <= 10; i++ {
+				c.step(i)
+			}
+			compacted := 0
+			for _, r := range up.modelRequests() {
+				if r.Header.Get("Content-Encoding") != enc {
+					t.Fatalf("upstream Content-Encoding %q, want %q", r.Header.Get("Content-Encoding"), enc)
+				}
+				if isSummaryItem(r.Body) {
+					compacted++
+				}
+				for _, p := range pairingProblems(t, Responses, r.Body) {
+					t.Error(p)
+				}
+			}
+			if compacted == 0 {
+				t.Error("no compressed request was compacted")
+			}
 		})
 	}
 }

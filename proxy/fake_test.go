@@ -71,6 +71,13 @@ func tokensOf(body []byte) int { return (len(body) + 3) / 4 }
 
 func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if enc := r.Header.Get("Content-Encoding"); enc != "" {
+		dec, err := decodeAll(enc, body, 64<<20)
+		if err != nil {
+			f.t.Errorf("upstream got a body it cannot decode as %s: %v", enc, err)
+		}
+		body = dec
+	}
 	f.mu.Lock()
 	n := len(f.reqs)
 	f.reqs = append(f.reqs, seen{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
