@@ -17,7 +17,9 @@ import (
 type seen struct {
 	Path   string
 	Header http.Header
-	Body   []byte
+	// Body is the decoded body; Raw the bytes as they arrived.
+	Body []byte
+	Raw  []byte
 }
 
 // fakeUpstream answers the three APIs with a tool call (or plain text for
@@ -71,6 +73,7 @@ func tokensOf(body []byte) int { return (len(body) + 3) / 4 }
 
 func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	raw := body
 	if enc := r.Header.Get("Content-Encoding"); enc != "" {
 		dec, err := decodeAll(enc, body, 64<<20)
 		if err != nil {
@@ -80,7 +83,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	n := len(f.reqs)
-	f.reqs = append(f.reqs, seen{Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
+	f.reqs = append(f.reqs, seen{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Raw: raw})
 	reject := f.reject
 	f.mu.Unlock()
 	tokens := tokensOf(body)

@@ -75,8 +75,8 @@ func TestPassthroughByteForByte(t *testing.T) {
 				t.Fatalf("upstream saw %d requests", len(reqs))
 			}
 			got := reqs[0]
-			if sha(got.Body) != sha(tc.body) {
-				t.Errorf("body changed: sent %s, upstream got %s", sha(tc.body), sha(got.Body))
+			if sha(got.Raw) != sha(tc.body) {
+				t.Errorf("body changed: sent %s, upstream got %s", sha(tc.body), sha(got.Raw))
 			}
 			if !strings.HasPrefix(tc.path, got.Path) {
 				t.Errorf("path %q, want %q", got.Path, tc.path)
