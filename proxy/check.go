@@ -23,6 +23,11 @@ import (
 //     output) answers a call made earlier in the input, and every call is
 //     answered later in the input.
 func validateBody(api API, body []byte) error {
+	switch api {
+	case Anthropic, Chat, Responses:
+	default:
+		return fmt.Errorf("proxy: unknown API %q", api)
+	}
 	p, err := codecFor(api).parse(body)
 	if err != nil {
 		return err
@@ -75,7 +80,74 @@ func checkAnthropic(p *Parsed) error {
 		}
 		open = nil
 	}
+	if len(open) > 0 {
+		return fmt.Errorf("messages[%d]: tool_use without tool_result", len(p.Items)-1)
+	}
+	return checkThinkingTurn(p)
+}
+
+// checkThinkingTurn applies the rule for extended thinking (type
+// "enabled"; with "adaptive" the model may skip it): when the request
+// ends in a tool loop, the first assistant message of the turn in progress
+// starts with a thinking or redacted_thinking block.
+func checkThinkingTurn(p *Parsed) error {
+	ms, err := topObject(p.Body)
+	if err != nil {
+		return err
+	}
+	t := find(ms, "thinking")
+	if t == nil {
+		return nil
+	}
+	var cfg struct{ Type string }
+	if json.Unmarshal(p.Body[t.value.start:t.value.end], &cfg) != nil || cfg.Type != "enabled" {
+		return nil
+	}
+	first, active := currentTurn(p.Items)
+	if !active || first < 0 {
+		return nil
+	}
+	var m anthropicMessage
+	if json.Unmarshal(p.Items[first], &m) != nil {
+		return nil
+	}
+	bs := m.blocks()
+	if len(bs) == 0 || (bs[0].Type != "thinking" && bs[0].Type != "redacted_thinking") {
+		return fmt.Errorf("messages[%d]: with thinking enabled, the assistant message that opens the tool loop in progress must start with a thinking block", first)
+	}
 	return nil
+}
+
+// currentTurn finds the turn in progress of an Anthropic list: the index
+// of its first assistant message (-1 when none) and whether the list ends
+// in a tool loop (a last user message holding tool results). The turn
+// starts after the last user message that is not made of tool results.
+func currentTurn(items [][]byte) (first int, active bool) {
+	first = -1
+	for i := len(items) - 1; i >= 0; i-- {
+		var m anthropicMessage
+		if json.Unmarshal(items[i], &m) != nil {
+			return -1, false
+		}
+		switch m.Role {
+		case "assistant":
+			first = i
+		case "user":
+			results := false
+			for _, b := range m.blocks() {
+				if b.Type == "tool_result" {
+					results = true
+				}
+			}
+			if i == len(items)-1 {
+				active = results
+			}
+			if !results {
+				return first, active
+			}
+		}
+	}
+	return first, active
 }
 
 func checkChat(p *Parsed) error {
@@ -99,25 +171,35 @@ func checkChat(p *Parsed) error {
 			open[tc.ID] = true
 		}
 	}
+	if len(open) > 0 {
+		return fmt.Errorf("messages: a tool call is left unanswered")
+	}
 	return nil
 }
 
 func checkResponses(p *Parsed) error {
-	calls := map[string]bool{}
+	answers := map[string]string{
+		"function_call":    "function_call_output",
+		"custom_tool_call": "custom_tool_call_output",
+		"local_shell_call": "local_shell_call_output",
+	}
+	calls := map[string]string{} // call_id -> the output type it needs
 	answered := map[string]bool{}
 	for i, it := range p.Items {
 		var m responsesItem
 		if err := json.Unmarshal(it, &m); err != nil {
 			return err
 		}
-		switch m.Type {
-		case "function_call", "custom_tool_call", "local_shell_call":
+		if out, ok := answers[m.Type]; ok {
 			if m.CallID != "" {
-				calls[m.CallID] = true
+				calls[m.CallID] = out
 			}
+			continue
+		}
+		switch m.Type {
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
-			if !calls[m.CallID] {
-				return fmt.Errorf("input[%d]: output for call %q that is not in the input", i, m.CallID)
+			if calls[m.CallID] != m.Type {
+				return fmt.Errorf("input[%d]: %s for call %q that is not in the input before it", i, m.Type, m.CallID)
 			}
 			answered[m.CallID] = true
 		}

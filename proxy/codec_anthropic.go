@@ -121,7 +121,11 @@ func anthropicPart(b anthropicBlock) (compact.Part, bool) {
 		return compact.Part{Type: compact.PartThinking, Thinking: b.Thinking}, true
 	case "redacted_thinking":
 		return compact.Part{Type: compact.PartThinking}, true
-	case "tool_use", "server_tool_use":
+	case "server_tool_use":
+		// Run by the provider and answered inside the same message: not a
+		// call the client answers, so not one the planner must pair.
+		return compact.Part{Type: compact.PartText, Text: "[" + b.Name + " " + string(b.Input) + "]"}, true
+	case "tool_use":
 		args := b.Input
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
@@ -167,7 +171,7 @@ func (anthropicCodec) summaryItem(text string) []byte {
 // prepareKept drops the signed thinking blocks that the rewrite
 // invalidates. Thinking signatures are bound to what precedes them, which
 // the summary replaced; the API only needs the thinking of the turn in
-// progress (the last assistant message, when the request ends with its tool
+// progress (its assistant messages, when the request ends with tool
 // results), so every other kept thinking or redacted_thinking block is
 // removed. The ones kept stay byte for byte, and the request then tells the
 // API to drop rather than reject a block whose prefix changed
@@ -176,26 +180,18 @@ func (anthropicCodec) prepareKept(p *Parsed, from int) ([][]byte, func([]byte) [
 	items := p.Items[from:]
 	out := make([][]byte, len(items))
 	copy(out, items)
-	// The turn in progress: the last assistant message, when a user message
-	// of tool results is all that follows it.
-	active := -1
-	if n := len(items); n >= 2 {
-		var last, prev anthropicMessage
-		if json.Unmarshal(items[n-1], &last) == nil && last.Role == "user" && json.Unmarshal(items[n-2], &prev) == nil && prev.Role == "assistant" {
-			for _, b := range last.blocks() {
-				if b.Type == "tool_result" {
-					active = n - 2
-					break
-				}
-			}
-		}
-	}
+	// The turn in progress, when the request ends in its tool loop: every
+	// assistant message after the last user message that is not made of
+	// tool results (with interleaved thinking, each step of the loop has
+	// its own block).
+	first, active := currentTurn(items)
+	inTurn := func(i int) bool { return active && first >= 0 && i >= first }
 	keptSigned := false
 	for i, it := range items {
 		if !bytes.Contains(it, []byte(`thinking"`)) {
 			continue
 		}
-		if i == active {
+		if inTurn(i) {
 			keptSigned = true
 			continue
 		}

@@ -185,3 +185,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestObserverErrorIsTheErrorOnly: a failed response whose output quotes
+// an overflow message is not an overflow; its error object decides.
+func TestObserverErrorIsTheErrorOnly(t *testing.T) {
+	o := codecFor(Responses).newObserver(true)
+	o.Write([]byte("event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"the log said context_length_exceeded\"}]}],\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n"))
+	if got := o.Observed(); got.Overflow || !strings.Contains(got.ErrorBody, "server_error") {
+		t.Errorf("got %+v", got)
+	}
+	o = codecFor(Responses).newObserver(true)
+	o.Write([]byte("event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"context_length_exceeded\",\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n"))
+	if got := o.Observed(); !got.Overflow {
+		t.Errorf("overflow not seen: %+v", got)
+	}
+}

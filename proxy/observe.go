@@ -150,9 +150,10 @@ func (o *usageObserver) data(name string, data []byte) {
 		Usage    json.RawMessage `json:"usage"`
 		Error    json.RawMessage `json:"error"`
 		Response *struct {
-			Usage  *responsesUsage `json:"usage"`
-			Error  json.RawMessage `json:"error"`
-			Status string          `json:"status"`
+			Usage      *responsesUsage `json:"usage"`
+			Error      json.RawMessage `json:"error"`
+			Incomplete json.RawMessage `json:"incomplete_details"`
+			Status     string          `json:"status"`
 		} `json:"response"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
@@ -197,10 +198,18 @@ func (o *usageObserver) data(name string, data []byte) {
 			}
 		case "response.failed", "response.incomplete":
 			o.obs.Complete = true
-			if ev.Response != nil && ev.Response.Usage != nil {
-				o.obs.Usage = ev.Response.Usage.usage()
+			if ev.Response != nil {
+				if ev.Response.Usage != nil {
+					o.obs.Usage = ev.Response.Usage.usage()
+				}
+				// Only the error itself: the response also echoes the
+				// model's output, which may quote any error text.
+				if len(ev.Response.Error) > 0 && !bytes.Equal(ev.Response.Error, []byte("null")) {
+					o.fail(ev.Response.Error)
+				} else if len(ev.Response.Incomplete) > 0 {
+					o.fail(ev.Response.Incomplete)
+				}
 			}
-			o.fail(data)
 		case "error":
 			o.fail(data)
 		}
@@ -263,7 +272,7 @@ func (o *usageObserver) Observed() Observed {
 		}
 	}
 	if len(doc.Error) > 0 && !bytes.Equal(doc.Error, []byte("null")) {
-		o.fail(body)
+		o.fail(doc.Error)
 	}
 	return o.obs
 }

@@ -10,32 +10,41 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// thinkingConversation is an Anthropic request with thinking on, where
-// every assistant turn starts with a signed thinking block (and one with a
-// redacted one), ending in an active tool loop.
-func thinkingConversation(steps int) []byte {
+// thinkingConversation is an Anthropic request with thinking on: a first
+// turn of tool calls that ended with a text answer, then a second turn in
+// progress (the request ends with tool results). Every assistant step
+// starts with a signed thinking block (one with a redacted one).
+func thinkingConversation() []byte {
 	items := []string{`{"role":"user","content":"Fix the failing test."}`}
-	for i := 0; i < steps; i++ {
+	step := func(i int) {
 		think := fmt.Sprintf(`{"type":"thinking","thinking":"Step %d: look at the next file.","signature":"sig-%d-AbCd=="}`, i, i)
-		if i == 3 {
-			think = `{"type":"redacted_thinking","data":"ENCRYPTED-3=="}`
+		if i == 3 || i == 8 {
+			think = fmt.Sprintf(`{"type":"redacted_thinking","data":"ENCRYPTED-%d=="}`, i)
 		}
 		items = append(items,
 			fmt.Sprintf(`{"role":"assistant","content":[%s,{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{"command":"cat f%d"}}]}`, think, i, i),
 			fmt.Sprintf(`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_%d","content":%q}]}`, i, toolOutput(i)))
 	}
+	for i := 0; i < 5; i++ {
+		step(i)
+	}
+	items = append(items, `{"role":"assistant","content":[{"type":"thinking","thinking":"Done.","signature":"sig-end"},{"type":"text","text":"Fixed."}]}`,
+		`{"role":"user","content":"Now add a test for it."}`)
+	for i := 5; i < 11; i++ {
+		step(i)
+	}
 	return []byte(`{"model":"claude-test","max_tokens":2000,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[` + strings.Join(items, ",") + `],"tools":[{"name":"Bash","input_schema":{"type":"object"}}]}`)
 }
 
-// TestThinkingKeptValid compacts a conversation with signed thinking and
-// checks the rewritten request by the documented rules: pairing holds, the
-// assistant message of the tool loop in progress still starts with its
-// thinking block, every kept signed block is byte-identical to the
-// client's, no other kept thinking block survives (its signature would not
-// match the new prefix), and the request asks the API to drop rather than
-// reject a block whose prefix changed.
+// TestThinkingKeptValid cuts a conversation with signed thinking at every
+// possible point and checks the rewritten request by the documented rules:
+// it validates (pairing; the turn in progress opens with its thinking), the
+// turn in progress keeps every thinking block byte for byte, no block of an
+// earlier turn survives (its signature would not match the new prefix),
+// and the request asks the API to drop rather than reject a block whose
+// prefix changed.
 func TestThinkingKeptValid(t *testing.T) {
-	body := thinkingConversation(10)
+	body := thinkingConversation()
 	p, err := codecFor(Anthropic).parse(body)
 	if err != nil {
 		t.Fatal(err)
@@ -43,10 +52,12 @@ func TestThinkingKeptValid(t *testing.T) {
 	if !p.Thinking {
 		t.Fatal("thinking not detected")
 	}
+	cuts := 0
 	for cut := 1; cut < len(p.Units); cut++ {
 		if p.Units[cut].Messages[0].Role == compact.RoleToolResult {
 			continue // the planner never cuts before a tool result
 		}
+		cuts++
 		cp := &Checkpoint{Covered: cut, Item: codecFor(Anthropic).summaryItem("summary")}
 		out := splice(codecFor(Anthropic), p, cp)
 		if err := validateBody(Anthropic, out); err != nil {
@@ -55,22 +66,32 @@ func TestThinkingKeptValid(t *testing.T) {
 		var doc struct {
 			Thinking json.RawMessage `json:"thinking"`
 			Messages []struct {
-				Role    string            `json:"role"`
-				Content []json.RawMessage `json:"content"`
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
 		}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}
-		last := len(doc.Messages) - 2 // the assistant message of the active loop
+		// The turn in progress starts after "Now add a test for it." (or at
+		// the start of the kept part when the cut fell inside it).
+		turnStart := 1
 		for i, m := range doc.Messages {
-			for j, blk := range m.Content {
-				isThinking := bytes.Contains(blk, []byte(`"type":"thinking"`)) || bytes.Contains(blk, []byte(`"type":"redacted_thinking"`))
-				if !isThinking {
+			if bytes.Contains(m.Content, []byte("Now add a test")) {
+				turnStart = i + 1
+			}
+		}
+		kept := 0
+		for i, m := range doc.Messages {
+			var blocks []json.RawMessage
+			_ = json.Unmarshal(m.Content, &blocks)
+			for j, blk := range blocks {
+				if !bytes.Contains(blk, []byte(`thinking"`)) {
 					continue
 				}
-				if i != last {
-					t.Errorf("cut %d: message %d keeps a thinking block its new prefix invalidates", cut, i)
+				kept++
+				if i < turnStart {
+					t.Errorf("cut %d: message %d of an ended turn keeps a thinking block", cut, i)
 				}
 				if j != 0 {
 					t.Errorf("cut %d: thinking block not first in message %d", cut, i)
@@ -79,13 +100,19 @@ func TestThinkingKeptValid(t *testing.T) {
 					t.Errorf("cut %d: kept thinking block changed: %s", cut, blk)
 				}
 			}
+			if i >= turnStart && m.Role == "assistant" && (len(blocks) == 0 || !bytes.Contains(blocks[0], []byte(`thinking"`))) {
+				t.Errorf("cut %d: assistant message %d of the turn in progress lost its thinking", cut, i)
+			}
 		}
-		if first := doc.Messages[last].Content[0]; !bytes.Contains(first, []byte(`thinking"`)) {
-			t.Errorf("cut %d: the active tool loop's assistant message does not start with its thinking block", cut)
+		if kept > 0 && !bytes.Contains(doc.Thinking, []byte(`"prefix_mismatch_behavior":"drop_block"`)) {
+			t.Errorf("cut %d: thinking blocks kept but no drop_block: %s", cut, doc.Thinking)
 		}
-		if !bytes.Contains(doc.Thinking, []byte(`"prefix_mismatch_behavior":"drop_block"`)) || !bytes.Contains(doc.Thinking, []byte(`"budget_tokens":1024`)) {
-			t.Errorf("cut %d: thinking config %s", cut, doc.Thinking)
+		if !bytes.Contains(doc.Thinking, []byte(`"budget_tokens":1024`)) {
+			t.Errorf("cut %d: thinking config lost: %s", cut, doc.Thinking)
 		}
+	}
+	if cuts < 10 {
+		t.Fatalf("only %d cuts tried", cuts)
 	}
 }
 
