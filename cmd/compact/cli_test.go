@@ -532,8 +532,11 @@ func TestReadmeConfigExample(t *testing.T) {
 		}
 		examples = append(examples, cfg)
 	}
-	if len(examples) != 2 {
-		t.Fatalf("README has %d JSON configuration examples, want 2", len(examples))
+	if len(examples) != 3 {
+		t.Fatalf("README has %d JSON configuration examples, want 3", len(examples))
+	}
+	if cfg := examples[2]; cfg.Listen != "127.0.0.1:8787" || cfg.AnthropicUpstream == "" || cfg.OpenAIUpstream == "" || cfg.Store == "" {
+		t.Errorf("decoded %+v", cfg.proxyConfig)
 	}
 	if cfg := examples[0]; cfg.KeepRecentTokens != 20000 || len(cfg.Models) != 1 || cfg.Models[0].ContextWindow != 32768 {
 		t.Errorf("decoded %+v", cfg)
