@@ -113,8 +113,9 @@ type sdkRig struct {
 	window int    // the fake's window, 0 for none
 
 	mu        sync.Mutex
-	cur       int      // index of the client request in flight
-	front     [][]byte // bodies of the client's requests, as sent
+	cur       int          // index of the client request in flight
+	front     [][]byte     // bodies of the client's requests, as sent
+	frontResp []*teeWriter // the proxy's answers to them
 	exchanges []exchange
 }
 
@@ -155,8 +156,10 @@ func (rig *sdkRig) client(w http.ResponseWriter, r *http.Request) {
 	rig.mu.Lock()
 	rig.cur = len(rig.front)
 	rig.front = append(rig.front, body)
+	tee := &teeWriter{ResponseWriter: w}
+	rig.frontResp = append(rig.frontResp, tee)
 	rig.mu.Unlock()
-	rig.srv.ServeHTTP(w, r)
+	rig.srv.ServeHTTP(tee, r)
 }
 
 // upstream serves one request with the fake, keeping a copy of the answer
@@ -168,19 +171,29 @@ func (rig *sdkRig) upstream(w http.ResponseWriter, r *http.Request) {
 	tee := &teeWriter{ResponseWriter: w}
 	rig.fake.ServeHTTP(tee, r)
 	reqs := rig.fake.Requests()
-	rig.exchanges = append(rig.exchanges, exchange{front: rig.cur, req: reqs[len(reqs)-1], resp: tee.buf.Bytes()})
+	rig.exchanges = append(rig.exchanges, exchange{front: rig.cur, req: reqs[len(reqs)-1], resp: tee.bytes()})
 }
 
 // teeWriter keeps a copy of what it writes and flushes as it goes, so
-// streams stay streams.
+// streams stay streams. The copy may be read while the handler runs.
 type teeWriter struct {
 	http.ResponseWriter
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
 	w.buf.Write(p)
+	w.mu.Unlock()
 	return w.ResponseWriter.Write(p)
+}
+
+// bytes returns a copy of what was written so far.
+func (w *teeWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return bytes.Clone(w.buf.Bytes())
 }
 
 func (w *teeWriter) Flush() {
@@ -239,16 +252,17 @@ func (rig *sdkRig) runClient(t *testing.T, turns int) map[string][]sdkTurn {
 }
 
 // answered returns the exchange whose answer carries the response id the
-// SDK reported, and the client request it served.
-func (rig *sdkRig) answered(id string) (exchange, []byte, bool) {
+// SDK reported, the client request it served and the proxy's answer to
+// it. The client has its answer, so the proxy is done writing it.
+func (rig *sdkRig) answered(id string) (e exchange, sent, got []byte, ok bool) {
 	rig.mu.Lock()
 	defer rig.mu.Unlock()
 	for _, e := range rig.exchanges {
-		if got, _ := readAnswer(e.resp); got.id == id && id != "" {
-			return e, rig.front[e.front], true
+		if a, _ := readAnswer(e.resp); a.id == id && id != "" {
+			return e, rig.front[e.front], rig.frontResp[e.front].bytes(), true
 		}
 	}
-	return exchange{}, nil, false
+	return exchange{}, nil, nil, false
 }
 
 // answer is what the fake's own bytes said: the response id and the final
@@ -370,13 +384,16 @@ func (rig *sdkRig) checkTurns(t *testing.T, byMode map[string][]sdkTurn, steps i
 			case !final && (turn.Stop != wantStop[0] || turn.ToolName != "bash" || turn.CallID == "" || !strings.Contains(turn.ToolArgs, fmt.Sprintf("STEP-%d;", turn.Turn))):
 				t.Errorf("%s: the SDK read stop %q, tool call %q %q(%s); want %q and a bash call for STEP-%d", where, turn.Stop, turn.CallID, turn.ToolName, turn.ToolArgs, wantStop[0], turn.Turn)
 			}
-			e, sent, ok := rig.answered(turn.ID)
+			e, sent, got, ok := rig.answered(turn.ID)
 			if !ok {
 				t.Errorf("%s: no upstream answer carries the response id %q the SDK read", where, turn.ID)
 				continue
 			}
 			if string(e.req.API) != turn.API || e.req.Stream != turn.Stream {
 				t.Errorf("%s: answered by a %s request (stream %v), want %s (stream %v)", where, e.req.API, e.req.Stream, turn.API, turn.Stream)
+			}
+			if !bytes.Equal(got, e.resp) {
+				t.Errorf("%s: the proxy's answer differs from the upstream's:\nproxy:    %.300q\nupstream: %.300q", where, got, e.resp)
 			}
 			fakeSaid, err := readAnswer(e.resp)
 			if err != nil || fakeSaid.usage == nil {
@@ -406,17 +423,30 @@ func (rig *sdkRig) checkTurns(t *testing.T, byMode map[string][]sdkTurn, steps i
 
 // checkUpstream asserts that no upstream request was one a provider would
 // refuse (over the window, unpaired tool calls) and that compactions kept
-// their prefixes stable.
-func (rig *sdkRig) checkUpstream(t *testing.T) {
+// their prefixes stable. With allowOverflow, requests over the window are
+// allowed, as long as the proxy's retry of the same client request was
+// accepted; it returns how many there were.
+func (rig *sdkRig) checkUpstream(t *testing.T, allowOverflow bool) int {
 	t.Helper()
-	reqs := rig.fake.Requests()
+	rig.mu.Lock()
+	exchanges := append([]exchange(nil), rig.exchanges...)
+	rig.mu.Unlock()
+	overflows := 0
 	byConv := map[string][]fakeupstream.Request{}
-	for _, r := range reqs {
-		for _, p := range rig.fake.Check(r) {
-			t.Errorf("upstream request #%d (%s, %d tokens, window %d): %s", r.Seq, r.API, r.Tokens, rig.window, p)
-		}
-		if r.Rejected {
-			t.Errorf("upstream request #%d (%s) was refused with status %d", r.Seq, r.API, r.Status)
+	for i, e := range exchanges {
+		r := e.req
+		if allowOverflow && r.Overflow && len(r.Problems) == 0 {
+			overflows++
+			if i+1 == len(exchanges) || exchanges[i+1].front != e.front || exchanges[i+1].req.Rejected {
+				t.Errorf("upstream request #%d (%s, %d tokens) overflowed the %d-token window and the proxy did not retry it successfully", r.Seq, r.API, r.Tokens, rig.window)
+			}
+		} else {
+			for _, p := range rig.fake.Check(r) {
+				t.Errorf("upstream request #%d (%s, %d tokens, window %d): %s", r.Seq, r.API, r.Tokens, rig.window, p)
+			}
+			if r.Rejected {
+				t.Errorf("upstream request #%d (%s) was refused with status %d", r.Seq, r.API, r.Status)
+			}
 		}
 		key := fmt.Sprintf("%s stream=%v", r.API, r.Stream)
 		byConv[key] = append(byConv[key], r)
@@ -427,11 +457,15 @@ func (rig *sdkRig) checkUpstream(t *testing.T) {
 			t.Errorf("%s: %s", key, p)
 		}
 	}
+	if got, want := len(exchanges), len(rig.fake.Requests()); got != want {
+		t.Errorf("recorded %d upstream exchanges, the fake %d requests", got, want)
+	}
+	return overflows
 }
 
-// compactions is the proxy's compact_proxy_compactions_total, summed over
-// its series.
-func compactions(t *testing.T, srv *proxy.Server) float64 {
+// metricSum is the value of one of the proxy's counters, summed over its
+// series.
+func metricSum(t *testing.T, srv *proxy.Server, name string) float64 {
 	t.Helper()
 	families, err := srv.Metrics().Gather()
 	if err != nil {
@@ -439,7 +473,7 @@ func compactions(t *testing.T, srv *proxy.Server) float64 {
 	}
 	total := 0.0
 	for _, f := range families {
-		if f.GetName() == "compact_proxy_compactions_total" {
+		if f.GetName() == name {
 			for _, m := range f.GetMetric() {
 				total += m.GetCounter().GetValue()
 			}
@@ -463,13 +497,13 @@ func TestSDKClients(t *testing.T) {
 		rig := newSDKRig(t, window, window, steps)
 		byMode := rig.runClient(t, steps+1)
 		compacted := rig.checkTurns(t, byMode, steps)
-		rig.checkUpstream(t)
+		rig.checkUpstream(t, false)
 		for _, mode := range sdkModes {
 			if compacted[mode] == 0 {
 				t.Errorf("%s: no turn reached the upstream compacted", mode)
 			}
 		}
-		if n := compactions(t, rig.srv); n == 0 {
+		if n := metricSum(t, rig.srv, "compact_proxy_compactions_total"); n == 0 {
 			t.Errorf("compact_proxy_compactions_total is 0, want compactions")
 		}
 		if max := rig.fake.MaxTokens(); max > window {
@@ -478,17 +512,38 @@ func TestSDKClients(t *testing.T) {
 		t.Logf("compacted turns per mode %v; largest upstream request %d tokens", compacted, rig.fake.MaxTokens())
 	})
 
+	// The proxy believes the window is 12,000 tokens, the fake refuses
+	// anything over 7,000 with its overflow error: the proxy must compact
+	// and retry, and the SDKs see only the accepted answers.
+	t.Run("overflow", func(t *testing.T) {
+		const small = 7000
+		rig := newSDKRig(t, small, window, steps)
+		byMode := rig.runClient(t, steps+1)
+		compacted := rig.checkTurns(t, byMode, steps)
+		overflows := rig.checkUpstream(t, true)
+		for _, mode := range sdkModes {
+			if compacted[mode] == 0 {
+				t.Errorf("%s: no turn reached the upstream compacted", mode)
+			}
+		}
+		retries := metricSum(t, rig.srv, "compact_proxy_overflow_retries_total")
+		if overflows == 0 || retries != float64(overflows) {
+			t.Errorf("%d upstream overflows, compact_proxy_overflow_retries_total %v; want some, each retried once", overflows, retries)
+		}
+		t.Logf("%d overflows retried; compacted turns per mode %v", overflows, compacted)
+	})
+
 	t.Run("passthrough", func(t *testing.T) {
 		rig := newSDKRig(t, 0, 1<<20, steps)
 		byMode := rig.runClient(t, steps+1)
 		compacted := rig.checkTurns(t, byMode, steps)
-		rig.checkUpstream(t)
+		rig.checkUpstream(t, false)
 		for mode, n := range compacted {
 			if n > 0 {
 				t.Errorf("%s: %d turns reached the upstream with fewer items than the client sent, under a window they never near", mode, n)
 			}
 		}
-		if n := compactions(t, rig.srv); n != 0 {
+		if n := metricSum(t, rig.srv, "compact_proxy_compactions_total"); n != 0 {
 			t.Errorf("compact_proxy_compactions_total is %v, want 0", n)
 		}
 		if got, want := len(rig.fake.Requests()), len(rig.front); got != want {
