@@ -81,6 +81,11 @@ func sdkEnv(t *testing.T) (node, script, modules string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Reading the script (not only running it) lets go test's cache see
+	// when it changes.
+	if _, err := os.ReadFile(script); err != nil {
+		t.Fatal(err)
+	}
 	modules = os.Getenv("COMPACT_NODE_MODULES")
 	if modules == "" {
 		modules = filepath.Join(filepath.Dir(script), "node_modules")
