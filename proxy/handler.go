@@ -351,7 +351,7 @@ func (s *Server) lockFor(key string) *mutex {
 // registry's entry. ok is false when the window is unknown.
 func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
 	if s.cfg.Window > 0 {
-		return compact.ModelInfo{ID: model, ContextWindow: s.cfg.Window}, true
+		return s.learnedInfo(compact.ModelInfo{ID: model, ContextWindow: s.cfg.Window}), true
 	}
 	if model == "" {
 		return compact.ModelInfo{}, false
@@ -360,7 +360,8 @@ func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
 	if !ok || m.ContextWindow <= 0 {
 		return compact.ModelInfo{}, false
 	}
-	return m, true
+	m.ID = model
+	return s.learnedInfo(m), true
 }
 
 // failOpen counts and logs (once per stage) a failure of the proxy's own

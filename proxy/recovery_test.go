@@ -45,6 +45,11 @@ func TestOverflowRetried(t *testing.T) {
 			if rejected == 0 || compacted == 0 {
 				t.Fatalf("rejected %d, compacted %d: the overflow path did not run", rejected, compacted)
 			}
+			// Anthropic's and OpenAI Chat's messages name the real window:
+			// once learned, the proxy compacts before the provider refuses.
+			if api != Responses && rejected != 1 {
+				t.Errorf("%d requests refused as too long; after the first the window should be known", rejected)
+			}
 		})
 	}
 }
@@ -198,5 +203,19 @@ func TestRefusedRewriteFallsBack(t *testing.T) {
 	}
 	if plain != 12 {
 		t.Errorf("%d original requests answered, want all 12", plain)
+	}
+}
+
+func TestWindowFromError(t *testing.T) {
+	for body, want := range map[string]int{
+		`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 209303 tokens > 200000 maximum"}}`:                                         200000,
+		`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.","code":"context_length_exceeded"}}`: 128000,
+		`{"error":{"message":"Input tokens exceed the configured limit of 272,000 tokens."}}`:                                                                              272000,
+		`{"error":{"message":"Your input exceeds the context window of this model."}}`:                                                                                     0,
+		`{"error":{"message":"rate limited: 5 tokens > 3 per second"}}`:                                                                                                    0,
+	} {
+		if got := windowFromError(body); got != want {
+			t.Errorf("%s: %d, want %d", body, got, want)
+		}
 	}
 }

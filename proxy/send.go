@@ -41,6 +41,10 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 		if resp.StatusCode >= 400 && x.v != nil && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
 			errBody, rerr := readErrorBody(resp)
 			overflow := rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
+			if overflow {
+				s.learnWindow(x.v.p.Model, errBody)
+				x.v.info = s.learnedInfo(x.v.info)
+			}
 			if overflow && s.retryAfterOverflow(ctx, x) {
 				s.metrics.overflowRetry(x.api)
 				continue
@@ -84,6 +88,9 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 		o = obs.Observed()
 		if stream && !o.Complete {
 			s.metrics.streamTruncated(x.api)
+		}
+		if o.Overflow && x.v != nil {
+			s.learnWindow(x.v.p.Model, []byte(o.ErrorBody))
 		}
 		switch {
 		case resp.StatusCode >= 300:
@@ -253,7 +260,12 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		_, _ = io.Copy(io.Discard, body)
 		x.raw, x.decoded = buf.Bytes(), buf.Bytes()
 		errBody, rerr := readErrorBody(resp)
-		if rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header) && s.read(x) && s.retryAfterOverflow(r.Context(), x) {
+		overflow := rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
+		if overflow && s.read(x) {
+			s.learnWindow(x.v.p.Model, errBody)
+			x.v.info = s.learnedInfo(x.v.info)
+		}
+		if overflow && x.v != nil && s.retryAfterOverflow(r.Context(), x) {
 			s.metrics.overflowRetry(api)
 			x.streamed, x.light = false, identity{}
 			s.send(w, x)

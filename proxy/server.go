@@ -119,6 +119,8 @@ type Server struct {
 	// refused holds the conversations whose compacted requests the
 	// provider refused; they are passed through from then on.
 	refused map[string]bool
+	// learned holds windows read from overflow errors, by model.
+	learned map[string]int
 }
 
 // New checks cfg and returns a Server.
