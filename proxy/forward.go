@@ -195,6 +195,7 @@ type cappedWriter struct {
 	limit int
 }
 
+// Write keeps what fits under the limit and reports p as written.
 func (c *cappedWriter) Write(p []byte) (int, error) {
 	if room := c.limit - c.buf.Len(); room > 0 {
 		if len(p) > room {

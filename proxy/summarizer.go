@@ -80,6 +80,7 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view) compact.Summariz
 // the summary.
 type failing struct{ err error }
 
+// Summarize returns the error the summarizer could not be built with.
 func (f failing) Summarize(context.Context, *compact.SummaryRequest) (*compact.Summary, error) {
 	return nil, f.err
 }
