@@ -258,8 +258,10 @@ func summarizerLabel(name string) string {
 	return "model"
 }
 
-// saveCheckpoint records cp first among the conversation's compactions.
-func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint) error {
+// update applies change to the conversation's record (an empty one when
+// there is none) and stores it, one update per conversation at a time.
+// change returns false to store nothing.
+func (s *Server) update(ctx context.Context, key string, change func(rec *Record) bool) error {
 	mu := s.lockFor(key)
 	mu.Lock()
 	defer mu.Unlock()
@@ -270,16 +272,26 @@ func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint)
 	if err != nil {
 		return err
 	}
-	cps := []Checkpoint{*cp}
-	for _, old := range rec.Checkpoints {
-		if old.Chain == cp.Chain || len(cps) >= maxCheckpoints {
-			continue
-		}
-		cps = append(cps, old)
+	if !change(rec) {
+		return nil
 	}
-	rec.Checkpoints = cps
 	rec.Updated = s.now().UTC()
 	return s.store.Put(ctx, key, rec)
+}
+
+// saveCheckpoint records cp first among the conversation's compactions.
+func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint) error {
+	return s.update(ctx, key, func(rec *Record) bool {
+		cps := []Checkpoint{*cp}
+		for _, old := range rec.Checkpoints {
+			if old.Chain == cp.Chain || len(cps) >= maxCheckpoints {
+				continue
+			}
+			cps = append(cps, old)
+		}
+		rec.Checkpoints = cps
+		return true
+	})
 }
 
 // record stores the usage of a finished response for the next request's
@@ -287,19 +299,6 @@ func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint)
 func (s *Server) record(x *exchange, obs Observed) {
 	v := x.v
 	if v == nil || (obs.Usage == nil && !obs.Overflow) || strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
-		return
-	}
-	ctx := context.WithoutCancel(x.r.Context())
-	key := v.id.key
-	mu := s.lockFor(key)
-	mu.Lock()
-	defer mu.Unlock()
-	rec, err := s.store.Get(ctx, key)
-	if errors.Is(err, ErrNotFound) {
-		rec, err = &Record{}, nil
-	}
-	if err != nil {
-		s.failOpen(stageStore, err)
 		return
 	}
 	applied := ""
@@ -311,7 +310,14 @@ func (s *Server) record(x *exchange, obs Observed) {
 	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
 	}
-	if obs.Usage != nil {
+	err := s.update(context.WithoutCancel(x.r.Context()), v.id.key, func(rec *Record) bool {
+		if obs.Usage == nil {
+			if rec.Last != nil {
+				last.Usage = rec.Last.Usage
+			}
+			rec.Last = last
+			return true
+		}
 		last.Usage = *obs.Usage
 		if prev := rec.lastFor(v.chain, applied); prev != nil && prev.Units < len(v.p.Units) {
 			added := 0
@@ -325,12 +331,10 @@ func (s *Server) record(x *exchange, obs Observed) {
 			s.calib.Observe(v.p.Model, added, delta)
 			s.mu.Unlock()
 		}
-	} else if rec.Last != nil {
-		last.Usage = rec.Last.Usage
-	}
-	rec.Last = last
-	rec.Updated = s.now().UTC()
-	if err := s.store.Put(ctx, key, rec); err != nil {
+		rec.Last = last
+		return true
+	})
+	if err != nil {
 		s.failOpen(stageStore, err)
 	}
 }

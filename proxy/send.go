@@ -215,21 +215,18 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	if o.Usage == nil && !o.Overflow {
 		return
 	}
-	ctx := context.WithoutCancel(x.r.Context())
-	mu := s.lockFor(x.light.key)
-	mu.Lock()
-	defer mu.Unlock()
-	rec, err := s.store.Get(ctx, x.light.key)
-	if err != nil || rec.Last == nil {
-		return
-	}
-	last := &LastCall{Bytes: len(x.raw), Threshold: rec.Last.Threshold, Overflow: o.Overflow, Usage: rec.Last.Usage}
-	if o.Usage != nil {
-		last.Usage = *o.Usage
-	}
-	rec.Last = last
-	rec.Updated = s.now().UTC()
-	if err := s.store.Put(ctx, x.light.key, rec); err != nil {
+	err := s.update(context.WithoutCancel(x.r.Context()), x.light.key, func(rec *Record) bool {
+		if rec.Last == nil {
+			return false
+		}
+		last := &LastCall{Bytes: len(x.raw), Threshold: rec.Last.Threshold, Overflow: o.Overflow, Usage: rec.Last.Usage}
+		if o.Usage != nil {
+			last.Usage = *o.Usage
+		}
+		rec.Last = last
+		return true
+	})
+	if err != nil {
 		s.failOpen(stageStore, err)
 	}
 }
