@@ -40,11 +40,15 @@ type agent struct {
 	// so that the agent's fixed part (system prompt, tools) leaves room
 	// for several steps of history with compaction. Numbers measured with
 	// the pinned versions (claude-code 2.1.330, codex 0.169.0, opencode
-	// 1.18.33), per request: first main-loop request, then growth per step:
+	// 1.18.33, pi-coding-agent 0.73.1), per request: first main-loop
+	// request, then growth per step:
 	//   claude:   12.3k, +1.6k  -> window 29000, overflow at request 12
 	//   codex:     9.9k, +1.6k  -> window 24000, overflow at request 10
 	//   opencode:  7.7k, +1.6k  -> window 23000, overflow at request 12
 	//                               (after a 0.6k title request)
+	//   pi:        1.4k, +1.6k  -> window 18000, overflow at request 12
+	//                               (18.8k; request 11 is 17.2k), the
+	//                               same on all three of its APIs
 	window int
 	// responses is true for an agent on the Responses API, which also
 	// runs the direct test with the overflow reported inside a 200 stream
@@ -61,6 +65,9 @@ func agents() []agent {
 		{name: "claude", envVar: "COMPACT_E2E_CLAUDE", window: 29000, setup: setupClaude},
 		{name: "codex", envVar: "COMPACT_E2E_CODEX", window: 24000, responses: true, setup: setupCodex},
 		{name: "opencode", envVar: "COMPACT_E2E_OPENCODE", window: 23000, setup: setupOpencode},
+		{name: "pi-anthropic", envVar: "COMPACT_E2E_PI", window: 18000, setup: setupPi("anthropic-messages")},
+		{name: "pi-openai", envVar: "COMPACT_E2E_PI", window: 18000, setup: setupPi("openai-completions")},
+		{name: "pi-responses", envVar: "COMPACT_E2E_PI", window: 18000, responses: true, setup: setupPi("openai-responses")},
 	}
 }
 
@@ -149,6 +156,54 @@ func setupOpencode(t *testing.T, home, base string) ([]string, []string) {
 		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
 		"npm_config_registry=http://127.0.0.1:9/",
 		"npm_config_offline=true",
+	}
+}
+
+// setupPi returns the setup of pi (@mariozechner/pi-coding-agent) on the
+// given API kind: a custom provider "fake" in ~/.pi/agent/models.json (the
+// Anthropic SDK appends /v1/messages to baseUrl, the OpenAI SDK only
+// /chat/completions or /responses, hence the /v1 there), run in print
+// mode. settings.json turns off pi's own compaction (which would
+// otherwise also act on an overflow error) so that only the proxy
+// compacts, and its agent-level retries so that a refused request shows
+// at once. PI_OFFLINE stops the startup update check and install ping;
+// the --no-* flags keep it from loading extensions, skills, prompt
+// templates, themes and AGENTS.md/CLAUDE.md files found on the disk.
+func setupPi(api string) func(t *testing.T, home, base string) ([]string, []string) {
+	return func(t *testing.T, home, base string) ([]string, []string) {
+		baseURL := base + "/v1"
+		if api == "anthropic-messages" {
+			baseURL = base
+		}
+		models := fmt.Sprintf(`{
+  "providers": {
+    "fake": {
+      "baseUrl": %q,
+      "api": %q,
+      "apiKey": "sk-e2e-fake",
+      "models": [{"id": "fake-model", "reasoning": false, "contextWindow": 1000000, "maxTokens": 4096}]
+    }
+  }
+}
+`, baseURL, api)
+		writeFile(t, filepath.Join(home, ".pi", "agent", "models.json"), models)
+		writeFile(t, filepath.Join(home, ".pi", "agent", "settings.json"), `{
+  "defaultProvider": "fake",
+  "defaultModel": "fake-model",
+  "enableInstallTelemetry": false,
+  "compaction": {"enabled": false},
+  "retry": {"enabled": false}
+}
+`)
+		return []string{
+				"--provider", "fake", "--model", "fake-model",
+				"--no-extensions", "--no-skills", "--no-prompt-templates", "--no-themes", "--no-context-files",
+				"-p", task,
+			}, []string{
+				"PI_OFFLINE=1",
+				"PI_SKIP_VERSION_CHECK=1",
+				"PI_TELEMETRY=0",
+			}
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package e2e drives real coding agents (Claude Code, Codex, opencode)
+// Package e2e drives real coding agents (Claude Code, Codex, opencode, pi)
 // against internal/fakeupstream, directly and through `compact proxy`.
 //
 // The tests carry the build tag e2e, so `go test ./...` skips them: they
@@ -9,6 +9,9 @@
 //	COMPACT_E2E_CLAUDE    the claude CLI (@anthropic-ai/claude-code)
 //	COMPACT_E2E_CODEX     the codex CLI (@openai/codex)
 //	COMPACT_E2E_OPENCODE  the opencode CLI (opencode-ai)
+//	COMPACT_E2E_PI        the pi CLI (@mariozechner/pi-coding-agent), run
+//	                      once per API it speaks (Anthropic Messages, Chat
+//	                      Completions, Responses)
 //
 // A test whose variable is unset skips. Everything is hermetic: each agent
 // runs with a temporary HOME and talks to 127.0.0.1 only.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# End-to-end test with real coding agents: Claude Code, Codex and opencode
-# run a scripted 16-step shell task against a fake provider
+# End-to-end test with real coding agents: Claude Code, Codex, opencode and
+# pi (once per API kind: Anthropic Messages, Chat Completions, Responses) run
+# a scripted 16-step shell task against a fake provider
 # (internal/fakeupstream), once directly (the task must overflow the fake's
 # window) and once through `compact proxy` (it must finish).
 #
@@ -10,13 +11,13 @@
 # Where unprivileged user namespaces work (unshare -rn), the tests run in a
 # network namespace that has nothing but loopback, which proves it.
 #
-#   scripts/e2e-agents.sh                          # all three agents
+#   scripts/e2e-agents.sh                          # all four agents
 #   scripts/e2e-agents.sh -run 'Agents/codex'      # extra go test flags
 #
 # Environment:
 #   COMPACT_E2E_CACHE   where the CLIs are installed (default ~/.cache/compact-e2e)
 #   COMPACT_E2E_AGENTS  which to install and test, space-separated
-#                       (default "claude codex opencode")
+#                       (default "claude codex opencode pi")
 #   COMPACT_E2E_NETNS   0 to run the tests in the ordinary network namespace
 set -euo pipefail
 
@@ -24,10 +25,11 @@ set -euo pipefail
 CLAUDE_VERSION=2.1.330
 CODEX_VERSION=0.169.0
 OPENCODE_VERSION=1.18.33
+PI_VERSION=0.73.1
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${COMPACT_E2E_CACHE:-$HOME/.cache/compact-e2e}
-agents=${COMPACT_E2E_AGENTS:-claude codex opencode}
+agents=${COMPACT_E2E_AGENTS:-claude codex opencode pi}
 
 die() { echo "e2e-agents: $*" >&2; exit 1; }
 command -v go >/dev/null || die "go is not on PATH"
@@ -49,7 +51,7 @@ install() {
 	"$bin" --version >/dev/null || die "$bin --version fails after installing $pkg@$version"
 }
 
-unset COMPACT_E2E_CLAUDE COMPACT_E2E_CODEX COMPACT_E2E_OPENCODE
+unset COMPACT_E2E_CLAUDE COMPACT_E2E_CODEX COMPACT_E2E_OPENCODE COMPACT_E2E_PI
 for a in $agents; do
 	case $a in
 	claude)
@@ -61,7 +63,10 @@ for a in $agents; do
 	opencode)
 		install opencode-ai "$OPENCODE_VERSION" opencode
 		export COMPACT_E2E_OPENCODE=$cache/node_modules/.bin/opencode ;;
-	*) die "unknown agent $a in COMPACT_E2E_AGENTS (want claude, codex, opencode)" ;;
+	pi)
+		install @mariozechner/pi-coding-agent "$PI_VERSION" pi
+		export COMPACT_E2E_PI=$cache/node_modules/.bin/pi ;;
+	*) die "unknown agent $a in COMPACT_E2E_AGENTS (want claude, codex, opencode, pi)" ;;
 	esac
 done
 
