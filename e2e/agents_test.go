@@ -346,34 +346,52 @@ func TestAgents(t *testing.T) {
 			if a.responses {
 				t.Run("direct_in_stream", direct(fakeupstream.Config{Window: a.window, OverflowInStream: true}))
 			}
-			// (b) Through the proxy the same task fits.
-			t.Run("proxy", func(t *testing.T) {
-				compactBin := os.Getenv("COMPACT_E2E_BIN")
-				if compactBin == "" {
-					t.Skip("COMPACT_E2E_BIN is not set (scripts/e2e-agents.sh builds compact and sets it)")
+			// (b) Through the proxy the same task fits: with the offline
+			// summarizer, and with the default one (the agent's own model
+			// through the same upstream and credentials).
+			through := func(summarizer string) func(t *testing.T) {
+				return func(t *testing.T) {
+					compactBin := os.Getenv("COMPACT_E2E_BIN")
+					if compactBin == "" {
+						t.Skip("COMPACT_E2E_BIN is not set (scripts/e2e-agents.sh builds compact and sets it)")
+					}
+					requireProxyCommand(t, compactBin)
+					f, url := fakeupstream.Start(t, fakeupstream.Config{Window: a.window})
+					p := startProxy(t, compactBin, url, a.window, summarizer)
+					res := runAgent(t, a, bin, p.url)
+					logRequests(t, f)
+					want := fmt.Sprintf("DONE after %d steps", steps)
+					if res.exitCode != 0 || !strings.Contains(res.output(), want) {
+						t.Errorf("exit %d, want 0 and %q in the output\nstdout tail:\n%s\nstderr tail:\n%s\nproxy log tail:\n%s",
+							res.exitCode, want, tail(res.stdout, 1500), tail(res.stderr, 1500), tail(p.log.String(), 3000))
+					}
+					if got := f.ToolCalls(); got < steps-1 {
+						t.Errorf("%d tool calls, want at least %d", got, steps-1)
+					}
+					checkAll(t, f, true)
+					drops := checkPrefixes(t, f)
+					compactions := p.compactions(t)
+					t.Logf("%s proxy: %d tool calls, largest upstream request %d tokens (window %d), %d compactions seen upstream, compact_proxy_compactions_total %v",
+						a.name, f.ToolCalls(), f.MaxTokens(), a.window, drops, compactions)
+					if drops == 0 && compactions <= 0 {
+						t.Errorf("no compaction: the upstream never saw a rewritten list and compact_proxy_compactions_total is %v", compactions)
+					}
+					if summarizer == "upstream" {
+						asked := 0
+						for _, r := range f.Requests() {
+							if strings.Contains(string(r.Body), "transcript\\u003e") || strings.Contains(string(r.Body), "<transcript>") {
+								asked++
+							}
+						}
+						if asked == 0 {
+							t.Error("no summary request reached the upstream")
+						}
+						t.Logf("%s proxy: %d summary requests written by the upstream model", a.name, asked)
+					}
 				}
-				requireProxyCommand(t, compactBin)
-				f, url := fakeupstream.Start(t, fakeupstream.Config{Window: a.window})
-				p := startProxy(t, compactBin, url, a.window)
-				res := runAgent(t, a, bin, p.url)
-				logRequests(t, f)
-				want := fmt.Sprintf("DONE after %d steps", steps)
-				if res.exitCode != 0 || !strings.Contains(res.output(), want) {
-					t.Errorf("exit %d, want 0 and %q in the output\nstdout tail:\n%s\nstderr tail:\n%s\nproxy log tail:\n%s",
-						res.exitCode, want, tail(res.stdout, 1500), tail(res.stderr, 1500), tail(p.log.String(), 3000))
-				}
-				if got := f.ToolCalls(); got < steps-1 {
-					t.Errorf("%d tool calls, want at least %d", got, steps-1)
-				}
-				checkAll(t, f, true)
-				drops := checkPrefixes(t, f)
-				compactions := p.compactions(t)
-				t.Logf("%s proxy: %d tool calls, largest upstream request %d tokens (window %d), %d compactions seen upstream, compact_proxy_compactions_total %v",
-					a.name, f.ToolCalls(), f.MaxTokens(), a.window, drops, compactions)
-				if drops == 0 && compactions <= 0 {
-					t.Errorf("no compaction: the upstream never saw a rewritten list and compact_proxy_compactions_total is %v", compactions)
-				}
-			})
+			}
+			t.Run("proxy", through("extractive"))
+			t.Run("proxy_model_summary", through("upstream"))
 		})
 	}
 }

@@ -60,7 +60,11 @@ func (s *syncedBuffer) String() string {
 // waits until its /healthz answers 200. Both upstream flags take the
 // fake's base URL without /v1: the proxy appends the path it received
 // (/v1/messages, /v1/chat/completions, /v1/responses, ...) to it.
-func startProxy(t *testing.T, bin, upstream string, window int) *proxyProc {
+//
+// summarizer is the --summarizer value: "extractive" (offline) or
+// "upstream" (the agent's model writes the summary through the fake, with
+// the agent's own credentials).
+func startProxy(t *testing.T, bin, upstream string, window int, summarizer string) *proxyProc {
 	t.Helper()
 	addr := freeAddr(t)
 	p := &proxyProc{url: "http://" + addr, log: &syncedBuffer{}}
@@ -71,7 +75,7 @@ func startProxy(t *testing.T, bin, upstream string, window int) *proxyProc {
 		"--anthropic-upstream", upstream,
 		"--openai-upstream", upstream,
 		"--store", filepath.Join(t.TempDir(), "proxy-store"),
-		"--summarizer", "extractive",
+		"--summarizer", summarizer,
 	)
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {

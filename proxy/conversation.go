@@ -244,8 +244,12 @@ func (s *Server) budgetsFor(v *view, threshold int) budgets {
 	if room < 2000 {
 		room = 2000
 	}
+	// Aim at half the room the system prompt and tools leave under the
+	// trigger, or lower when the policy's own target (half the window, by
+	// default) asks for it and still leaves the messages a fair share: a
+	// large envelope must not squeeze the kept part to nothing.
 	target := room / 2
-	if t := s.policyFor(v.info).Target(v.info) - v.envelope; t > 0 && t < target {
+	if t := s.policyFor(v.info).Target(v.info) - v.envelope; t >= room/4 && t < target {
 		target = t
 	}
 	if target < 1000 {
