@@ -367,6 +367,12 @@ func TestAgents(t *testing.T) {
 					}
 					if got := f.ToolCalls(); got < steps-1 {
 						t.Errorf("%d tool calls, want at least %d", got, steps-1)
+					} else if got > steps {
+						// The fake restarts its count when the request no
+						// longer shows the last step's result: the
+						// compaction lost the agent's place and work was
+						// done twice.
+						t.Errorf("%d tool calls for %d steps: work was repeated after a compaction", got, steps)
 					}
 					checkAll(t, f, true)
 					drops := checkPrefixes(t, f)
