@@ -44,6 +44,10 @@ func forwardHeader(h http.Header) http.Header {
 	for _, name := range hopHeaders {
 		out.Del(name)
 	}
+	if _, ok := out["User-Agent"]; !ok {
+		// net/http would send its own; an empty value sends none.
+		out["User-Agent"] = []string{""}
+	}
 	return out
 }
 

@@ -233,3 +233,26 @@ func TestBodyTooLarge(t *testing.T) {
 		t.Errorf("upstream saw %d requests", n)
 	}
 }
+
+// TestNothingAdded: a request without User-Agent or Accept-Encoding
+// reaches the upstream without them; net/http adds neither.
+func TestNothingAdded(t *testing.T) {
+	up := newFakeUpstream(t)
+	_, ts := newTestProxy(t, up, Config{Window: 200000})
+	for _, path := range []string{"/v1/chat/completions", "/v1/models"} {
+		req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(`{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`))
+		req.Header.Set("User-Agent", "") // the test client sends none either
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	for _, r := range up.requests() {
+		for _, k := range []string{"User-Agent", "Accept-Encoding", "Via", "X-Forwarded-For", "Forwarded"} {
+			if v, ok := r.Header[k]; ok {
+				t.Errorf("%s: header %s: %q was added", r.Path, k, v)
+			}
+		}
+	}
+}
