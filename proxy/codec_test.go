@@ -200,3 +200,36 @@ func TestObserverErrorIsTheErrorOnly(t *testing.T) {
 		t.Errorf("overflow not seen: %+v", got)
 	}
 }
+
+// FuzzObserver feeds arbitrary responses to every observer, whole and cut
+// in two: it must never panic, and a stream must read the same either way.
+func FuzzObserver(f *testing.F) {
+	f.Add("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n", 10)
+	f.Add("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\r\n\r\ndata: [DONE]\r\n\r\n", 3)
+	f.Add("event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"context_length_exceeded\"}}}\n\n", 40)
+	f.Add("{\"usage\":{\"input_tokens\":5}}", 2)
+	f.Fuzz(func(t *testing.T, body string, cut int) {
+		if cut < 0 {
+			cut = -cut
+		}
+		if len(body) > 0 {
+			cut %= len(body) + 1
+		} else {
+			cut = 0
+		}
+		for _, api := range []API{Anthropic, Chat, Responses} {
+			for _, stream := range []bool{true, false} {
+				whole := codecFor(api).newObserver(stream)
+				whole.Write([]byte(body))
+				a := whole.Observed()
+				split := codecFor(api).newObserver(stream)
+				split.Write([]byte(body[:cut]))
+				split.Write([]byte(body[cut:]))
+				b := split.Observed()
+				if stream && (a.Complete != b.Complete || a.Overflow != b.Overflow || (a.Usage == nil) != (b.Usage == nil) || (a.Usage != nil && *a.Usage != *b.Usage)) {
+					t.Fatalf("%s: whole %+v, split at %d %+v", api, a, cut, b)
+				}
+			}
+		}
+	})
+}
