@@ -233,3 +233,30 @@ func FuzzObserver(f *testing.F) {
 		}
 	})
 }
+
+// TestStandDown: the proxy leaves alone the conversations whose client
+// manages the context itself, but not Claude Code's thinking-only edits.
+func TestStandDown(t *testing.T) {
+	for _, tc := range []struct {
+		api  API
+		body string
+		down bool
+	}{
+		{Anthropic, `{"messages":[],"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]}}`, false},
+		{Anthropic, `{"messages":[],"context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]}}`, true},
+		{Anthropic, `{"messages":[],"context_management":{"edits":[{"type":"compact_20260112"}]}}`, true},
+		{Anthropic, `{"messages":[],"compaction":{"type":"summarize"}}`, true},
+		{Anthropic, `{"messages":[{"role":"user","content":[{"type":"compaction","content":"s","encrypted_content":"x"}]}]}`, true},
+		{Responses, `{"input":[{"type":"compaction","encrypted_content":"x"}]}`, true},
+		{Responses, `{"input":[],"context_management":[{"type":"compaction","compact_threshold":1000}]}`, true},
+		{Chat, `{"messages":[{"role":"user","content":"hi"}]}`, false},
+	} {
+		p, err := codecFor(tc.api).parse([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.StandDown != "") != tc.down {
+			t.Errorf("%s: stand down %q, want %v", tc.body, p.StandDown, tc.down)
+		}
+	}
+}

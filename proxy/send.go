@@ -20,10 +20,8 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 	ctx := x.r.Context()
 	for {
 		body := x.outBody()
-		if x.body != nil && x.decoded != nil && !bytes.Equal(body, x.raw) {
-			// A rewrite is on purpose; passthrough_bytes_modified counts
-			// only the paths that should be untouched.
-		} else if x.body == nil && !bytes.Equal(body, x.raw) {
+		if x.body == nil && !bytes.Equal(body, x.raw) {
+			// Never expected: without a rewrite the client's bytes go.
 			s.metrics.passthroughModified()
 		}
 		req, err := newUpstreamRequest(ctx, s.upstreamFor(x.api), x.r, body)
