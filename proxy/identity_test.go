@@ -69,7 +69,7 @@ func TestUpstreamSummarizer(t *testing.T) {
 			up := newFakeUpstream(t)
 			_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}})
 			c := newClient(t, api, ts.URL)
-			for i := 1; i <= 10; i++ {
+			for i := 1; i <= 20; i++ {
 				c.step(i)
 			}
 			var summaryReqs []seen
@@ -96,6 +96,21 @@ func TestUpstreamSummarizer(t *testing.T) {
 			}
 			if !found {
 				t.Error("the model's summary never reached a later request")
+			}
+			// A later compaction sends the earlier summary to merge, not
+			// the messages that summary already covers.
+			merged := false
+			for _, r := range summaryReqs[1:] {
+				b := string(r.Body)
+				if (strings.Contains(b, "running-summary") || strings.Contains(b, "running-summary\\u003e")) && strings.Contains(b, "summary text") {
+					merged = true
+					if strings.Contains(b, "step 1 line 0:") {
+						t.Error("a later summary request re-sent messages the earlier summary covers")
+					}
+				}
+			}
+			if len(summaryReqs) < 2 || !merged {
+				t.Errorf("%d summary requests; no later one merged the earlier summary", len(summaryReqs))
 			}
 		})
 	}
