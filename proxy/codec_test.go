@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact"
 )
 
 // splicedList rebuilds a body from its parsed items: the bytes before the
@@ -258,5 +260,31 @@ func TestStandDown(t *testing.T) {
 		if (p.StandDown != "") != tc.down {
 			t.Errorf("%s: stand down %q, want %v", tc.body, p.StandDown, tc.down)
 		}
+	}
+}
+
+// TestDefaultPolicy: the default trigger leaves 16,384 tokens (a fifth of
+// small windows) under the window, and under the input limit of models
+// that have one.
+func TestDefaultPolicy(t *testing.T) {
+	srv, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for model, want := range map[string]int{
+		"claude-sonnet-4-5": 200000 - 16384,
+		"gpt-5.1":           272000 - 16384,
+	} {
+		info, ok := srv.modelInfo(model)
+		if !ok {
+			t.Fatalf("%s: window unknown", model)
+		}
+		if got, _ := srv.policyFor(info).Threshold(info); got != want {
+			t.Errorf("%s: threshold %d, want %d", model, got, want)
+		}
+	}
+	small := compact.ModelInfo{ID: "local", ContextWindow: 20000}
+	if got, _ := srv.policyFor(small).Threshold(small); got != 16000 {
+		t.Errorf("20k window: threshold %d, want 16000", got)
 	}
 }

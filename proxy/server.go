@@ -351,7 +351,8 @@ type mutex = sync.Mutex
 // codec returns the codec of api, reading through the server's item cache.
 func (s *Server) codec(api API) codec { return cachedCodec(api, s.items) }
 
-// policyFor returns the trigger policy for a model.
+// policyFor returns the trigger policy for a model: Config.Policy, or
+// the proxy's default, proxyPolicy.
 func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
 	if s.policy != nil {
 		return s.policy
@@ -360,7 +361,37 @@ func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
 	if w := info.ContextWindow / 5; w > 0 && w < r {
 		r = w
 	}
-	return compact.Reserve{Tokens: r}
+	return proxyPolicy{compact.Reserve{Tokens: r}}
+}
+
+// proxyPolicy is the reserve policy that also respects a separate input
+// limit (OpenAI's GPT-5 models take 400,000 tokens in all but only 272,000
+// of input): it triggers when the context leaves less than the reserve
+// under the window, or under the input limit when the model has one.
+type proxyPolicy struct{ compact.Reserve }
+
+// Name implements compact.Policy.
+func (p proxyPolicy) Name() string { return "reserve" }
+
+// Threshold implements compact.Policy.
+func (p proxyPolicy) Threshold(m compact.ModelInfo) (int, bool) {
+	t, ok := p.Reserve.Threshold(m)
+	if ok && m.InputLimit > 0 {
+		if l := m.InputLimit - p.Reserve.Tokens; l < t {
+			t = max(l, 0)
+		}
+	}
+	return t, ok
+}
+
+// Target implements compact.Policy: the reserve policy's target, never
+// above half the threshold.
+func (p proxyPolicy) Target(m compact.ModelInfo) int {
+	t := p.Reserve.Target(m)
+	if th, ok := p.Threshold(m); ok && t > th/2 {
+		t = th / 2
+	}
+	return t
 }
 
 // maxRefused bounds the conversations remembered as refusing rewrites.
