@@ -57,7 +57,8 @@ type Config struct {
 	// Policy decides when to compact; nil means the reserve policy with a
 	// reserve of 16,384 tokens, or a fifth of the window when that is
 	// smaller (a small window would otherwise be over the trigger before
-	// the conversation starts).
+	// the conversation starts), kept under the model's input limit too
+	// when it has one (see proxyPolicy).
 	Policy compact.Policy
 	// KeepRecentTokens is the size of the newest part kept verbatim; 0
 	// means compact.DefaultKeepRecentTokens. It shrinks on small windows.
