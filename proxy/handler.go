@@ -33,6 +33,9 @@ type exchange struct {
 	// streamed is set when the request went upstream while it was read
 	// (see Server.streamable).
 	streamed bool
+	// unknownWindow is set when the request was not read because its
+	// model's window is unknown.
+	unknownWindow bool
 	// light is the conversation of a streamed request that is not read
 	// at all, only its size and usage recorded (zero otherwise).
 	light identity
@@ -150,8 +153,9 @@ func (s *Server) read(x *exchange) bool {
 	}
 	info, ok := s.modelInfo(p.Model)
 	if !ok {
-		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted", "model", p.Model)
+		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted until an overflow error names it", "model", p.Model)
 		x.decision = "pass (window unknown)"
+		x.unknownWindow = true
 		return false
 	}
 	v := &view{api: x.api, p: p, info: info}
@@ -362,6 +366,10 @@ func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
 	}
 	m, ok := s.registry.Lookup(model)
 	if !ok || m.ContextWindow <= 0 {
+		// Known only from an overflow error, if at all.
+		if l := s.learnedInfo(compact.ModelInfo{ID: model}); l.ContextWindow > 0 {
+			return l, true
+		}
 		return compact.ModelInfo{}, false
 	}
 	m.ID = model

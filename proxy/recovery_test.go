@@ -219,3 +219,26 @@ func TestWindowFromError(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownWindowLearnedFromOverflow: a model no registry knows (a local
+// server's) is passed through until the server refuses a request with an
+// error naming its window; from then on the proxy compacts it, starting
+// with that very request, which the client sees succeed.
+func TestUnknownWindowLearnedFromOverflow(t *testing.T) {
+	up := newFakeUpstream(t)
+	up.window = 9000
+	_, ts := newTestProxy(t, up, Config{Registry: compact.NewRegistry(nil), Summarizer: SummarizerExtractive})
+	c := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 10; i++ {
+		c.step(i) // fails on any non-200
+	}
+	rejected := 0
+	for _, r := range up.modelRequests() {
+		if tokensOf(r.Body) > up.window {
+			rejected++
+		}
+	}
+	if rejected != 1 {
+		t.Errorf("%d requests refused as too long, want exactly the first one", rejected)
+	}
+}

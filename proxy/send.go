@@ -36,10 +36,20 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			s.upstreamFailed(w, x.r, x.api, err)
 			return
 		}
-		if resp.StatusCode >= 400 && x.v != nil && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+		if resp.StatusCode >= 400 && (x.v != nil || x.unknownWindow) && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
 			errBody, rerr := readErrorBody(resp)
 			overflow := rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
-			if overflow {
+			if overflow && x.v == nil {
+				// A model whose window nobody gave: the error may name it,
+				// and then the request can be read and compacted after all.
+				if model, _ := compact.TopLevelString(x.decoded, "model"); model != "" {
+					s.learnWindow(model, errBody)
+					if !s.read(x) {
+						overflow = false
+					}
+				}
+			}
+			if overflow && x.v != nil {
 				s.learnWindow(x.v.p.Model, errBody)
 				x.v.info = s.learnedInfo(x.v.info)
 			}
