@@ -77,7 +77,9 @@ the messages. State is kept in --store (default under
 $XDG_STATE_HOME/compact), bounded by --store-max-mb and --store-ttl.
 
 Windows come from --window (every model), the config's models, or the
-registry; a model with an unknown window is passed through uncompacted.
+registry; a model with an unknown window is passed through uncompacted
+until an overflow error names its window (then it is compacted and the
+request retried).
 /healthz answers "ok"; /metrics serves Prometheus metrics. One log line per
 request goes to stderr (--log-format text or json); keys and auth headers
 never appear in logs, metrics or the store.`,
