@@ -41,7 +41,7 @@ func (a *app) proxyCommand() *cobra.Command {
 	var listen, anthropicUp, openaiUp, storePath, summarizer, summaryModel, logFormat string
 	var maxBody int64
 	var storeMaxMB int
-	var storeTTL time.Duration
+	var storeTTL, summaryTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Serve an HTTP proxy that compacts any agent's conversations in flight",
@@ -122,6 +122,9 @@ never appear in logs, metrics or the store.`,
 			if storeTTL <= 0 {
 				return usagef("--store-ttl must be a positive duration, got %s", storeTTL)
 			}
+			if summaryTimeout <= 0 {
+				return usagef("--summary-timeout must be a positive duration, got %s", summaryTimeout)
+			}
 			var handler slog.Handler
 			level := slog.LevelInfo
 			if a.verbose {
@@ -178,6 +181,7 @@ never appear in logs, metrics or the store.`,
 				SummaryModel:      summaryModel,
 				Store:             store,
 				MaxBodyBytes:      maxBody,
+				SummaryTimeout:    summaryTimeout,
 				Logger:            logger,
 			})
 			if err != nil {
@@ -197,6 +201,7 @@ never appear in logs, metrics or the store.`,
 	f.DurationVar(&storeTTL, "store-ttl", 7*24*time.Hour, "how long a conversation's state is kept after its last use")
 	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials) or extractive (offline)")
 	f.StringVar(&summaryModel, "summary-model", "", "model that writes summaries through the upstream, instead of the conversation's own")
+	f.DurationVar(&summaryTimeout, "summary-timeout", 3*time.Minute, "how long a model summary may take before the offline one is used instead")
 	f.Int64Var(&maxBody, "max-body", proxy.DefaultMaxBodyBytes, "largest request body accepted, in bytes; larger ones get 413")
 	f.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
 	lf.addWindow(cmd)
