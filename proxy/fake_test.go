@@ -29,6 +29,9 @@ type fakeUpstream struct {
 	t      *testing.T
 	srv    *httptest.Server
 	window int // 0: no limit
+	// hangSummaries makes tool-less (summary) requests wait until the
+	// caller gives up.
+	hangSummaries bool
 	// reject400, when set, refuses the requests it matches with a 400
 	// that is not an overflow.
 	reject400 func(body []byte) bool
@@ -96,6 +99,10 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(400)
 		fmt.Fprint(w, `{"error":{"message":"Unrecognized request argument supplied: block_binding","type":"invalid_request_error","code":null}}`)
+		return
+	}
+	if !tools && f.hangSummaries {
+		<-r.Context().Done()
 		return
 	}
 	if !tools && f.echoAuth {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact"
 )
@@ -240,5 +241,27 @@ func TestUnknownWindowLearnedFromOverflow(t *testing.T) {
 	}
 	if rejected != 1 {
 		t.Errorf("%d requests refused as too long, want exactly the first one", rejected)
+	}
+}
+
+// TestSlowModelSummaryFallsBack: a model summary that takes longer than
+// SummaryTimeout is abandoned and the offline summary written instead; the
+// client's request goes through compacted.
+func TestSlowModelSummaryFallsBack(t *testing.T) {
+	up := newFakeUpstream(t)
+	up.hangSummaries = true
+	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, SummaryTimeout: 50 * time.Millisecond})
+	c := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 8; i++ {
+		c.step(i)
+	}
+	compacted := false
+	for _, r := range up.modelRequests() {
+		if isSummaryItem(r.Body) {
+			compacted = true
+		}
+	}
+	if !compacted {
+		t.Error("no compaction: the slow summarizer was not replaced by the offline one")
 	}
 }
