@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -29,6 +30,10 @@ type fakeUpstream struct {
 	t      *testing.T
 	srv    *httptest.Server
 	window int // 0: no limit
+	// gate, when set, holds every tool-less (summary) request until it is
+	// closed; summaries counts them.
+	gate      chan struct{}
+	summaries atomic.Int32
 	// hangSummaries makes tool-less (summary) requests wait until the
 	// caller gives up.
 	hangSummaries bool
@@ -100,6 +105,12 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(400)
 		fmt.Fprint(w, `{"error":{"message":"Unrecognized request argument supplied: block_binding","type":"invalid_request_error","code":null}}`)
 		return
+	}
+	if !tools {
+		f.summaries.Add(1)
+		if f.gate != nil {
+			<-f.gate
+		}
 	}
 	if !tools && f.hangSummaries {
 		<-r.Context().Done()

@@ -214,8 +214,28 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
-		if rec, err := s.store.Get(cctx, key); err == nil {
-			if cp := findCheckpoint(rec, v.chain); cp != nil && (v.cp == nil || cp.Covered > v.cp.Covered) {
+		if cp := s.newerCheckpoint(cctx, key, v); cp != nil {
+			return out{cp: cp}, nil
+		}
+		// Replicas sharing the store take the conversation's lock: one
+		// writes the summary, the others wait for it.
+		if lk, ok := s.store.(Locker); ok {
+			lock, err := lk.TryLock(cctx, lockKey(key), s.lockTTL)
+			if err != nil {
+				s.failOpen(stageStore, err)
+				return nil, err
+			}
+			if lock == nil {
+				s.metrics.lockWait()
+				if cp := s.waitCheckpoint(cctx, key, v); cp != nil {
+					return out{cp: cp}, nil
+				}
+				s.failOpen(stageStore, errors.New("another replica's compaction did not come in time"))
+				return nil, errLockWait
+			}
+			stop := s.holdLock(cctx, lock)
+			defer stop()
+			if cp := s.newerCheckpoint(cctx, key, v); cp != nil {
 				return out{cp: cp}, nil
 			}
 		}

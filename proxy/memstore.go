@@ -44,6 +44,9 @@ type MemStore struct {
 	// most recently used (back), so eviction and expiry take the front.
 	order *list.List
 	bytes int64
+
+	// locks are the held locks (see memlock.go), by key.
+	locks map[string]memLockState
 }
 
 // memEntry is one record of a MemStore.

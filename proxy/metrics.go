@@ -110,6 +110,7 @@ type metrics struct {
 	passthroughModifiedTotal prometheus.Counter
 	overflowRetriesTotal     *prometheus.CounterVec
 	streamTruncatedTotal     *prometheus.CounterVec
+	lockWaitsTotal           prometheus.Counter
 }
 
 // newMetrics creates the proxy's metrics and registers them with reg
@@ -149,6 +150,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		passthroughModifiedTotal: plain("passthrough_bytes_modified_total", "Requests forwarded with modified bytes on a path that must pass them through untouched. Must stay 0."),
 		overflowRetriesTotal:     counter("overflow_retries_total", "Requests retried after compaction because the upstream reported a context overflow.", "api"),
 		streamTruncatedTotal:     counter("stream_truncated_total", "Responses that ended without their terminal event (message_stop, [DONE], response.completed).", "api"),
+		lockWaitsTotal:           plain("lock_waits_total", "Compactions left to another replica that held the conversation's lock (this replica waited for its result)."),
 	}
 	for _, api := range metricAPIs {
 		m.upstreamLatencySeconds.WithLabelValues(api)
@@ -266,4 +268,12 @@ func (m *metrics) streamTruncated(api API) {
 		return
 	}
 	m.streamTruncatedTotal.WithLabelValues(apiLabel(api)).Inc()
+}
+
+// lockWait counts a compaction left to another replica.
+func (m *metrics) lockWait() {
+	if m == nil {
+		return
+	}
+	m.lockWaitsTotal.Inc()
 }

@@ -83,6 +83,14 @@ type Config struct {
 	// SummaryTimeout bounds the writing of one summary; 0 means 3 minutes.
 	// When it runs out the offline summary is used.
 	SummaryTimeout time.Duration
+	// LockTTL is the lifetime of a conversation lock in a store shared by
+	// replicas (a Locker), extended while its summary is written; 0 means
+	// DefaultLockTTL.
+	LockTTL time.Duration
+	// LockWait is how long a replica waits for another replica's
+	// compaction of the same conversation before it sends the request
+	// uncompacted; 0 means SummaryTimeout plus 10 seconds.
+	LockWait time.Duration
 	// Logger receives one line per request and the warnings; nil discards.
 	Logger *slog.Logger
 	// Registry for the metrics; nil makes a private one (see
@@ -108,6 +116,8 @@ type Server struct {
 	registry   *compact.Registry
 	policy     compact.Policy
 	summaryTTL time.Duration
+	lockTTL    time.Duration
+	lockWait   time.Duration
 
 	items  *itemCache
 	flight singleflight.Group
@@ -170,6 +180,14 @@ func New(cfg Config) (*Server, error) {
 	s.summaryTTL = cfg.SummaryTimeout
 	if s.summaryTTL == 0 {
 		s.summaryTTL = 3 * time.Minute
+	}
+	s.lockTTL = cfg.LockTTL
+	if s.lockTTL <= 0 {
+		s.lockTTL = DefaultLockTTL
+	}
+	s.lockWait = cfg.LockWait
+	if s.lockWait <= 0 {
+		s.lockWait = s.summaryTTL + 10*time.Second
 	}
 	tr := cfg.Transport
 	if tr == nil {

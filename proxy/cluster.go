@@ -1,0 +1,89 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// The defaults of the conversation lock (Config.LockTTL, Config.LockWait).
+const (
+	// DefaultLockTTL is how long a conversation lock lives unless its owner
+	// extends it; a replica that dies holding one frees it that long after.
+	DefaultLockTTL = 30 * time.Second
+	// lockPoll is how often a waiting replica looks for the result.
+	lockPoll = 50 * time.Millisecond
+)
+
+// errLockWait says another replica's compaction did not arrive in time.
+var errLockWait = errors.New("proxy: waited too long for another replica's compaction")
+
+// lockKey names the lock of a conversation key ("c:<hash>" -> "l:<hash>").
+func lockKey(key string) string { return "l:" + strings.TrimPrefix(key, "c:") }
+
+// newerCheckpoint returns a stored compaction that applies to v and covers
+// more than the one v already has, nil when there is none (or the store
+// cannot say).
+func (s *Server) newerCheckpoint(ctx context.Context, key string, v *view) *Checkpoint {
+	rec, err := s.store.Get(ctx, key)
+	if err != nil {
+		return nil
+	}
+	cp := findCheckpoint(rec, v.chain)
+	if cp == nil || (v.cp != nil && cp.Covered <= v.cp.Covered) {
+		return nil
+	}
+	return cp
+}
+
+// waitCheckpoint waits, up to Config.LockWait, for another replica to
+// store the compaction of v's conversation.
+func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view) *Checkpoint {
+	ctx, cancel := context.WithTimeout(ctx, s.lockWait)
+	defer cancel()
+	t := time.NewTicker(lockPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			if cp := s.newerCheckpoint(ctx, key, v); cp != nil {
+				return cp
+			}
+		}
+	}
+}
+
+// holdLock extends lock every third of its lifetime until the returned
+// function is called, which stops the extension and releases the lock.
+func (s *Server) holdLock(ctx context.Context, lock Lock) (release func()) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(s.lockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := lock.Extend(ctx, s.lockTTL); err != nil {
+					s.warnOnce("lock-extend", "could not extend a conversation lock; another replica may compact too", "err", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = lock.Release(rctx)
+	}
+}

@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestReplicasCompactOnce: three replicas sharing one store receive the
+// same conversation over its trigger at the same moment. Exactly one
+// writes the summary (one summary request reaches the model); the other
+// two wait for it, and all three send the same compacted bytes.
+func TestReplicasCompactOnce(t *testing.T) {
+	up := newFakeUpstream(t)
+	// Build a history directly against the upstream.
+	c := newClient(t, Chat, up.srv.URL)
+	c.header.Set("X-Session-Id", "shared-1")
+	for i := 1; i <= 8; i++ {
+		c.step(i)
+	}
+	body := c.body()
+	up.mu.Lock()
+	up.reqs = nil
+	up.mu.Unlock()
+	up.gate = make(chan struct{})
+
+	store := NewMemStore(MemStoreOptions{})
+	var replicas []*Server
+	var urls []string
+	for i := 0; i < 3; i++ {
+		srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000},
+			Store: store, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		t.Cleanup(ts.Close)
+		replicas = append(replicas, srv)
+		urls = append(urls, ts.URL)
+	}
+	var wg sync.WaitGroup
+	for _, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", u+"/v1/chat/completions", bytes.NewReader(body))
+			req.Header = c.header.Clone()
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("status %d", resp.StatusCode)
+			}
+		}()
+	}
+	// Hold the one summary until the two other replicas are waiting.
+	waiting := func() float64 {
+		var n float64
+		for _, r := range replicas {
+			n += testutil.ToFloat64(r.metrics.lockWaitsTotal)
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for (up.summaries.Load() < 1 || waiting() < 2) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := waiting(); got != 2 {
+		t.Errorf("%v replicas waited for another's compaction, want 2", got)
+	}
+	close(up.gate)
+	wg.Wait()
+	if n := up.summaries.Load(); n != 1 {
+		t.Errorf("%d summary requests reached the model, want exactly 1", n)
+	}
+	var summaries []string
+	for _, r := range up.modelRequests() {
+		for _, it := range listOf(t, Chat, r.Body) {
+			if isSummaryItem(it) {
+				summaries = append(summaries, string(it))
+			}
+		}
+	}
+	if len(summaries) != 3 {
+		t.Fatalf("%d compacted requests upstream, want 3", len(summaries))
+	}
+	if summaries[0] != summaries[1] || summaries[1] != summaries[2] {
+		t.Error("the replicas sent different summaries")
+	}
+	if !strings.Contains(summaries[0], "summary text") {
+		t.Error("the model's summary was not used")
+	}
+}
+
+// TestLockHeldByDeadReplica: a lock left by a replica that died expires,
+// and the next replica compacts.
+func TestLockHeldByDeadReplica(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := NewMemStore(MemStoreOptions{Now: clock})
+	up := newFakeUpstream(t)
+	c := newClient(t, Chat, up.srv.URL)
+	c.header.Set("X-Session-Id", "dead-1")
+	for i := 1; i <= 8; i++ {
+		c.step(i)
+	}
+	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: store,
+		Summarizer: SummarizerExtractive, LockWait: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	// The dead replica's lock on this conversation.
+	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
+	if l, err := store.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL); err != nil || l == nil {
+		t.Fatalf("taking the lock: %v %v", l, err)
+	}
+	send := func() []byte {
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", bytes.NewReader(c.body()))
+		req.Header = c.header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		reqs := up.modelRequests()
+		return reqs[len(reqs)-1].Body
+	}
+	if isSummaryItem(send()) {
+		t.Fatal("compacted while another replica held the lock")
+	}
+	mu.Lock()
+	now = now.Add(DefaultLockTTL + time.Second)
+	mu.Unlock()
+	if !isSummaryItem(send()) {
+		t.Error("not compacted after the dead replica's lock expired")
+	}
+}
