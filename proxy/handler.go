@@ -396,16 +396,21 @@ func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
 	return s.learnedInfo(m), true
 }
 
-// failOpen counts and logs (once per stage) a failure of the proxy's own
-// work; the request then goes through as the client sent it.
+// failOpen counts a failure of the proxy's own work (the request then goes
+// through as the client sent it) and logs it, at most once a minute per
+// stage, so that a store that stays down says so without flooding the log.
 func (s *Server) failOpen(stage string, err error) {
 	s.metrics.failOpen(stage)
+	now := s.now()
 	s.mu.Lock()
-	seen := s.failOnce[stage]
-	s.failOnce[stage] = true
+	last, seen := s.failLast[stage]
+	logIt := !seen || now.Sub(last) >= time.Minute
+	if logIt {
+		s.failLast[stage] = now
+	}
 	s.mu.Unlock()
-	if !seen {
-		s.log.Warn("compaction skipped; request forwarded unchanged", "stage", stage, "err", err)
+	if logIt {
+		s.log.Warn("compaction skipped; requests forwarded unchanged", "stage", stage, "err", err)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/compactkit/compact"
 )
 
@@ -263,5 +265,62 @@ func TestSlowModelSummaryFallsBack(t *testing.T) {
 	}
 	if !compacted {
 		t.Error("no compaction: the slow summarizer was not replaced by the offline one")
+	}
+}
+
+// TestStoreDownLoggedOncePerMinute: a store that stays down is counted on
+// every request but logged once a minute; /readyz says so when the store
+// can be pinged.
+func TestStoreDownLoggedOncePerMinute(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	now := time.Unix(1_800_000_000, 0)
+	up := newFakeUpstream(t)
+	srv, ts := newTestProxy(t, up, Config{Window: 4000, Summarizer: SummarizerExtractive, Store: pingStore{brokenStore{}},
+		Now:    func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
+		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+	c := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 3; i++ {
+		c.step(i)
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	c.step(4)
+	mu.Lock()
+	n := strings.Count(logs.String(), "compaction skipped")
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d log lines for a store down over 4 requests in 61 s, want 2", n)
+	}
+	if got := testutil.ToFloat64(srv.metrics.failOpenTotal.WithLabelValues(stageStore)); got < 4 {
+		t.Errorf("fail_open_total{stage=store} = %v, want at least 4", got)
+	}
+	resp, err := http.Get(ts.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz %d with the store down, want 503", resp.StatusCode)
+	}
+}
+
+// pingStore adds a Ping that reports the store's own state.
+type pingStore struct{ brokenStore }
+
+func (pingStore) Ping(context.Context) error { return errors.New("store: connection refused") }
+
+func TestReadyWithoutPinger(t *testing.T) {
+	up := newFakeUpstream(t)
+	_, ts := newTestProxy(t, up, Config{})
+	resp, err := http.Get(ts.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "ready\n" {
+		t.Errorf("/readyz %d %q", resp.StatusCode, b)
 	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -126,7 +127,7 @@ type Server struct {
 	mu       sync.Mutex
 	warned   map[string]bool
 	calib    compact.Calibrator
-	failOnce map[string]bool
+	failLast map[string]time.Time
 	// refused holds the conversations whose compacted requests the
 	// provider refused; they are passed through from then on.
 	refused map[string]bool
@@ -136,7 +137,7 @@ type Server struct {
 
 // New checks cfg and returns a Server.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, warned: map[string]bool{}, failOnce: map[string]bool{}, refused: map[string]bool{}}
+	s := &Server{cfg: cfg, warned: map[string]bool{}, failLast: map[string]time.Time{}, refused: map[string]bool{}}
 	var err error
 	if s.anthropic, err = parseUpstream("anthropic upstream", cfg.AnthropicUpstream, DefaultAnthropicUpstream); err != nil {
 		return nil, err
@@ -248,6 +249,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "/metrics":
 		s.metricsH.ServeHTTP(w, r)
+		return
+	case "/readyz":
+		s.ready(w, r)
 		return
 	}
 	api, compactable := route(r)
@@ -432,4 +436,21 @@ func (s *Server) refusedKey(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refused[key]
+}
+
+// ready answers /readyz: 200 when the store answers (stores that can be
+// pinged, such as Redis), 503 otherwise. A load balancer uses it to send
+// traffic elsewhere; the proxy itself would still pass requests through.
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if p, ok := s.store.(Pinger); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := p.Ping(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "store unavailable\n")
+			return
+		}
+	}
+	_, _ = io.WriteString(w, "ready\n")
 }
