@@ -59,6 +59,12 @@ func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view) *Check
 // holdLock extends lock every third of its lifetime until the returned
 // function is called, which stops the extension and releases the lock.
 func (s *Server) holdLock(ctx context.Context, lock Lock) (release func()) {
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[Lock]struct{}{}
+	}
+	s.held[lock] = struct{}{}
+	s.mu.Unlock()
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -82,8 +88,26 @@ func (s *Server) holdLock(ctx context.Context, lock Lock) (release func()) {
 	return func() {
 		close(done)
 		<-stopped
+		s.mu.Lock()
+		delete(s.held, lock)
+		s.mu.Unlock()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		_ = lock.Release(rctx)
+	}
+}
+
+// releaseLocks frees every lock this server still holds (at shutdown, when
+// a summary outlived the drain timeout), so that other replicas need not
+// wait for their expiry.
+func (s *Server) releaseLocks() {
+	s.mu.Lock()
+	held := s.held
+	s.held = nil
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for l := range held {
+		_ = l.Release(ctx)
 	}
 }

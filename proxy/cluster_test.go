@@ -152,3 +152,27 @@ func TestLockHeldByDeadReplica(t *testing.T) {
 		t.Error("not compacted after the dead replica's lock expired")
 	}
 }
+
+// TestCloseReleasesLocks: a server closed while a summary is still being
+// written frees the conversation's lock at once.
+func TestCloseReleasesLocks(t *testing.T) {
+	store := NewMemStore(MemStoreOptions{})
+	srv, err := New(Config{Store: nopCloser{store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := store.TryLock(t.Context(), "l:abc", DefaultLockTTL)
+	if err != nil || lock == nil {
+		t.Fatal(err)
+	}
+	srv.holdLock(t.Context(), lock) // a summary still running
+	srv.Close()
+	if again, err := store.TryLock(t.Context(), "l:abc", DefaultLockTTL); err != nil || again == nil {
+		t.Errorf("lock still held after Close: %v %v", again, err)
+	}
+}
+
+// nopCloser keeps a store open when the server closes it.
+type nopCloser struct{ *MemStore }
+
+func (nopCloser) Close() error { return nil }

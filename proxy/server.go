@@ -133,6 +133,8 @@ type Server struct {
 	refused map[string]bool
 	// learned holds windows read from overflow errors, by model.
 	learned map[string]int
+	// held are the conversation locks this server holds now.
+	held map[Lock]struct{}
 }
 
 // New checks cfg and returns a Server.
@@ -235,8 +237,12 @@ func parseUpstream(what, raw, def string) (*url.URL, error) {
 // Metrics returns the registry the proxy's metrics are registered in.
 func (s *Server) Metrics() *prometheus.Registry { return s.reg }
 
-// Close releases the store.
-func (s *Server) Close() error { return s.store.Close() }
+// Close releases the conversation locks the server still holds and closes
+// the store. Call it after the HTTP server has shut down.
+func (s *Server) Close() error {
+	s.releaseLocks()
+	return s.store.Close()
+}
 
 // ServeHTTP routes a request: the model APIs are read and maybe compacted,
 // WebSocket upgrades are refused, /healthz and /metrics are answered here,

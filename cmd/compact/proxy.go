@@ -41,7 +41,7 @@ func (a *app) proxyCommand() *cobra.Command {
 	var listen, anthropicUp, openaiUp, storePath, summarizer, summaryModel, logFormat string
 	var maxBody int64
 	var storeMaxMB int
-	var storeTTL, summaryTimeout time.Duration
+	var storeTTL, summaryTimeout, drainTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Serve an HTTP proxy that compacts any agent's conversations in flight",
@@ -122,6 +122,9 @@ never appear in logs, metrics or the store.`,
 			if storeTTL <= 0 {
 				return usagef("--store-ttl must be a positive duration, got %s", storeTTL)
 			}
+			if drainTimeout <= 0 {
+				return usagef("--drain-timeout must be a positive duration, got %s", drainTimeout)
+			}
 			if summaryTimeout <= 0 {
 				return usagef("--summary-timeout must be a positive duration, got %s", summaryTimeout)
 			}
@@ -189,7 +192,7 @@ never appear in logs, metrics or the store.`,
 				return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
 			}
 			defer srv.Close()
-			return serveProxy(cmd.Context(), pc.Listen, srv, logger, a)
+			return serveProxy(cmd.Context(), pc.Listen, srv, drainTimeout, logger, a)
 		},
 	}
 	f := cmd.Flags()
@@ -204,6 +207,7 @@ never appear in logs, metrics or the store.`,
 	f.DurationVar(&summaryTimeout, "summary-timeout", 3*time.Minute, "how long a model summary may take before the offline one is used instead")
 	f.Int64Var(&maxBody, "max-body", proxy.DefaultMaxBodyBytes, "largest request body accepted, in bytes; larger ones get 413")
 	f.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
+	f.DurationVar(&drainTimeout, "drain-timeout", 30*time.Second, "on Ctrl-C or SIGTERM, how long requests in flight (streams included) may take to finish")
 	lf.addWindow(cmd)
 	_ = f.MarkHidden("model")
 	lf.addReserve(cmd)
@@ -212,9 +216,10 @@ never appear in logs, metrics or the store.`,
 	return cmd
 }
 
-// serveProxy listens on addr and serves srv until ctx ends, then shuts down
-// gracefully: no new connections, in-flight requests get up to 30 seconds.
-func serveProxy(ctx context.Context, addr string, srv http.Handler, logger *slog.Logger, a *app) error {
+// serveProxy listens on addr and serves srv until ctx ends (Ctrl-C,
+// SIGTERM), then shuts down gracefully: no new connections, and requests
+// in flight, streams included, get up to drain to finish.
+func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.Duration, logger *slog.Logger, a *app) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usagef("--listen %s: %v", addr, err)
@@ -235,7 +240,8 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, logger *slog
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	logger.Info("draining", "timeout", drain.String())
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err

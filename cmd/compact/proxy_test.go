@@ -80,6 +80,7 @@ func TestProxyCommandUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--store-ttl", "0s"}, "--store-ttl"},
 		{[]string{"proxy", "--max-body", "0"}, "--max-body"},
 		{[]string{"proxy", "--summary-timeout", "0s"}, "--summary-timeout"},
+		{[]string{"proxy", "--drain-timeout", "0s"}, "--drain-timeout"},
 		{[]string{"proxy", "--log-format", "xml"}, "--log-format"},
 		{[]string{"proxy", "--openai-upstream", "ftp://x", "--store", "memory"}, "openai upstream"},
 		{[]string{"proxy", "--listen", "256.0.0.1:1", "--store", "memory"}, "--listen"},
