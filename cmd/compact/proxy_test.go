@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestProxyCommandServes starts "compact proxy" on a free port, checks
@@ -99,5 +100,65 @@ func TestProxyHelp(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("proxy --help lacks %q", want)
 		}
+	}
+}
+
+// TestProxyDrainsStreamsOnShutdown: a stream in flight when the proxy is
+// told to stop (Ctrl-C, SIGTERM) is delivered to its end before the
+// process exits.
+func TestProxyDrainsStreamsOnShutdown(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"n\":1}\n\n")
+		w.(http.Flusher).Flush()
+		close(started)
+		<-release
+		io.WriteString(w, "data: {\"n\":2}\n\ndata: [DONE]\n\n")
+	}))
+	defer up.Close()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
+		getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- a.execute(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--store", "memory", "--openai-upstream", up.URL, "--window", "100000"})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v (stderr %s)", err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
+	resp, err := http.Post(addr+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	cancel() // SIGTERM arrives mid-stream
+	// Wait until the proxy has stopped accepting connections, so the rest
+	// of the stream is sent during the drain.
+	for i := 0; i < 1000; i++ {
+		c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		r, err := c.Get(addr + "/healthz")
+		if err != nil {
+			break
+		}
+		r.Body.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(b), "[DONE]") {
+		t.Errorf("stream cut by the shutdown: %q, %v", b, err)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d; stderr %s", code, stderr.String())
 	}
 }
