@@ -1,0 +1,217 @@
+// Package clustertest drives several proxy replicas that share one store
+// with many concurrent agent conversations, and checks what the issue of
+// running the proxy at scale asks: exactly one compaction per crossing of
+// the trigger, no request over the window, no tool result without its
+// call, and each conversation's compacted prefix byte-identical whichever
+// replica sent it. Store packages run it against their own store.
+package clustertest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/compactkit/compact/internal/fakeupstream"
+	"github.com/compactkit/compact/proxy"
+)
+
+// Options size a run. Zero fields take the defaults in brackets.
+type Options struct {
+	Replicas      int // [3]
+	Conversations int // [50]
+	Turns         int // tool steps per conversation [30]
+	Window        int // tokens [12000]
+	// Summarizer is proxy.SummarizerUpstream or proxy.SummarizerExtractive
+	// [extractive].
+	Summarizer string
+}
+
+// Result is what a run measured.
+type Result struct {
+	Requests    int     // model requests the upstream answered
+	Compactions float64 // compact_proxy_compactions_total over the replicas
+	Summaries   int     // distinct summary items seen upstream
+	MaxTokens   int     // the largest upstream request
+}
+
+// Run starts opts.Replicas proxies on the stores newStore returns (one call
+// per replica: they must share their data), drives the conversations
+// through them round-robin, and fails t on any violation.
+func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Result {
+	t.Helper()
+	if opts.Replicas == 0 {
+		opts.Replicas = 3
+	}
+	if opts.Conversations == 0 {
+		opts.Conversations = 50
+	}
+	if opts.Turns == 0 {
+		opts.Turns = 30
+	}
+	if opts.Window == 0 {
+		opts.Window = 12000
+	}
+	if opts.Summarizer == "" {
+		opts.Summarizer = proxy.SummarizerExtractive
+	}
+	fake, base := fakeupstream.Start(t, fakeupstream.Config{Window: opts.Window, Steps: opts.Turns})
+	var replicas []*proxy.Server
+	var urls []string
+	for i := 0; i < opts.Replicas; i++ {
+		srv, err := proxy.New(proxy.Config{OpenAIUpstream: base, Window: opts.Window, Summarizer: opts.Summarizer,
+			Store: newStore(t), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		t.Cleanup(func() { ts.Close(); srv.Close() })
+		replicas = append(replicas, srv)
+		urls = append(urls, ts.URL)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+	var wg sync.WaitGroup
+	for c := 0; c < opts.Conversations; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := converse(client, urls, c, opts.Turns); err != nil {
+				t.Errorf("conversation %d: %v", c, err)
+			}
+		}()
+	}
+	wg.Wait()
+
+	var res Result
+	for _, r := range replicas {
+		res.Compactions += compactions(t, r)
+	}
+	// Per conversation, in arrival order: the summaries seen and the
+	// prefix each request carried up to its summary.
+	prefixes := map[string][]byte{} // summary item -> the items up to it
+	summaries := map[string]bool{}
+	for _, r := range fake.Requests() {
+		if r.API == "" || r.Tools == 0 {
+			continue
+		}
+		res.Requests++
+		if r.Tokens > res.MaxTokens {
+			res.MaxTokens = r.Tokens
+		}
+		for _, p := range fake.Check(r) {
+			t.Errorf("request %d: %s", r.Seq, p)
+		}
+		for i, it := range r.Items {
+			if !bytes.Contains(it, []byte("condensed into the summary below")) {
+				continue
+			}
+			var prefix []byte
+			for _, p := range r.Items[:i+1] {
+				prefix = append(append(prefix, p...), 0)
+			}
+			key := string(it)
+			if old, ok := prefixes[key]; ok && !bytes.Equal(old, prefix) {
+				t.Errorf("request %d: the prefix up to its summary differs from an earlier request with the same summary", r.Seq)
+			}
+			prefixes[key] = prefix
+			summaries[key] = true
+		}
+	}
+	res.Summaries = len(summaries)
+	if float64(res.Summaries) != res.Compactions {
+		t.Errorf("%v compactions recorded by the replicas, %d distinct summaries sent: a crossing was compacted more than once (or a compaction never used)", res.Compactions, res.Summaries)
+	}
+	if res.Summaries < 2*opts.Conversations {
+		t.Errorf("%d summaries over %d conversations: each should cross the trigger at least twice", res.Summaries, opts.Conversations)
+	}
+	return res
+}
+
+// compactions sums a replica's compact_proxy_compactions_total.
+func compactions(t *testing.T, srv *proxy.Server) float64 {
+	mfs, err := srv.Metrics().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		if mf.GetName() != "compact_proxy_compactions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
+}
+
+// converse plays one agent: a Chat conversation of turns shell steps, each
+// request sent to the next replica in turn, the whole history resent every
+// time with a tool result of about 6 KB per step.
+func converse(client *http.Client, urls []string, id, turns int) error {
+	items := []string{`{"role":"system","content":"You are a test agent."}`,
+		fmt.Sprintf(`{"role":"user","content":"Conversation %d: run the numbered shell steps."}`, id)}
+	for turn := 0; turn <= turns+1; turn++ {
+		body := `{"model":"gpt-test","messages":[` + strings.Join(items, ",") + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}]}`
+		req, _ := http.NewRequest("POST", urls[(id+turn)%len(urls)]+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer test-key")
+		req.Header.Set("X-Session-Id", fmt.Sprintf("conv-%d", id))
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("turn %d: status %d: %.300s", turn, resp.StatusCode, b)
+		}
+		var out struct {
+			Choices []struct {
+				Message json.RawMessage `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) == 0 {
+			return fmt.Errorf("turn %d: %v: %.300s", turn, err, b)
+		}
+		var m struct {
+			Content   string `json:"content"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		}
+		_ = json.Unmarshal(out.Choices[0].Message, &m)
+		items = append(items, string(out.Choices[0].Message))
+		if len(m.ToolCalls) == 0 {
+			if !strings.Contains(m.Content, "DONE") {
+				return fmt.Errorf("turn %d: answered %q", turn, m.Content)
+			}
+			return nil
+		}
+		tc := m.ToolCalls[0]
+		step := 0
+		if i := strings.Index(tc.Function.Arguments, "STEP-"); i >= 0 {
+			fmt.Sscanf(tc.Function.Arguments[i+5:], "%d", &step)
+		}
+		var outText strings.Builder
+		fmt.Fprintf(&outText, "STEP-%d\n", step)
+		for n := 1; outText.Len() < 6000; n++ {
+			fmt.Fprintf(&outText, "%d\n", n)
+		}
+		q, _ := json.Marshal(outText.String())
+		items = append(items, `{"role":"tool","tool_call_id":"`+tc.ID+`","content":`+string(q)+`}`)
+	}
+	return fmt.Errorf("no DONE after %d turns", turns+2)
+}
