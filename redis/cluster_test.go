@@ -1,0 +1,27 @@
+package redis
+
+import (
+	"context"
+	"testing"
+
+	"github.com/compactkit/compact/internal/clustertest"
+	"github.com/compactkit/compact/proxy"
+)
+
+// TestReplicasOnRedis runs three replicas, each with its own connection
+// to one real Redis, under 50 concurrent conversations of 30 steps (the
+// checks are in package clustertest).
+func TestReplicasOnRedis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := startServer(t)
+	res := clustertest.Run(t, func(t *testing.T) proxy.Store {
+		st, err := Open(context.Background(), srv.url(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}, clustertest.Options{})
+	t.Logf("%d requests, %v compactions, %d summaries, largest request %d tokens", res.Requests, res.Compactions, res.Summaries, res.MaxTokens)
+}
