@@ -116,7 +116,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout
+	// Fail fast: one retry of a command, one dial attempt per connection;
+	// the proxy passes the request through rather than wait.
 	o.MaxRetries = 1
+	o.DialerRetries = 1
 	s := &Store{
 		c:     goredis.NewClient(o),
 		opts:  opts,
@@ -258,3 +261,15 @@ func redactErr(err error, rawURL string) error {
 	}
 	return err
 }
+
+// QuietClientLogs stops go-redis from printing its own connection errors to
+// the process's standard error (its logger is one for the whole process):
+// the proxy reports an unreachable store itself, once a minute. Call it
+// once, from main.
+func QuietClientLogs() { goredis.SetLogger(quiet{}) }
+
+// quiet is a go-redis logger that prints nothing.
+type quiet struct{}
+
+// Printf discards the message.
+func (quiet) Printf(context.Context, string, ...any) {}

@@ -15,6 +15,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/bolt"
 	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/redis"
 )
 
 // proxyConfig holds the configuration file's keys for "compact proxy".
@@ -27,6 +28,9 @@ type proxyConfig struct {
 	OpenAIUpstream    string `json:"openaiUpstream,omitempty"`
 	// Store is the state file, or "memory".
 	Store string `json:"store,omitempty"`
+	// Redis is the URL of a Redis shared by several replicas; it replaces
+	// the state file.
+	Redis string `json:"redis,omitempty"`
 }
 
 // defaultListen is where the proxy listens unless told otherwise: loopback
@@ -38,7 +42,8 @@ const storeMemory = "memory"
 
 func (a *app) proxyCommand() *cobra.Command {
 	var lf limitFlags
-	var listen, anthropicUp, openaiUp, storePath, summarizer, summaryModel, logFormat string
+	var listen, anthropicUp, openaiUp, storePath, redisURL, summarizer, summaryModel, logFormat string
+	var lockTTL time.Duration
 	var maxBody int64
 	var storeMaxMB int
 	var storeTTL, summaryTimeout, drainTimeout time.Duration
@@ -74,7 +79,10 @@ Conversations are told apart by the session id clients send
 (X-Claude-Code-Session-Id, Codex's session_id, opencode's
 x-opencode-session, x-session-id) and always verified by a hash chain over
 the messages. State is kept in --store (default under
-$XDG_STATE_HOME/compact), bounded by --store-max-mb and --store-ttl.
+$XDG_STATE_HOME/compact), bounded by --store-max-mb and --store-ttl, or in
+the Redis that several replicas share (--redis), where one replica writes
+each summary under a per-conversation lock while the others wait for it.
+/readyz answers 503 while that store cannot be reached.
 
 Windows come from --window (every model), the config's models, or the
 registry; a model with an unknown window is passed through uncompacted
@@ -104,6 +112,15 @@ never appear in logs, metrics or the store.`,
 			}
 			if set("store") || pc.Store == "" {
 				pc.Store = storePath
+			}
+			if set("redis") || pc.Redis == "" {
+				pc.Redis = redisURL
+			}
+			if pc.Redis != "" && set("store") {
+				return usagef("--redis and --store both name where the state goes; give one")
+			}
+			if lockTTL < time.Second {
+				return usagef("--lock-ttl must be at least 1s, got %s", lockTTL)
 			}
 			switch summarizer {
 			case proxy.SummarizerUpstream, proxy.SummarizerExtractive:
@@ -158,7 +175,14 @@ never appear in logs, metrics or the store.`,
 			reg = reg.With(st.cfg.Models...)
 
 			var store proxy.Store
-			if pc.Store == storeMemory {
+			if pc.Redis != "" {
+				redis.QuietClientLogs()
+				rs, err := redis.Open(cmd.Context(), pc.Redis, redis.Options{TTL: storeTTL, Logger: logger})
+				if err != nil {
+					return usagef("--redis: %s", strings.TrimPrefix(err.Error(), "redis "))
+				}
+				store = rs
+			} else if pc.Store == storeMemory {
 				store = proxy.NewMemStore(proxy.MemStoreOptions{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL})
 			} else {
 				path := pc.Store
@@ -185,6 +209,7 @@ never appear in logs, metrics or the store.`,
 				Store:             store,
 				MaxBodyBytes:      maxBody,
 				SummaryTimeout:    summaryTimeout,
+				LockTTL:           lockTTL,
 				Logger:            logger,
 			})
 			if err != nil {
@@ -200,6 +225,8 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&anthropicUp, "anthropic-upstream", proxy.DefaultAnthropicUpstream, "base URL the Anthropic API requests go to")
 	f.StringVar(&openaiUp, "openai-upstream", proxy.DefaultOpenAIUpstream, "base URL the OpenAI API requests go to")
 	f.StringVar(&storePath, "store", "", `state file (default $XDG_STATE_HOME/compact/proxy.db), or "memory"`)
+	f.StringVar(&redisURL, "redis", "", "redis://[user:password@]host:port/db (or rediss:// for TLS) shared by several replicas, instead of --store")
+	f.DurationVar(&lockTTL, "lock-ttl", proxy.DefaultLockTTL, "with --redis: lifetime of a conversation's lock, extended while its summary is written")
 	f.IntVar(&storeMaxMB, "store-max-mb", 256, "size cap of the stored state in MiB; the least recently used conversations go first")
 	f.DurationVar(&storeTTL, "store-ttl", 7*24*time.Hour, "how long a conversation's state is kept after its last use")
 	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials) or extractive (offline)")

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -161,4 +162,84 @@ func TestProxyDrainsStreamsOnShutdown(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Errorf("exit %d; stderr %s", code, stderr.String())
 	}
+}
+
+// TestProxyStartsWithRedisDown: a proxy pointed at a Redis that is not
+// there starts anyway, passes requests through, and says on /readyz that
+// its store is unavailable.
+func TestProxyStartsWithRedisDown(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`)
+	}))
+	defer up.Close()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: &lockedBuffer{b: &stderr}, logger: slog.New(slog.DiscardHandler),
+		getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- a.execute(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--redis", "redis://:hunter2-secret@127.0.0.1:1/0",
+			"--openai-upstream", up.URL, "--window", "100000"})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
+	resp, err := http.Get(addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz %d with Redis down, want 503", resp.StatusCode)
+	}
+	resp, err = http.Post(addr+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"content":"hi"`) {
+		t.Errorf("request with Redis down: %d %s", resp.StatusCode, b)
+	}
+	cancel()
+	<-done
+	if strings.Contains(stderr.String(), "hunter2-secret") {
+		t.Error("the Redis password reached the log")
+	}
+}
+
+func TestProxyRedisUsage(t *testing.T) {
+	c := newCLI(t)
+	out := c.fails(2, "proxy", "--redis", "redis://127.0.0.1:1/0", "--store", "memory")
+	if !strings.Contains(out, "--redis") {
+		t.Errorf("%q", out)
+	}
+	out = c.fails(2, "proxy", "--redis", "http://127.0.0.1:1/0")
+	if !strings.Contains(out, "--redis") {
+		t.Errorf("%q", out)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the log handler's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
