@@ -34,6 +34,10 @@ type view struct {
 	tokens, usageTokens int
 	// forced is true when the previous response reported an overflow.
 	forced bool
+	// storeDown is true when the store could not be read: the request is
+	// only compacted if the provider refuses it as too long, and that
+	// compaction is not stored.
+	storeDown bool
 }
 
 // findCheckpoint returns the newest stored compaction whose covered units

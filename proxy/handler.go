@@ -87,6 +87,9 @@ func (s *Server) prepare(x *exchange) {
 		return
 	}
 	v := x.v
+	if v.storeDown {
+		return
+	}
 	if s.refusedKey(v.id.key) {
 		x.decision = "pass (provider refused a compacted request before)"
 		return
@@ -165,10 +168,13 @@ func (s *Server) read(x *exchange) bool {
 	case errors.Is(err, ErrNotFound):
 		s.metrics.storeLookup(lookupMiss)
 	case err != nil:
+		// The state cannot be read: the request goes as it came, unless
+		// the provider refuses it as too long (then it is compacted with a
+		// summary of this request alone; see storeDown).
 		s.metrics.storeLookup(lookupError)
 		s.failOpen(stageStore, err)
 		x.decision = "pass (store unavailable)"
-		return false
+		v.storeDown = true
 	default:
 		s.metrics.storeLookup(lookupHit)
 		v.rec = rec
@@ -221,30 +227,37 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		// writes the summary, the others wait for it.
 		if lk, ok := s.store.(Locker); ok {
 			lock, err := lk.TryLock(cctx, lockKey(key), s.lockTTL)
-			if err != nil {
+			switch {
+			case err != nil && v.storeDown:
+				// Nothing can be coordinated or stored; this request
+				// still gets its compaction (an overflow forced it).
+			case err != nil:
 				s.failOpen(stageStore, err)
 				return nil, err
-			}
-			if lock == nil {
+			case lock == nil:
 				s.metrics.lockWait()
 				if cp := s.waitCheckpoint(cctx, key, v); cp != nil {
 					return out{cp: cp}, nil
 				}
 				s.failOpen(stageStore, errors.New("another replica's compaction did not come in time"))
 				return nil, errLockWait
-			}
-			stop := s.holdLock(cctx, lock)
-			defer stop()
-			if cp := s.newerCheckpoint(cctx, key, v); cp != nil {
-				return out{cp: cp}, nil
+			default:
+				stop := s.holdLock(cctx, lock)
+				defer stop()
+				if cp := s.newerCheckpoint(cctx, key, v); cp != nil {
+					return out{cp: cp}, nil
+				}
 			}
 		}
 		cp, res, err := s.compactView(cctx, v, reason, threshold, sum)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.saveCheckpoint(cctx, key, cp); err != nil {
-			s.failOpen(stageStore, err)
+		// With the store down the compaction serves this request only.
+		if !v.storeDown {
+			if err := s.saveCheckpoint(cctx, key, cp); err != nil {
+				s.failOpen(stageStore, err)
+			}
 		}
 		return out{cp, res}, nil
 	})

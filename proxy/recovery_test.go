@@ -324,3 +324,26 @@ func TestReadyWithoutPinger(t *testing.T) {
 		t.Errorf("/readyz %d %q", resp.StatusCode, b)
 	}
 }
+
+// TestStoreDownStillRecoversOverflow: with the store down requests go
+// through uncompacted, but one the provider refuses as too long is
+// compacted with a summary of its own and retried: the client never sees
+// the overflow.
+func TestStoreDownStillRecoversOverflow(t *testing.T) {
+	up := newFakeUpstream(t)
+	up.window = 9000
+	_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, Store: brokenStore{}})
+	c := newClient(t, Chat, ts.URL)
+	for i := 1; i <= 8; i++ {
+		c.step(i) // fails on any non-200
+	}
+	compacted := 0
+	for _, r := range up.modelRequests() {
+		if isSummaryItem(r.Body) {
+			compacted++
+		}
+	}
+	if compacted == 0 {
+		t.Error("no request was compacted after an overflow with the store down")
+	}
+}
