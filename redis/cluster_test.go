@@ -25,3 +25,23 @@ func TestReplicasOnRedis(t *testing.T) {
 	}, clustertest.Options{})
 	t.Logf("%d requests, %v compactions, %d summaries, largest request %d tokens", res.Requests, res.Compactions, res.Summaries, res.MaxTokens)
 }
+
+// TestReplicasThroughRedisRestart stops Redis half way through the run
+// and starts it again (empty: no persistence) 100 requests later. Every
+// request is answered, none goes over the window or breaks tool pairing,
+// and the conversations go on compacting afterwards.
+func TestReplicasThroughRedisRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := startServer(t)
+	res := clustertest.Run(t, func(t *testing.T) proxy.Store {
+		st, err := Open(context.Background(), srv.url(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}, clustertest.Options{Down: srv.stop, Up: srv.start})
+	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
+		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
+}

@@ -91,3 +91,10 @@ func (s *server) open(t *testing.T, opts Options) *Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// TestMain keeps go-redis's own connection errors out of the test output;
+// the fault tests provoke many on purpose.
+func TestMain(m *testing.M) {
+	QuietClientLogs()
+	os.Exit(m.Run())
+}

@@ -14,8 +14,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/compactkit/compact/internal/fakeupstream"
@@ -31,6 +33,11 @@ type Options struct {
 	// Summarizer is proxy.SummarizerUpstream or proxy.SummarizerExtractive
 	// [extractive].
 	Summarizer string
+	// Down and Up, when set, make an outage of the store mid-run: Down is
+	// called once half the requests were answered, Up once OutageRequests
+	// more were [100].
+	Down, Up       func()
+	OutageRequests int
 }
 
 // Result is what a run measured.
@@ -38,7 +45,11 @@ type Result struct {
 	Requests    int     // model requests the upstream answered
 	Compactions float64 // compact_proxy_compactions_total over the replicas
 	Summaries   int     // distinct summary items seen upstream
-	MaxTokens   int     // the largest upstream request
+	MaxTokens   int     // the largest upstream request the upstream accepted
+	// Refused counts the requests refused as too long and then compacted
+	// and retried by the proxy (the client never saw them); they are only
+	// allowed in a run with an outage of the store.
+	Refused int
 }
 
 // Run starts opts.Replicas proxies on the stores newStore returns (one call
@@ -62,11 +73,15 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 		opts.Summarizer = proxy.SummarizerExtractive
 	}
 	fake, base := fakeupstream.Start(t, fakeupstream.Config{Window: opts.Window, Steps: opts.Turns})
+	logger := slog.New(slog.DiscardHandler)
+	if os.Getenv("COMPACT_CLUSTERTEST_LOG") != "" {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	var replicas []*proxy.Server
 	var urls []string
 	for i := 0; i < opts.Replicas; i++ {
 		srv, err := proxy.New(proxy.Config{OpenAIUpstream: base, Window: opts.Window, Summarizer: opts.Summarizer,
-			Store: newStore(t), Logger: slog.New(slog.DiscardHandler)})
+			Store: newStore(t), Logger: logger})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,12 +91,34 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 		urls = append(urls, ts.URL)
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+	if opts.OutageRequests == 0 {
+		opts.OutageRequests = 100
+	}
+	var answered atomic.Int64
+	var outage sync.Mutex
+	half := int64(opts.Conversations * (opts.Turns + 1) / 2)
+	done := func() {
+		n := answered.Add(1)
+		if opts.Down == nil {
+			return
+		}
+		switch n {
+		case half:
+			outage.Lock()
+			opts.Down()
+			outage.Unlock()
+		case half + int64(opts.OutageRequests):
+			outage.Lock()
+			opts.Up()
+			outage.Unlock()
+		}
+	}
 	var wg sync.WaitGroup
 	for c := 0; c < opts.Conversations; c++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := converse(client, urls, c, opts.Turns); err != nil {
+			if err := converse(client, urls, c, opts.Turns, done); err != nil {
 				t.Errorf("conversation %d: %v", c, err)
 			}
 		}()
@@ -101,6 +138,13 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 			continue
 		}
 		res.Requests++
+		if r.Overflow && opts.Down != nil {
+			// During and right after an outage the proxy cannot know a
+			// conversation's size; the provider's refusal makes it compact
+			// and retry.
+			res.Refused++
+			continue
+		}
 		if r.Tokens > res.MaxTokens {
 			res.MaxTokens = r.Tokens
 		}
@@ -154,7 +198,7 @@ func compactions(t *testing.T, srv *proxy.Server) float64 {
 // converse plays one agent: a Chat conversation of turns shell steps, each
 // request sent to the next replica in turn, the whole history resent every
 // time with a tool result of about 6 KB per step.
-func converse(client *http.Client, urls []string, id, turns int) error {
+func converse(client *http.Client, urls []string, id, turns int, answered func()) error {
 	items := []string{`{"role":"system","content":"You are a test agent."}`,
 		fmt.Sprintf(`{"role":"user","content":"Conversation %d: run the numbered shell steps."}`, id)}
 	for turn := 0; turn <= turns+1; turn++ {
@@ -172,6 +216,7 @@ func converse(client *http.Client, urls []string, id, turns int) error {
 		if err != nil {
 			return err
 		}
+		answered()
 		if resp.StatusCode != 200 {
 			return fmt.Errorf("turn %d: status %d: %.300s", turn, resp.StatusCode, b)
 		}
