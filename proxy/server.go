@@ -73,6 +73,12 @@ type Config struct {
 	SummaryModel string
 	// Store keeps the compactions; nil means an in-memory store.
 	Store Store
+	// LocalFallback keeps the proxy compacting while a shared Store (Redis)
+	// is down: state goes to memory on this replica and is written back
+	// to the store when it answers again. Without it, requests pass
+	// through uncompacted while the store is down (an overflow still
+	// gets its compaction).
+	LocalFallback bool
 	// MaxBodyBytes is the largest request body accepted; 0 means
 	// DefaultMaxBodyBytes.
 	MaxBodyBytes int64
@@ -172,6 +178,8 @@ func New(cfg Config) (*Server, error) {
 	s.store = cfg.Store
 	if s.store == nil {
 		s.store = NewMemStore(MemStoreOptions{Now: s.now})
+	} else if cfg.LocalFallback {
+		s.store = newFallbackStore(s.store, s.now, func(err error) { s.failOpen(stageStore, err) })
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {

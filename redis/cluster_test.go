@@ -45,3 +45,26 @@ func TestReplicasThroughRedisRestart(t *testing.T) {
 	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
 		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
 }
+
+// TestReplicasThroughRedisRestartWithFallback is the same outage with the
+// replicas keeping state in memory meanwhile (as compact proxy --redis
+// does): conversations stay compacted through it, so far fewer requests
+// reach the provider too long.
+func TestReplicasThroughRedisRestartWithFallback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := startServer(t)
+	res := clustertest.Run(t, func(t *testing.T) proxy.Store {
+		st, err := Open(context.Background(), srv.url(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}, clustertest.Options{Down: srv.stop, Up: srv.start, LocalFallback: true})
+	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
+		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
+	if res.Refused > 60 {
+		t.Errorf("%d requests refused as too long during the outage; the local fallback should keep most compacted", res.Refused)
+	}
+}

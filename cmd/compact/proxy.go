@@ -210,6 +210,7 @@ never appear in logs, metrics or the store.`,
 				MaxBodyBytes:      maxBody,
 				SummaryTimeout:    summaryTimeout,
 				LockTTL:           lockTTL,
+				LocalFallback:     pc.Redis != "",
 				Logger:            logger,
 			})
 			if err != nil {

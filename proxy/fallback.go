@@ -1,0 +1,112 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// fallbackStore keeps a replica working while its shared store (Redis) is
+// down: reads and writes that fail on the shared store go to a store in
+// this process, and what was written there is written back to the shared
+// store when a later call on the same key finds it again. Locks the shared
+// store cannot give are taken locally, so that this replica at least
+// writes one summary per conversation. Every failure of the shared store
+// is reported (the server counts it and logs it once a minute).
+type fallbackStore struct {
+	shared Store
+	local  *MemStore
+	report func(error)
+
+	mu    sync.Mutex
+	dirty map[string]bool
+}
+
+// newFallbackStore wraps shared.
+func newFallbackStore(shared Store, now func() time.Time, report func(error)) *fallbackStore {
+	return &fallbackStore{shared: shared, local: NewMemStore(MemStoreOptions{Now: now}), report: report, dirty: map[string]bool{}}
+}
+
+// Get reads the shared store, or the local one while the shared one fails.
+// A record written locally during an outage is written back first.
+func (f *fallbackStore) Get(ctx context.Context, key string) (*Record, error) {
+	f.writeBack(ctx, key)
+	rec, err := f.shared.Get(ctx, key)
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
+		return rec, err
+	}
+	f.report(err)
+	return f.local.Get(ctx, key)
+}
+
+// Put writes the shared store, or keeps the record locally (to write back
+// later) while the shared one fails.
+func (f *fallbackStore) Put(ctx context.Context, key string, rec *Record) error {
+	err := f.shared.Put(ctx, key, rec)
+	if err == nil {
+		f.mu.Lock()
+		delete(f.dirty, key)
+		f.mu.Unlock()
+		return nil
+	}
+	f.report(err)
+	if lerr := f.local.Put(ctx, key, rec); lerr != nil {
+		return lerr
+	}
+	f.mu.Lock()
+	f.dirty[key] = true
+	f.mu.Unlock()
+	return nil
+}
+
+// writeBack copies a record kept locally during an outage to the shared
+// store, once it answers again.
+func (f *fallbackStore) writeBack(ctx context.Context, key string) {
+	f.mu.Lock()
+	dirty := f.dirty[key]
+	f.mu.Unlock()
+	if !dirty {
+		return
+	}
+	rec, err := f.local.Get(ctx, key)
+	if err != nil {
+		f.mu.Lock()
+		delete(f.dirty, key)
+		f.mu.Unlock()
+		return
+	}
+	if f.shared.Put(ctx, key, rec) == nil {
+		f.mu.Lock()
+		delete(f.dirty, key)
+		f.mu.Unlock()
+	}
+}
+
+// TryLock takes the shared lock, or a local one while the shared store
+// fails.
+func (f *fallbackStore) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
+	if lk, ok := f.shared.(Locker); ok {
+		l, err := lk.TryLock(ctx, key, ttl)
+		if err == nil {
+			return l, nil
+		}
+		f.report(err)
+	}
+	return f.local.TryLock(ctx, key, ttl)
+}
+
+// Ping reports the shared store's state: a replica on its local fallback
+// is not ready for more traffic.
+func (f *fallbackStore) Ping(ctx context.Context) error {
+	if p, ok := f.shared.(Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+// Close closes both stores.
+func (f *fallbackStore) Close() error {
+	f.local.Close()
+	return f.shared.Close()
+}
