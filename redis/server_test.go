@@ -14,7 +14,7 @@ import (
 // server is a redis-server started by a test on a free loopback port,
 // without persistence, in a temporary folder.
 type server struct {
-	t    *testing.T
+	t    testing.TB
 	port int
 	dir  string
 	cmd  *exec.Cmd
@@ -22,7 +22,7 @@ type server struct {
 
 // startServer starts redis-server, or skips the test when it is not
 // installed (fails instead under COMPACT_REQUIRE_REDIS=1, as in .ci/run).
-func startServer(t *testing.T) *server {
+func startServer(t testing.TB) *server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("COMPACT_REQUIRE_REDIS") != "" {
