@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -97,4 +99,12 @@ func (s *server) open(t *testing.T, opts Options) *Store {
 func TestMain(m *testing.M) {
 	QuietClientLogs()
 	os.Exit(m.Run())
+}
+
+// newServer serves h on loopback for the test and returns its URL.
+func newServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
 }

@@ -200,68 +200,105 @@ func compactions(t *testing.T, srv *proxy.Server) float64 {
 	return n
 }
 
-// converse plays one agent: a Chat conversation of turns shell steps, each
-// request sent to the next replica in turn, the whole history resent every
-// time with a tool result of about 6 KB per step.
+// converse plays one agent through a whole conversation of turns shell
+// steps, each request sent to the next replica in turn.
 func converse(client *http.Client, urls []string, id, turns int, answered func()) error {
-	items := []string{`{"role":"system","content":"You are a test agent."}`,
-		fmt.Sprintf(`{"role":"user","content":"Conversation %d: run the numbered shell steps."}`, id)}
+	c := NewConversation(client, id)
 	for turn := 0; turn <= turns+1; turn++ {
-		body := `{"model":"gpt-test","messages":[` + strings.Join(items, ",") + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}]}`
-		req, _ := http.NewRequest("POST", urls[(id+turn)%len(urls)]+"/v1/chat/completions", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer test-key")
-		req.Header.Set("X-Session-Id", fmt.Sprintf("conv-%d", id))
-		resp, err := client.Do(req)
+		done, err := c.Step(urls[(id+turn)%len(urls)])
 		if err != nil {
-			return err
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
+			return fmt.Errorf("turn %d: %w", turn, err)
 		}
 		answered()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("turn %d: status %d: %.300s", turn, resp.StatusCode, b)
-		}
-		var out struct {
-			Choices []struct {
-				Message json.RawMessage `json:"message"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) == 0 {
-			return fmt.Errorf("turn %d: %v: %.300s", turn, err, b)
-		}
-		var m struct {
-			Content   string `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		}
-		_ = json.Unmarshal(out.Choices[0].Message, &m)
-		items = append(items, string(out.Choices[0].Message))
-		if len(m.ToolCalls) == 0 {
-			if !strings.Contains(m.Content, "DONE") {
-				return fmt.Errorf("turn %d: answered %q", turn, m.Content)
-			}
+		if done {
 			return nil
 		}
-		tc := m.ToolCalls[0]
-		step := 0
-		if i := strings.Index(tc.Function.Arguments, "STEP-"); i >= 0 {
-			fmt.Sscanf(tc.Function.Arguments[i+5:], "%d", &step)
-		}
-		var outText strings.Builder
-		fmt.Fprintf(&outText, "STEP-%d\n", step)
-		for n := 1; outText.Len() < 6000; n++ {
-			fmt.Fprintf(&outText, "%d\n", n)
-		}
-		q, _ := json.Marshal(outText.String())
-		items = append(items, `{"role":"tool","tool_call_id":"`+tc.ID+`","content":`+string(q)+`}`)
 	}
 	return fmt.Errorf("no DONE after %d turns", turns+2)
+}
+
+// Conversation is one agent of the scripted shell task on Chat
+// Completions: it keeps its whole history and resends it every turn, with
+// a tool result of about 6 KB per step, as coding agents do.
+type Conversation struct {
+	ID     int
+	client *http.Client
+	items  []string
+}
+
+// NewConversation starts conversation id.
+func NewConversation(client *http.Client, id int) *Conversation {
+	return &Conversation{ID: id, client: client, items: []string{`{"role":"system","content":"You are a test agent."}`,
+		fmt.Sprintf(`{"role":"user","content":"Conversation %d: run the numbered shell steps."}`, id)}}
+}
+
+// Body is the request the conversation sends next.
+func (c *Conversation) Body(stream bool) []byte {
+	return []byte(`{"model":"gpt-test","stream":` + fmt.Sprint(stream) + `,"messages":[` + strings.Join(c.items, ",") + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}]}`)
+}
+
+// Header is what the conversation's requests carry.
+func (c *Conversation) Header() http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Authorization", "Bearer test-key")
+	h.Set("X-Session-Id", fmt.Sprintf("conv-%d", c.ID))
+	return h
+}
+
+// Step sends the history to the proxy at url and appends the answer and
+// the tool's output. done is true when the model gave its final answer.
+func (c *Conversation) Step(url string) (done bool, err error) {
+	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", bytes.NewReader(c.Body(false)))
+	req.Header = c.Header()
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return false, err
+	}
+	if resp.StatusCode != 200 {
+		return false, fmt.Errorf("status %d: %.300s", resp.StatusCode, b)
+	}
+	var out struct {
+		Choices []struct {
+			Message json.RawMessage `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) == 0 {
+		return false, fmt.Errorf("%v: %.300s", err, b)
+	}
+	var m struct {
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	}
+	_ = json.Unmarshal(out.Choices[0].Message, &m)
+	c.items = append(c.items, string(out.Choices[0].Message))
+	if len(m.ToolCalls) == 0 {
+		if !strings.Contains(m.Content, "DONE") {
+			return false, fmt.Errorf("answered %q", m.Content)
+		}
+		return true, nil
+	}
+	tc := m.ToolCalls[0]
+	step := 0
+	if i := strings.Index(tc.Function.Arguments, "STEP-"); i >= 0 {
+		fmt.Sscanf(tc.Function.Arguments[i+5:], "%d", &step)
+	}
+	var text strings.Builder
+	fmt.Fprintf(&text, "STEP-%d\n", step)
+	for n := 1; text.Len() < 6000; n++ {
+		fmt.Fprintf(&text, "%d\n", n)
+	}
+	q, _ := json.Marshal(text.String())
+	c.items = append(c.items, `{"role":"tool","tool_call_id":"`+tc.ID+`","content":`+string(q)+`}`)
+	return false, nil
 }
