@@ -302,6 +302,10 @@ changes. "compact prune" frees tokens more cheaply, without a summary: it
 shortens old tool output, images and long texts, recording each pass as a
 context_edit entry (pi ignores them; nothing stored is deleted).
 
+"compact proxy" does the same for any agent without touching its files: an
+HTTP proxy for the Anthropic and OpenAI APIs that the agent's base URL
+points at, which compacts each conversation in flight.
+
 The context window of a model comes from the registry built into the
 program (models.json), from --window or from the configuration file. When
 it is unknown, automatic compaction never triggers.`,
