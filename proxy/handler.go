@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/apihttp"
 )
 
 // exchange is one request to a model API on its way through the proxy.
@@ -427,16 +428,8 @@ func (s *Server) failOpen(stage string, err error) {
 	}
 }
 
-// secretsOf returns the credential values of a request, for redaction.
+// secretsOf returns the credential values of a request, for redaction:
+// those apihttp.Secrets finds, and cookies.
 func secretsOf(h http.Header) []string {
-	var out []string
-	for _, name := range []string{"X-Api-Key", "Authorization", "Api-Key", "Proxy-Authorization", "Cookie"} {
-		for _, v := range h.Values(name) {
-			out = append(out, v)
-			if _, tok, ok := strings.Cut(v, " "); ok {
-				out = append(out, tok)
-			}
-		}
-	}
-	return out
+	return append(apihttp.Secrets(h), h.Values("Cookie")...)
 }
