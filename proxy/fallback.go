@@ -60,6 +60,45 @@ func (f *fallbackStore) Put(ctx context.Context, key string, rec *Record) error 
 	return nil
 }
 
+// PutLast writes the last call alone when the shared store can (see
+// LastStore), else reads and rewrites the record; while the shared store
+// fails the local record takes it.
+func (f *fallbackStore) PutLast(ctx context.Context, key string, last *LastCall) error {
+	ls, ok := f.shared.(LastStore)
+	if !ok {
+		rec, err := f.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
+			rec, err = &Record{}, nil
+		}
+		if err != nil {
+			return err
+		}
+		rec.Last = last
+		return f.Put(ctx, key, rec)
+	}
+	f.writeBack(ctx, key)
+	err := ls.PutLast(ctx, key, last)
+	if err == nil {
+		return nil
+	}
+	f.report(err)
+	// A record kept here during the outage takes the last call; without
+	// one it is dropped rather than written back later over checkpoints
+	// the shared store may still hold.
+	rec, lerr := f.local.Get(ctx, key)
+	if lerr != nil {
+		return err
+	}
+	rec.Last = last
+	if lerr := f.local.Put(ctx, key, rec); lerr != nil {
+		return lerr
+	}
+	f.mu.Lock()
+	f.dirty[key] = true
+	f.mu.Unlock()
+	return nil
+}
+
 // writeBack copies a record kept locally during an outage to the shared
 // store, once it answers again.
 func (f *fallbackStore) writeBack(ctx context.Context, key string) {

@@ -38,14 +38,25 @@ type exchange struct {
 	// model's window is unknown.
 	unknownWindow bool
 	// light is the conversation of a streamed request that is not read
-	// at all, only its size and usage recorded (zero otherwise).
-	light identity
+	// at all, only its size and usage recorded (zero otherwise), and
+	// lightLast its record's last call as it was before the request.
+	light     identity
+	lightLast *LastCall
+	// headerKey is the conversation key a streamed request's headers
+	// name, known before the request is read.
+	headerKey string
+	// release gives back the pooled buffer raw lives in (nil when it is
+	// not pooled); handedOff is set once background work owns it.
+	release   func()
+	handedOff bool
+	// elapsed is how long the exchange took, up to the end of the answer.
+	elapsed time.Duration
 }
 
 // serveAPI handles a request to one of the model APIs.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
-	if ok, light := s.streamable(r, api); ok {
-		s.serveStreamed(w, r, api, light)
+	if sr := s.streamable(r, api); sr.ok {
+		s.serveStreamed(w, r, api, sr)
 		return
 	}
 	x := &exchange{api: api, r: r, start: s.now(), decision: "pass"}
@@ -164,6 +175,11 @@ func (s *Server) read(x *exchange) bool {
 	}
 	v := &view{api: x.api, p: p, info: info}
 	v.id = identify(x.api, s.upstreamFor(x.api).String(), x.r.Header, p)
+	if !x.handedOff {
+		// (Background work of this very request must not wait for
+		// itself.)
+		s.waitPending(x.r.Context(), v.id.key)
+	}
 	rec, err := s.store.Get(x.r.Context(), v.id.key)
 	switch {
 	case errors.Is(err, ErrNotFound):

@@ -91,6 +91,10 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 	}
 	_, rerr := relay(w, resp, obs, func() { s.metrics.upstreamLatency(x.api, since(s.now, sent)) })
 	s.metrics.request(x.api, resp.StatusCode)
+	x.elapsed = since(s.now, x.start)
+	if rerr != nil && ctx.Err() != nil {
+		x.decision += " (client gone)"
+	}
 	var o Observed
 	if obs != nil {
 		o = obs.Observed()
@@ -100,23 +104,34 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 		if o.Overflow && x.v != nil {
 			s.learnWindow(x.v.p.Model, []byte(o.ErrorBody))
 		}
-		switch {
-		case resp.StatusCode >= 300:
-		case x.light.key != "":
-			s.recordLight(x, o)
-		default:
-			if x.streamed && (o.Usage != nil || o.Overflow) {
-				// Read the request now that the answer is on its way: the
-				// client did not wait for it.
-				s.read(x)
+	}
+	after := func() {
+		if obs != nil {
+			switch {
+			case resp.StatusCode >= 300:
+			case x.light.key != "":
+				s.recordLight(x, o)
+			default:
+				if x.streamed && (o.Usage != nil || o.Overflow) {
+					// Read the request now that the answer is on its
+					// way: the client did not wait for it.
+					s.read(x)
+				}
+				s.record(x, o)
 			}
-			s.record(x, o)
 		}
+		s.logRequest(x, resp.StatusCode, &o)
 	}
-	if rerr != nil && ctx.Err() != nil {
-		x.decision += " (client gone)"
+	if o.Overflow {
+		// The next request must see it: compact first.
+		after()
+		return
 	}
-	s.logRequest(x, resp.StatusCode, &o)
+	key := x.headerKey
+	if x.v != nil {
+		key = x.v.id.key
+	}
+	s.afterResponse(x, key, after)
 }
 
 // outBody is the body to send: the rewrite (encoded as the client encoded
@@ -160,8 +175,12 @@ func (s *Server) retryAfterOverflow(ctx context.Context, x *exchange) bool {
 // logRequest writes the per-request log line. It names the conversation by
 // a short hash only and never carries a header or a body.
 func (s *Server) logRequest(x *exchange, status int, o *Observed) {
+	elapsed := x.elapsed
+	if elapsed == 0 {
+		elapsed = since(s.now, x.start)
+	}
 	args := []any{"api", x.api, "path", x.r.URL.Path, "status", status, "decision", x.decision,
-		"ms", since(s.now, x.start).Milliseconds()}
+		"ms", elapsed.Milliseconds()}
 	if x.v == nil && x.light.key != "" {
 		args = append(args, "conversation", x.light.short, "id_source", x.light.source)
 	}
@@ -191,29 +210,40 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 // Far from the trigger (under 70% of it) even that reading is skipped:
 // light is then the conversation's key, and only the size and usage of
 // the request are recorded.
-func (s *Server) streamable(r *http.Request, api API) (ok bool, light identity) {
+func (s *Server) streamable(r *http.Request, api API) streaming {
 	if r.ContentLength <= 0 || r.ContentLength > s.cfg.MaxBodyBytes || contentEncoding(r.Header) != "" ||
 		strings.HasSuffix(r.URL.Path, "/count_tokens") {
-		return false, identity{}
+		return streaming{}
 	}
 	id, found := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
 	if !found || s.refusedKey(id.key) {
-		return false, identity{}
+		return streaming{}
 	}
+	s.waitPending(r.Context(), id.key)
 	rec, err := s.store.Get(r.Context(), id.key)
 	if err != nil || len(rec.Checkpoints) > 0 || rec.Last == nil {
-		return false, identity{}
+		return streaming{}
 	}
 	l := rec.Last
 	growth := int(r.ContentLength) - l.Bytes
 	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
-		return false, identity{}
+		return streaming{}
 	}
 	est := promptTokens(l.Usage) + l.Usage.Output + growth/2
 	if est < l.Threshold*7/10 {
-		return true, id
+		return streaming{ok: true, key: id.key, light: id, last: l}
 	}
-	return est < l.Threshold*9/10, identity{}
+	return streaming{ok: est < l.Threshold*9/10, key: id.key}
+}
+
+// streaming is what Server.streamable decided: ok when the request goes
+// upstream while it is read; key is the conversation its headers name;
+// light and last are set when it is not even read afterwards.
+type streaming struct {
+	ok    bool
+	key   string
+	light identity
+	last  *LastCall
 }
 
 // recordLight records the size and usage of a request that was not read
@@ -223,27 +253,40 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	if o.Usage == nil && !o.Overflow {
 		return
 	}
-	err := s.update(context.WithoutCancel(x.r.Context()), x.light.key, func(rec *Record) bool {
-		if rec.Last == nil {
-			return false
-		}
-		last := &LastCall{Bytes: len(x.raw), Threshold: rec.Last.Threshold, Overflow: o.Overflow, Usage: rec.Last.Usage}
-		if o.Usage != nil {
-			last.Usage = *o.Usage
-		}
-		rec.Last = last
-		return true
-	})
+	ctx := context.WithoutCancel(x.r.Context())
+	last := &LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage}
+	if o.Usage != nil {
+		last.Usage = *o.Usage
+	}
+	var err error
+	if ls, ok := s.store.(LastStore); ok {
+		// One write, no read: the checkpoints are not touched.
+		err = ls.PutLast(ctx, x.light.key, last)
+	} else {
+		err = s.update(ctx, x.light.key, func(rec *Record) bool {
+			if rec.Last == nil {
+				return false
+			}
+			last.Threshold = rec.Last.Threshold
+			rec.Last = last
+			return true
+		})
+	}
 	if err != nil {
 		s.failOpen(stageStore, err)
 	}
 }
 
 // serveStreamed forwards a request while reading it (see streamable).
-func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, light identity) {
-	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true, light: light}
+func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, sr streaming) {
+	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true, light: sr.light, lightLast: sr.last, headerKey: sr.key}
 	buf := getBuffer(int(r.ContentLength))
-	defer putBuffer(buf)
+	x.release = func() { putBuffer(buf) }
+	defer func() {
+		if !x.handedOff {
+			x.releaseBody()
+		}
+	}()
 	body := io.TeeReader(io.LimitReader(r.Body, r.ContentLength), buf)
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), body)
 	if err != nil {

@@ -141,6 +141,10 @@ type Server struct {
 	learned map[string]int
 	// held are the conversation locks this server holds now.
 	held map[Lock]struct{}
+	// pending counts the background work after answers, by conversation
+	// key (see afterResponse); bg waits for all of it.
+	pending map[string]*pendingWork
+	bg      sync.WaitGroup
 }
 
 // New checks cfg and returns a Server.
@@ -248,6 +252,7 @@ func (s *Server) Metrics() *prometheus.Registry { return s.reg }
 // Close releases the conversation locks the server still holds and closes
 // the store. Call it after the HTTP server has shut down.
 func (s *Server) Close() error {
+	s.bg.Wait()
 	s.releaseLocks()
 	return s.store.Close()
 }

@@ -99,3 +99,15 @@ type LastCall struct {
 	// first.
 	Overflow bool `json:"overflow,omitempty"`
 }
+
+// LastStore is implemented by a Store that can replace a record's Last on
+// its own, in one write and without reading the record first. The proxy
+// records the usage of every answer; on a store shared over the network
+// (Redis) that saves a round trip per request, and a checkpoint another
+// replica writes meanwhile cannot be overwritten by it.
+//
+// PutLast leaves the record's checkpoints as they are; on a key without a
+// record it stores a record holding last alone.
+type LastStore interface {
+	PutLast(ctx context.Context, key string, last *LastCall) error
+}

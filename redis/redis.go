@@ -5,15 +5,19 @@
 // It uses github.com/redis/go-redis/v9, the client the Redis project
 // maintains and the most used one in Go: its connection pool reconnects by
 // itself after the server restarts, it speaks TLS (rediss:// URLs) and
-// RESP3, and each operation honours its context. The proxy does one GET and
+// RESP3, and each operation honours its context. The proxy does one MGET and
 // one SET per request at most, so rueidis's automatic pipelining and
 // client-side caching would add nothing here.
 //
 // # Keys
 //
 // Records live under Options.Prefix + the proxy's key ("compact:c:<hash>"),
-// as the record's JSON, each with an expiry of Options.TTL from its last
-// write; Redis's own expiry bounds the data, and a maxmemory policy such as
+// as the record's JSON without its last call, which lives beside it under
+// Prefix + "last:" + the key: the proxy rewrites the last call after every
+// answer (proxy.LastStore) and the checkpoints only when it compacts, so
+// the frequent write is one small SET that cannot clobber a checkpoint
+// another replica just wrote. Both carry an expiry of Options.TTL from the
+// last write; Redis's own expiry bounds the data, and a maxmemory policy such as
 // allkeys-lru bounds the memory. Locks live under Prefix + "lock:" + the
 // lock key, set only if absent (SET NX PX) with a random owner token;
 // extending and releasing compare the token in a script, so only the owner
@@ -134,27 +138,43 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Get implements proxy.Store.
+// Get implements proxy.Store: one MGET of the record and its last call.
 func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	if err := proxy.CheckKey(key); err != nil {
 		return nil, err
 	}
-	b, err := s.c.Get(ctx, s.opts.Prefix+key).Bytes()
-	if errors.Is(err, goredis.Nil) {
-		return nil, fmt.Errorf("%w", proxy.ErrNotFound)
-	}
+	vals, err := s.c.MGet(ctx, s.opts.Prefix+key, s.lastKey(key)).Result()
 	if err != nil {
 		return nil, s.fail("get", err)
 	}
+	recJSON, _ := vals[0].(string)
+	lastJSON, _ := vals[1].(string)
+	if vals[0] == nil && vals[1] == nil {
+		return nil, fmt.Errorf("%w", proxy.ErrNotFound)
+	}
 	var rec proxy.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
-		_ = s.c.Del(ctx, s.opts.Prefix+key).Err()
-		return nil, fmt.Errorf("redis: record: %w: %v", proxy.ErrCorrupt, err)
+	if vals[0] != nil {
+		if err := json.Unmarshal([]byte(recJSON), &rec); err != nil {
+			_ = s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+			return nil, fmt.Errorf("redis: record: %w: %v", proxy.ErrCorrupt, err)
+		}
+	}
+	if vals[1] != nil {
+		var last proxy.LastCall
+		if err := json.Unmarshal([]byte(lastJSON), &last); err != nil {
+			_ = s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+			return nil, fmt.Errorf("redis: record: %w: last call: %v", proxy.ErrCorrupt, err)
+		}
+		rec.Last = &last
 	}
 	return &rec, nil
 }
 
-// Put implements proxy.Store: one SET with the expiry, atomic on the server.
+// lastKey is where the last call of key's record lives.
+func (s *Store) lastKey(key string) string { return s.opts.Prefix + "last:" + key }
+
+// Put implements proxy.Store: the record and its last call in one
+// MULTI/EXEC with their expiry, atomic on the server.
 func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 	if err := proxy.CheckKey(key); err != nil {
 		return err
@@ -162,21 +182,71 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 	if rec == nil {
 		return errors.New("redis: nil record")
 	}
-	b, err := json.Marshal(rec)
+	body := *rec
+	body.Last = nil
+	b, err := json.Marshal(&body)
 	if err != nil {
 		return fmt.Errorf("redis: record: %w", err)
 	}
-	if len(b) > s.opts.MaxValueBytes {
-		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b), s.opts.MaxValueBytes)
+	var last []byte
+	if rec.Last != nil {
+		if last, err = json.Marshal(rec.Last); err != nil {
+			return fmt.Errorf("redis: record: %w", err)
+		}
 	}
-	ttl := s.opts.TTL
-	if ttl < 0 {
-		ttl = 0 // no expiry
+	if len(b)+len(last) > s.opts.MaxValueBytes {
+		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b)+len(last), s.opts.MaxValueBytes)
 	}
-	if err := s.c.Set(ctx, s.opts.Prefix+key, b, ttl).Err(); err != nil {
+	ttl := s.ttl()
+	_, err = s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Set(ctx, s.opts.Prefix+key, b, ttl)
+		if last != nil {
+			p.Set(ctx, s.lastKey(key), last, ttl)
+		} else {
+			p.Del(ctx, s.lastKey(key))
+		}
+		return nil
+	})
+	if err != nil {
 		return s.fail("set", err)
 	}
 	return nil
+}
+
+// PutLast implements proxy.LastStore: one SET of the last call, with the
+// record's expiry renewed in the same MULTI/EXEC (a conversation in use
+// keeps its checkpoints).
+func (s *Store) PutLast(ctx context.Context, key string, last *proxy.LastCall) error {
+	if err := proxy.CheckKey(key); err != nil {
+		return err
+	}
+	if last == nil {
+		return errors.New("redis: nil last call")
+	}
+	b, err := json.Marshal(last)
+	if err != nil {
+		return fmt.Errorf("redis: last call: %w", err)
+	}
+	ttl := s.ttl()
+	_, err = s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Set(ctx, s.lastKey(key), b, ttl)
+		if ttl > 0 {
+			p.PExpire(ctx, s.opts.Prefix+key, ttl)
+		}
+		return nil
+	})
+	if err != nil {
+		return s.fail("set", err)
+	}
+	return nil
+}
+
+// ttl is the expiry of a write, 0 for none.
+func (s *Store) ttl() time.Duration {
+	if s.opts.TTL < 0 {
+		return 0 // no expiry
+	}
+	return s.opts.TTL
 }
 
 // Close implements proxy.Store.

@@ -52,6 +52,16 @@ func TestRecordsExpire(t *testing.T) {
 	if _, err := st.Get(ctx, "c:none"); !errors.Is(err, proxy.ErrNotFound) {
 		t.Errorf("missing key: %v, want ErrNotFound", err)
 	}
+	// Writing the last call alone renews the record's expiry too.
+	st.c.PExpire(ctx, DefaultPrefix+"c:abc", time.Minute)
+	if err := st.PutLast(ctx, "c:abc", &proxy.LastCall{Bytes: 10}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{DefaultPrefix + "c:abc", DefaultPrefix + "last:c:abc"} {
+		if ttl, err := st.c.PTTL(ctx, k).Result(); err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
+			t.Errorf("%s: expiry %v (%v) after PutLast, want about 1h", k, ttl, err)
+		}
+	}
 }
 
 func TestValuesBounded(t *testing.T) {

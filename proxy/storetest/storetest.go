@@ -257,6 +257,38 @@ func RunBasic(t *testing.T, open Opener) {
 		sameRecord(t, h.get("k"), second)
 	})
 
+	t.Run("PutLast", func(t *testing.T) {
+		h := basic(t)
+		ls, ok := h.store.(proxy.LastStore)
+		if !ok {
+			t.Skip("the store does not implement proxy.LastStore")
+		}
+		// The last call is replaced, the checkpoints kept.
+		full := fullRecord()
+		h.put("k", full)
+		last := &proxy.LastCall{Bytes: 4321, Threshold: 9000, Usage: compact.Usage{Input: 77, Output: 5}}
+		if err := ls.PutLast(ctx, "k", last); err != nil {
+			t.Fatalf("PutLast: %v", err)
+		}
+		want := *full
+		want.Last = last
+		got := h.get("k")
+		got.Updated = want.Updated
+		sameRecord(t, got, &want)
+		// A Put after it replaces both; one without a last call drops it.
+		h.put("k", &proxy.Record{Checkpoints: full.Checkpoints[1:]})
+		if got := h.get("k"); got.Last != nil || len(got.Checkpoints) != 1 {
+			t.Errorf("after a Put without a last call: %+v", got)
+		}
+		// On a missing key it stores the last call alone.
+		if err := ls.PutLast(ctx, "k:new", last); err != nil {
+			t.Fatalf("PutLast of a new key: %v", err)
+		}
+		if got := h.get("k:new"); got.Last == nil || got.Last.Bytes != 4321 || len(got.Checkpoints) != 0 {
+			t.Errorf("PutLast of a new key stored %+v", got)
+		}
+	})
+
 	t.Run("KeysAreIndependent", func(t *testing.T) {
 		h := basic(t)
 		a, b := fullRecord(), &proxy.Record{Last: &proxy.LastCall{Units: 7}}
