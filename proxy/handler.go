@@ -364,30 +364,53 @@ func (s *Server) record(x *exchange, obs Observed) {
 	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
 	}
-	err := s.update(context.WithoutCancel(x.r.Context()), v.id.key, func(rec *Record) bool {
-		if obs.Usage == nil {
-			if rec.Last != nil {
-				last.Usage = rec.Last.Usage
+	ctx := context.WithoutCancel(x.r.Context())
+	// calibrate feeds the calibrator with what the provider counted for
+	// the units added since the previous call of the same history.
+	calibrate := func(prev *LastCall) {
+		if prev == nil || prev.Units >= len(v.p.Units) {
+			return
+		}
+		added := 0
+		for _, u := range v.p.Units[prev.Units:] {
+			for _, m := range u.Messages {
+				added += compact.EstimateTokens(m) * int(compact.DefaultCharsPerToken)
 			}
+		}
+		delta := promptTokens(last.Usage) - promptTokens(prev.Usage)
+		s.mu.Lock()
+		s.calib.Observe(v.p.Model, added, delta)
+		s.mu.Unlock()
+	}
+	var err error
+	if ls, ok := s.store.(LastStore); ok && v.rec != nil {
+		// The record as this request read it is enough to calibrate, and
+		// writing the last call alone cannot undo a compaction another
+		// replica stored since (a read-modify-write could).
+		if obs.Usage == nil {
+			if v.rec.Last != nil {
+				last.Usage = v.rec.Last.Usage
+			}
+		} else {
+			last.Usage = *obs.Usage
+			calibrate(v.rec.lastFor(v.chain, applied))
+		}
+		err = ls.PutLast(ctx, v.id.key, last)
+	} else {
+		err = s.update(ctx, v.id.key, func(rec *Record) bool {
+			if obs.Usage == nil {
+				if rec.Last != nil {
+					last.Usage = rec.Last.Usage
+				}
+				rec.Last = last
+				return true
+			}
+			last.Usage = *obs.Usage
+			calibrate(rec.lastFor(v.chain, applied))
 			rec.Last = last
 			return true
-		}
-		last.Usage = *obs.Usage
-		if prev := rec.lastFor(v.chain, applied); prev != nil && prev.Units < len(v.p.Units) {
-			added := 0
-			for _, u := range v.p.Units[prev.Units:] {
-				for _, m := range u.Messages {
-					added += compact.EstimateTokens(m) * int(compact.DefaultCharsPerToken)
-				}
-			}
-			delta := promptTokens(last.Usage) - promptTokens(prev.Usage)
-			s.mu.Lock()
-			s.calib.Observe(v.p.Model, added, delta)
-			s.mu.Unlock()
-		}
-		rec.Last = last
-		return true
-	})
+		})
+	}
 	if err != nil {
 		s.failOpen(stageStore, err)
 	}

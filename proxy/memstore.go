@@ -145,6 +145,50 @@ func (s *MemStore) Put(ctx context.Context, key string, rec *Record) error {
 	if s.closed {
 		return ErrClosed
 	}
+	s.putLocked(key, val, now)
+	return nil
+}
+
+// PutLast implements LastStore: the record's Last is replaced under the
+// store's lock, so a checkpoint another server sharing the store writes
+// meanwhile is kept. A key without a (live, readable) record gets a record
+// holding last alone.
+func (s *MemStore) PutLast(ctx context.Context, key string, last *LastCall) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if last == nil {
+		return fmt.Errorf("memory store: nil last call")
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	var rec Record
+	if el, ok := s.byKey[key]; ok {
+		if e := el.Value.(*memEntry); !s.expired(e, now) {
+			if json.Unmarshal(e.val, &rec) != nil {
+				rec = Record{}
+			}
+		}
+	}
+	rec.Last = last
+	rec.Updated = now.UTC()
+	val, err := json.Marshal(&rec)
+	if err != nil {
+		return fmt.Errorf("memory store: encode record: %w", err)
+	}
+	s.putLocked(key, val, now)
+	return nil
+}
+
+// putLocked stores val under key; s.mu is held.
+func (s *MemStore) putLocked(key string, val []byte, now time.Time) {
 	if el, ok := s.byKey[key]; ok {
 		s.remove(el)
 	}
@@ -152,7 +196,6 @@ func (s *MemStore) Put(ctx context.Context, key string, rec *Record) error {
 	s.byKey[key] = el
 	s.bytes += int64(len(val))
 	s.purge(now, el)
-	return nil
 }
 
 // Close empties the store; later calls return ErrClosed. Closing twice is

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,14 +26,19 @@ type replica struct {
 }
 
 // startReplica runs the compact binary as a proxy on Redis and reads the
-// address it listens on.
-func startReplica(t *testing.T, bin, redisURL, upstream string) *replica {
+// address it listens on. extra flags come after the defaults (a 12,000
+// token window, the offline summarizer) and override them.
+func startReplica(t *testing.T, redisURL, upstream string, extra ...string) *replica {
 	t.Helper()
-	cmd := exec.Command(bin, "proxy", "--listen", "127.0.0.1:0", "--redis", redisURL, "--openai-upstream", upstream,
-		"--window", "12000", "--summarizer", "extractive")
+	args := append([]string{"proxy", "--listen", "127.0.0.1:0", "--redis", redisURL, "--openai-upstream", upstream,
+		"--window", "12000", "--summarizer", "extractive"}, extra...)
+	cmd := exec.Command(compactBinary(t), args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("COMPACT_CLUSTERTEST_LOG") != "" {
+		cmd.Stderr = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -44,6 +52,34 @@ func startReplica(t *testing.T, bin, redisURL, upstream string) *replica {
 	return &replica{cmd: cmd, url: strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))}
 }
 
+// binary is the compact command built once for the package's tests.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// compactBinary builds ../cmd/compact on first use and returns its path;
+// TestMain removes it.
+func compactBinary(t *testing.T) string {
+	t.Helper()
+	binary.once.Do(func() {
+		binary.dir, binary.err = os.MkdirTemp("", "compact-redis-test-")
+		if binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "compact")
+		if out, err := exec.Command("go", "build", "-o", binary.path, "../cmd/compact").CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binary.err != nil {
+		t.Fatal(binary.err)
+	}
+	return binary.path
+}
+
 // TestReplicaKilledMidStream runs three `compact proxy` processes on one
 // Redis. Half way, a replica is killed with SIGKILL while it relays a
 // stream: that stream is lost, and the conversation goes on through the
@@ -54,10 +90,6 @@ func TestReplicaKilledMidStream(t *testing.T) {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	bin := filepath.Join(t.TempDir(), "compact")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/compact").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	fake := fakeupstream.New(fakeupstream.Config{Window: 12000, Steps: 20})
 	arrived := make(chan struct{}, 1)
 	upstream := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +106,7 @@ func TestReplicaKilledMidStream(t *testing.T) {
 	}))
 	var reps []*replica
 	for i := 0; i < 3; i++ {
-		reps = append(reps, startReplica(t, bin, srv.url(), upstream))
+		reps = append(reps, startReplica(t, srv.url(), upstream, "--lock-ttl", "2s"))
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	convs := make([]*clustertest.Conversation, 6)
@@ -162,4 +194,5 @@ func TestReplicaKilledMidStream(t *testing.T) {
 			t.Errorf("request %d: %s", r.Seq, p)
 		}
 	}
+	checkAfterFault(t, srv, nil)
 }

@@ -98,7 +98,11 @@ func (s *server) open(t *testing.T, opts Options) *Store {
 // the fault tests provoke many on purpose.
 func TestMain(m *testing.M) {
 	QuietClientLogs()
-	os.Exit(m.Run())
+	code := m.Run()
+	if binary.dir != "" {
+		os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
 }
 
 // newServer serves h on loopback for the test and returns its URL.

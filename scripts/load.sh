@@ -142,12 +142,15 @@ run() {
 	echo "$name $conc $round $line" >>"$work/results"
 }
 
+# Warm up at the higher concurrency, long enough that every connection
+# has sent each of its conversations once: a conversation's first request
+# is read in full (the proxy learns its size), the later ones are not.
 echo "--- warming up"
 saved=$duration
-duration=2
-run direct 50 0 "$upstream"
-run 1-replica 50 0 "${replicas[0]}"
-run 3-replicas 50 0 "${replicas[@]}"
+duration=3
+run direct 200 0 "$upstream"
+run 1-replica 200 0 "${replicas[0]}"
+run 3-replicas 200 0 "${replicas[@]}"
 duration=$saved
 : >"$work/results"
 : >"$work/rss"

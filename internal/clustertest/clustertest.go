@@ -7,8 +7,11 @@
 package clustertest
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact/internal/fakeupstream"
 	"github.com/compactkit/compact/proxy"
@@ -40,18 +44,47 @@ type Options struct {
 	OutageRequests int
 	// LocalFallback is passed to the replicas (proxy.Config.LocalFallback).
 	LocalFallback bool
+	// Start, when set, starts the replicas instead (processes, say): it
+	// gets the fake provider's base URL and returns the replicas' base
+	// URLs. newStore is then not called. Every replica must still answer
+	// /metrics when the run ends.
+	Start func(t *testing.T, upstream string) []string
+	// Latency is how long the provider waits before it answers [2ms].
+	Latency time.Duration
+	// Upstream, when set, wraps the fake provider (to inject faults).
+	Upstream func(next http.Handler) http.Handler
+	// Stream makes the clients ask for streamed answers.
+	Stream bool
+	// ClientTimeout bounds each request of the clients [30s]. A request
+	// that fails (transport error, timeout, 5xx) is sent again, up to
+	// five times, as agents' SDKs do.
+	ClientTimeout time.Duration
+	// Disconnect, when set, names the steps (conversation, turn) whose
+	// first attempt the client abandons after the first chunk of the
+	// streamed answer (Stream must be set); such requests carry the header
+	// X-Test-Disconnect, so that an Upstream wrapper can hold their
+	// answer open. The client then sends the step again.
+	Disconnect func(conversation, turn int) bool
 }
 
 // Result is what a run measured.
 type Result struct {
 	Requests    int     // model requests the upstream answered
 	Compactions float64 // compact_proxy_compactions_total over the replicas
-	Summaries   int     // distinct summary items seen upstream
+	Summaries   int     // distinct summary items sent upstream (answered or not)
 	MaxTokens   int     // the largest upstream request the upstream accepted
 	// Refused counts the requests refused as too long and then compacted
 	// and retried by the proxy (the client never saw them); they are only
 	// allowed in a run with an outage of the store.
 	Refused int
+	// Retries counts the requests the clients sent again after a failure;
+	// Disconnects the answers they abandoned on purpose.
+	Retries, Disconnects int
+	// Fake is the provider, with every request it answered.
+	Fake *fakeupstream.Fake
+	// LastSummary maps each conversation's session id (X-Session-Id) to
+	// the summary item of its last request upstream ("" when none).
+	LastSummary map[string]string
 }
 
 // Run starts opts.Replicas proxies on the stores newStore returns (one call
@@ -74,25 +107,70 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 	if opts.Summarizer == "" {
 		opts.Summarizer = proxy.SummarizerExtractive
 	}
-	fake, base := fakeupstream.Start(t, fakeupstream.Config{Window: opts.Window, Steps: opts.Turns})
+	if opts.Latency == 0 {
+		opts.Latency = 2 * time.Millisecond
+	}
+	if opts.ClientTimeout == 0 {
+		opts.ClientTimeout = 30 * time.Second
+	}
+	fake := fakeupstream.New(fakeupstream.Config{Window: opts.Window, Steps: opts.Turns})
+	var provider http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(opts.Latency):
+		case <-r.Context().Done():
+			return
+		}
+		fake.ServeHTTP(w, r)
+	})
+	if opts.Upstream != nil {
+		provider = opts.Upstream(provider)
+	}
+	// Every summary that reaches the provider counts as used, also in a
+	// request a fault then failed (the fake never sees those).
+	var sentMu sync.Mutex
+	sent := map[string]bool{}
+	inner := provider
+	provider = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var doc struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if json.Unmarshal(b, &doc) == nil {
+			for _, m := range doc.Messages {
+				if bytes.Contains(m, []byte(summaryMarker)) {
+					sentMu.Lock()
+					sent[string(m)] = true
+					sentMu.Unlock()
+				}
+			}
+		}
+		inner.ServeHTTP(w, r)
+	})
+	upstream := httptest.NewServer(provider)
+	t.Cleanup(upstream.Close)
+	base := upstream.URL
 	logger := slog.New(slog.DiscardHandler)
 	if os.Getenv("COMPACT_CLUSTERTEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	var replicas []*proxy.Server
 	var urls []string
-	for i := 0; i < opts.Replicas; i++ {
-		srv, err := proxy.New(proxy.Config{OpenAIUpstream: base, Window: opts.Window, Summarizer: opts.Summarizer,
-			Store: newStore(t), LocalFallback: opts.LocalFallback, Logger: logger})
-		if err != nil {
-			t.Fatal(err)
+	if opts.Start != nil {
+		urls = opts.Start(t, base)
+	} else {
+		for i := 0; i < opts.Replicas; i++ {
+			srv, err := proxy.New(proxy.Config{OpenAIUpstream: base, Window: opts.Window, Summarizer: opts.Summarizer,
+				Store: newStore(t), LocalFallback: opts.LocalFallback, Logger: logger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			t.Cleanup(func() { ts.Close(); srv.Close() })
+			urls = append(urls, ts.URL)
 		}
-		ts := httptest.NewServer(srv)
-		t.Cleanup(func() { ts.Close(); srv.Close() })
-		replicas = append(replicas, srv)
-		urls = append(urls, ts.URL)
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 100}, Timeout: opts.ClientTimeout}
+	var retries, disconnects atomic.Int64
 	if opts.OutageRequests == 0 {
 		opts.OutageRequests = 100
 	}
@@ -120,16 +198,22 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := converse(client, urls, c, opts.Turns, done); err != nil {
+			conv := NewConversation(client, c)
+			conv.Stream = opts.Stream
+			conv.retries, conv.disconnects = &retries, &disconnects
+			if opts.Disconnect != nil {
+				conv.disconnect = func(turn int) bool { return opts.Disconnect(c, turn) }
+			}
+			if err := converse(conv, urls, opts.Turns, done); err != nil {
 				t.Errorf("conversation %d: %v", c, err)
 			}
 		}()
 	}
 	wg.Wait()
 
-	var res Result
-	for _, r := range replicas {
-		res.Compactions += compactions(t, r)
+	res := Result{Fake: fake, Retries: int(retries.Load()), Disconnects: int(disconnects.Load()), LastSummary: map[string]string{}}
+	for _, u := range urls {
+		res.Compactions += compactions(t, u)
 	}
 	// Per conversation, in arrival order: the summaries seen and the
 	// prefix each request carried up to its summary.
@@ -153,10 +237,12 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 		for _, p := range fake.Check(r) {
 			t.Errorf("request %d: %s", r.Seq, p)
 		}
+		res.LastSummary[r.Header.Get("X-Session-Id")] = ""
 		for i, it := range r.Items {
-			if !bytes.Contains(it, []byte("condensed into the summary below")) {
+			if !bytes.Contains(it, []byte(summaryMarker)) {
 				continue
 			}
+			res.LastSummary[r.Header.Get("X-Session-Id")] = string(it)
 			var prefix []byte
 			for _, p := range r.Items[:i+1] {
 				prefix = append(append(prefix, p...), 0)
@@ -169,7 +255,10 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 			summaries[key] = true
 		}
 	}
-	res.Summaries = len(summaries)
+	res.Summaries = len(sent)
+	if len(summaries) > len(sent) {
+		t.Errorf("%d summaries answered, %d sent", len(summaries), len(sent))
+	}
 	// During an outage replicas cannot agree on who compacts (with a local
 	// fallback each may write its own summary, possibly the same bytes);
 	// outside one, every compaction is used, once.
@@ -182,30 +271,42 @@ func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Re
 	return res
 }
 
-// compactions sums a replica's compact_proxy_compactions_total.
-func compactions(t *testing.T, srv *proxy.Server) float64 {
-	mfs, err := srv.Metrics().Gather()
+// summaryMarker is in the summary item the proxy sends in place of the
+// summarized messages.
+const summaryMarker = "condensed into the summary below"
+
+// compactions sums the compact_proxy_compactions_total series of the
+// replica at base URL u, read from its /metrics.
+func compactions(t *testing.T, u string) float64 {
+	resp, err := http.Get(u + "/metrics")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("metrics of %s: %v", u, err)
 	}
+	defer resp.Body.Close()
 	var n float64
-	for _, mf := range mfs {
-		if mf.GetName() != "compact_proxy_compactions_total" {
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "compact_proxy_compactions_total") {
 			continue
 		}
-		for _, m := range mf.GetMetric() {
-			n += m.GetCounter().GetValue()
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err == nil {
+			n += v
 		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("metrics of %s: %v", u, err)
 	}
 	return n
 }
 
 // converse plays one agent through a whole conversation of turns shell
 // steps, each request sent to the next replica in turn.
-func converse(client *http.Client, urls []string, id, turns int, answered func()) error {
-	c := NewConversation(client, id)
+func converse(c *Conversation, urls []string, turns int, answered func()) error {
 	for turn := 0; turn <= turns+1; turn++ {
-		done, err := c.Step(urls[(id+turn)%len(urls)])
+		c.turn = turn
+		done, err := c.Step(urls[(c.ID+turn)%len(urls)])
 		if err != nil {
 			return fmt.Errorf("turn %d: %w", turn, err)
 		}
@@ -221,9 +322,17 @@ func converse(client *http.Client, urls []string, id, turns int, answered func()
 // Completions: it keeps its whole history and resends it every turn, with
 // a tool result of about 6 KB per step, as coding agents do.
 type Conversation struct {
-	ID     int
+	ID int
+	// Stream makes Step ask for a streamed answer.
+	Stream bool
+
 	client *http.Client
 	items  []string
+	turn   int
+	// retries and disconnects count, when set, the requests sent again
+	// and the answers abandoned; disconnect names the turns to abandon.
+	retries, disconnects *atomic.Int64
+	disconnect           func(turn int) bool
 }
 
 // NewConversation starts conversation id.
@@ -234,7 +343,11 @@ func NewConversation(client *http.Client, id int) *Conversation {
 
 // Body is the request the conversation sends next.
 func (c *Conversation) Body(stream bool) []byte {
-	return []byte(`{"model":"gpt-test","stream":` + fmt.Sprint(stream) + `,"messages":[` + strings.Join(c.items, ",") + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}]}`)
+	opts := ""
+	if stream {
+		opts = `,"stream_options":{"include_usage":true}`
+	}
+	return []byte(`{"model":"gpt-test","stream":` + fmt.Sprint(stream) + opts + `,"messages":[` + strings.Join(c.items, ",") + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object","properties":{"command":{"type":"string"}}}}}]}`)
 }
 
 // Header is what the conversation's requests carry.
@@ -246,30 +359,37 @@ func (c *Conversation) Header() http.Header {
 	return h
 }
 
+// maxAttempts is how many times a step is sent before it fails.
+const maxAttempts = 5
+
+// errRetry marks a failure worth sending the request again for.
+var errRetry = errors.New("retryable")
+
 // Step sends the history to the proxy at url and appends the answer and
 // the tool's output. done is true when the model gave its final answer.
+// A transport error, a timeout, a 5xx or a cut stream is retried after a
+// short pause, as SDKs do.
 func (c *Conversation) Step(url string) (done bool, err error) {
-	req, _ := http.NewRequest("POST", url+"/v1/chat/completions", bytes.NewReader(c.Body(false)))
-	req.Header = c.Header()
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return false, err
-	}
-	if resp.StatusCode != 200 {
-		return false, fmt.Errorf("status %d: %.300s", resp.StatusCode, b)
-	}
-	var out struct {
-		Choices []struct {
-			Message json.RawMessage `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) == 0 {
-		return false, fmt.Errorf("%v: %.300s", err, b)
+	var msg []byte
+	for attempt := 0; ; attempt++ {
+		cut := attempt == 0 && c.disconnect != nil && c.disconnect(c.turn)
+		msg, err = c.send(url, cut)
+		if cut {
+			if c.disconnects != nil {
+				c.disconnects.Add(1)
+			}
+			continue
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errRetry) || attempt+1 >= maxAttempts {
+			return false, err
+		}
+		if c.retries != nil {
+			c.retries.Add(1)
+		}
+		time.Sleep(time.Duration(20<<attempt) * time.Millisecond)
 	}
 	var m struct {
 		Content   string `json:"content"`
@@ -280,8 +400,8 @@ func (c *Conversation) Step(url string) (done bool, err error) {
 			} `json:"function"`
 		} `json:"tool_calls"`
 	}
-	_ = json.Unmarshal(out.Choices[0].Message, &m)
-	c.items = append(c.items, string(out.Choices[0].Message))
+	_ = json.Unmarshal(msg, &m)
+	c.items = append(c.items, string(msg))
 	if len(m.ToolCalls) == 0 {
 		if !strings.Contains(m.Content, "DONE") {
 			return false, fmt.Errorf("answered %q", m.Content)
@@ -301,4 +421,109 @@ func (c *Conversation) Step(url string) (done bool, err error) {
 	q, _ := json.Marshal(text.String())
 	c.items = append(c.items, `{"role":"tool","tool_call_id":"`+tc.ID+`","content":`+string(q)+`}`)
 	return false, nil
+}
+
+// send makes one attempt and returns the assistant message. With cut, the
+// answer is abandoned after its first chunk.
+func (c *Conversation) send(url string, cut bool) ([]byte, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/chat/completions", bytes.NewReader(c.Body(c.Stream)))
+	req.Header = c.Header()
+	if cut {
+		req.Header.Set("X-Test-Disconnect", "1")
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errRetry, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		err := fmt.Errorf("status %d: %.300s", resp.StatusCode, b)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			err = fmt.Errorf("%w: %v", errRetry, err)
+		}
+		return nil, err
+	}
+	if cut {
+		br := bufio.NewReader(resp.Body)
+		_, err := br.ReadString('\n')
+		cancel()
+		return nil, err
+	}
+	if c.Stream {
+		return readStream(resp.Body)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errRetry, err)
+	}
+	var out struct {
+		Choices []struct {
+			Message json.RawMessage `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || len(out.Choices) == 0 {
+		return nil, fmt.Errorf("%v: %.300s", err, b)
+	}
+	return out.Choices[0].Message, nil
+}
+
+// readStream assembles the assistant message of a streamed Chat
+// Completions answer; a stream that ends before [DONE] is an error worth
+// a retry.
+func readStream(r io.Reader) ([]byte, error) {
+	var text strings.Builder
+	var id, name, args string
+	calls := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if data == "[DONE]" {
+			var msg any
+			if calls {
+				msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+					"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}}}
+			} else {
+				msg = map[string]any{"role": "assistant", "content": text.String()}
+			}
+			return json.Marshal(msg)
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content   *string `json:"content"`
+					ToolCalls []struct {
+						ID       string `json:"id"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			return nil, fmt.Errorf("stream chunk %.200s: %v", data, err)
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Delta.Content != nil {
+				text.WriteString(*ch.Delta.Content)
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				calls = true
+				if tc.ID != "" {
+					id = tc.ID
+				}
+				name += tc.Function.Name
+				args += tc.Function.Arguments
+			}
+		}
+	}
+	return nil, fmt.Errorf("%w: stream ended before [DONE] (%v)", errRetry, sc.Err())
 }

@@ -44,8 +44,12 @@ type handler struct {
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every event has a fixed time after the request arrived, so timer
+	// delays do not add up over an answer: two runs differ by the proxy,
+	// not by the provider's pacing.
+	start := time.Now()
 	n, _ := io.Copy(io.Discard, r.Body)
-	if !sleep(r, h.firstByte) {
+	if !sleepUntil(r, start.Add(h.firstByte)) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -54,7 +58,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
 	f.Flush()
 	for i := 0; i < h.chunks; i++ {
-		if i > 0 && !sleep(r, h.interval) {
+		if !sleepUntil(r, start.Add(h.firstByte+time.Duration(i)*h.interval)) {
 			return
 		}
 		io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"word \"}}\n\n")
@@ -63,16 +67,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":%d}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n", h.chunks)
 }
 
-// sleep waits d, or less when the client goes away; it reports whether
-// the request is still wanted.
-func sleep(r *http.Request, d time.Duration) bool {
+// sleepUntil waits until t, or less when the client goes away; it reports
+// whether the request is still wanted.
+func sleepUntil(r *http.Request, t time.Time) bool {
+	d := time.Until(t)
 	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
-	case <-t.C:
+	case <-timer.C:
 		return true
 	case <-r.Context().Done():
 		return false
