@@ -83,6 +83,7 @@ func checkAfterFault(t *testing.T, srv *server, res *clustertest.Result) {
 		}
 	}
 	if res == nil {
+		t.Logf("%d records decode, no lock left", len(keys))
 		return
 	}
 	if len(res.LastSummary) == 0 {
