@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -135,6 +136,10 @@ func copyHeader(w http.ResponseWriter, h http.Header) {
 	}
 }
 
+// relayBuffers holds relay's copy buffers: one per response would be most
+// of what a streamed request allocates, and the collector's work.
+var relayBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 // relay sends resp to the client as it comes: status, headers and the body,
 // each read flushed at once so that an SSE stream reaches the client event by
 // event. A copy of the body goes to obs (when not nil); a compressed body is
@@ -159,7 +164,9 @@ func relay(w http.ResponseWriter, resp *http.Response, obs observer, firstByte f
 		}
 	}
 
-	buf := make([]byte, 32<<10)
+	bp := relayBuffers.Get().(*[]byte)
+	defer relayBuffers.Put(bp)
+	buf := *bp
 	var n int64
 	first := true
 	for {
@@ -173,10 +180,12 @@ func relay(w http.ResponseWriter, resp *http.Response, obs observer, firstByte f
 				return n, werr
 			}
 			n += int64(k)
+			// The client gets the bytes first; reading them for the
+			// usage happens while it reads.
+			_ = rc.Flush()
 			if tee != nil {
 				_, _ = tee.Write(buf[:k])
 			}
-			_ = rc.Flush()
 		}
 		if rerr == io.EOF {
 			break

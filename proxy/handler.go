@@ -335,6 +335,7 @@ func (s *Server) update(ctx context.Context, key string, change func(rec *Record
 
 // saveCheckpoint records cp first among the conversation's compactions.
 func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint) error {
+	s.forgetLight(key)
 	return s.update(ctx, key, func(rec *Record) bool {
 		cps := []Checkpoint{*cp}
 		for _, old := range rec.Checkpoints {
@@ -410,6 +411,12 @@ func (s *Server) record(x *exchange, obs Observed) {
 			rec.Last = last
 			return true
 		})
+	}
+	// From here on last is not modified: it may be shared.
+	if x.compacted == nil && v.cp == nil && (v.rec == nil || len(v.rec.Checkpoints) == 0) {
+		s.cacheLight(v.id.key, last)
+	} else {
+		s.forgetLight(v.id.key)
 	}
 	if err != nil {
 		s.failOpen(stageStore, err)

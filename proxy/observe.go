@@ -40,14 +40,17 @@ func (o *usageObserver) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	o.buf = append(o.buf, p...)
+	rest := o.buf
 	for {
-		end, next := eventEnd(o.buf)
+		end, next := eventEnd(rest)
 		if end < 0 {
 			break
 		}
-		o.event(o.buf[:end])
-		o.buf = o.buf[next:]
+		o.event(rest[:end])
+		rest = rest[next:]
 	}
+	// Keep the partial event at the front, so that the buffer is reused.
+	o.buf = append(o.buf[:0], rest...)
 	if len(o.buf) > maxObservedBody {
 		o.buf = nil // an event this large is not one we read
 	}
@@ -93,6 +96,7 @@ func eventEnd(b []byte) (end, next int) {
 func (o *usageObserver) event(ev []byte) {
 	var name string
 	var data []byte
+	multi := false // data is a copy (several data lines)
 	for len(ev) > 0 {
 		line := ev
 		if i := bytes.IndexAny(ev, "\r\n"); i >= 0 {
@@ -109,10 +113,14 @@ func (o *usageObserver) event(ev []byte) {
 			if len(d) > 0 && d[0] == ' ' {
 				d = d[1:]
 			}
-			if data != nil {
+			switch {
+			case data == nil:
+				data = d // most events have one data line: no copy
+			case multi:
 				data = append(append(data, '\n'), d...)
-			} else {
-				data = append([]byte(nil), d...)
+			default:
+				data = append(append(append([]byte(nil), data...), '\n'), d...)
+				multi = true
 			}
 		}
 	}

@@ -219,12 +219,16 @@ func (s *Server) streamable(r *http.Request, api API) streaming {
 	if !found || s.refusedKey(id.key) {
 		return streaming{}
 	}
-	s.waitPending(r.Context(), id.key)
-	rec, err := s.store.Get(r.Context(), id.key)
-	if err != nil || len(rec.Checkpoints) > 0 || rec.Last == nil {
-		return streaming{}
+	l := s.lightLast(id.key)
+	if l == nil {
+		s.waitPending(r.Context(), id.key)
+		rec, err := s.store.Get(r.Context(), id.key)
+		if err != nil || len(rec.Checkpoints) > 0 || rec.Last == nil {
+			return streaming{}
+		}
+		l = rec.Last
+		s.cacheLight(id.key, l)
 	}
-	l := rec.Last
 	growth := int(r.ContentLength) - l.Bytes
 	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
 		return streaming{}
@@ -259,6 +263,7 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 		last.Usage = *o.Usage
 	}
 	var err error
+	s.cacheLight(x.light.key, last) // last is not modified from here on
 	if ls, ok := s.store.(LastStore); ok {
 		// One write, no read: the checkpoints are not touched.
 		err = ls.PutLast(ctx, x.light.key, last)
@@ -267,7 +272,6 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 			if rec.Last == nil {
 				return false
 			}
-			last.Threshold = rec.Last.Threshold
 			rec.Last = last
 			return true
 		})

@@ -145,6 +145,9 @@ type Server struct {
 	// key (see afterResponse); bg waits for all of it.
 	pending map[string]*pendingWork
 	bg      sync.WaitGroup
+	// light caches the last calls of conversations without a
+	// compaction (see lightcache.go).
+	light map[string]lightEntry
 }
 
 // New checks cfg and returns a Server.
@@ -220,15 +223,22 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// newTransport is net/http's default transport without an environment
-// proxy lookup surprise for loopback and without transparent compression.
+// newTransport is net/http's default transport without transparent
+// compression, and with room to keep a connection per concurrent stream:
+// a proxy talks to one or two hosts with many streams at once, and the
+// default pool (100 idle connections in all) would close and redial
+// connections all the time under a few hundred concurrent streams.
 func newTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DisableCompression = true
 	t.IdleConnTimeout = 60 * time.Second
-	t.MaxIdleConnsPerHost = 64
+	t.MaxIdleConns = maxIdleConns
+	t.MaxIdleConnsPerHost = maxIdleConns
 	return t
 }
+
+// maxIdleConns bounds the idle upstream connections kept for reuse.
+const maxIdleConns = 1024
 
 // parseUpstream checks an upstream base URL.
 func parseUpstream(what, raw, def string) (*url.URL, error) {
