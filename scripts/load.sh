@@ -27,6 +27,9 @@
 # stress run with about five times the request rate.
 #   LOAD_TOKENS      conversation size in tokens (4 bytes a token) [20000]
 #   LOAD_THREADS     wrk threads, spread round-robin over the replicas [10]
+#   LOAD_PIN         1 to pin wrk, the provider and Redis to the first CPU
+#                    and the replicas to the others (taskset), as if the
+#                    replicas had a machine of their own [0]
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,6 +60,17 @@ if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
 	$sudo apt-get update -qq
 	$sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# Pinning: "front" runs wrk, the provider and Redis, "back" the replicas.
+front=()
+back=()
+if [ "${LOAD_PIN:-0}" = 1 ]; then
+	cpus=$(nproc)
+	[ "$cpus" -ge 2 ] || die "LOAD_PIN=1 needs at least 2 CPUs"
+	command -v taskset >/dev/null || die "LOAD_PIN=1 needs taskset (util-linux)"
+	front=(taskset -c 0)
+	back=(taskset -c "1-$((cpus - 1))")
 fi
 
 work=$(mktemp -d)
@@ -91,14 +105,14 @@ for p in $(shuf -i 20000-60000 -n 50); do
 	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then redis_port=$p; break; fi
 done
 [ -n "$redis_port" ] || die "no free port for redis-server"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
+"${front[@]}" redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 100); do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; then break; fi
 	sleep 0.1
 done
 
-"$work/loadupstream" -listen 127.0.0.1:0 -first-byte "${LOAD_FIRST_BYTE:-300ms}" -chunks "${LOAD_CHUNKS:-60}" \
+"${front[@]}" "$work/loadupstream" -listen 127.0.0.1:0 -first-byte "${LOAD_FIRST_BYTE:-300ms}" -chunks "${LOAD_CHUNKS:-60}" \
 	-interval "${LOAD_INTERVAL:-10ms}" >"$work/upstream.out" 2>&1 &
 pids+=($!)
 upstream=$(started "$work/upstream.out" "listening on")
@@ -106,7 +120,7 @@ upstream=$(started "$work/upstream.out" "listening on")
 replicas=()
 replica_pids=()
 for i in 1 2 3; do
-	"$work/compact" proxy --listen 127.0.0.1:0 --redis "redis://127.0.0.1:$redis_port/0" \
+	"${back[@]}" "$work/compact" proxy --listen 127.0.0.1:0 --redis "redis://127.0.0.1:$redis_port/0" \
 		--anthropic-upstream "http://$upstream" --window 200000 --summarizer extractive \
 		--log-format json >"$work/replica$i.out" 2>"$work/replica$i.log" &
 	pids+=($!)
@@ -134,7 +148,7 @@ run() {
 	) &
 	sampler=$!
 	local out
-	out=$(cd "$root/scripts/load" && TARGETS="$targets" wrk -t "$threads" -c "$conc" -d "${duration}s" --timeout 10s \
+	out=$(cd "$root/scripts/load" && TARGETS="$targets" "${front[@]}" wrk -t "$threads" -c "$conc" -d "${duration}s" --timeout 10s \
 		-s conversations.lua "http://$1" 2>&1) || die "wrk failed: $out"
 	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
 	local line
@@ -169,6 +183,7 @@ done
 
 echo
 echo "wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), $threads threads, ${duration}s per run, $rounds rounds; $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'))"
+[ ${#front[@]} -eq 0 ] || echo "pinned: wrk, provider and Redis on CPU 0, replicas on CPUs ${back[2]}"
 echo "provider: first byte ${LOAD_FIRST_BYTE:-300ms}, ${LOAD_CHUNKS:-60} deltas ${LOAD_INTERVAL:-10ms} apart; conversations of $TOKENS tokens"
 echo
 # The table: medians over rounds; added latency and share of direct are

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -43,7 +45,7 @@ const storeMemory = "memory"
 
 func (a *app) proxyCommand() *cobra.Command {
 	var lf limitFlags
-	var listen, anthropicUp, openaiUp, storePath, redisURL, summarizer, summaryModel, logFormat string
+	var listen, anthropicUp, openaiUp, storePath, redisURL, redisCA, summarizer, summaryModel, logFormat string
 	var lockTTL time.Duration
 	var maxBody int64
 	var storeMaxMB int
@@ -120,6 +122,9 @@ never appear in logs, metrics or the store.`,
 			if pc.Redis != "" && set("store") {
 				return usagef("--redis and --store both name where the state goes; give one")
 			}
+			if redisCA != "" && !strings.HasPrefix(pc.Redis, "rediss://") {
+				return usagef("--redis-ca is for a rediss:// (TLS) --redis URL")
+			}
 			if lockTTL < time.Second {
 				return usagef("--lock-ttl must be at least 1s, got %s", lockTTL)
 			}
@@ -178,7 +183,18 @@ never appear in logs, metrics or the store.`,
 			var store proxy.Store
 			if pc.Redis != "" {
 				redis.QuietClientLogs()
-				rs, err := redis.Open(cmd.Context(), pc.Redis, redis.Options{TTL: storeTTL, Logger: logger})
+				ropts := redis.Options{TTL: storeTTL, Logger: logger}
+				if redisCA != "" {
+					pem, err := os.ReadFile(redisCA)
+					if err != nil {
+						return fmt.Errorf("--redis-ca: %w", err)
+					}
+					ropts.RootCAs = x509.NewCertPool()
+					if !ropts.RootCAs.AppendCertsFromPEM(pem) {
+						return usagef("--redis-ca %s: no PEM certificate in the file", redisCA)
+					}
+				}
+				rs, err := redis.Open(cmd.Context(), pc.Redis, ropts)
 				if err != nil {
 					return usagef("--redis: %s", strings.TrimPrefix(err.Error(), "redis "))
 				}
@@ -234,6 +250,7 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&openaiUp, "openai-upstream", proxy.DefaultOpenAIUpstream, "base URL the OpenAI API requests go to")
 	f.StringVar(&storePath, "store", "", `state file (default $XDG_STATE_HOME/compact/proxy.db), or "memory"`)
 	f.StringVar(&redisURL, "redis", "", "redis://[user:password@]host:port/db (or rediss:// for TLS) shared by several replicas, instead of --store")
+	f.StringVar(&redisCA, "redis-ca", "", "with a rediss:// URL: PEM file of the CA that signed the Redis server's certificate (default: the system's CAs)")
 	f.DurationVar(&lockTTL, "lock-ttl", proxy.DefaultLockTTL, "with --redis: lifetime of a conversation's lock, extended while its summary is written")
 	f.IntVar(&storeMaxMB, "store-max-mb", 256, "size cap of the stored state in MiB; the least recently used conversations go first")
 	f.DurationVar(&storeTTL, "store-ttl", 7*24*time.Hour, "how long a conversation's state is kept after its last use")

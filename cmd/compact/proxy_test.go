@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -223,6 +224,21 @@ func TestProxyRedisUsage(t *testing.T) {
 	out = c.fails(2, "proxy", "--redis", "http://127.0.0.1:1/0")
 	if !strings.Contains(out, "--redis") {
 		t.Errorf("%q", out)
+	}
+	// --redis-ca goes with a TLS URL, and must hold a certificate.
+	out = c.fails(2, "proxy", "--redis", "redis://127.0.0.1:1/0", "--redis-ca", "ca.pem")
+	if !strings.Contains(out, "--redis-ca") || !strings.Contains(out, "rediss://") {
+		t.Errorf("--redis-ca with redis://: %q", out)
+	}
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(notPEM, []byte("not a certificate"), 0o600)
+	out = c.fails(2, "proxy", "--redis", "rediss://127.0.0.1:1/0", "--redis-ca", notPEM)
+	if !strings.Contains(out, "--redis-ca") || !strings.Contains(out, "no PEM certificate") {
+		t.Errorf("--redis-ca with a file that is not PEM: %q", out)
+	}
+	out = c.fails(1, "proxy", "--redis", "rediss://127.0.0.1:1/0", "--redis-ca", filepath.Join(t.TempDir(), "missing.pem"))
+	if !strings.Contains(out, "--redis-ca") || !strings.Contains(out, "missing.pem") {
+		t.Errorf("--redis-ca with a missing file: %q", out)
 	}
 }
 
