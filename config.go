@@ -34,6 +34,9 @@ type Config struct {
 	DisableAuto bool `json:"disableAuto,omitempty"`
 	// Models adds or replaces registry entries.
 	Models []ModelInfo `json:"models,omitempty"`
+	// MemoryLog is the Markdown file every compaction's summary is also
+	// appended to (see MemoryLog); "" keeps none.
+	MemoryLog string `json:"memoryLog,omitempty"`
 }
 
 // ApplyEnv applies environment overrides. The environment wins over the

@@ -96,6 +96,9 @@ type Engine struct {
 	// OnEvent, when set, receives the start and end of every compaction.
 	// It is called synchronously.
 	OnEvent func(Event)
+	// Memory, when set, is given every compaction's summary once it is
+	// recorded (see MemoryLog).
+	Memory MemoryLog
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
@@ -108,6 +111,9 @@ type Request struct {
 	Reason Reason
 	// Instructions is focus text passed to the summarizer.
 	Instructions string
+	// Session names the conversation in the memory log (Engine.Memory):
+	// a session file, an id. It changes nothing else.
+	Session string
 	// KeepRecentTokens overrides the engine's setting when positive. With
 	// TargetTokens set, the kept part never takes more than half the
 	// target: a larger budget is lowered (and reported as an adjustment)
@@ -190,6 +196,10 @@ type Result struct {
 	// length) and the output budget (Request.MaxTokens) changed, one
 	// sentence each (empty when nothing was needed).
 	Adjustments []string
+	// MemoryErr is the failure of Engine.Memory to record the
+	// compaction, nil when it did or there is none; the compaction
+	// itself is recorded either way.
+	MemoryErr error
 	// Ladder is what the cheap tier did, nil when it did not run. When
 	// the cheap tier alone brought the context under the target (or under
 	// Request.ThresholdTokens), or when its passes were recorded but the
@@ -333,6 +343,9 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	}
 	res.Duration = end.Duration
 	res.Ladder = ladder
+	if e.Memory != nil {
+		res.MemoryErr = e.remember(ctx, req, res)
+	}
 	if ladder != nil {
 		res.TokensBefore = ladder.TokensBefore
 	}
@@ -343,6 +356,23 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	e.logger().Debug("compacted", "reason", req.Reason, "tokensBefore", res.TokensBefore, "tokensAfter", res.TokensAfter,
 		"messages", plan.MessagesToSummarize(), "firstKept", plan.FirstKeptID)
 	return res, nil
+}
+
+// remember gives the compaction in res to the memory log.
+func (e *Engine) remember(ctx context.Context, req Request, res *Result) error {
+	c := res.Entry.Compaction
+	reason := req.Reason
+	if reason == "" {
+		reason = ReasonManual
+	}
+	err := e.Memory.Remember(ctx, MemoryRecord{Time: e.now(), Session: req.Session, EntryID: res.Entry.ID, Reason: reason,
+		TokensBefore: res.TokensBefore, TokensAfter: res.TokensAfter, Summarizer: res.Summarizer, Summary: c.Summary,
+		ReadFiles: c.ReadFiles, ModifiedFiles: c.ModifiedFiles})
+	if err != nil {
+		e.logger().Warn("memory log: the compaction is recorded in the session but not in the memory log", "err", err)
+		return fmt.Errorf("memory log: %w", err)
+	}
+	return nil
 }
 
 // ladderOnly reports a compaction done by the cheap tier alone, with its

@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/memlog"
 	"github.com/compactkit/compact/session"
 )
 
@@ -44,12 +47,14 @@ type runReport struct {
 	// each; absent when nothing was needed.
 	Adjustments []string `json:"adjustments,omitempty"`
 	DurationMS  int64    `json:"durationMs,omitempty"`
+	// MemoryLog is the memory log the summary was appended to.
+	MemoryLog string `json:"memoryLog,omitempty"`
 }
 
 func (a *app) runCommand() *cobra.Command {
 	var lf limitFlags
 	var sf summarizerFlags
-	var leaf, instructions string
+	var leaf, instructions, memoryLog string
 	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "run FILE",
@@ -107,13 +112,14 @@ and the exit code is 0. A manual run always compacts, even when automatic
 compaction is disabled.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
-			return a.run(cmd, args[0], leaf, instructions, dryRun, &lf, &sf)
+			return a.run(cmd, args[0], leaf, instructions, memoryLog, dryRun, &lf, &sf)
 		}),
 	}
 	f := cmd.Flags()
 	f.BoolVar(&dryRun, "dry-run", false, "plan only: print what would be summarized and write nothing")
 	f.StringVar(&instructions, "instructions", "", "focus for the summary, passed to the summarizer")
 	f.StringVar(&leaf, "leaf", "", "entry id to compact at instead of the current leaf (the compaction starts a branch there)")
+	f.StringVar(&memoryLog, "memory-log", "", "Markdown file the summary is also appended to, one dated section per compaction (config memoryLog)")
 	lf.addKeepRecent(cmd)
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
@@ -121,7 +127,7 @@ compaction is disabled.`,
 	return cmd
 }
 
-func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bool, lf *limitFlags, sf *summarizerFlags) error {
+func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string, dryRun bool, lf *limitFlags, sf *summarizerFlags) error {
 	st, err := a.loadSettings(cmd, lf)
 	if err != nil {
 		return err
@@ -137,6 +143,19 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	policy, err := st.cfg.TriggerPolicy()
 	if err != nil {
 		return err
+	}
+	if !cmd.Flags().Changed("memory-log") {
+		memoryLog = st.cfg.MemoryLog
+	}
+	if memoryLog != "" && !dryRun {
+		// Refuse before compacting: a summary that could not be kept
+		// there would be a surprise after the fact.
+		if fi, err := os.Stat(filepath.Dir(memoryLog)); err != nil || !fi.IsDir() {
+			return usagef("--memory-log %s: folder %s does not exist", memoryLog, filepath.Dir(memoryLog))
+		}
+		if fi, err := os.Stat(memoryLog); err == nil && fi.IsDir() {
+			return usagef("--memory-log %s is a folder; give a file", memoryLog)
+		}
 	}
 	a.progressf("loading %s...", file)
 	s, err := a.openAt(file, leaf)
@@ -183,7 +202,10 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 		// would repeat the warning line printed below.
 		eng.Logger = a.logger
 	}
-	req := compact.Request{Reason: compact.ReasonManual, Instructions: instructions,
+	if memoryLog != "" {
+		eng.Memory = memlog.New(memoryLog)
+	}
+	req := compact.Request{Reason: compact.ReasonManual, Instructions: instructions, Session: file,
 		MaxTokens: int(summaryBudgetRatio * float64(reserve)), Fallback: compact.FallbackOff}
 	if choice.fallback {
 		req.Fallback = compact.FallbackOn
@@ -270,6 +292,13 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 	}
 	rep.Adjustments = res.Adjustments
 	rep.DurationMS = res.Duration.Milliseconds()
+	if res.MemoryErr != nil {
+		// The compaction is in the session; say so, and fail.
+		return fmt.Errorf("%s: compaction %s was appended, but %w", file, rep.EntryID, res.MemoryErr)
+	}
+	if memoryLog != "" {
+		rep.MemoryLog = memoryLog
+	}
 	if a.jsonOut {
 		return writeJSON(a.stdout, rep)
 	}
@@ -290,6 +319,9 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions string, dryRun bo
 		fmt.Fprintf(w, "  adjusted: %s\n", groupDigits(adj))
 	}
 	fmt.Fprintf(w, "  appended compaction entry %s to %s\n", rep.EntryID, file)
+	if rep.MemoryLog != "" {
+		fmt.Fprintf(w, "  summary appended to the memory log %s\n", rep.MemoryLog)
+	}
 	return nil
 }
 
