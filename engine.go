@@ -42,6 +42,9 @@ type EventType string
 const (
 	EventStart EventType = "compaction_start"
 	EventEnd   EventType = "compaction_end"
+	// EventTurnEnd is sent by a Guard after each model response it
+	// records, with the context's measure then (ContextUsage).
+	EventTurnEnd EventType = "turn_end"
 )
 
 // Event reports the progress of a compaction to Engine.OnEvent.
@@ -71,6 +74,11 @@ type Event struct {
 	// Strategies names the cheap strategies that made a pass, in order
 	// (EventEnd only).
 	Strategies []string
+	// ContextUsage is the context's measure (Measure: the size the
+	// provider last reported plus the estimate of what came after): before
+	// the compaction for EventStart, after it for EventEnd (zero when the
+	// compaction failed), after the response for EventTurnEnd.
+	ContextUsage ContextUsage
 }
 
 // Engine plans compactions, has them summarized and records them. The
@@ -99,6 +107,15 @@ type Engine struct {
 	// Memory, when set, is given every compaction's summary once it is
 	// recorded (see MemoryLog).
 	Memory MemoryLog
+	// BeforeCompaction, when set, is asked before each compaction, with
+	// the request and the context's measure. It may skip the compaction
+	// (Compact then writes nothing and returns an error wrapping
+	// ErrSkipped) or supply the summary, used instead of the summarizer's
+	// and recorded as written by a hook. An error from it fails Compact.
+	BeforeCompaction func(ctx context.Context, req Request, u ContextUsage) (HookDecision, error)
+	// AfterCompaction, when set, sees every compaction that was recorded
+	// (after the memory log, before Compact returns).
+	AfterCompaction func(ctx context.Context, res *Result)
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
@@ -289,6 +306,22 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var usage ContextUsage
+	if e.BeforeCompaction != nil || e.OnEvent != nil {
+		usage = Measure(BuildContext(log.Path()))
+	}
+	if e.BeforeCompaction != nil {
+		d, err := e.BeforeCompaction(ctx, req, usage)
+		if err != nil {
+			return nil, fmt.Errorf("before-compaction hook: %w", err)
+		}
+		if d.Skip {
+			return nil, fmt.Errorf("%s compaction: %w", req.Reason, ErrSkipped)
+		}
+		if d.Summary != "" {
+			req.Summary = d.Summary
+		}
+	}
 	started := e.now()
 	var ladder *LadderResult
 	if e.Ladder != nil && req.Reason != ReasonManual && req.TargetTokens > 0 {
@@ -305,7 +338,7 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 		// the summary is written whatever the estimate says.
 		enough := lr.UnderTarget || (req.Reason == ReasonThreshold && req.ThresholdTokens > 0 && lr.TokensAfter <= req.ThresholdTokens)
 		if enough && req.Reason != ReasonOverflow {
-			return e.ladderOnly(req, lr, started), nil
+			return e.ladderDone(ctx, log, req, lr, started, usage), nil
 		}
 	}
 	pre := &Result{Ladder: ladder}
@@ -316,7 +349,7 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 		}
 		if errors.Is(err, ErrNothingToCompact) && len(ladder.strategies()) > 0 {
 			// The passes are all the compaction there is.
-			res := e.ladderOnly(req, ladder, started)
+			res := e.ladderDone(ctx, log, req, ladder, started, usage)
 			res.Adjustments = pre.Adjustments
 			return res, nil
 		}
@@ -328,7 +361,7 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	if ladder != nil {
 		before = ladder.TokensBefore
 	}
-	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: before, MessagesSummarized: plan.MessagesToSummarize()})
+	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: before, MessagesSummarized: plan.MessagesToSummarize(), ContextUsage: usage})
 	res, err := e.summarizeAndRecord(ctx, log, plan, req, pre.Adjustments)
 	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: before, MessagesSummarized: plan.MessagesToSummarize(),
 		Duration: e.now().Sub(started), Strategies: ladder.strategies()}
@@ -352,9 +385,15 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	end.TokensAfter, end.Summarizer, end.Usage = res.TokensAfter, res.Summarizer, res.Usage
 	end.FallbackErr, end.Adjustments = res.FallbackErr, res.Adjustments
 	end.MessagesSummarized = res.Plan.MessagesToSummarize()
+	if e.OnEvent != nil {
+		end.ContextUsage = Measure(BuildContext(log.Path()))
+	}
 	e.emit(end)
 	e.logger().Debug("compacted", "reason", req.Reason, "tokensBefore", res.TokensBefore, "tokensAfter", res.TokensAfter,
 		"messages", plan.MessagesToSummarize(), "firstKept", plan.FirstKeptID)
+	if e.AfterCompaction != nil {
+		e.AfterCompaction(ctx, res)
+	}
 	return res, nil
 }
 
@@ -375,13 +414,20 @@ func (e *Engine) remember(ctx context.Context, req Request, res *Result) error {
 	return nil
 }
 
-// ladderOnly reports a compaction done by the cheap tier alone, with its
-// start and end events.
-func (e *Engine) ladderOnly(req Request, lr *LadderResult, started time.Time) *Result {
+// ladderDone reports a compaction done by the cheap tier alone, with its
+// start and end events and the after hook; u is the measure before it.
+func (e *Engine) ladderDone(ctx context.Context, log Log, req Request, lr *LadderResult, started time.Time, u ContextUsage) *Result {
 	res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
-	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore})
-	e.emit(Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
-		Duration: res.Duration, Strategies: lr.strategies()})
+	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore, ContextUsage: u})
+	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
+		Duration: res.Duration, Strategies: lr.strategies()}
+	if e.OnEvent != nil {
+		end.ContextUsage = Measure(BuildContext(log.Path()))
+	}
+	e.emit(end)
+	if e.AfterCompaction != nil {
+		e.AfterCompaction(ctx, res)
+	}
 	return res
 }
 

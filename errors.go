@@ -23,6 +23,10 @@ var (
 
 	// ErrDisabled means automatic compaction is switched off.
 	ErrDisabled = errors.New("automatic compaction disabled")
+
+	// ErrSkipped means Engine.BeforeCompaction cancelled the compaction;
+	// nothing was written.
+	ErrSkipped = errors.New("compaction skipped by a hook")
 )
 
 // ProviderError is an error response from a model provider's API: the

@@ -193,6 +193,9 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 	if err := g.Log.Append(ctx, &Entry{Kind: KindMessage, Message: resp}); err != nil {
 		return nil, fmt.Errorf("record the response: %w", err)
 	}
+	if g.Engine.OnEvent != nil {
+		g.Engine.emit(Event{Type: EventTurnEnd, ContextUsage: g.Usage()})
+	}
 	return resp, nil
 }
 
@@ -267,6 +270,9 @@ func (g *Guard) compact(ctx context.Context, reason Reason, policy Policy, thres
 		req.Summary = d.Summary
 	}
 	res, err := g.Engine.Compact(ctx, g.Log, req)
+	if errors.Is(err, ErrSkipped) {
+		return false, nil // the engine's own hook skipped it
+	}
 	if errors.Is(err, ErrNothingToCompact) {
 		// Nothing was written, and compacting again would find the same.
 		return false, fmt.Errorf("%w: %s compaction: %w", ErrStalled, reason, err)

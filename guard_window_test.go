@@ -64,7 +64,12 @@ func TestGuardKeptPartAdaptsToWindow(t *testing.T) {
 			t.Errorf("kept %d tokens, want at most half the target", res.Plan.KeptTokens)
 		}
 		adj := strings.Join(res.Adjustments, "; ")
-		end := events[len(events)-1]
+		var end Event // the last compaction_end (a turn_end follows it)
+		for _, e := range events {
+			if e.Type == EventEnd {
+				end = e
+			}
+		}
 		if !strings.Contains(adj, "kept part reduced") || strings.Join(end.Adjustments, "; ") != adj {
 			t.Errorf("adjustments %q, event %q", adj, end.Adjustments)
 		}

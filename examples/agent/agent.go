@@ -219,11 +219,14 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
 
-// formatEvent renders a compaction event as one line.
+// formatEvent renders a compaction or turn event as one line.
 func formatEvent(ev compact.Event) string {
 	switch ev.Type {
 	case compact.EventStart:
 		return fmt.Sprintf("compaction start (%s): %d tokens, %d messages to summarize", ev.Reason, ev.TokensBefore, ev.MessagesSummarized)
+	case compact.EventTurnEnd:
+		u := ev.ContextUsage
+		return fmt.Sprintf("turn end: context %d tokens (%d reported by the model, %d estimated after)", u.Tokens, u.UsageTokens, u.TrailingTokens)
 	}
 	s := fmt.Sprintf("compaction end (%s): %d -> %d tokens in %v", ev.Reason, ev.TokensBefore, ev.TokensAfter, ev.Duration.Round(time.Millisecond))
 	if len(ev.Strategies) > 0 {

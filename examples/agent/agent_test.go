@@ -21,12 +21,17 @@ type recorder struct {
 	model  *fakeModel
 	events []compact.Event
 	at     []int
+	turns  []compact.ContextUsage // the turn_end events
 }
 
 func (r *recorder) add(ev compact.Event) {
 	req, _, _, _ := r.model.stats()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ev.Type == compact.EventTurnEnd {
+		r.turns = append(r.turns, ev.ContextUsage)
+		return
+	}
 	r.events = append(r.events, ev)
 	r.at = append(r.at, req)
 }
@@ -155,6 +160,17 @@ func TestLongRunStaysInsideTheWindow(t *testing.T) {
 	n := sim.checkEvents(t, compact.DefaultMaxCompactionsPerCall)
 	if n < 5 {
 		t.Errorf("%d compactions; the run should have filled the window several times", n)
+	}
+	// Every response ends a turn, with the context's measure: reported by
+	// the model after the first, and never over the window.
+	turns := sim.events.turns
+	if len(turns) != steps+1 {
+		t.Errorf("%d turn_end events for %d responses", len(turns), steps+1)
+	}
+	for i, u := range turns {
+		if u.Tokens != u.UsageTokens+u.TrailingTokens || u.Tokens <= 0 || u.Tokens > window || u.UsageTokens == 0 {
+			t.Errorf("turn %d: context usage %+v", i+1, u)
+		}
 	}
 	summaries, edits := sim.checkSession(t)
 	if summaries == 0 {
