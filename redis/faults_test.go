@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -107,6 +108,24 @@ func modelRequest(r *http.Request) bool {
 	return bytes.Contains(b, []byte(`"tools"`))
 }
 
+// everyNth returns a test that picks one agent request in n of each
+// conversation (by X-Session-Id): never two in a row, so that a client's
+// retry of a picked request goes through.
+func everyNth(n int) func(r *http.Request) bool {
+	var mu sync.Mutex
+	count := map[string]int{}
+	return func(r *http.Request) bool {
+		if !modelRequest(r) {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		id := r.Header.Get("X-Session-Id")
+		count[id]++
+		return count[id]%n == n/2
+	}
+}
+
 // holdOpen answers with the headers and the first chunk of a Chat stream,
 // then waits until the request is cancelled, and counts it.
 func holdOpen(w http.ResponseWriter, r *http.Request, cancelled *atomic.Int64) {
@@ -151,18 +170,19 @@ func TestFaultRedisRestart(t *testing.T) {
 	checkAfterFault(t, srv, nil)
 }
 
-// TestFaultUpstream500s: the provider fails every 7th agent request with a
-// 500. The client sees it as it came and sends the request again; no
+// TestFaultUpstream500s: the provider fails one agent request in 7 of
+// each conversation with a 500. The client sees it as it came and sends the request again; no
 // compaction is lost or made twice.
 func TestFaultUpstream500s(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	var n, failed atomic.Int64
+	var failed atomic.Int64
+	pick := everyNth(7)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Upstream: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if modelRequest(r) && n.Add(1)%7 == 0 {
+			if pick(r) {
 				failed.Add(1)
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusInternalServerError)
@@ -179,18 +199,19 @@ func TestFaultUpstream500s(t *testing.T) {
 	checkAfterFault(t, srv, &res)
 }
 
-// TestFaultUpstreamTimeouts: every 29th agent request gets no answer at
-// all. The client gives up after a second and sends it again; the proxy
+// TestFaultUpstreamTimeouts: one agent request in 13 of each conversation
+// gets no answer at all. The client gives up after a second and sends it again; the proxy
 // cancels the abandoned upstream request.
 func TestFaultUpstreamTimeouts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	var n, silent, cancelled atomic.Int64
+	var silent, cancelled atomic.Int64
+	pick := everyNth(13)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), ClientTimeout: time.Second, Upstream: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if modelRequest(r) && n.Add(1)%29 == 0 {
+			if pick(r) {
 				silent.Add(1)
 				select {
 				case <-r.Context().Done():
@@ -210,18 +231,19 @@ func TestFaultUpstreamTimeouts(t *testing.T) {
 	checkAfterFault(t, srv, &res)
 }
 
-// TestFaultStalledStream: every 29th streamed answer stops after its
-// first chunk. The client times out and sends the request again; the
+// TestFaultStalledStream: one streamed answer in 13 of each conversation
+// stops after its first chunk. The client times out and sends the request again; the
 // proxy cancels the stalled upstream request.
 func TestFaultStalledStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	var n, stalled, cancelled atomic.Int64
+	var stalled, cancelled atomic.Int64
+	pick := everyNth(13)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Stream: true, ClientTimeout: time.Second, Upstream: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if modelRequest(r) && n.Add(1)%29 == 0 {
+			if pick(r) {
 				stalled.Add(1)
 				holdOpen(w, r, &cancelled)
 				return

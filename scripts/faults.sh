@@ -2,14 +2,15 @@
 # Fault tests of the proxy at scale: three `compact proxy` processes share
 # one redis-server (started by the tests on loopback, installed from
 # Debian's packages when missing) and carry 50 concurrent agent
-# conversations of 30 tool steps each, through one fault per test:
+# conversations of 30 tool steps each, through one fault per test (the
+# provider's faults hit each conversation, never twice in a row):
 #
 #   TestReplicaProcessesOnRedis  no fault: one compaction per crossing
 #   TestFaultRedisRestart        Redis killed half way, back empty later
 #   TestReplicaKilledMidStream   a replica killed with SIGKILL mid-stream
-#   TestFaultUpstream500s        the provider fails one request in seven
-#   TestFaultUpstreamTimeouts    ... leaves one in 29 without an answer
-#   TestFaultStalledStream       ... stops one stream in 29 after a chunk
+#   TestFaultUpstream500s        the provider fails one request in 7
+#   TestFaultUpstreamTimeouts    ... leaves one in 13 without an answer
+#   TestFaultStalledStream       ... stops one stream in 13 after a chunk
 #   TestFaultSummarizerFails     every model summary fails (offline used)
 #   TestFaultClientDisconnects   clients abandon one answer in nine
 #
