@@ -73,14 +73,26 @@ func (f *limitFlags) addPolicy(cmd *cobra.Command) {
 
 // defaultConfigPath returns the configuration file looked for when neither
 // --config nor COMPACT_CONFIG names one.
+// In that folder config.json comes first, then config.yaml, then
+// config.yml.
 func defaultConfigPath(getenv func(string) string) string {
-	if dir := getenv("XDG_CONFIG_HOME"); dir != "" {
-		return filepath.Join(dir, "compact", "config.json")
+	dir := ""
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		dir = filepath.Join(d, "compact")
+	} else if home := getenv("HOME"); home != "" {
+		dir = filepath.Join(home, ".config", "compact")
+	} else {
+		return ""
 	}
-	if home := getenv("HOME"); home != "" {
-		return filepath.Join(home, ".config", "compact", "config.json")
+	for _, name := range []string{"config.yaml", "config.yml"} {
+		if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
+			break
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return filepath.Join(dir, name)
+		}
 	}
-	return ""
+	return filepath.Join(dir, "config.json")
 }
 
 // loadSettings reads the configuration file, applies the environment and
@@ -289,6 +301,12 @@ func readConfig(path string) (fileConfig, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
+	if isYAML(path) {
+		if cfg, err = decodeYAML(path, data); err != nil {
+			return cfg, err
+		}
+		return cfg, checkConfig(path, cfg)
+	}
 	var doc any
 	if err := json.Unmarshal(data, &doc); err == nil {
 		if key, known := unknownKey(doc, reflect.TypeOf(cfg), ""); key != "" {
@@ -323,13 +341,18 @@ func readConfig(path string) (fileConfig, error) {
 			}
 		}
 	}
+	return cfg, checkConfig(path, cfg)
+}
+
+// checkConfig checks the values a decoded configuration file holds.
+func checkConfig(path string, cfg fileConfig) error {
 	if cfg.ReserveTokens < 0 || cfg.KeepRecentTokens < 0 || cfg.Window < 0 || cfg.OutputCap < 0 {
-		return cfg, fmt.Errorf("config %s: token counts must not be negative", path)
+		return fmt.Errorf("config %s: token counts must not be negative", path)
 	}
 	if err := cfg.summarizerConfig.check(); err != nil {
-		return cfg, fmt.Errorf("config %s: %w", path, err)
+		return fmt.Errorf("config %s: %w", path, err)
 	}
-	return cfg, nil
+	return nil
 }
 
 // modelLimits resolves the model in effect and its limits. sessionModel is
