@@ -221,8 +221,11 @@ const helpFooter = `
 Configuration file:
   Read from --config PATH, else $COMPACT_CONFIG, else
   $XDG_CONFIG_HOME/compact/config.json (or ~/.config/compact/config.json)
-  when that file exists. It is one JSON object; every key is optional and
-  unknown keys are an error:
+  when that file exists, else config.yaml or config.yml there. It is one
+  JSON object, or YAML (a .yaml or .yml name) with the same keys plus the
+  block compaction: {enabled, context_window, reserve_tokens,
+  keep_recent_tokens} and a top-level context_window; every key is
+  optional and unknown keys are an error:
     policy            trigger policy: "reserve" (default), "ratio" or "input"
     reserveTokens     tokens kept free by the reserve policy (16384); the
                       summary may use 0.8 x this
@@ -239,6 +242,8 @@ Configuration file:
     disableAuto       switch automatic compaction off (false)
     models            extra registry entries: [{"id", "provider",
                       "contextWindow", "maxOutput", "inputLimit", "aliases"}]
+    memoryLog         Markdown file every summary of "compact run" is also
+                      appended to (--memory-log)
   Summarizer of "compact run":
     summarizer        "extractive" (default), "openai" or "anthropic"
     summaryModel      the model that writes summaries
@@ -330,7 +335,7 @@ it is unknown, automatic compaction never triggers.`,
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.jsonOut, "json", false, "print the result as one JSON object on stdout")
 	pf.BoolVar(&a.lenient, "lenient", false, "skip malformed lines (a cut-short line before the last included) and allow repeated ids, with warnings, instead of failing")
-	pf.StringVar(&a.configPath, "config", "", "configuration file (default $COMPACT_CONFIG, else $XDG_CONFIG_HOME/compact/config.json if present)")
+	pf.StringVar(&a.configPath, "config", "", "configuration file, JSON or YAML (default $COMPACT_CONFIG, else $XDG_CONFIG_HOME/compact/config.json or config.yaml if present)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "write debug logs to stderr")
 
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
