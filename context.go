@@ -218,7 +218,15 @@ type ContextUsage struct {
 // the usage was reported shrank the context it measured: their tokens
 // freed are taken off it (never below zero). With no usable report the
 // estimate of every message is the size.
-func Measure(c *Context) ContextUsage {
+func Measure(c *Context) ContextUsage { return MeasureWith(c, nil) }
+
+// MeasureWith is Measure with the messages after the last usable report
+// counted by count (an exact tokenizer, say package tiktoken's
+// Counter.MessageTokens); nil counts with Message.Tokens, the estimate.
+func MeasureWith(c *Context, count func(*Message) int) ContextUsage {
+	if count == nil {
+		count = (*Message).Tokens
+	}
 	u := ContextUsage{LastUsageIndex: -1}
 	for i := len(c.Messages) - 1; i >= c.FirstAfterCompaction; i-- {
 		if usage, ok := c.Messages[i].ValidUsage(); ok {
@@ -236,7 +244,7 @@ func Measure(c *Context) ContextUsage {
 		}
 	}
 	for _, m := range c.Messages[u.LastUsageIndex+1:] {
-		u.TrailingTokens += m.Tokens()
+		u.TrailingTokens += count(m)
 	}
 	u.Tokens = u.UsageTokens + u.TrailingTokens
 	return u

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/tiktoken"
 )
 
 // inspectReport is the JSON form of "compact inspect".
@@ -51,6 +52,10 @@ type contextSize struct {
 	LastUsageEntryID string `json:"lastUsageEntryId,omitempty"`
 	// TrailingMessages counts the messages estimated after it.
 	TrailingMessages int `json:"trailingMessages"`
+	// Counter is what counted them: "o200k_base" or "cl100k_base" (the
+	// OpenAI model's own tokenizer, exact) or "estimate" (4 characters a
+	// token).
+	Counter string `json:"counter"`
 	// ReportedTokens is the usage as the provider reported it, and
 	// FreedSinceReport what the context edits recorded after it took off
 	// (UsageTokens = ReportedTokens - FreedSinceReport); absent when no
@@ -139,7 +144,16 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	if err := st.fitWindow(info); err != nil {
 		return err
 	}
-	usage := compact.Measure(ctx)
+	// OpenAI models have public tokenizers: their messages are counted
+	// exactly; the others with the estimate.
+	counter := counterEstimate
+	var usage compact.ContextUsage
+	if tc, ok := tiktoken.ForModel(info.ID); ok {
+		usage = compact.MeasureWith(ctx, tc.MessageTokens)
+		counter = tc.Name()
+	} else {
+		usage = compact.Measure(ctx)
+	}
 	policy, err := st.cfg.TriggerPolicy()
 	if err != nil {
 		return err
@@ -158,7 +172,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		Window:       info.ContextWindow,
 		WindowSource: windowSource,
 		MaxOutput:    info.MaxOutput,
-		Context:      contextSize{ContextUsage: usage, TrailingMessages: len(ctx.Messages) - usage.LastUsageIndex - 1},
+		Context:      contextSize{ContextUsage: usage, TrailingMessages: len(ctx.Messages) - usage.LastUsageIndex - 1, Counter: counter},
 		Trigger: triggerReport{
 			Policy:       decision.Policy,
 			Threshold:    threshold,
@@ -248,9 +262,9 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		if r.Context.FreedSinceReport != 0 {
 			fmt.Fprintf(w, "          - %s freed by the context edits recorded after it\n", num(r.Context.FreedSinceReport))
 		}
-		fmt.Fprintf(w, "          + %s estimated for the %s after it\n", num(usage.TrailingTokens), plural(r.Context.TrailingMessages, "message"))
+		fmt.Fprintf(w, "          + %s %s for the %s after it\n", num(usage.TrailingTokens), countedBy(r.Context.Counter), plural(r.Context.TrailingMessages, "message"))
 	} else {
-		fmt.Fprintf(w, "          = %s estimated (no usable provider usage since the last compaction)\n", num(usage.TrailingTokens))
+		fmt.Fprintf(w, "          = %s %s (no usable provider usage since the last compaction)\n", num(usage.TrailingTokens), countedBy(r.Context.Counter))
 	}
 	printTrigger(w, r.Trigger)
 
@@ -363,4 +377,15 @@ func composition(ctx *compact.Context) ([]roleStat, []toolStat) {
 		return byTool[i].Tool < byTool[j].Tool
 	})
 	return byRole, byTool
+}
+
+// counterEstimate names compact's estimate in reports.
+const counterEstimate = "estimate"
+
+// countedBy says how trailing tokens were counted.
+func countedBy(counter string) string {
+	if counter == counterEstimate {
+		return "estimated"
+	}
+	return "counted exactly with " + counter
 }
