@@ -17,7 +17,7 @@ func TestInspectCounter(t *testing.T) {
 	c := newCLI(t)
 	for _, tc := range []struct {
 		model, counter, line string
-		tokens            int
+		tokens               int
 	}{
 		{"gpt-4o", "o200k_base", "counted exactly with o200k_base", 0},
 		{"gpt-4", "cl100k_base", "counted exactly with cl100k_base", 3 + 6},
