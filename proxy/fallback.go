@@ -51,8 +51,14 @@ func (f *fallbackStore) Put(ctx context.Context, key string, rec *Record) error 
 		return nil
 	}
 	f.report(err)
-	if lerr := f.local.Put(ctx, key, rec); lerr != nil {
-		return lerr
+	return f.keepLocal(ctx, key, rec)
+}
+
+// keepLocal stores rec in this process, to write back once the shared
+// store answers again.
+func (f *fallbackStore) keepLocal(ctx context.Context, key string, rec *Record) error {
+	if err := f.local.Put(ctx, key, rec); err != nil {
+		return err
 	}
 	f.mu.Lock()
 	f.dirty[key] = true
@@ -90,13 +96,7 @@ func (f *fallbackStore) PutLast(ctx context.Context, key string, last *LastCall)
 		return err
 	}
 	rec.Last = last
-	if lerr := f.local.Put(ctx, key, rec); lerr != nil {
-		return lerr
-	}
-	f.mu.Lock()
-	f.dirty[key] = true
-	f.mu.Unlock()
-	return nil
+	return f.keepLocal(ctx, key, rec)
 }
 
 // writeBack copies a record kept locally during an outage to the shared

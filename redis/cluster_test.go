@@ -1,11 +1,9 @@
 package redis
 
 import (
-	"context"
 	"testing"
 
 	"github.com/compactkit/compact/internal/clustertest"
-	"github.com/compactkit/compact/proxy"
 )
 
 // TestReplicasOnRedis runs three replicas, each with its own connection
@@ -16,13 +14,7 @@ func TestReplicasOnRedis(t *testing.T) {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	res := clustertest.Run(t, func(t *testing.T) proxy.Store {
-		st, err := Open(context.Background(), srv.url(), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}, clustertest.Options{})
+	res := clustertest.Run(t, srv.store, clustertest.Options{})
 	t.Logf("%d requests, %v compactions, %d summaries, largest request %d tokens", res.Requests, res.Compactions, res.Summaries, res.MaxTokens)
 }
 
@@ -35,13 +27,7 @@ func TestReplicasThroughRedisRestart(t *testing.T) {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	res := clustertest.Run(t, func(t *testing.T) proxy.Store {
-		st, err := Open(context.Background(), srv.url(), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}, clustertest.Options{Down: srv.stop, Up: srv.start})
+	res := clustertest.Run(t, srv.store, clustertest.Options{Down: srv.stop, Up: srv.start})
 	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
 		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
 }
@@ -55,13 +41,7 @@ func TestReplicasThroughRedisRestartWithFallback(t *testing.T) {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	res := clustertest.Run(t, func(t *testing.T) proxy.Store {
-		st, err := Open(context.Background(), srv.url(), Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}, clustertest.Options{Down: srv.stop, Up: srv.start, LocalFallback: true})
+	res := clustertest.Run(t, srv.store, clustertest.Options{Down: srv.stop, Up: srv.start, LocalFallback: true})
 	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
 		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
 	if res.Refused > 60 {

@@ -200,61 +200,51 @@ func TestFaultUpstream500s(t *testing.T) {
 }
 
 // TestFaultUpstreamTimeouts: one agent request in 13 of each conversation
-// gets no answer at all. The client gives up after a second and sends it again; the proxy
-// cancels the abandoned upstream request.
+// gets no answer at all. The client gives up after a second and sends it
+// again; the proxy cancels the abandoned upstream request.
 func TestFaultUpstreamTimeouts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short")
-	}
-	srv := startServer(t)
-	var silent, cancelled atomic.Int64
-	pick := everyNth(13)
-	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), ClientTimeout: time.Second, Upstream: func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if pick(r) {
-				silent.Add(1)
-				select {
-				case <-r.Context().Done():
-					cancelled.Add(1)
-				case <-time.After(time.Minute):
-				}
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}})
-	waitCount(t, &cancelled, silent.Load(), "silent upstream requests cancelled")
-	t.Logf("%d requests, %d never answered, %d cancelled upstream, %d retried by the clients", res.Requests, silent.Load(), cancelled.Load(), res.Retries)
-	if silent.Load() == 0 || int64(res.Retries) < silent.Load() {
-		t.Errorf("%d silent requests, %d retries", silent.Load(), res.Retries)
-	}
-	checkAfterFault(t, srv, &res)
+	unanswered(t, false, "never answered", func(w http.ResponseWriter, r *http.Request, cancelled *atomic.Int64) {
+		select {
+		case <-r.Context().Done():
+			cancelled.Add(1)
+		case <-time.After(time.Minute):
+		}
+	})
 }
 
 // TestFaultStalledStream: one streamed answer in 13 of each conversation
-// stops after its first chunk. The client times out and sends the request again; the
-// proxy cancels the stalled upstream request.
+// stops after its first chunk. The client times out and sends the request
+// again; the proxy cancels the stalled upstream request.
 func TestFaultStalledStream(t *testing.T) {
+	unanswered(t, true, "streams stalled", holdOpen)
+}
+
+// unanswered runs the conversations (streamed or not) with one agent
+// request in 13 of each answered by hold, which never finishes the answer
+// and counts the request once the proxy cancels it. Each such request
+// must be cancelled upstream and sent again by its client, whose timeout
+// is a second.
+func unanswered(t *testing.T, stream bool, what string, hold func(http.ResponseWriter, *http.Request, *atomic.Int64)) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	srv := startServer(t)
-	var stalled, cancelled atomic.Int64
+	var held, cancelled atomic.Int64
 	pick := everyNth(13)
-	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Stream: true, ClientTimeout: time.Second, Upstream: func(next http.Handler) http.Handler {
+	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Stream: stream, ClientTimeout: time.Second, Upstream: func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if pick(r) {
-				stalled.Add(1)
-				holdOpen(w, r, &cancelled)
+				held.Add(1)
+				hold(w, r, &cancelled)
 				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}})
-	waitCount(t, &cancelled, stalled.Load(), "stalled upstream requests cancelled")
-	t.Logf("%d requests, %d streams stalled, %d cancelled upstream, %d retried by the clients", res.Requests, stalled.Load(), cancelled.Load(), res.Retries)
-	if stalled.Load() == 0 || int64(res.Retries) < stalled.Load() {
-		t.Errorf("%d stalled streams, %d retries", stalled.Load(), res.Retries)
+	waitCount(t, &cancelled, held.Load(), what+": upstream requests cancelled")
+	t.Logf("%d requests, %d %s, %d cancelled upstream, %d retried by the clients", res.Requests, held.Load(), what, cancelled.Load(), res.Retries)
+	if held.Load() == 0 || int64(res.Retries) < held.Load() {
+		t.Errorf("%d %s, %d retries", held.Load(), what, res.Retries)
 	}
 	checkAfterFault(t, srv, &res)
 }

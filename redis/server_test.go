@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/compactkit/compact/proxy"
 )
 
 // server is a redis-server started by a test on a free loopback port,
@@ -81,6 +83,17 @@ func (s *server) stop() {
 		s.cmd.Wait()
 		s.cmd = nil
 	}
+}
+
+// store opens a Store on the server for a replica (clustertest.Run's
+// newStore); the replica closes it.
+func (s *server) store(t *testing.T) proxy.Store {
+	t.Helper()
+	st, err := Open(context.Background(), s.url(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // open opens a Store on the server with short test timeouts.

@@ -29,23 +29,8 @@ func TestProxyCommandServes(t *testing.T) {
 	upSrv := httptest.NewServer(up)
 	defer upSrv.Close()
 	ups := upSrv.URL
-	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
-		getenv: func(string) string { return "" }}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- a.execute(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "p.db"),
-			"--openai-upstream", ups, "--anthropic-upstream", ups, "--window", "100000"})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr.String())
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
-	go io.Copy(io.Discard, pr)
+	p := startProxy(t, "--store", filepath.Join(t.TempDir(), "p.db"), "--openai-upstream", ups, "--anthropic-upstream", ups, "--window", "100000")
+	addr := p.addr
 	resp, err := http.Get(addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -66,9 +51,9 @@ func TestProxyCommandServes(t *testing.T) {
 	if string(b) != `{"data":[]}` || string(got) != "passed" {
 		t.Errorf("passthrough: body %q, header %q", b, got)
 	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Errorf("exit %d after Ctrl-C; stderr %s", code, stderr.String())
+	p.stop()
+	if code := <-p.done; code != 0 {
+		t.Errorf("exit %d after Ctrl-C; stderr %s", code, p.stderr.String())
 	}
 }
 
@@ -121,28 +106,14 @@ func TestProxyDrainsStreamsOnShutdown(t *testing.T) {
 		io.WriteString(w, "data: {\"n\":2}\n\ndata: [DONE]\n\n")
 	}))
 	defer up.Close()
-	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
-		getenv: func(string) string { return "" }}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- a.execute(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--store", "memory", "--openai-upstream", up.URL, "--window", "100000"})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v (stderr %s)", err, stderr.String())
-	}
-	go io.Copy(io.Discard, pr)
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
+	p := startProxy(t, "--store", "memory", "--openai-upstream", up.URL, "--window", "100000")
+	addr := p.addr
 	resp, err := http.Post(addr+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	cancel() // SIGTERM arrives mid-stream
+	p.stop() // SIGTERM arrives mid-stream
 	// Wait until the proxy has stopped accepting connections, so the rest
 	// of the stream is sent during the drain.
 	for i := 0; i < 1000; i++ {
@@ -160,8 +131,8 @@ func TestProxyDrainsStreamsOnShutdown(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "[DONE]") {
 		t.Errorf("stream cut by the shutdown: %q, %v", b, err)
 	}
-	if code := <-done; code != 0 {
-		t.Errorf("exit %d; stderr %s", code, stderr.String())
+	if code := <-p.done; code != 0 {
+		t.Errorf("exit %d; stderr %s", code, p.stderr.String())
 	}
 }
 
@@ -174,23 +145,8 @@ func TestProxyStartsWithRedisDown(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`)
 	}))
 	defer up.Close()
-	pr, pw := io.Pipe()
-	var stderr bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: &lockedBuffer{b: &stderr}, logger: slog.New(slog.DiscardHandler),
-		getenv: func(string) string { return "" }}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- a.execute(ctx, []string{"proxy", "--listen", "127.0.0.1:0", "--redis", "redis://:hunter2-secret@127.0.0.1:1/0",
-			"--openai-upstream", up.URL, "--window", "100000"})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no listening line: %v", err)
-	}
-	go io.Copy(io.Discard, pr)
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
+	p := startProxy(t, "--redis", "redis://:hunter2-secret@127.0.0.1:1/0", "--openai-upstream", up.URL, "--window", "100000")
+	addr := p.addr
 	resp, err := http.Get(addr + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -208,9 +164,9 @@ func TestProxyStartsWithRedisDown(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"content":"hi"`) {
 		t.Errorf("request with Redis down: %d %s", resp.StatusCode, b)
 	}
-	cancel()
-	<-done
-	if strings.Contains(stderr.String(), "hunter2-secret") {
+	p.stop()
+	<-p.done
+	if strings.Contains(p.stderr.String(), "hunter2-secret") {
 		t.Error("the Redis password reached the log")
 	}
 }
@@ -240,6 +196,38 @@ func TestProxyRedisUsage(t *testing.T) {
 	if !strings.Contains(out, "--redis-ca") || !strings.Contains(out, "missing.pem") {
 		t.Errorf("--redis-ca with a missing file: %q", out)
 	}
+}
+
+// runningProxy is "compact proxy" running in this process.
+type runningProxy struct {
+	addr   string             // its base URL
+	stop   context.CancelFunc // Ctrl-C or SIGTERM
+	done   chan int           // its exit code, once it returned
+	stderr *lockedBuffer
+}
+
+// startProxy runs "compact proxy --listen 127.0.0.1:0" with args and
+// waits for the line that says where it listens.
+func startProxy(t *testing.T, args ...string) *runningProxy {
+	t.Helper()
+	pr, pw := io.Pipe()
+	p := &runningProxy{done: make(chan int, 1), stderr: &lockedBuffer{b: &bytes.Buffer{}}}
+	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: p.stderr, logger: slog.New(slog.DiscardHandler),
+		getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.stop = cancel
+	t.Cleanup(cancel)
+	go func() {
+		p.done <- a.execute(ctx, append([]string{"proxy", "--listen", "127.0.0.1:0"}, args...))
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no listening line: %v (stderr %s)", err, p.stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	p.addr = strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
+	return p
 }
 
 // lockedBuffer is a bytes.Buffer safe for the log handler's goroutines.
