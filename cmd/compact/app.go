@@ -200,6 +200,13 @@ func (a *app) open(path string) (*session.Session, error) {
 	return s, nil
 }
 
+// openRead loads a file for a command that only reads it (inspect,
+// context, report, bench, run --dry-run), moving its leaf to leafID when
+// given.
+func (a *app) openRead(path, leafID string) (*session.Session, error) {
+	return a.openAt(path, leafID)
+}
+
 // openAt loads a session and moves its leaf to leafID when given.
 func (a *app) openAt(path, leafID string) (*session.Session, error) {
 	s, err := a.open(path)

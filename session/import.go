@@ -1,0 +1,91 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// EncodeTranscript writes t as a pi session file of the current version:
+// a header line (t's session id, or a new one, its start time and
+// working directory), then one line per entry in the order given.
+// Entries without an id get one, entries without a parent are chained to
+// the entry before them (the first stays the root), and entries without
+// a timestamp take the one before them. Nothing in t is changed. Kinds
+// that cannot be written (a message entry without a message) are an error
+// naming the entry.
+func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
+	bw := bufio.NewWriter(w)
+	var header object
+	header.str("type", "session")
+	header.val("version", CurrentVersion)
+	id := t.SessionID
+	if id == "" {
+		id = newUUID()
+	}
+	header.str("id", id)
+	ts := t.Timestamp
+	if ts == "" {
+		for _, e := range t.Entries {
+			if e.Timestamp != "" {
+				ts = e.Timestamp
+				break
+			}
+		}
+	}
+	if ts == "" {
+		ts = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	header.str("timestamp", ts)
+	header.str("cwd", t.Cwd)
+	line, err := header.bytes()
+	if err != nil {
+		return err
+	}
+	bw.Write(line)
+	bw.WriteByte('\n')
+
+	taken := make(map[string]*compact.Entry, len(t.Entries))
+	for _, e := range t.Entries {
+		if e.ID != "" {
+			taken[e.ID] = e
+		}
+	}
+	last, lastTS := "", ts
+	for i, e := range t.Entries {
+		c := *e
+		if c.ID == "" {
+			c.ID = newID(taken)
+			taken[c.ID] = &c
+		}
+		if c.ParentID == "" && i > 0 {
+			c.ParentID = last
+		}
+		if c.Timestamp == "" {
+			c.Timestamp = lastTS
+		}
+		line, err := encodeEntry(&c, -1)
+		if err != nil {
+			return fmt.Errorf("entry %d (%s %s): %w", i+1, c.Kind, c.ID, err)
+		}
+		bw.Write(line)
+		bw.WriteByte('\n')
+		last, lastTS = c.ID, c.Timestamp
+	}
+	return bw.Flush()
+}
+
+// FromTranscript returns t as a session held in memory: the session that
+// EncodeTranscript's file would read as. It has no file, so Append
+// records entries in memory only. name is used in errors and warnings.
+func FromTranscript(t *compact.Transcript, name string, opts Options) (*Session, error) {
+	var buf bytes.Buffer
+	if err := EncodeTranscript(&buf, t); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return parse(buf.Bytes(), name, opts)
+}

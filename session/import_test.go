@@ -1,0 +1,67 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+)
+
+func TestFromTranscript(t *testing.T) {
+	tr := &compact.Transcript{
+		Format: "test", SessionID: "abc", Cwd: "/work",
+		Entries: []*compact.Entry{
+			{Kind: compact.KindMessage, ID: "u1", Timestamp: "2026-01-02T03:04:05.000Z", Message: compact.TextMessage(compact.RoleUser, "fix the bug")},
+			{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleAssistant,
+				Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "c1", Name: "read", Arguments: []byte(`{"path":"a.go"}`)}}},
+				Usage:   &compact.Usage{Input: 100, Output: 10}, StopReason: compact.StopToolUse}},
+			{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleToolResult, ToolCallID: "c1", ToolName: "read",
+				Content: []compact.Part{{Type: compact.PartText, Text: "package a"}}, Extra: map[string]json.RawMessage{"agentOnly": json.RawMessage(`{"x":1}`)}}},
+			{Kind: compact.KindCustom, CustomType: "other-record", Data: []byte(`{"type":"other"}`)},
+		},
+	}
+	s, err := FromTranscript(tr, "t.jsonl", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Header().ID != "abc" || s.Header().Cwd != "/work" || s.Header().Version != CurrentVersion {
+		t.Errorf("header = %+v", s.Header())
+	}
+	path := s.Path()
+	if len(path) != 4 {
+		t.Fatalf("path has %d entries, want 4", len(path))
+	}
+	if path[0].ID != "u1" || path[1].ParentID != "u1" || path[3].ParentID != path[2].ID {
+		t.Errorf("entries not chained: %s<-%s, %s<-%s", path[1].ParentID, path[1].ID, path[3].ParentID, path[3].ID)
+	}
+	if path[2].Timestamp != "2026-01-02T03:04:05.000Z" {
+		t.Errorf("timestamp not carried: %q", path[2].Timestamp)
+	}
+	if got := string(path[2].Message.Extra["agentOnly"]); got != `{"x":1}` {
+		t.Errorf("extra lost: %q", got)
+	}
+	ctx := s.Context()
+	if len(ctx.Messages) != 3 {
+		t.Errorf("context has %d messages, want 3", len(ctx.Messages))
+	}
+	var buf bytes.Buffer
+	if err := EncodeTranscript(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 5 {
+		t.Errorf("%d lines, want 5", n)
+	}
+	if tr.Entries[1].ID != "" {
+		t.Error("EncodeTranscript changed its input")
+	}
+}
+
+func TestFromTranscriptBadEntry(t *testing.T) {
+	tr := &compact.Transcript{Entries: []*compact.Entry{{Kind: compact.KindMessage, ID: "x"}}}
+	_, err := FromTranscript(tr, "t", Options{})
+	if err == nil || !strings.Contains(err.Error(), "entry 1 (message x)") {
+		t.Fatalf("err = %v", err)
+	}
+}
