@@ -74,8 +74,12 @@ type Context struct {
 
 	// passes records, for each context edit after the latest compaction,
 	// how many messages preceded it and how many tokens it freed, so that
-	// Measure can correct a provider usage reported before the pass.
+	// Measure can correct a provider usage reported before the pass. A
+	// pin recorded there counts as a pass that freed a negative number.
 	passes []editMark
+	// pinned holds the ids of the pinned entries of the path, nil when
+	// none is pinned.
+	pinned map[string]bool
 }
 
 // editMark is a context edit's place in the context and its saving.
@@ -120,6 +124,7 @@ func EditsOf(path []*Entry) map[string][]Part {
 func buildContext(path []*Entry, applyEdits bool) *Context {
 	c := &Context{ThinkingLevel: "off"}
 	compIdx := -1
+	labels := false
 	for i, e := range path {
 		switch e.Kind {
 		case KindThinkingLevelChange:
@@ -134,18 +139,25 @@ func buildContext(path []*Entry, applyEdits bool) *Context {
 			if e.Compaction != nil {
 				compIdx = i
 			}
+		case KindLabel:
+			labels = true
 		}
 	}
 	var edits map[string][]Part
 	if applyEdits {
 		edits = EditsOf(path)
 	}
+	var pins *pinState
+	if labels {
+		pins = newPinState(path, compIdx, edits)
+		c.pinned = pins.pinned
+	}
 	add := func(e *Entry) {
 		if !e.IsContextMessage() {
 			return
 		}
 		m := e.Message
-		if content, ok := edits[e.ID]; ok {
+		if content, ok := edits[e.ID]; ok && !c.pinned[e.ID] {
 			edited := *m
 			edited.Content = content
 			edited.ResetTokens()
@@ -154,39 +166,140 @@ func buildContext(path []*Entry, applyEdits bool) *Context {
 		c.Messages = append(c.Messages, m)
 		c.EntryIDs = append(c.EntryIDs, e.ID)
 	}
-	note := func(e *Entry) {
-		if e.Kind == KindContextEdit && e.Edit != nil && e.Edit.TokensFreed > 0 {
+	note := func(i int, e *Entry) {
+		switch {
+		case e.Kind == KindContextEdit && e.Edit != nil && e.Edit.TokensFreed > 0:
 			c.passes = append(c.passes, editMark{after: len(c.Messages), freed: e.Edit.TokensFreed})
+		case e.Kind == KindLabel && pins != nil:
+			if grown := pins.grown(i); grown != 0 {
+				c.passes = append(c.passes, editMark{after: len(c.Messages), freed: -grown})
+			}
 		}
 	}
 	if compIdx < 0 {
 		c.Messages = make([]*Message, 0, len(path))
 		c.EntryIDs = make([]string, 0, len(path))
-		for _, e := range path {
-			note(e)
+		for i, e := range path {
+			note(i, e)
 			add(e)
 		}
 		return c
 	}
 	comp := path[compIdx]
 	c.Compaction = comp
-	c.Messages = append(c.Messages, SummaryMessage(comp))
+	summary := SummaryMessage(comp)
+	if ids := pinnedCopyIDs(comp.Compaction); len(ids) > 0 && c.pinned != nil {
+		held := true
+		for _, id := range ids {
+			held = held && c.pinned[id]
+		}
+		if held {
+			summary = TextMessage(RoleCompactionSummary, StripPinnedCopy(comp.Compaction.Summary))
+		}
+	}
+	c.Messages = append(c.Messages, summary)
 	c.EntryIDs = append(c.EntryIDs, comp.ID)
+	// The pinned messages of the summarized history come right after the
+	// summary, in their order; then the kept part.
 	kept := false
 	for _, e := range path[:compIdx] {
 		if e.ID == comp.Compaction.FirstKeptID {
 			kept = true
 		}
-		if kept {
+		if kept || c.pinned[e.ID] {
 			add(e)
 		}
 	}
 	c.FirstAfterCompaction = len(c.Messages)
-	for _, e := range path[compIdx+1:] {
-		note(e)
+	for i, e := range path[compIdx+1:] {
+		note(compIdx+1+i, e)
 		add(e)
 	}
 	return c
+}
+
+// pinState is what buildContext knows of the pins of a path.
+type pinState struct {
+	path   []*Entry
+	pinned map[string]bool
+	// keptFrom is the index of the latest compaction's first kept entry
+	// (len(path) when the path has a compaction whose kept entry is not
+	// found, 0 without a compaction): messages before it are in the
+	// context only when pinned.
+	keptFrom int
+	edits    map[string][]Part
+	// before holds, for each label entry by path index, the target's
+	// label before it.
+	before map[int]string
+}
+
+func newPinState(path []*Entry, compIdx int, edits map[string][]Part) *pinState {
+	ps := &pinState{path: path, edits: edits, before: map[int]string{}}
+	labels := map[string]string{}
+	for i, e := range path {
+		if e.Kind != KindLabel {
+			continue
+		}
+		ps.before[i] = labels[e.TargetID]
+		if e.Label == "" {
+			delete(labels, e.TargetID)
+		} else {
+			labels[e.TargetID] = e.Label
+		}
+	}
+	ps.pinned = pinnedFrom(path, labels)
+	if compIdx >= 0 {
+		ps.keptFrom = len(path)
+		for i := 0; i < compIdx; i++ {
+			if path[i].ID == path[compIdx].Compaction.FirstKeptID {
+				ps.keptFrom = i
+				break
+			}
+		}
+	}
+	return ps
+}
+
+// grown returns how many tokens the label entry at index i added to the
+// context by pinning its target (negative when it unpinned it): a pinned
+// message of the summarized history enters the context, and a pinned
+// message a strategy had shortened is shown whole. It is what Measure
+// adds to a usage reported before the label.
+func (ps *pinState) grown(i int) int {
+	e := ps.path[i]
+	was, now := IsPinLabel(ps.before[i]), IsPinLabel(e.Label)
+	if was == now {
+		return 0
+	}
+	t := -1
+	for j, x := range ps.path {
+		if x.ID == e.TargetID {
+			t = j
+			break
+		}
+	}
+	if t < 0 || !ps.path[t].IsContextMessage() {
+		return 0
+	}
+	delta := 0
+	for _, j := range pinGroup(ps.path, t) {
+		m := ps.path[j].Message
+		unpinned := 0 // its size in the context when not pinned
+		if j >= ps.keptFrom {
+			unpinned = m.Tokens()
+			if content, ok := ps.edits[ps.path[j].ID]; ok {
+				edited := *m
+				edited.Content = content
+				edited.ResetTokens()
+				unpinned = EstimateTokens(&edited)
+			}
+		}
+		delta += m.Tokens() - unpinned
+	}
+	if !now {
+		delta = -delta
+	}
+	return delta
 }
 
 // SummaryMessage returns the context message that stands for a compaction
@@ -248,4 +361,10 @@ func MeasureWith(c *Context, count func(*Message) int) ContextUsage {
 	}
 	u.Tokens = u.UsageTokens + u.TrailingTokens
 	return u
+}
+
+// IsPinned reports whether the i-th message of the context comes from a
+// pinned entry (see Pin).
+func (c *Context) IsPinned(i int) bool {
+	return i >= 0 && i < len(c.EntryIDs) && c.pinned[c.EntryIDs[i]]
 }

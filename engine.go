@@ -649,8 +649,17 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	if files != "" {
 		summary += "\n\n" + files
 	}
-	res.Summary = summary
+	// The context shows the pinned messages themselves, not the copy
+	// that readers without pins get (see pinnedBlock).
 	res.TokensAfter = (utf16Len(summary)+3)/4 + plan.KeptTokens
+	if block := pinnedBlock(plan.Pinned); block != "" {
+		if files != "" {
+			summary = strings.TrimSuffix(summary, files) + block + "\n\n" + files
+		} else {
+			summary += "\n\n" + block
+		}
+	}
+	res.Summary = summary
 	if req.TargetTokens > 0 && res.TokensAfter > req.TargetTokens {
 		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
 			"the context is still ~%d tokens, above the target of %d: the newest messages alone are larger", res.TokensAfter, req.TargetTokens))
@@ -662,6 +671,9 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	details := map[string]any{
 		"reason":     string(req.Reason),
 		"summarizer": res.Summarizer,
+	}
+	if len(plan.PinnedIDs) > 0 {
+		details["pinned"] = plan.PinnedIDs
 	}
 	if res.FallbackErr != nil {
 		details["fallback"] = true

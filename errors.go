@@ -27,6 +27,10 @@ var (
 	// ErrSkipped means Engine.BeforeCompaction cancelled the compaction;
 	// nothing was written.
 	ErrSkipped = errors.New("compaction skipped by a hook")
+
+	// ErrNotMessage means an operation on messages (a pin, say) was given
+	// an entry that puts no message into the context.
+	ErrNotMessage = errors.New("not a message entry")
 )
 
 // ProviderError is an error response from a model provider's API: the

@@ -51,8 +51,15 @@ type Plan struct {
 	Usage        ContextUsage
 	TokensBefore int
 
-	// KeptTokens is the estimate of the messages kept verbatim.
+	// KeptTokens is the estimate of the messages kept verbatim, the
+	// pinned messages of the summarized history included.
 	KeptTokens int
+
+	// Pinned are the pinned messages before the kept part, oldest first:
+	// they stay in the context after the summary and are not handed to
+	// the summarizer. PinnedIDs are their entries' ids.
+	Pinned    []*Message
+	PinnedIDs []string
 
 	// Files are the file operations of the summarized messages, merged
 	// with the previous compaction's lists; ReadFiles and ModifiedFiles
@@ -98,6 +105,10 @@ func isCutPoint(e *Entry) bool {
 // than keeping everything (pi bugs #7201 and #6879). A cut inside a turn is
 // a split turn whose prefix is returned separately.
 //
+// Pinned messages (see Pin) count first in the kept budget, wherever they
+// are; those before the cut stay in the context after the summary and are
+// left out of what is summarized.
+//
 // It returns an error wrapping ErrNothingToCompact when there is nothing
 // to summarize.
 func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
@@ -111,7 +122,8 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	p := &Plan{Path: path, TurnStartIndex: -1}
 	// Sizes are those of the context the model sees, context edits
 	// applied; the messages handed to the summarizer are the stored ones.
-	sizes := tokenSizer(path)
+	pinned := Pinned(path)
+	sizes := tokenSizer(path, pinned)
 
 	prev := -1
 	for i := len(path) - 1; i >= 0; i-- {
@@ -124,7 +136,7 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	if prev >= 0 {
 		pc := path[prev]
 		p.PreviousCompaction = pc
-		p.PreviousSummary = StripFileLists(pc.Compaction.Summary)
+		p.PreviousSummary = StripPinnedCopy(StripFileLists(pc.Compaction.Summary))
 		start = prev + 1
 		for i := 0; i < prev; i++ {
 			if path[i].ID == pc.Compaction.FirstKeptID {
@@ -149,8 +161,13 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	if first >= 0 {
 		cut = first
 		acc := 0
+		for _, e := range path {
+			if pinned[e.ID] && e.IsContextMessage() {
+				acc += sizes(e)
+			}
+		}
 		for i := end - 1; i >= start; i-- {
-			if !path[i].IsContextMessage() {
+			if !path[i].IsContextMessage() || pinned[path[i].ID] {
 				continue
 			}
 			acc += sizes(path[i])
@@ -201,18 +218,28 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	}
 	p.Messages = make([]*Message, 0, historyEnd-start)
 	for i := start; i < historyEnd; i++ {
-		if path[i].IsContextMessage() {
+		if path[i].IsContextMessage() && !pinned[path[i].ID] {
 			p.Messages = append(p.Messages, path[i].Message)
 		}
 	}
 	if p.IsSplitTurn {
 		for i := p.TurnStartIndex; i < cut; i++ {
-			if path[i].IsContextMessage() {
+			if path[i].IsContextMessage() && !pinned[path[i].ID] {
 				p.TurnPrefix = append(p.TurnPrefix, path[i].Message)
 			}
 		}
 	}
+	for i := 0; i < cut && pinned != nil; i++ {
+		if path[i].IsContextMessage() && pinned[path[i].ID] {
+			p.Pinned = append(p.Pinned, path[i].Message)
+			p.PinnedIDs = append(p.PinnedIDs, path[i].ID)
+			p.KeptTokens += sizes(path[i])
+		}
+	}
 	if len(p.Messages) == 0 && len(p.TurnPrefix) == 0 {
+		if len(p.Pinned) > 0 && first >= 0 && cut > start {
+			return nil, fmt.Errorf("the messages before the kept part are all pinned: %w", ErrNothingToCompact)
+		}
 		return nil, fmt.Errorf("all %d messages fit in the %d tokens kept verbatim: %w", countMessages(path[start:]), keep, ErrNothingToCompact)
 	}
 
@@ -259,6 +286,10 @@ func measurePath(path []*Entry, comp int, sizes func(*Entry) int) ContextUsage {
 		if e.Kind == KindContextEdit && e.Edit != nil && e.Edit.TokensFreed > 0 {
 			freed += e.Edit.TokensFreed
 		}
+		if e.Kind == KindLabel {
+			// A pin changes what the context holds: measure it whole.
+			return Measure(BuildContext(path))
+		}
 		if !e.IsContextMessage() {
 			continue
 		}
@@ -281,11 +312,12 @@ func contextIndex(path []*Entry, comp, i int) int {
 	if comp >= 0 {
 		n = 1 // the summary
 		kept := false
+		pinned := Pinned(path) // the pinned messages follow the summary
 		for _, e := range path[:comp] {
 			if e.ID == path[comp].Compaction.FirstKeptID {
 				kept = true
 			}
-			if kept && e.IsContextMessage() {
+			if (kept || pinned[e.ID]) && e.IsContextMessage() {
 				n++
 			}
 		}
@@ -300,15 +332,16 @@ func contextIndex(path []*Entry, comp, i int) int {
 
 // tokenSizer returns the estimate of an entry's message as the model sees
 // it: the stored message's cached estimate, or the estimate of its
-// replacement when a context edit on the path replaced it.
-func tokenSizer(path []*Entry) func(*Entry) int {
+// replacement when a context edit on the path replaced it (never for a
+// pinned entry, which is shown whole).
+func tokenSizer(path []*Entry, pinned map[string]bool) func(*Entry) int {
 	edits := EditsOf(path)
 	if len(edits) == 0 {
 		return func(e *Entry) int { return e.Message.Tokens() }
 	}
 	return func(e *Entry) int {
 		content, ok := edits[e.ID]
-		if !ok {
+		if !ok || pinned[e.ID] {
 			return e.Message.Tokens()
 		}
 		m := *e.Message

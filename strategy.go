@@ -94,8 +94,8 @@ func newPass(v *strategyView) *pass {
 // re-edited only if the new content is smaller). It returns the tokens
 // freed, 0 when the proposal was refused.
 func (p *pass) propose(i int, content []Part) int {
-	if i < p.v.start || i >= len(p.v.cur.Messages) {
-		return 0
+	if i < p.v.start || i >= len(p.v.cur.Messages) || p.v.cur.IsPinned(i) {
+		return 0 // the summary, and pinned messages, are never edited
 	}
 	cur := p.v.cur.Messages[i]
 	m := *cur
