@@ -361,6 +361,7 @@ it is unknown, automatic compaction never triggers.`,
 		a.pruneCommand(),
 		a.treeCommand(),
 		a.forkCommand(),
+		a.pinCommand(),
 		a.migrateCommand(),
 		a.proxyCommand(),
 	)

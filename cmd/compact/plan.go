@@ -27,13 +27,16 @@ type planReport struct {
 	IsSplitTurn         bool `json:"isSplitTurn"`
 	TurnPrefixMessages  int  `json:"turnPrefixMessages"`
 	// SummarizedTokens estimates the history and the turn prefix together.
-	SummarizedTokens int      `json:"summarizedTokens"`
-	KeptTokens       int      `json:"keptTokens"`
-	KeepRecentTokens int      `json:"keepRecentTokens"`
-	TokensBefore     int      `json:"tokensBefore"`
-	PreviousSummary  bool     `json:"previousSummary"`
-	ReadFiles        []string `json:"readFiles"`
-	ModifiedFiles    []string `json:"modifiedFiles"`
+	SummarizedTokens int  `json:"summarizedTokens"`
+	KeptTokens       int  `json:"keptTokens"`
+	KeepRecentTokens int  `json:"keepRecentTokens"`
+	TokensBefore     int  `json:"tokensBefore"`
+	PreviousSummary  bool `json:"previousSummary"`
+	// PinnedEntryIDs are the pinned messages before the kept part: they
+	// stay after the summary (their tokens are in KeptTokens).
+	PinnedEntryIDs []string `json:"pinnedEntryIds"`
+	ReadFiles      []string `json:"readFiles"`
+	ModifiedFiles  []string `json:"modifiedFiles"`
 }
 
 // nothingReport is printed when there is nothing to compact.
@@ -81,6 +84,7 @@ func newPlanReport(s *session.Session, plan *compact.Plan, keep int) planReport 
 		KeepRecentTokens:    keep,
 		TokensBefore:        plan.TokensBefore,
 		PreviousSummary:     plan.PreviousCompaction != nil,
+		PinnedEntryIDs:      nonNil(plan.PinnedIDs),
 		ReadFiles:           nonNil(plan.ReadFiles),
 		ModifiedFiles:       nonNil(plan.ModifiedFiles),
 	}
@@ -104,6 +108,10 @@ func nonNil(s []string) []string {
 func printPlan(w io.Writer, r planReport, indent string) {
 	fmt.Fprintf(w, "%skeeps entry %s (entry index %d, from 0, header not counted) and everything after it verbatim: ~%s tokens (budget %s)\n",
 		indent, r.FirstKeptEntryID, r.FirstKeptEntryIndex, num(r.KeptTokens), num(r.KeepRecentTokens))
+	if n := len(r.PinnedEntryIDs); n > 0 {
+		fmt.Fprintf(w, "%skeeps %s pinned before it, right after the summary (counted in the kept tokens): %s\n",
+			indent, plural(n, "message"), strings.Join(r.PinnedEntryIDs, ", "))
+	}
 	fmt.Fprintf(w, "%ssummarizes %s (~%s tokens)", indent, plural(r.MessagesToSummarize+r.TurnPrefixMessages, "message"), num(r.SummarizedTokens))
 	if r.IsSplitTurn {
 		fmt.Fprintf(w, ": %s of history + %s of the turn the cut falls in (split turn)", plural(r.MessagesToSummarize, "message"), plural(r.TurnPrefixMessages, "message"))

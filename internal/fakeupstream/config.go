@@ -34,6 +34,11 @@ type Config struct {
 	// request's tools, first match wins, compared case-insensitively.
 	// Default: Bash, exec_command, shell, shell_command, run_shell_command.
 	ToolNames []string
+	// Task, when set, makes the script start at the last message holding
+	// this text: tool results before it are not read, so an agent that
+	// continues an older conversation with this prompt runs the steps
+	// from 1. Empty reads the whole request.
+	Task string
 	// AllowUnpaired turns off the rejection of requests whose tool
 	// results and tool calls do not pair up (see Check). Real providers
 	// reject them with a 400, and so does the fake by default.

@@ -318,7 +318,16 @@ func (f *Fake) next(api API, b *body) answer {
 		return answer{text: "fakeupstream: no shell tool among " + strings.Join(names, ", ")}
 	}
 	done := 0
-	if res, ok := lastToolResult(api, b.items); ok {
+	items := b.items
+	if f.cfg.Task != "" {
+		for i := len(items) - 1; i >= 0; i-- {
+			if strings.Contains(string(items[i]), f.cfg.Task) {
+				items = items[i+1:]
+				break
+			}
+		}
+	}
+	if res, ok := lastToolResult(api, items); ok {
 		n, found := highestStep(res)
 		if !found {
 			return answer{text: "STOPPED: the last tool result has no STEP marker"}

@@ -1,0 +1,147 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compactkit/compact/internal/fakeupstream"
+)
+
+// continued is what pi did with a session file that compact wrote to.
+type continued struct {
+	res   runResult
+	fake  *fakeupstream.Fake
+	file  string
+	first string // the body of pi's first model request
+}
+
+// piContinue has pi (COMPACT_E2E_PI) continue the session file with one
+// scripted shell step against the fake provider, on the Anthropic
+// Messages API, and returns what happened.
+func piContinue(t *testing.T, file string) continued {
+	t.Helper()
+	bin := os.Getenv("COMPACT_E2E_PI")
+	if bin == "" {
+		t.Skip("COMPACT_E2E_PI is not set (scripts/e2e-agents.sh installs pi and sets it)")
+	}
+	f, url := fakeupstream.Start(t, fakeupstream.Config{Steps: 1, Task: task})
+	a := agent{name: "pi", setup: func(t *testing.T, home, base string) ([]string, []string) {
+		args, env := setupPi("anthropic-messages")(t, home, base)
+		return append([]string{"--session", file}, args...), env
+	}}
+	res := runAgent(t, a, bin, url)
+	logRequests(t, f)
+	c := continued{res: res, fake: f, file: file}
+	for _, r := range fakeupstream.MainLoop(f.Requests()) {
+		c.first = string(r.Body)
+		break
+	}
+	if res.exitCode != 0 || !strings.Contains(res.output(), "DONE after 1 steps") {
+		t.Fatalf("pi exit %d, want 0 and the scripted end\nstdout tail:\n%s\nstderr tail:\n%s", res.exitCode, tail(res.stdout, 1500), tail(res.stderr, 1500))
+	}
+	if c.first == "" {
+		t.Fatal("pi sent no model request")
+	}
+	checkAll(t, f, false)
+	return c
+}
+
+// compactCmd runs the compact binary (COMPACT_E2E_BIN) and returns its
+// standard output.
+func compactCmd(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := os.Getenv("COMPACT_E2E_BIN")
+	if bin == "" {
+		t.Skip("COMPACT_E2E_BIN is not set (scripts/e2e-agents.sh builds compact and sets it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("compact %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
+}
+
+// demo copies the shipped example session into a temporary folder, with
+// its working directory (which pi requires to exist) set to another one.
+func demo(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../examples/sessions/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd, _ := json.Marshal(t.TempDir())
+	data = []byte(strings.Replace(string(data), `"cwd":"/home/dev/src/ledger"`, `"cwd":`+string(cwd), 1))
+	file := filepath.Join(t.TempDir(), "demo.jsonl")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestAgentsPiContinuesPinned: pi 0.7x reads a session that compact
+// pinned messages in and compacted, continues it, and its request carries
+// the pinned messages (through the copy in the summary, since pi knows no
+// pins); compact reads the file pi appended to.
+func TestAgentsPiContinuesPinned(t *testing.T) {
+	// The pinned tool result holds the README the agent read first; this
+	// line of it appears nowhere else in the session.
+	const pinnedLine = ") are not counted."
+	const ask, readResult = "949707de", "2d6fd637"
+
+	control := demo(t)
+	compactCmd(t, "run", control)
+	if body := piContinue(t, control).first; strings.Contains(body, pinnedLine) {
+		t.Fatalf("without a pin pi's request already holds %q: the test proves nothing", pinnedLine)
+	}
+
+	file := demo(t)
+	compactCmd(t, "pin", file, ask)
+	compactCmd(t, "pin", file, readResult)
+	compactCmd(t, "run", file)
+	before, _ := os.ReadFile(file)
+	c := piContinue(t, file)
+	if !strings.Contains(c.first, pinnedLine) {
+		t.Errorf("pi's request does not carry the pinned tool result (%q)", pinnedLine)
+	}
+	if !strings.Contains(c.first, "I've inherited this small ledger tool") {
+		t.Error("pi's request does not carry the pinned first request")
+	}
+	after, _ := os.ReadFile(file)
+	if len(after) <= len(before) || string(after[:len(before)]) != string(before) {
+		t.Fatalf("pi did not append to the session (%d -> %d bytes) or changed what was there", len(before), len(after))
+	}
+	out := compactCmd(t, "context", "--json", file)
+	var ctx struct {
+		Messages []struct {
+			EntryID string `json:"entryId"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(out), &ctx); err != nil {
+		t.Fatalf("compact context --json: %v", err)
+	}
+	ids := make([]string, 0, len(ctx.Messages))
+	for _, m := range ctx.Messages {
+		ids = append(ids, m.EntryID)
+	}
+	if len(ids) < 3 || ids[1] != ask || ids[2] == "" {
+		t.Errorf("after pi's turn compact's context starts %v, want the summary then the pinned %s", ids[:min(len(ids), 4)], ask)
+	}
+	t.Logf("pi continued the pinned session: %d requests, %s", len(c.fake.Requests()), fmt.Sprint(len(after)-len(before), " bytes appended"))
+}
