@@ -166,3 +166,34 @@ func ExampleGuard() {
 	// adjusted: kept part reduced from ~12419 to ~4137 tokens so that the context fits under 16384
 	// I see 19 messages.
 }
+
+// Pin the first request and a tool result, then compact: both stay in
+// the context word for word, right after the summary.
+func ExamplePin() {
+	path, done := copyOfDemo()
+	defer done()
+
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	// 949707de is the first request; 2d6fd637 a read result, pinned
+	// with its call and that call's other result.
+	for _, id := range []string{"949707de", "2d6fd637"} {
+		if err := compact.Pin(ctx, s, id); err != nil {
+			log.Fatal(err)
+		}
+	}
+	eng := &compact.Engine{Summarizer: extractive.New(extractive.Options{})}
+	res, err := eng.Compact(ctx, s, compact.Request{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("pinned before the kept part:", res.Plan.PinnedIDs)
+	view := s.Context()
+	fmt.Println("context starts:", view.EntryIDs[1:5])
+	// Output:
+	// pinned before the kept part: [949707de a6974133 2d6fd637 69fc1ce2]
+	// context starts: [949707de a6974133 2d6fd637 69fc1ce2]
+}
