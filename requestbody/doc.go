@@ -1,0 +1,74 @@
+// Package requestbody reads one chat API request body, the JSON object a
+// coding agent POSTs to its model, as a compact.Transcript. A captured
+// request is the whole context the agent sent at that moment, so it is the
+// simplest way to bring any agent's conversation to compact: log one body
+// (a proxy, mitmproxy, the agent's debug output) and import it.
+//
+// The format name is "request-body" (Format). Two shapes are read, told
+// apart by their fields (Shape): OpenAI Chat Completions and Anthropic
+// Messages.
+//
+// # Format facts relied on
+//
+// From OpenAI's Chat Completions API reference and this repository's
+// proxy/codec_chat.go (the same fields the proxy parses):
+//   - "messages" holds {role, content}; role is system, developer, user,
+//     assistant, tool, or the legacy function. content is a string, null,
+//     or an array of parts: {type:"text", text}, {type:"image_url",
+//     image_url:{url, detail}} where url may be a data: URL
+//     ("data:image/png;base64,..."), {type:"input_audio"}, {type:"file"},
+//     {type:"refusal", refusal}.
+//   - An assistant message carries tool_calls [{id, type:"function",
+//     function:{name, arguments}}] where arguments is a string holding
+//     JSON; OpenAI-compatible servers add reasoning_content (DeepSeek,
+//     vLLM) or reasoning (OpenRouter) for the model's reasoning text.
+//   - A tool message answers one call by tool_call_id.
+//   - Other top-level fields (tools, tool_choice, stream, temperature,
+//     max_tokens, ...) configure the call.
+//
+// From Anthropic's Messages API reference and proxy/codec_anthropic.go:
+//   - The system prompt is the top-level "system" (a string or text
+//     blocks); "messages" holds {role: user|assistant, content} with
+//     content a string or blocks: text, image {source:{type:"base64",
+//     media_type, data}}, tool_use {id, name, input}, tool_result
+//     {tool_use_id, content (string or blocks), is_error}, thinking
+//     {thinking, signature}, redacted_thinking {data}, document, and
+//     server-side blocks.
+//   - Claude Code puts its session id in metadata.user_id, either as
+//     "..._session_<uuid>" or as a JSON object string with session_id.
+//
+// # Mapping
+//
+// Every message becomes one entry in order. The system prompt (Anthropic's
+// top-level system, or each Chat system/developer message, wherever it
+// stands) becomes a custom entry "request-body:system" holding it as
+// stored: it is kept, but it is not a turn of the conversation and does
+// not reach the model as a user message after import. All other top-level
+// fields (model, tools, parameters) become one custom entry
+// "request-body:request", a JSON object holding them in file order.
+//
+// Tool calls become toolCall parts (Chat arguments are decoded from their
+// string; arguments that are not a JSON object are wrapped as
+// {"_raw": "<as sent>"} with a warning), tool outputs toolResult messages
+// named after their call. An Anthropic user message holding tool_result
+// blocks becomes one toolResult message per block, followed by a user
+// message with its other blocks. A result whose call is not in the body
+// becomes a user message and a warning. Reasoning becomes thinking parts
+// (Anthropic signatures go to the part's thinkingSignature extra, a
+// redacted_thinking block becomes a thinking part marked redacted, as pi
+// stores them). Base64 images become image parts. A block the transcript
+// cannot model (an image by URL, a document, audio, a server tool block)
+// becomes a text part "[<type>]" whose "requestPart" extra holds the block
+// as sent, and is counted in Transcript.Unknown under "<type> block". A
+// message of a role the reader does not know becomes a custom entry
+// "request-body:<role>" and is counted in Unknown.
+//
+// A request carries no usage and no stop reasons: assistant messages get
+// StopReason toolUse when they hold calls and stop otherwise, and no
+// Usage. Model is the body's model; entries carry no ids or timestamps
+// (the body has none), so session.EncodeTranscript assigns them.
+//
+// The standard library's encoding/json is enough here: a body is one
+// object read once, and its json.Decoder gives the byte offsets used for
+// the line numbers in errors.
+package requestbody

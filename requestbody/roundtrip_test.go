@@ -1,0 +1,146 @@
+package requestbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+// roundTrip imports tr as a pi session in memory, checks that its context
+// holds wantContext messages, then writes it with EncodeTranscript, reads
+// the file back with session.Read and checks that every entry came back
+// with the same content.
+func roundTrip(t *testing.T, tr *compact.Transcript, wantContext int) {
+	t.Helper()
+	s, err := session.FromTranscript(tr, "import", session.Options{})
+	if err != nil {
+		t.Fatalf("FromTranscript: %v", err)
+	}
+	if n := len(s.Context().Messages); n != wantContext {
+		t.Errorf("imported context has %d messages, want %d", n, wantContext)
+	}
+	var buf bytes.Buffer
+	if err := session.EncodeTranscript(&buf, tr); err != nil {
+		t.Fatalf("EncodeTranscript: %v", err)
+	}
+	back, err := session.Read(&buf, "encoded.jsonl", session.Options{})
+	if err != nil {
+		t.Fatalf("re-read: %v", err)
+	}
+	got := back.Entries()
+	if len(got) != len(tr.Entries) {
+		t.Fatalf("re-read %d entries, want %d", len(got), len(tr.Entries))
+	}
+	for i, want := range tr.Entries {
+		if a, b := entryFacts(want), entryFacts(got[i]); a != b {
+			t.Errorf("entry %d changed on the way through the file:\n got %s\nwant %s", i, b, a)
+		}
+	}
+}
+
+// entryFacts renders what an entry says, leaving out the ids and
+// timestamps EncodeTranscript assigns; JSON values are compacted so that
+// spacing does not count.
+func entryFacts(e *compact.Entry) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s data=%s", e.Kind, e.CustomType, compactJSON(e.Data))
+	if c := e.Compaction; c != nil {
+		fmt.Fprintf(&b, " compaction{%q kept=%s before=%d}", c.Summary, c.FirstKeptID, c.TokensBefore)
+	}
+	if m := e.Message; m != nil {
+		fmt.Fprintf(&b, " %s call=%s tool=%s err=%v stop=%s model=%s/%s", m.Role, m.ToolCallID, m.ToolName, m.IsError, m.StopReason, m.Provider, m.Model)
+		if m.Usage != nil {
+			fmt.Fprintf(&b, " usage=%+v", *m.Usage)
+		}
+		fmt.Fprintf(&b, " extra=%s [", extraFacts(m.Extra))
+		for _, p := range m.Content {
+			fmt.Fprintf(&b, "{%s %q %q %s %d", p.Type, p.Text, p.Thinking, p.MimeType, len(p.Data))
+			if p.ToolCall != nil {
+				fmt.Fprintf(&b, " %s %s %s", p.ToolCall.ID, p.ToolCall.Name, compactJSON(p.ToolCall.Arguments))
+			}
+			fmt.Fprintf(&b, " %s}", extraFacts(p.Extra))
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+func extraFacts(m map[string]json.RawMessage) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = compactJSON(v)
+	}
+	return fmt.Sprint(out)
+}
+
+func compactJSON(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+// checkPairing asserts that every tool result follows the assistant
+// message holding its call, and returns the number of results.
+func checkPairing(t *testing.T, tr *compact.Transcript) int {
+	t.Helper()
+	calls := map[string]string{}
+	n := 0
+	for i, e := range tr.Entries {
+		m := e.Message
+		if m == nil {
+			continue
+		}
+		for _, c := range m.ToolCalls() {
+			if m.Role != compact.RoleAssistant {
+				t.Errorf("entry %d: tool call in a %s message", i, m.Role)
+			}
+			calls[c.ID] = c.Name
+		}
+		if m.Role == compact.RoleToolResult {
+			n++
+			name, ok := calls[m.ToolCallID]
+			if !ok {
+				t.Errorf("entry %d: result for call %q before or without its call", i, m.ToolCallID)
+			} else if name != m.ToolName {
+				t.Errorf("entry %d: result names tool %q, its call %q", i, m.ToolName, name)
+			}
+		}
+	}
+	return n
+}
+
+// roles counts the message entries by role.
+func roles(tr *compact.Transcript) map[compact.Role]int {
+	out := map[compact.Role]int{}
+	for _, e := range tr.Entries {
+		if e.Message != nil {
+			out[e.Message.Role]++
+		}
+	}
+	return out
+}
+
+// customs counts the custom entries by type.
+func customs(tr *compact.Transcript) map[string]int {
+	out := map[string]int{}
+	for _, e := range tr.Entries {
+		if e.Kind == compact.KindCustom {
+			out[e.CustomType]++
+		}
+	}
+	return out
+}
+
