@@ -143,4 +143,3 @@ func customs(tr *compact.Transcript) map[string]int {
 	}
 	return out
 }
-
