@@ -116,6 +116,12 @@ type Engine struct {
 	// AfterCompaction, when set, sees every compaction that was recorded
 	// (after the memory log, before Compact returns).
 	AfterCompaction func(ctx context.Context, res *Result)
+	// Count, when set, counts the messages after the last usage report
+	// in the measures the engine gives its hooks and events (an exact
+	// tokenizer such as package tiktoken's Counter.MessageTokens, for a
+	// model whose tokenizer is public); nil counts with the estimate
+	// (Message.Tokens). Planning always uses the estimate.
+	Count func(*Message) int
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
 	// Now returns the current time; nil means time.Now.
@@ -308,7 +314,7 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	}
 	var usage ContextUsage
 	if e.BeforeCompaction != nil || e.OnEvent != nil {
-		usage = Measure(BuildContext(log.Path()))
+		usage = e.measure(log)
 	}
 	if e.BeforeCompaction != nil {
 		d, err := e.BeforeCompaction(ctx, req, usage)
@@ -386,7 +392,7 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	end.FallbackErr, end.Adjustments = res.FallbackErr, res.Adjustments
 	end.MessagesSummarized = res.Plan.MessagesToSummarize()
 	if e.OnEvent != nil {
-		end.ContextUsage = Measure(BuildContext(log.Path()))
+		end.ContextUsage = e.measure(log)
 	}
 	e.emit(end)
 	e.logger().Debug("compacted", "reason", req.Reason, "tokensBefore", res.TokensBefore, "tokensAfter", res.TokensAfter,
@@ -422,13 +428,18 @@ func (e *Engine) ladderDone(ctx context.Context, log Log, req Request, lr *Ladde
 	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
 		Duration: res.Duration, Strategies: lr.strategies()}
 	if e.OnEvent != nil {
-		end.ContextUsage = Measure(BuildContext(log.Path()))
+		end.ContextUsage = e.measure(log)
 	}
 	e.emit(end)
 	if e.AfterCompaction != nil {
 		e.AfterCompaction(ctx, res)
 	}
 	return res
+}
+
+// measure is the context's measure with e.Count.
+func (e *Engine) measure(log Log) ContextUsage {
+	return MeasureWith(BuildContext(log.Path()), e.Count)
 }
 
 func (e *Engine) emit(ev Event) {

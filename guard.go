@@ -83,6 +83,11 @@ type Guard struct {
 	// the usage each response reports and estimates new messages with it
 	// (see Predictor); nil measures with chars/4 (Measure).
 	Calibrator *Calibrator
+	// Count, when set, counts the messages after the last usage report
+	// exactly (package tiktoken's Counter.MessageTokens for an OpenAI
+	// model, say) and is used instead of the Calibrator. Give the Engine
+	// the same function so that its events agree.
+	Count func(*Message) int
 
 	pred      *Predictor
 	predComp  string // compaction entry the predictor was reset for
@@ -93,14 +98,15 @@ type Guard struct {
 	cheapTried bool
 }
 
-// Usage measures the context the next call would send: with a
+// Usage measures the context the next call would send: with Count, the
+// last reported size plus the new messages counted by it; else with a
 // Calibrator, the last reported size plus the new messages at the learned
-// ratio, never less than the estimate of the whole context; without one,
-// Measure.
+// ratio, never less than the estimate of the whole context; without
+// either, Measure.
 func (g *Guard) Usage() ContextUsage {
 	c := BuildContext(g.Log.Path())
-	if g.Calibrator == nil {
-		return Measure(c)
+	if g.Count != nil || g.Calibrator == nil {
+		return MeasureWith(c, g.Count)
 	}
 	comp := ""
 	if c.Compaction != nil {

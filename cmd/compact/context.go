@@ -8,6 +8,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/tiktoken"
 )
 
 // previewChars is how much of a long message "compact context" prints
@@ -16,11 +17,15 @@ const previewChars = 400
 
 // contextReport is the JSON form of "compact context".
 type contextReport struct {
-	File     string                `json:"file"`
-	Leaf     string                `json:"leaf"`
-	Model    string                `json:"model"`
-	Provider string                `json:"provider"`
-	Context  compact.ContextUsage  `json:"context"`
+	File     string               `json:"file"`
+	Leaf     string               `json:"leaf"`
+	Model    string               `json:"model"`
+	Provider string               `json:"provider"`
+	Context  compact.ContextUsage `json:"context"`
+	// Counter names what counted the messages after the last usage
+	// report: an OpenAI encoding (o200k_base, cl100k_base) for OpenAI
+	// models, else "estimate".
+	Counter  string                `json:"counter"`
 	Messages []contextMessageEntry `json:"messages"`
 }
 
@@ -78,9 +83,12 @@ func (a *app) context(cmd *cobra.Command, file, leaf string, full, original bool
 		orig.Provider, orig.Model = ctx.Provider, ctx.Model
 		ctx = orig
 	}
-	usage := compact.Measure(ctx)
+	usage, counter := compact.Measure(ctx), counterEstimate
+	if tc, ok := tiktoken.ForModel(ctx.Model); ok {
+		usage, counter = compact.MeasureWith(ctx, tc.MessageTokens), tc.Name()
+	}
 	if a.jsonOut {
-		r := contextReport{File: file, Leaf: s.Leaf(), Model: ctx.Model, Provider: ctx.Provider, Context: usage,
+		r := contextReport{File: file, Leaf: s.Leaf(), Model: ctx.Model, Provider: ctx.Provider, Context: usage, Counter: counter,
 			Messages: make([]contextMessageEntry, 0, len(ctx.Messages))}
 		for i, m := range ctx.Messages {
 			raw, err := session.EncodeMessage(m)
@@ -98,7 +106,11 @@ func (a *app) context(cmd *cobra.Command, file, leaf string, full, original bool
 	} else if ctx.Provider != "" {
 		model = ctx.Provider + "/" + model
 	}
-	fmt.Fprintf(w, "%s at leaf %s: model %s, %s, %s tokens\n", file, s.Leaf(), model, plural(len(ctx.Messages), "message"), num(usage.Tokens))
+	counted := ""
+	if counter != counterEstimate {
+		counted = " (" + counter + " after the last usage report)"
+	}
+	fmt.Fprintf(w, "%s at leaf %s: model %s, %s, %s tokens%s\n", file, s.Leaf(), model, plural(len(ctx.Messages), "message"), num(usage.Tokens), counted)
 	limit := previewChars
 	if full {
 		limit = 0

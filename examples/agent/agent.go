@@ -13,6 +13,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/tiktoken"
 )
 
 // MaxStepsError means the agent used all its model calls without
@@ -161,19 +162,29 @@ func LimitsFor(window int) Limits {
 // the cheap strategies first, then an offline extractive summary, so
 // that compaction needs no second model. onEvent, when set, receives the
 // compaction events.
+//
+// For an OpenAI model, whose tokenizer is public, the messages after the
+// last usage report are counted exactly (package tiktoken); for the
+// others the guard learns the model's ratio of characters to tokens.
 func NewGuard(log compact.Log, model string, lim Limits, onEvent func(compact.Event)) *compact.Guard {
+	var count func(*compact.Message) int
+	if tc, ok := tiktoken.ForModel(model); ok {
+		count = tc.MessageTokens
+	}
 	return &compact.Guard{
 		Engine: &compact.Engine{
 			Summarizer:       extractive.New(extractive.Options{}),
 			Ladder:           &compact.Ladder{},
 			KeepRecentTokens: lim.KeepRecent,
 			OnEvent:          onEvent,
+			Count:            count,
 		},
 		Log:        log,
 		Model:      compact.ModelInfo{ID: model, ContextWindow: lim.Window},
 		Policy:     compact.Reserve{Tokens: lim.Reserve},
 		Request:    compact.Request{MaxTokens: lim.SummaryTokens},
 		Calibrator: &compact.Calibrator{},
+		Count:      count,
 	}
 }
 

@@ -294,3 +294,17 @@ func TestResumeClosesDanglingCalls(t *testing.T) {
 		t.Errorf("a second pass appended %d messages", n-len(msgs))
 	}
 }
+
+// TestNewGuardCountsOpenAIExactly: the guard of an OpenAI model counts
+// with its tokenizer; another model's guard estimates.
+func TestNewGuardCountsOpenAIExactly(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		exact bool
+	}{{"gpt-4o", true}, {"qwen2.5-coder:7b", false}} {
+		g := NewGuard(compact.NewMemory(), tc.model, LimitsFor(32000), nil)
+		if (g.Count != nil) != tc.exact || (g.Engine.Count != nil) != tc.exact {
+			t.Errorf("%s: guard counts exactly: %v, engine: %v; want %v", tc.model, g.Count != nil, g.Engine.Count != nil, tc.exact)
+		}
+	}
+}
