@@ -1,0 +1,96 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const goldenPage = "testdata/small.golden.html"
+
+// renderSmall renders the report of small.jsonl.
+func renderSmall(t *testing.T) []byte {
+	t.Helper()
+	r, err := Build(smallInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGolden compares the page of small.jsonl with the golden file; run
+// with -update to rewrite it after a deliberate change, and look at the
+// diff.
+func TestGolden(t *testing.T) {
+	got := renderSmall(t)
+	if *update {
+		if err := os.WriteFile(goldenPage, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(goldenPage)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -run TestGolden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("page differs from %s at line %d:\ngot  %.300s\nwant %.300s\n(run with -update after a deliberate change)", goldenPage, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("page differs from %s in length: %d lines, want %d", goldenPage, len(gl), len(wl))
+	}
+}
+
+// TestPageContent checks what the page must hold and must not: the
+// session's strings escaped, one SVG point per call and one marker per
+// event, cards with their sections open or closed, and no reference to
+// anything outside the page.
+func TestPageContent(t *testing.T) {
+	page := string(renderSmall(t))
+	count := func(re string) int { return len(regexp.MustCompile(re).FindAllString(page, -1)) }
+	tests := []struct {
+		what string
+		re   string
+		want int
+	}{
+		{"points", `<circle class="point[^"]*" data-call=`, 8},
+		{"estimated points", `<circle class="point estimated" data-call=`, 2},
+		{"markers", `data-marker="`, 5},
+		{"automatic markers", `data-marker="automatic"`, 1},
+		{"overflow markers", `data-marker="overflow"`, 1},
+		{"manual markers", `data-marker="manual"`, 2},
+		{"edit markers", `data-marker="edit"`, 1},
+		{"cards", `<article class="card`, 4},
+		{"open sections", `<details open>`, 6}, // goal, progress, next steps; goal, next steps; goal
+		{"window line", `class="hline window"`, 1},
+		{"trigger line", `class="hline trigger"`, 1},
+		{"the user's script, as text", `&lt;script&gt;alert\(&#39;x&#39;\)&lt;/script&gt;`, 1},
+		{"the user's script, as code", `<script>alert`, 0},
+		{"scripts", `<script>`, 1},
+		{"escaped cwd", `/home/dev/&lt;app&gt; &amp; &#34;tools&#34;`, 1},
+		{"external references", `(?i)(src|href)="(https?:)?//`, 0},
+		{"imports", `(?i)@import|url\(`, 0},
+	}
+	for _, tt := range tests {
+		if got := count(tt.re); got != tt.want {
+			t.Errorf("%s: %d matches of %s, want %d", tt.what, got, tt.re, tt.want)
+		}
+	}
+	for _, s := range []string{"Compaction 1", "Compaction 4", "$0.0123", "anthropic:claude-haiku-4-5", `id="card-2"`, `href="#card-2"`,
+		"README.md", "parse.go", "truncate", "+1 on other branches"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %q", s)
+		}
+	}
+}
