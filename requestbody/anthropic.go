@@ -6,19 +6,20 @@ import (
 	"fmt"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // anthropicMessage maps the i-th message of a Messages API body. A user
 // message's tool_result blocks become tool result messages first, its
 // other blocks one user message after them. Errors start with the path
 // inside the message.
-func (r *reader) anthropicMessage(i int, rec record) error {
+func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(rec.raw, &fields); err != nil || fields == nil {
+	if err := json.Unmarshal(rec.Raw, &fields); err != nil || fields == nil {
 		return fmt.Errorf(": not a JSON object")
 	}
 	var role string
-	if err := str(fields, "role", &role); err != nil {
+	if err := jsonrec.String(fields, "role", &role); err != nil {
 		return err
 	}
 	switch role {
@@ -27,21 +28,21 @@ func (r *reader) anthropicMessage(i int, rec record) error {
 		return fmt.Errorf(".role: missing")
 	default:
 		r.t.Unknown[role]++
-		r.custom(role, rec.raw)
+		r.custom(role, rec.Raw)
 		return nil
 	}
 	blocks, err := anthropicBlocks(fields["content"])
 	if err != nil {
 		return err
 	}
-	where := fmt.Sprintf("line %d, messages[%d]", lineAt(r.data, rec.off), i)
-	m := &compact.Message{Role: compact.RoleUser, Extra: extras(fields, "role", "content")}
+	where := fmt.Sprintf("line %d, messages[%d]", jsonrec.Line(r.data, rec.Off), i)
+	m := &compact.Message{Role: compact.RoleUser, Extra: jsonrec.Extras(fields, "role", "content")}
 	if role == "assistant" {
 		m.Role = compact.RoleAssistant
 	}
 	for j, b := range blocks {
 		var typ string
-		if err := str(b.f, "type", &typ); err != nil {
+		if err := jsonrec.String(b.f, "type", &typ); err != nil {
 			return fmt.Errorf(".content[%d]%w", j, err)
 		}
 		if typ == "tool_result" && role == "user" {
@@ -102,25 +103,25 @@ func (r *reader) anthropicPart(typ string, blk block, assistant bool) (compact.P
 	switch typ {
 	case "text":
 		var s string
-		if err := str(b, "text", &s); err != nil {
+		if err := jsonrec.String(b, "text", &s); err != nil {
 			return compact.Part{}, err
 		}
-		return compact.Part{Type: compact.PartText, Text: s, Extra: extras(b, "type", "text")}, nil
+		return compact.Part{Type: compact.PartText, Text: s, Extra: jsonrec.Extras(b, "type", "text")}, nil
 	case "thinking":
 		var s string
-		if err := str(b, "thinking", &s); err != nil {
+		if err := jsonrec.String(b, "thinking", &s); err != nil {
 			return compact.Part{}, err
 		}
-		extra := extras(b, "type", "thinking", "signature")
+		extra := jsonrec.Extras(b, "type", "thinking", "signature")
 		if sig, ok := b["signature"]; ok {
-			extra = setRaw(extra, "thinkingSignature", sig)
+			extra = jsonrec.Set(extra, "thinkingSignature", sig)
 		}
 		return compact.Part{Type: compact.PartThinking, Thinking: s, Extra: extra}, nil
 	case "redacted_thinking":
-		extra := extras(b, "type", "data")
-		extra = setRaw(extra, "redacted", json.RawMessage("true"))
+		extra := jsonrec.Extras(b, "type", "data")
+		extra = jsonrec.Set(extra, "redacted", json.RawMessage("true"))
 		if data, ok := b["data"]; ok {
-			extra = setRaw(extra, "thinkingSignature", data)
+			extra = jsonrec.Set(extra, "thinkingSignature", data)
 		}
 		return compact.Part{Type: compact.PartThinking, Thinking: "[Reasoning redacted]", Extra: extra}, nil
 	case "image":
@@ -132,7 +133,7 @@ func (r *reader) anthropicPart(typ string, blk block, assistant bool) (compact.P
 		}
 		_ = json.Unmarshal(b["source"], &src)
 		if src.Type == "base64" {
-			return compact.Part{Type: compact.PartImage, MimeType: src.MediaType, Data: src.Data, Extra: extras(b, "type", "source")}, nil
+			return compact.Part{Type: compact.PartImage, MimeType: src.MediaType, Data: src.Data, Extra: jsonrec.Extras(b, "type", "source")}, nil
 		}
 		text := ""
 		if src.URL != "" {
@@ -144,24 +145,24 @@ func (r *reader) anthropicPart(typ string, blk block, assistant bool) (compact.P
 			break
 		}
 		var id, name string
-		if err := str(b, "id", &id); err != nil {
+		if err := jsonrec.String(b, "id", &id); err != nil {
 			return compact.Part{}, err
 		}
-		if err := str(b, "name", &name); err != nil {
+		if err := jsonrec.String(b, "name", &name); err != nil {
 			return compact.Part{}, err
 		}
 		if id == "" {
 			return compact.Part{}, fmt.Errorf(".id: missing")
 		}
 		args := bytes.TrimSpace(b["input"])
-		if len(args) == 0 || isNull(args) {
+		if len(args) == 0 || jsonrec.IsNull(args) {
 			args = json.RawMessage("{}")
 		} else if args[0] != '{' {
 			return compact.Part{}, fmt.Errorf(".input: not an object")
 		}
 		tc := &compact.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
 		r.call(tc)
-		return compact.Part{Type: compact.PartToolCall, ToolCall: tc, Extra: extras(b, "type", "id", "name", "input")}, nil
+		return compact.Part{Type: compact.PartToolCall, ToolCall: tc, Extra: jsonrec.Extras(b, "type", "id", "name", "input")}, nil
 	case "":
 		return compact.Part{}, fmt.Errorf(".type: missing")
 	}
@@ -171,17 +172,17 @@ func (r *reader) anthropicPart(typ string, blk block, assistant bool) (compact.P
 // anthropicResult maps a tool_result block onto a tool result message.
 func (r *reader) anthropicResult(b map[string]json.RawMessage) (*compact.Message, error) {
 	var id string
-	if err := str(b, "tool_use_id", &id); err != nil {
+	if err := jsonrec.String(b, "tool_use_id", &id); err != nil {
 		return nil, err
 	}
-	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Extra: extras(b, "type", "tool_use_id", "content", "is_error")}
-	if raw, ok := b["is_error"]; ok && !isNull(raw) {
+	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Extra: jsonrec.Extras(b, "type", "tool_use_id", "content", "is_error")}
+	if raw, ok := b["is_error"]; ok && !jsonrec.IsNull(raw) {
 		if err := json.Unmarshal(raw, &m.IsError); err != nil {
 			return nil, fmt.Errorf(".is_error: not a boolean")
 		}
 	}
 	content := bytes.TrimSpace(b["content"])
-	if len(content) == 0 || isNull(content) {
+	if len(content) == 0 || jsonrec.IsNull(content) {
 		return m, nil
 	}
 	blocks, err := anthropicBlocks(content)
@@ -190,7 +191,7 @@ func (r *reader) anthropicResult(b map[string]json.RawMessage) (*compact.Message
 	}
 	for j, blk := range blocks {
 		var typ string
-		if err := str(blk.f, "type", &typ); err != nil {
+		if err := jsonrec.String(blk.f, "type", &typ); err != nil {
 			return nil, fmt.Errorf(".content[%d]%w", j, err)
 		}
 		part, err := r.anthropicPart(typ, blk, false)

@@ -3,33 +3,17 @@ package requestbody
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Format is the name of this format in a Transcript and on the command
 // line.
 const Format = "request-body"
-
-// field is one top-level member of the body, with the byte offset of its
-// value.
-type field struct {
-	key   string
-	value json.RawMessage
-	off   int
-}
-
-// record is one element of a JSON array, with the byte offset where it
-// starts in the file.
-type record struct {
-	raw json.RawMessage
-	off int
-}
 
 // ReadFile reads the request body in the file at path.
 func ReadFile(path string) (*compact.Transcript, error) {
@@ -43,17 +27,17 @@ func ReadFile(path string) (*compact.Transcript, error) {
 // Read parses a request body held in memory. name is used in errors and
 // warnings, which give the line of the record at fault.
 func Read(data []byte, name string) (*compact.Transcript, error) {
-	fields, err := topLevel(data)
+	fields, err := jsonrec.Object(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", name, err)
 	}
-	var msgs []record
+	var msgs []jsonrec.Element
 	found := false
 	for _, f := range fields {
-		if f.key == "messages" {
+		if f.Key == "messages" {
 			found = true
-			if msgs, err = elements(f.value, f.off); err != nil {
-				return nil, fmt.Errorf("%s:%d: field messages: %w", name, lineAt(data, f.off), err)
+			if msgs, err = jsonrec.Array(data, "field messages", f.Value, f.Off); err != nil {
+				return nil, fmt.Errorf("%s:%w", name, err)
 			}
 		}
 	}
@@ -74,7 +58,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 			err = r.chatMessage(i, m)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: messages[%d]%w", name, lineAt(data, m.off), i, err)
+			return nil, fmt.Errorf("%s:%d: messages[%d]%w", name, jsonrec.Line(data, m.Off), i, err)
 		}
 	}
 	return r.t, nil
@@ -94,32 +78,32 @@ type reader struct {
 
 // header records the top-level fields other than messages: the system
 // prompt as its own custom entry, everything else as one.
-func (r *reader) header(fields []field) {
+func (r *reader) header(fields []jsonrec.Member) {
 	var rest bytes.Buffer
 	rest.WriteByte('{')
 	var system json.RawMessage
 	for _, f := range fields {
-		switch f.key {
+		switch f.Key {
 		case "messages":
 			continue
 		case "system":
-			system = f.value
+			system = f.Value
 			continue
 		case "model":
 			var s string
-			if json.Unmarshal(f.value, &s) == nil {
+			if json.Unmarshal(f.Value, &s) == nil {
 				r.t.Model = s
 			}
 		case "metadata":
-			r.t.SessionID = claudeSession(f.value)
+			r.t.SessionID = claudeSession(f.Value)
 		}
 		if rest.Len() > 1 {
 			rest.WriteByte(',')
 		}
-		k, _ := json.Marshal(f.key)
+		k, _ := json.Marshal(f.Key)
 		rest.Write(k)
 		rest.WriteByte(':')
-		rest.Write(f.value)
+		rest.Write(f.Value)
 	}
 	rest.WriteByte('}')
 	r.custom("request", rest.Bytes())
@@ -182,86 +166,6 @@ func stopReason(m *compact.Message) compact.StopReason {
 		return compact.StopToolUse
 	}
 	return compact.StopEnd
-}
-
-// topLevel returns the members of the JSON object that data holds, in
-// order. Errors start with the line number and a colon.
-func topLevel(data []byte) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntaxError(data, dec, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%d: not a JSON object", lineAt(data, int(dec.InputOffset())))
-	}
-	var out []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, syntaxError(data, dec, err)
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, syntaxError(data, dec, err)
-		}
-		out = append(out, field{key: key, value: v, off: valueStart(data, int(dec.InputOffset())-len(v))})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, syntaxError(data, dec, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%d: data after the request object", lineAt(data, int(dec.InputOffset())))
-	}
-	return out, nil
-}
-
-// elements returns the elements of the JSON array raw, which starts at
-// byte base of the file.
-func elements(raw json.RawMessage, base int) ([]record, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, errors.New("not an array")
-	}
-	var out []record
-	for dec.More() {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, record{raw: v, off: base + int(dec.InputOffset()) - len(v)})
-	}
-	return out, nil
-}
-
-// valueStart returns off, the offset a decoder gives for a value's
-// start; it exists to keep the offset inside data.
-func valueStart(data []byte, off int) int {
-	return max(0, min(off, len(data)))
-}
-
-// syntaxError turns a decoder error into "LINE: message".
-func syntaxError(data []byte, dec *json.Decoder, err error) error {
-	off := int(dec.InputOffset())
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = int(se.Offset)
-	}
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("%d: truncated JSON: %w", lineAt(data, len(data)), io.ErrUnexpectedEOF)
-	}
-	return fmt.Errorf("%d: invalid JSON: %w", lineAt(data, off), err)
-}
-
-// lineAt returns the 1-based line of byte offset off in data.
-func lineAt(data []byte, off int) int {
-	off = max(0, min(off, len(data)))
-	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }
 
 // claudeSession returns the session id Claude Code puts in

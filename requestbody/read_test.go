@@ -306,7 +306,7 @@ func TestReadErrors(t *testing.T) {
 		{`{"system":"s","messages":[{"role":"user","content":[{"text":"a"}]}]}`, "b.json:1: messages[0].content[0].type: missing"},
 		{`{"system":"s","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"n","input":[1]}]}]}`, "b.json:1: messages[0].content[0].input: not an object"},
 		{"{\"messages\":[\n{\"role\":\"user\"", "b.json:2: truncated JSON"},
-		{`{"messages":[]} {}`, "b.json:1: data after the request object"},
+		{`{"messages":[]} {}`, "b.json:1: data after the JSON object"},
 		{`{"messages":[}`, "b.json:1: invalid JSON"},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,8 @@ package requestbody
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Shape names the API a request body is written for.
@@ -20,13 +22,13 @@ const (
 // DetectShape returns the shape of the request body in data, "" when
 // data is not a chat request body (no top-level "messages" array).
 func DetectShape(data []byte) Shape {
-	fields, err := topLevel(data)
+	fields, err := jsonrec.Object(data)
 	if err != nil {
 		return ""
 	}
 	for _, f := range fields {
-		if f.key == "messages" {
-			msgs, err := elements(f.value, f.off)
+		if f.Key == "messages" {
+			msgs, err := jsonrec.Array(data, f.Key, f.Value, f.Off)
 			if err != nil {
 				return ""
 			}
@@ -40,14 +42,14 @@ func DetectShape(data []byte) Shape {
 // only one of them has, the form of tools, the roles and the block types
 // of the messages. A body with none of them (plain text messages only)
 // reads the same either way and is taken as Chat.
-func shapeOf(fields []field, msgs []record) Shape {
+func shapeOf(fields []jsonrec.Member, msgs []jsonrec.Element) Shape {
 	anthropic, chat := 0, 0
 	for _, f := range fields {
-		switch f.key {
+		switch f.Key {
 		case "system", "anthropic_version", "stop_sequences", "top_k", "anthropic_beta", "container", "mcp_servers":
 			anthropic++
 		case "thinking":
-			if bytes.HasPrefix(bytes.TrimSpace(f.value), []byte("{")) {
+			if bytes.HasPrefix(bytes.TrimSpace(f.Value), []byte("{")) {
 				anthropic++
 			}
 		case "max_completion_tokens", "response_format", "stream_options", "n", "logprobs", "top_logprobs",
@@ -58,7 +60,7 @@ func shapeOf(fields []field, msgs []record) Shape {
 				InputSchema json.RawMessage `json:"input_schema"`
 				Function    json.RawMessage `json:"function"`
 			}
-			_ = json.Unmarshal(f.value, &tools)
+			_ = json.Unmarshal(f.Value, &tools)
 			for _, t := range tools {
 				if t.InputSchema != nil {
 					anthropic++
@@ -75,7 +77,7 @@ func shapeOf(fields []field, msgs []record) Shape {
 			Content   json.RawMessage `json:"content"`
 			ToolCalls json.RawMessage `json:"tool_calls"`
 		}
-		if json.Unmarshal(m.raw, &msg) != nil {
+		if json.Unmarshal(m.Raw, &msg) != nil {
 			continue
 		}
 		switch msg.Role {
@@ -116,59 +118,31 @@ func shapeOf(fields []field, msgs []record) Shape {
 // agents' formats (a top-level "type", "trajectory" or "history") are
 // not.
 func Detect(head []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(head))
-	tok, err := dec.Token()
-	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-		return false
-	}
-	model, request := false, false
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			// Cut inside the object: judge on the keys seen so far.
-			return model && request
-		}
-		key, ok := tok.(string)
-		if !ok {
-			// The end of the object: the whole body was seen without messages.
-			return false
-		}
+	model, request, messages, other := false, false, false, false
+	isObject := jsonrec.Keys(head, func(key string, first byte) bool {
 		switch key {
 		case "messages":
-			tok, err := dec.Token()
-			d, ok := tok.(json.Delim)
-			return err == nil && ok && d == '['
+			messages = first == '['
+			return false
 		case "model":
 			model = true
 		case "system", "tools", "max_tokens", "max_completion_tokens", "stream", "temperature", "tool_choice", "thinking", "metadata", "stream_options", "top_p":
 			request = true
 		case "type", "trajectory", "history", "input", "events", "info":
+			other = true
 			return false
 		}
-		if !skipValue(dec) {
-			return model && request
-		}
+		return true
+	})
+	if !isObject || other {
+		return false
 	}
+	return messages || (model && request && !complete(head))
 }
 
-// skipValue reads past one JSON value; false when the input ends or is
-// not JSON there.
-func skipValue(dec *json.Decoder) bool {
-	depth := 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		if d, ok := tok.(json.Delim); ok {
-			if d == '{' || d == '[' {
-				depth++
-			} else {
-				depth--
-			}
-		}
-		if depth == 0 {
-			return true
-		}
-	}
+// complete reports whether head holds a whole JSON value: then a body
+// without "messages" is not a request body, however request-like its
+// other fields.
+func complete(head []byte) bool {
+	return json.Valid(bytes.TrimSpace(head))
 }
