@@ -1,0 +1,498 @@
+package cline
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+func readTask(t *testing.T, dir string) *compact.Transcript {
+	t.Helper()
+	tr, err := ReadFile(filepath.Join("testdata", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func byID(tr *compact.Transcript, id string) *compact.Entry {
+	for _, e := range tr.Entries {
+		if e.ID == id {
+			return e
+		}
+	}
+	return nil
+}
+
+func TestReadTasks(t *testing.T) {
+	tests := []struct {
+		dir                            string
+		user, assistant, results       int
+		compactions                    int
+		contextMessages                int
+		usageID                        string
+		usage                          compact.Usage
+		model, cwd                     string
+		unknown                        map[string]int
+		stops                          map[string]compact.StopReason
+		firstKept                      string
+		summaryHas                     string
+		tokensBefore, tokensAfter      int
+		customs                        int
+		sessionID                      string
+		resultText, resultTool, callID string
+	}{
+		{
+			dir: "xml-task", user: 10, assistant: 10, results: 8, compactions: 1,
+			// summary + m6..m8.1 (5 messages kept before it) + the 15 after it
+			contextMessages: 1 + 5 + 15,
+			usageID:         "m3", usage: compact.Usage{Input: 4, Output: 180, CacheWrite: 420, CacheRead: 11820},
+			cwd:       "/home/dev/sum",
+			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopEnd},
+			firstKept: "m6", summaryHas: "The sum function in main.go returns the wrong result", tokensBefore: 13364,
+			sessionID:  "xml-task",
+			resultText: "Command executed.\nOutput:\nok  \tsum\t0.002s", resultTool: "execute_command", callID: "m10",
+		},
+		{
+			dir: "native-task", user: 5, assistant: 6, results: 5, compactions: 1,
+			// the range ends right before the compaction: summary + the 6 messages after it
+			contextMessages: 1 + 6,
+			usageID:         "m3", usage: compact.Usage{Input: 440, Output: 180, CacheRead: 14200},
+			model: "claude-sonnet-4-5-20250929", cwd: "/Users/ana/todo-api",
+			stops:     map[string]compact.StopReason{"m7": compact.StopToolUse, "m11": compact.StopAborted},
+			firstKept: "m7", summaryHas: "8. Required Files:", tokensBefore: 161422,
+			sessionID:  "native-task",
+			resultText: "[read_file for 'src/routes.ts'] Result:\nimport", resultTool: "read_file", callID: "m2",
+		},
+		{
+			dir: "roo-task", user: 6, assistant: 6, results: 5, compactions: 2,
+			// the latest compaction (the fresh-start summary) keeps nothing before it
+			contextMessages: 1 + 4,
+			usageID:         "m4", usage: compact.Usage{Input: 310, Output: 60, CacheRead: 9700},
+			cwd:       "/home/lu/notes",
+			unknown:   map[string]int{"block:thoughtSignature": 1},
+			stops:     map[string]compact.StopReason{"m11": compact.StopToolUse, "m13": compact.StopEnd},
+			firstKept: "m11", summaryHas: "## Conversation Summary", tokensBefore: 10690, tokensAfter: 2380,
+			sessionID:  "roo-task",
+			resultText: "Changes successfully applied to README.md", resultTool: "apply_diff", callID: "m7",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dir, func(t *testing.T) {
+			tr := readTask(t, tc.dir)
+			if tr.Format != "cline" || tr.SessionID != tc.sessionID || tr.Cwd != tc.cwd || tr.Model != tc.model {
+				t.Errorf("header: format %q session %q cwd %q model %q", tr.Format, tr.SessionID, tr.Cwd, tr.Model)
+			}
+			if tr.Timestamp == "" {
+				t.Error("no start time")
+			}
+			if len(tr.Warnings) != 0 {
+				t.Errorf("warnings: %q", tr.Warnings)
+			}
+			roles := map[compact.Role]int{}
+			var comps []*compact.Entry
+			for _, e := range tr.Entries {
+				switch {
+				case e.Message != nil:
+					roles[e.Message.Role]++
+				case e.Kind == compact.KindCompaction:
+					comps = append(comps, e)
+				}
+			}
+			if roles[compact.RoleUser] != tc.user || roles[compact.RoleAssistant] != tc.assistant || roles[compact.RoleToolResult] != tc.results {
+				t.Errorf("roles = %v, want user %d assistant %d toolResult %d", roles, tc.user, tc.assistant, tc.results)
+			}
+			if len(comps) != tc.compactions {
+				t.Fatalf("%d compactions, want %d", len(comps), tc.compactions)
+			}
+			last := comps[len(comps)-1].Compaction
+			if last.FirstKeptID != tc.firstKept || !strings.Contains(last.Summary, tc.summaryHas) ||
+				last.TokensBefore != tc.tokensBefore || last.TokensAfter != tc.tokensAfter || last.Details["source"] != "cline" {
+				t.Errorf("compaction: first kept %q, before %d, after %d, details %v, summary %.80q",
+					last.FirstKeptID, last.TokensBefore, last.TokensAfter, last.Details, last.Summary)
+			}
+			if e := byID(tr, tc.usageID); e == nil || e.Message.Usage == nil || *e.Message.Usage != tc.usage {
+				t.Errorf("usage of %s = %+v, want %+v", tc.usageID, e.Message.Usage, tc.usage)
+			}
+			for id, want := range tc.stops {
+				if e := byID(tr, id); e == nil || e.Message.StopReason != want {
+					t.Errorf("stop reason of %s = %v, want %s", id, e, want)
+				}
+			}
+			if len(tc.unknown) != len(tr.Unknown) {
+				t.Errorf("unknown = %v, want %v", tr.Unknown, tc.unknown)
+			}
+			for k, n := range tc.unknown {
+				if tr.Unknown[k] != n {
+					t.Errorf("unknown[%s] = %d, want %d", k, tr.Unknown[k], n)
+				}
+			}
+			r := byID(tr, tc.callID)
+			if r == nil || r.Message.Role != compact.RoleToolResult || r.Message.ToolName != tc.resultTool ||
+				!strings.HasPrefix(r.Message.Text(), tc.resultText) {
+				t.Errorf("result %s = %+v", tc.callID, r)
+			}
+			checkPairs(t, tr)
+
+			s, err := session.FromTranscript(tr, tc.dir, session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(s.Context().Messages); n != tc.contextMessages {
+				t.Errorf("context has %d messages, want %d", n, tc.contextMessages)
+			}
+			roundTrip(t, tr, s)
+		})
+	}
+}
+
+// checkPairs asserts that every tool result follows the assistant message
+// holding its call and that call ids are unique.
+func checkPairs(t *testing.T, tr *compact.Transcript) {
+	t.Helper()
+	calls := map[string]bool{}
+	for _, e := range tr.Entries {
+		m := e.Message
+		if m == nil {
+			continue
+		}
+		for _, c := range m.ToolCalls() {
+			if calls[c.ID] {
+				t.Errorf("call id %s twice", c.ID)
+			}
+			calls[c.ID] = true
+			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' {
+				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
+			}
+		}
+		if m.Role == compact.RoleToolResult && !calls[m.ToolCallID] {
+			t.Errorf("%s: result for %q has no earlier call", e.ID, m.ToolCallID)
+		}
+	}
+}
+
+// roundTrip writes tr as a pi session, reads it back and compares it with
+// s, the session FromTranscript made.
+func roundTrip(t *testing.T, tr *compact.Transcript, s *session.Session) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := session.EncodeTranscript(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	back, err := session.Read(bytes.NewReader(buf.Bytes()), "roundtrip", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.Entries(), back.Entries()
+	if len(a) != len(b) || len(a) != len(tr.Entries) {
+		t.Fatalf("round trip: %d entries, FromTranscript %d, transcript %d", len(b), len(a), len(tr.Entries))
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].ParentID != b[i].ParentID || a[i].Kind != b[i].Kind || a[i].Timestamp != b[i].Timestamp {
+			t.Fatalf("round trip: entry %d is %s<-%s %s, was %s<-%s %s", i, b[i].ID, b[i].ParentID, b[i].Kind, a[i].ID, a[i].ParentID, a[i].Kind)
+		}
+		if a[i].Message != nil {
+			ma, err1 := session.EncodeMessage(a[i].Message)
+			mb, err2 := session.EncodeMessage(b[i].Message)
+			if err1 != nil || err2 != nil || !bytes.Equal(ma, mb) {
+				t.Fatalf("round trip: message %s differs (%v %v)", a[i].ID, err1, err2)
+			}
+		}
+		if a[i].Compaction != nil && (b[i].Compaction == nil || a[i].Compaction.Summary != b[i].Compaction.Summary ||
+			a[i].Compaction.FirstKeptID != b[i].Compaction.FirstKeptID) {
+			t.Fatalf("round trip: compaction %s differs", a[i].ID)
+		}
+	}
+	if n := len(back.Context().Messages); n != len(s.Context().Messages) {
+		t.Errorf("round trip: context %d messages, was %d", n, len(s.Context().Messages))
+	}
+}
+
+func TestXMLToolCalls(t *testing.T) {
+	tr := readTask(t, "xml-task")
+	a := byID(tr, "m3").Message
+	calls := a.ToolCalls()
+	if len(calls) != 1 || calls[0].Name != "replace_in_file" || calls[0].FilePath() != "main.go" {
+		t.Fatalf("calls = %+v", calls)
+	}
+	var args map[string]string
+	if err := json.Unmarshal(calls[0].Arguments, &args); err != nil || !strings.HasPrefix(args["diff"], "<<<<<<< SEARCH\n") {
+		t.Errorf("arguments %s (%v)", calls[0].Arguments, err)
+	}
+	var xml string
+	for _, p := range a.Content {
+		if p.Type == compact.PartToolCall {
+			_ = json.Unmarshal(p.Extra["clineXml"], &xml)
+		}
+	}
+	if !strings.HasPrefix(xml, "<replace_in_file>\n<path>main.go</path>") || !strings.HasSuffix(xml, "</replace_in_file>") {
+		t.Errorf("xml kept = %q", xml)
+	}
+	if strings.Contains(a.Text(), "<replace_in_file>") {
+		t.Errorf("XML left in the text: %q", a.Text())
+	}
+	// The denied write: the feedback block after the header belongs to the result.
+	r := byID(tr, "m14").Message
+	if len(r.Content) != 2 || !strings.Contains(r.Content[1].Text, "TestSumEmpty") {
+		t.Errorf("denied result = %q", r.Text())
+	}
+	var header string
+	_ = json.Unmarshal(r.Extra["clineHeader"], &header)
+	if header != "[write_to_file for 'main_test.go'] Result:" {
+		t.Errorf("header = %q", header)
+	}
+	// The environment details stay a user message after the results.
+	if u := byID(tr, "m14.1").Message; u.Role != compact.RoleUser || !strings.HasPrefix(u.Text(), "<environment_details>") {
+		t.Errorf("m14.1 = %+v", u)
+	}
+}
+
+func TestExtrasKept(t *testing.T) {
+	tr := readTask(t, "native-task")
+	a := byID(tr, "m1").Message
+	if string(a.Extra["metrics"]) == "" || string(a.Extra["modelInfo"]) == "" || a.Provider != "anthropic" {
+		t.Errorf("assistant extras %v provider %q", a.Extra, a.Provider)
+	}
+	th := a.Content[0]
+	if th.Type != compact.PartThinking || !strings.HasPrefix(string(th.Extra["thinkingSignature"]), `"EqQB`) {
+		t.Errorf("thinking part = %+v", th)
+	}
+	if c := a.Content[2]; string(c.Extra["call_id"]) != `"call_01A1"` {
+		t.Errorf("tool call extras = %v", c.Extra)
+	}
+	u := byID(tr, "m4.1").Message
+	var img *compact.Part
+	for i := range u.Content {
+		if u.Content[i].Type == compact.PartImage {
+			img = &u.Content[i]
+		}
+	}
+	if img == nil || img.MimeType != "image/png" || img.Data == "" {
+		t.Errorf("image not mapped: %+v", u.Content)
+	}
+	roo := readTask(t, "roo-task")
+	m := byID(roo, "m1").Message
+	if string(m.Extra["truncationParent"]) == "" || !strings.Contains(string(m.Extra["unknownBlocks"]), "thoughtSignature") {
+		t.Errorf("roo extras = %v", m.Extra)
+	}
+	if m.Content[0].Type != compact.PartThinking || m.Content[0].Thinking != "First I should list the notes folder." {
+		t.Errorf("reasoning block = %+v", m.Content[0])
+	}
+	marker := byID(roo, "m3")
+	if marker.Kind != compact.KindCompaction || marker.Compaction.FirstKeptID != "m4" ||
+		!strings.Contains(marker.Compaction.Summary, "Summarize notes/2026-01.md") || marker.Compaction.TokensBefore != 10200 {
+		t.Errorf("truncation marker = %+v", marker.Compaction)
+	}
+}
+
+func TestReadOnlyHistory(t *testing.T) {
+	data, err := os.ReadFile("testdata/xml-task/api_conversation_history.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(data, "api_conversation_history.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range tr.Entries {
+		if e.Kind == compact.KindCompaction || (e.Message != nil && e.Message.Usage != nil) {
+			t.Fatalf("without ui_messages.json: unexpected %s %s", e.ID, e.Kind)
+		}
+	}
+	checkPairs(t, tr)
+	// ReadFile on ui_messages.json reads the history beside it.
+	a, err := ReadFile("testdata/xml-task/ui_messages.json")
+	if err != nil || len(a.Entries) != len(readTask(t, "xml-task").Entries) {
+		t.Errorf("ReadFile(ui_messages.json): %v", err)
+	}
+}
+
+func TestSynthetic(t *testing.T) {
+	tests := []struct {
+		name, api, ui string
+		check         func(t *testing.T, tr *compact.Transcript)
+	}{
+		{
+			name: "orphan native result",
+			api:  `[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x1","content":"out"}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if len(tr.Entries) != 1 || tr.Entries[0].Message.Role != compact.RoleUser || tr.Entries[0].Message.Text() != "out" || len(tr.Warnings) != 1 {
+					t.Errorf("entries %d warnings %q", len(tr.Entries), tr.Warnings)
+				}
+			},
+		},
+		{
+			name: "orphan XML result",
+			api:  `[{"role":"user","content":[{"type":"text","text":"[read_file for 'a'] Result:\nhello"}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if len(tr.Entries) != 1 || tr.Entries[0].Message.Role != compact.RoleUser || len(tr.Warnings) != 1 {
+					t.Errorf("entries %d warnings %q", len(tr.Entries), tr.Warnings)
+				}
+			},
+		},
+		{
+			name: "XML result without XML in the text",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":"running it"},` +
+				`{"role":"user","content":[{"type":"text","text":"[execute_command for 'ls'] Result:\nCommand executed."}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 1 || calls[0].Name != "execute_command" || string(calls[0].Arguments) != "{}" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				r := tr.Entries[2].Message
+				if r.Role != compact.RoleToolResult || r.ToolCallID != calls[0].ID || r.Text() != "Command executed." {
+					t.Errorf("result = %+v", r)
+				}
+			},
+		},
+		{
+			name: "unknown role, reasoning item and block",
+			api: `[{"role":"system","content":"x"},{"type":"reasoning","encrypted_content":"e","id":"r1"},` +
+				`{"role":"user","content":[{"type":"document","source":{}}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if tr.Unknown["system"] != 1 || tr.Unknown["block:document"] != 1 || tr.Unknown["reasoning"] != 0 {
+					t.Errorf("unknown = %v", tr.Unknown)
+				}
+				if tr.Entries[0].CustomType != "cline:system" || tr.Entries[1].CustomType != "cline:reasoning" {
+					t.Errorf("custom entries %q %q", tr.Entries[0].CustomType, tr.Entries[1].CustomType)
+				}
+				if !strings.Contains(string(tr.Entries[2].Message.Extra["unknownBlocks"]), "document") {
+					t.Errorf("block lost")
+				}
+			},
+		},
+		{
+			name: "usage by order without conversationHistoryIndex",
+			api:  `[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"},{"role":"assistant","content":"d"}]`,
+			ui: `[{"ts":1,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":2}"},` +
+				`{"ts":2,"type":"say","say":"api_req_started","text":"{\"tokensIn\":20,\"tokensOut\":3,\"cacheReads\":5}"}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if u := tr.Entries[3].Message.Usage; u == nil || *u != (compact.Usage{Input: 20, Output: 3, CacheRead: 5}) {
+					t.Errorf("usage = %+v", u)
+				}
+			},
+		},
+		{
+			name: "usage that cannot be mapped stays a custom entry",
+			api:  `[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]`,
+			ui: `[{"ts":1,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10}"},` +
+				`{"ts":2,"type":"say","say":"api_req_started","text":"{\"tokensIn\":20}"}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				n := 0
+				for _, e := range tr.Entries {
+					if e.CustomType == "cline:api_req_started" {
+						n++
+					}
+				}
+				if n != 2 || tr.Entries[1].Message.Usage != nil || len(tr.Warnings) != 1 {
+					t.Errorf("%d custom entries, warnings %q", n, tr.Warnings)
+				}
+			},
+		},
+		{
+			name: "bad ui message is a warning",
+			api:  `[{"role":"user","content":"a"}]`,
+			ui:   "[\n{\"ts\":\"soon\",\"type\":\"say\"}\n]",
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "ui_messages.json:2: ui message 1: field ts") {
+					t.Errorf("warnings %q", tr.Warnings)
+				}
+			},
+		},
+		{
+			name: "cut short after a whole message",
+			api:  "[{\"role\":\"user\",\"content\":\"a\"},\n{\"role\":\"assistant\",\"content\":[{\"type\":\"te",
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if len(tr.Entries) != 1 || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "t.json:2: file ends inside message 2") {
+					t.Errorf("entries %d warnings %q", len(tr.Entries), tr.Warnings)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ui []byte
+			if tc.ui != "" {
+				ui = []byte(tc.ui)
+			}
+			tr, err := ReadTask([]byte(tc.api), ui, "t.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, tr)
+			if _, err := session.FromTranscript(tr, tc.name, session.Options{}); err != nil {
+				t.Errorf("FromTranscript: %v", err)
+			}
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct{ name, data, want string }{
+		{"not an array", `{"role":"user"}`, "t.json:1: not a JSON array"},
+		{"not JSON", `[{"role":"user","content":"a"} x]`, "t.json:1:"},
+		{"element not an object", "[\n1]", "t.json:2: message 1: not an object"},
+		{"role not a string", "[\n{\"role\":1,\"content\":\"a\"}]", "t.json:2: message 1: field role: not a string"},
+		{"content not blocks", `[{"role":"user","content":7}]`, "message 1: field content: not a string or an array of blocks"},
+		{"block without type", `[{"role":"user","content":[{"text":"a"}]}]`, "field content: block 0: field type: not a string"},
+		{"ts not a number", `[{"role":"user","content":"a","ts":"x"}]`, "field ts: not a number"},
+		{"no role", `[{"content":"a"}]`, "field role: missing"},
+		{"empty", ``, "t.json:1: not a JSON array"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read([]byte(tc.data), "t.json")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDetect(t *testing.T) {
+	long := `[{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 70000) + `"}]}]`
+	tests := []struct {
+		name string
+		head string
+		want bool
+	}{
+		{"xml task", file(t, "testdata/xml-task/api_conversation_history.json"), true},
+		{"native task", file(t, "testdata/native-task/api_conversation_history.json"), true},
+		{"roo task", file(t, "testdata/roo-task/api_conversation_history.json"), true},
+		{"pretty printed", "[\n  {\n    \"role\": \"assistant\",\n    \"content\": \"hi\"", true},
+		{"cut inside the first message", long[:65536], true},
+		{"content before role", `[{"content":"a","role":"user"}]`, true},
+		{"ui messages", file(t, "testdata/xml-task/ui_messages.json"), false},
+		{"gemini checkpoint", `[{"role":"user","parts":[{"text":"hi"}]}]`, false},
+		{"pi session", file(t, "../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
+		{"gemini recording", `{"sessionId":"a","projectHash":"b","messages":[]}`, false},
+		{"other role", `[{"role":"tool","content":"x"}]`, false},
+		{"empty", ``, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			head := tc.head
+			if len(head) > 65536 {
+				head = head[:65536]
+			}
+			if got := Detect([]byte(head)); got != tc.want {
+				t.Errorf("Detect = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func file(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

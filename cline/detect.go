@@ -1,0 +1,57 @@
+package cline
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Detect reports whether head, the first bytes of a file (up to 64 KiB,
+// possibly cut mid-record), is a Cline-style api_conversation_history.json:
+// a JSON array whose first element is an object with a "role" of "user" or
+// "assistant" and a "content" member, and no Gemini "parts" member. The
+// first element's members are read one by one, so a head cut inside a long
+// content string is still judged by the members seen before the cut.
+// ui_messages.json is not detected: it is the companion file that ReadFile
+// reads beside the history.
+func Detect(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return false
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	var role string
+	content, parts := false, false
+	for dec.More() && !(role != "" && (content || parts)) {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		key, ok := t.(string)
+		if !ok {
+			return false
+		}
+		switch key {
+		case "role":
+			var v any
+			if dec.Decode(&v) != nil {
+				return false
+			}
+			if role, ok = v.(string); !ok {
+				return false
+			}
+			continue
+		case "content":
+			content = true
+		case "parts":
+			parts = true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	return (role == "user" || role == "assistant") && content && !parts
+}

@@ -1,0 +1,619 @@
+package cline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// Format is the format name of this package's transcripts.
+const Format = "cline"
+
+// The files of a task directory.
+const (
+	// APIHistoryFile holds the conversation as sent to the model.
+	APIHistoryFile = "api_conversation_history.json"
+	// UIMessagesFile holds what the extension showed, with usage and the
+	// truncation ranges.
+	UIMessagesFile = "ui_messages.json"
+)
+
+// Read parses an api_conversation_history.json held in memory, without its
+// ui_messages.json (so with only the usage the history itself records).
+// name is used in errors and warnings.
+func Read(data []byte, name string) (*compact.Transcript, error) {
+	return ReadTask(data, nil, name)
+}
+
+// ReadTask parses a task from the contents of its
+// api_conversation_history.json (api, named name in errors) and its
+// ui_messages.json (ui, nil when there is none; named after the file beside
+// name).
+func ReadTask(api, ui []byte, name string) (*compact.Transcript, error) {
+	elems, warn, err := decodeArray(api, name, "message")
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{
+		name: name,
+		t:    &compact.Transcript{Format: Format, Unknown: map[string]int{}},
+		open: map[string]string{},
+	}
+	if warn != "" {
+		b.warn("%s", warn)
+	}
+	b.msgs = make([]*apiMessage, len(elems))
+	for i, e := range elems {
+		m, err := decodeMessage(e, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: message %d: %w", name, e.line, i+1, err)
+		}
+		b.msgs[i] = m
+	}
+	if ui != nil {
+		msgs, warnings := decodeUI(ui, filepath.Join(filepath.Dir(name), UIMessagesFile))
+		for _, w := range warnings {
+			b.warn("%s", w)
+		}
+		b.ui = msgs
+	}
+	b.build()
+	if len(b.t.Unknown) == 0 {
+		b.t.Unknown = nil
+	}
+	return b.t, nil
+}
+
+// ReadFile reads a task. path is its api_conversation_history.json, its
+// ui_messages.json or the task directory; the ui_messages.json beside the
+// history is read when present. The task directory's name (Cline's task
+// id) becomes the session id.
+func ReadFile(path string) (*compact.Transcript, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, apiPath := filepath.Dir(path), path
+	switch {
+	case fi.IsDir():
+		dir, apiPath = path, filepath.Join(path, APIHistoryFile)
+	case filepath.Base(path) == UIMessagesFile:
+		apiPath = filepath.Join(dir, APIHistoryFile)
+	}
+	api, err := os.ReadFile(apiPath)
+	if err != nil {
+		return nil, err
+	}
+	ui, err := os.ReadFile(filepath.Join(dir, UIMessagesFile))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		ui = nil
+	}
+	t, err := ReadTask(api, ui, apiPath)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		t.SessionID = filepath.Base(abs)
+	}
+	return t, nil
+}
+
+// apiMessage is one element of the api history.
+type apiMessage struct {
+	index, line int
+	raw         json.RawMessage
+	fields      map[string]json.RawMessage
+	role        string
+	typ         string // "reasoning" for Roo Code's standalone reasoning items
+	blocks      []block
+	ts          int64
+	isSummary   bool // Roo Code condensation summary
+	isMarker    bool // Roo Code sliding-window truncation marker
+	modelInfo   *modelInfo
+}
+
+// decodeMessage decodes element i of the api history.
+func decodeMessage(e element, i int) (*apiMessage, error) {
+	m := &apiMessage{index: i, line: e.line, raw: e.raw}
+	if err := json.Unmarshal(e.raw, &m.fields); err != nil || m.fields == nil {
+		return nil, fmt.Errorf("not an object")
+	}
+	str := func(k string) (string, error) {
+		v, ok := m.fields[k]
+		if !ok || string(v) == "null" {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("field %s: not a string", k)
+		}
+		return s, nil
+	}
+	var err error
+	if m.role, err = str("role"); err != nil {
+		return nil, err
+	}
+	if m.typ, err = str("type"); err != nil {
+		return nil, err
+	}
+	if m.role == "" && m.typ == "" {
+		return nil, fmt.Errorf("field role: missing")
+	}
+	if v, ok := m.fields["ts"]; ok && string(v) != "null" {
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			return nil, fmt.Errorf("field ts: not a number")
+		}
+		m.ts = int64(f)
+	}
+	for k, dst := range map[string]*bool{"isSummary": &m.isSummary, "isTruncationMarker": &m.isMarker} {
+		if v, ok := m.fields[k]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return nil, fmt.Errorf("field %s: not a boolean", k)
+			}
+		}
+	}
+	if v, ok := m.fields["modelInfo"]; ok && string(v) != "null" {
+		m.modelInfo = &modelInfo{}
+		if err := json.Unmarshal(v, m.modelInfo); err != nil {
+			return nil, fmt.Errorf("field modelInfo: %s", fieldError(err))
+		}
+	}
+	if m.role != "" {
+		if m.blocks, err = decodeContent(m.fields["content"]); err != nil {
+			return nil, fmt.Errorf("field content: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// builder turns the decoded files into the transcript's entries.
+type builder struct {
+	name string
+	t    *compact.Transcript
+	msgs []*apiMessage
+	ui   []*uiMessage
+
+	// open maps the id of each tool call not yet answered to its tool.
+	open map[string]string
+	// asst is the entry of the last assistant message and its index.
+	asst      *compact.Entry
+	asstIndex int
+	// first is the id of the first entry of each api message.
+	first []string
+	// reqOf maps an assistant entry to the api_req_started of its call.
+	reqOf map[*compact.Entry]*apiReq
+	// tsOf gives a time to api messages that store none.
+	tsOf map[int]int64
+	// usage maps an api message index to the request it was measured by.
+	usage map[int]*apiReq
+	// xmlCalls counts the calls synthesized for XML tool uses.
+	xmlCalls int
+}
+
+func (b *builder) warn(format string, args ...any) {
+	b.t.Warnings = append(b.t.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (b *builder) add(e *compact.Entry) { b.t.Entries = append(b.t.Entries, e) }
+
+// entryID returns the id of the k-th entry (k from 0) made from api
+// message i.
+func entryID(i, k int) string {
+	if k == 0 {
+		return fmt.Sprintf("m%d", i)
+	}
+	return fmt.Sprintf("m%d.%d", i, k)
+}
+
+func (b *builder) build() {
+	b.first = make([]string, len(b.msgs))
+	b.reqOf = map[*compact.Entry]*apiReq{}
+	b.tsOf = map[int]int64{}
+	reqs := apiRequests(b.ui)
+	b.mapUsage(reqs)
+	ranges := b.deletedRanges(reqs)
+	for i, m := range b.msgs {
+		b.first[i] = entryID(i, 0)
+		b.message(m)
+		for _, r := range ranges[i] {
+			b.add(b.truncation(r))
+		}
+	}
+	for _, r := range reqs {
+		if !r.used && r.info.hasUsage() {
+			b.add(&compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":api_req_started",
+				Timestamp: rfc3339(r.ui.Ts), Data: r.ui.raw})
+		}
+	}
+	b.finish()
+}
+
+// message adds the entries of one api message.
+func (b *builder) message(m *apiMessage) {
+	ts := m.ts
+	if ts == 0 {
+		ts = b.tsOf[m.index]
+	}
+	switch {
+	case m.isSummary:
+		b.add(b.condensed(m))
+	case m.isMarker:
+		b.add(b.marker(m))
+	case m.role == "assistant":
+		b.assistant(m, ts)
+	case m.role == "user":
+		b.user(m, ts)
+	default:
+		kind := m.role
+		if kind == "" {
+			kind = m.typ
+		}
+		if kind != "reasoning" {
+			b.t.Unknown[kind]++
+		}
+		b.add(&compact.Entry{ID: entryID(m.index, 0), Kind: compact.KindCustom, CustomType: Format + ":" + kind,
+			Timestamp: rfc3339(ts), Data: m.raw})
+	}
+}
+
+// messageExtra returns the members of an api message that a Message does
+// not model, plus the blocks it could not map.
+func messageExtra(m *apiMessage, unknown []json.RawMessage) map[string]json.RawMessage {
+	ex := extras(m.fields, nil, "role", "content")
+	if len(unknown) > 0 {
+		if ex == nil {
+			ex = map[string]json.RawMessage{}
+		}
+		ex["unknownBlocks"], _ = json.Marshal(unknown)
+	}
+	return ex
+}
+
+// assistant adds an assistant message: text, reasoning, native tool_use
+// blocks (as calls) and images; its usage from the message's own metrics
+// or from the ui's api_req_started.
+func (b *builder) assistant(m *apiMessage, ts int64) {
+	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: ts}
+	var unknown []json.RawMessage
+	for _, x := range m.blocks {
+		switch x.typ {
+		case "text":
+			msg.Content = append(msg.Content, textPart(x))
+		case "thinking", "redacted_thinking", "reasoning":
+			msg.Content = append(msg.Content, thinkingPart(x))
+		case "tool_use":
+			id, name := x.str("id"), x.str("name")
+			args := x.fields["input"]
+			if len(args) == 0 || args[0] != '{' {
+				if len(args) > 0 && string(args) != "null" {
+					args, _ = json.Marshal(map[string]json.RawMessage{"input": args})
+				} else {
+					args = json.RawMessage(`{}`)
+				}
+			}
+			msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
+				ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: args},
+				Extra:    extras(x.fields, partKeys, "type", "id", "name", "input")})
+			if id != "" {
+				b.open[id] = name
+			}
+		case "image":
+			if p, ok := imagePart(x); ok {
+				msg.Content = append(msg.Content, p)
+				continue
+			}
+			unknown = append(unknown, x.raw)
+			b.t.Unknown["block:"+x.typ]++
+		default:
+			unknown = append(unknown, x.raw)
+			b.t.Unknown["block:"+x.typ]++
+		}
+	}
+	msg.Extra = messageExtra(m, unknown)
+	if mi := m.modelInfo; mi != nil {
+		msg.Provider, msg.Model = mi.ProviderID, mi.ModelID
+	}
+	if u := metricsUsage(m.fields["metrics"]); u != nil {
+		msg.Usage = u
+	}
+	r := b.usage[m.index]
+	if ts == 0 && r != nil {
+		ts = r.ui.Ts
+		msg.Timestamp = ts
+	}
+	e := &compact.Entry{ID: entryID(m.index, 0), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: msg}
+	if r != nil {
+		b.reqOf[e] = r
+		if msg.Usage == nil {
+			msg.Usage = reqUsage(&r.info)
+		}
+		if mi := r.ui.ModelInfo; mi != nil && msg.Model == "" {
+			msg.Provider, msg.Model = mi.ProviderID, mi.ModelID
+		}
+	}
+	b.add(e)
+	b.asst, b.asstIndex = e, m.index
+}
+
+// user adds a user message: its tool results (native tool_result blocks,
+// and the "[tool for 'x'] Result:" text blocks of the XML protocol) each
+// as a tool result message first, then what remains as one user message.
+func (b *builder) user(m *apiMessage, ts int64) {
+	var results []*compact.Message
+	var rest []compact.Part
+	var unknown []json.RawMessage
+	for j := 0; j < len(m.blocks); j++ {
+		x := m.blocks[j]
+		switch x.typ {
+		case "tool_result":
+			parts, unk, err := toolResultParts(x)
+			if err != nil {
+				b.warn("%s:%d: message %d: block %d: %v (kept as stored)", b.name, m.line, m.index+1, j, err)
+				unknown = append(unknown, x.raw)
+				continue
+			}
+			id := x.str("tool_use_id")
+			var isErr bool
+			_ = json.Unmarshal(x.fields["is_error"], &isErr)
+			tool, ok := b.open[id]
+			if !ok {
+				b.warn("%s:%d: message %d: tool_result %q has no earlier tool_use; kept as user text", b.name, m.line, m.index+1, id)
+				rest = append(rest, parts...)
+				unknown = append(unknown, unk...)
+				continue
+			}
+			delete(b.open, id)
+			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: tool, IsError: isErr,
+				Content: parts, Timestamp: ts, Extra: extras(x.fields, nil, "type", "tool_use_id", "content", "is_error")}
+			if len(unk) > 0 {
+				if r.Extra == nil {
+					r.Extra = map[string]json.RawMessage{}
+				}
+				r.Extra["unknownBlocks"], _ = json.Marshal(unk)
+			}
+			results = append(results, r)
+		case "text":
+			h, ok := parseHeader(x.str("text"))
+			if !ok {
+				rest = append(rest, textPart(x))
+				continue
+			}
+			var parts []compact.Part
+			if strings.TrimSpace(h.rest) != "" {
+				parts = append(parts, compact.Part{Type: compact.PartText, Text: h.rest})
+			}
+			for j+1 < len(m.blocks) && resultBody(m.blocks[j+1]) {
+				j++
+				if m.blocks[j].typ == "text" {
+					parts = append(parts, textPart(m.blocks[j]))
+				} else if p, ok := imagePart(m.blocks[j]); ok {
+					parts = append(parts, p)
+				}
+			}
+			id := b.xmlCall(m.index, h.tool)
+			if id == "" {
+				b.warn("%s:%d: message %d: %q has no assistant message before it; kept as user text", b.name, m.line, m.index+1, h.header)
+				rest = append(rest, compact.Part{Type: compact.PartText, Text: x.str("text")})
+				rest = append(rest, parts...)
+				continue
+			}
+			extra := map[string]json.RawMessage{}
+			extra["clineHeader"] = jsonString(h.header)
+			for k, v := range extras(x.fields, nil, "type", "text") {
+				extra[k] = v
+			}
+			results = append(results, &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
+				IsError: xmlError(parts), Content: parts, Timestamp: ts, Extra: extra})
+		case "image":
+			if p, ok := imagePart(x); ok {
+				rest = append(rest, p)
+				continue
+			}
+			unknown = append(unknown, x.raw)
+			b.t.Unknown["block:"+x.typ]++
+		default:
+			unknown = append(unknown, x.raw)
+			b.t.Unknown["block:"+x.typ]++
+		}
+	}
+	extra := messageExtra(m, unknown)
+	k := 0
+	for _, r := range results {
+		if k == 0 {
+			r.Extra = merge(extra, r.Extra)
+		}
+		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: r})
+		k++
+	}
+	if len(rest) > 0 || k == 0 {
+		u := &compact.Message{Role: compact.RoleUser, Content: rest, Timestamp: ts}
+		if k == 0 {
+			u.Extra = extra
+		}
+		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: u})
+	}
+	if k == 0 && b.t.Cwd == "" {
+		b.t.Cwd = cwdOf(rest)
+	}
+}
+
+// resultBody reports whether a block after a result header still belongs
+// to that tool's output: text and images up to the next header or the
+// environment details Cline appends to every user message.
+func resultBody(x block) bool {
+	switch x.typ {
+	case "image":
+		return true
+	case "text":
+		s := x.str("text")
+		if _, ok := parseHeader(s); ok {
+			return false
+		}
+		return !strings.HasPrefix(strings.TrimSpace(s), "<environment_details>")
+	}
+	return false
+}
+
+// xmlError reports whether an XML-protocol result is an error: Cline words
+// tool failures as "The tool execution failed with the following error" and
+// other errors with an "[ERROR]" or "Error" prefix.
+func xmlError(parts []compact.Part) bool {
+	if len(parts) == 0 || parts[0].Type != compact.PartText {
+		return false
+	}
+	s := strings.TrimSpace(parts[0].Text)
+	return strings.HasPrefix(s, "The tool execution failed") || strings.HasPrefix(s, "[ERROR]") ||
+		strings.HasPrefix(s, "Error ") || strings.HasPrefix(s, "Error:")
+}
+
+// xmlCall returns the id of the call that a result header of tool answers:
+// the <tool> use in the text of the assistant message just before api
+// message i, turned into a tool call part (its XML, as written, kept in
+// the part's Extra["clineXml"] and cut from the text), or, when the text
+// holds no such use, a call synthesized with empty arguments. "" when the
+// message before is not an assistant message.
+func (b *builder) xmlCall(i int, tool string) string {
+	if b.asst == nil || b.asstIndex != i-1 {
+		return ""
+	}
+	msg := b.asst.Message
+	b.xmlCalls++
+	id := fmt.Sprintf("cline-xml-%d-%d", i-1, b.xmlCalls)
+	call := compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: json.RawMessage(`{}`)},
+		Extra: map[string]json.RawMessage{}}
+	for k := range msg.Content {
+		p := &msg.Content[k]
+		if p.Type != compact.PartText {
+			continue
+		}
+		x, ok := findXMLCall(p.Text, tool)
+		if !ok {
+			continue
+		}
+		call.ToolCall.Arguments = x.args
+		call.Extra["clineXml"] = jsonString(x.xml)
+		var parts []compact.Part
+		parts = append(parts, msg.Content[:k]...)
+		if strings.TrimSpace(x.before) != "" {
+			before := *p
+			before.Text = x.before
+			parts = append(parts, before)
+		}
+		parts = append(parts, call)
+		if strings.TrimSpace(x.after) != "" {
+			parts = append(parts, compact.Part{Type: compact.PartText, Text: x.after})
+		}
+		parts = append(parts, msg.Content[k+1:]...)
+		msg.Content = parts
+		return id
+	}
+	call.Extra["clineSynthesized"] = json.RawMessage(`true`)
+	msg.Content = append(msg.Content, call)
+	return id
+}
+
+// merge returns a with b's members added (b wins), nil when both are empty.
+func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[string]json.RawMessage, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+var cwdRE = regexp.MustCompile(`# Current (?:Working|Workspace) Directory \(([^)\n]+)\) Files`)
+
+// cwdOf finds the working directory in the environment details Cline and
+// Roo Code append to user messages.
+func cwdOf(parts []compact.Part) string {
+	for _, p := range parts {
+		if p.Type == compact.PartText {
+			if m := cwdRE.FindStringSubmatch(p.Text); m != nil {
+				return m[1]
+			}
+		}
+	}
+	return ""
+}
+
+// finish sets what needs the whole file: stop reasons, the transcript's
+// start time, model and working directory.
+func (b *builder) finish() {
+	for _, e := range b.t.Entries {
+		m := e.Message
+		if m == nil {
+			continue
+		}
+		if m.Role == compact.RoleAssistant {
+			m.StopReason = stopReason(m, b.reqOf[e])
+			if m.Model != "" {
+				b.t.Model = m.Model
+			}
+		}
+		if b.t.Timestamp == "" && e.Timestamp != "" {
+			b.t.Timestamp = e.Timestamp
+		}
+		if b.t.Cwd == "" && m.Role == compact.RoleUser {
+			b.t.Cwd = cwdOf(m.Content)
+		}
+	}
+	if b.t.Timestamp == "" {
+		for _, u := range b.ui {
+			if u.Ts > 0 {
+				b.t.Timestamp = rfc3339(u.Ts)
+				break
+			}
+		}
+	}
+}
+
+// stopReason maps how an assistant message ended: toolUse when it calls
+// tools; aborted or error when Cline marked it interrupted (its
+// "[Response interrupted by user]" / "...by API Error]" suffix, or the
+// request's cancelReason); stop otherwise.
+func stopReason(m *compact.Message, r *apiReq) compact.StopReason {
+	if r != nil {
+		switch r.info.CancelReason {
+		case "user_cancelled":
+			return compact.StopAborted
+		case "streaming_failed", "retries_exhausted":
+			return compact.StopError
+		}
+	}
+	text := strings.TrimSpace(m.Text())
+	switch {
+	case strings.HasSuffix(text, "[Response interrupted by user]"):
+		return compact.StopAborted
+	case strings.HasSuffix(text, "[Response interrupted by API Error]"):
+		return compact.StopError
+	case len(m.ToolCalls()) > 0:
+		return compact.StopToolUse
+	}
+	return compact.StopEnd
+}
+
+// rfc3339 formats a Unix millisecond time, "" for 0.
+func rfc3339(ms int64) string {
+	if ms <= 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
