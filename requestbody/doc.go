@@ -68,6 +68,10 @@
 // Usage. Model is the body's model; entries carry no ids or timestamps
 // (the body has none), so session.EncodeTranscript assigns them.
 //
+// Values kept as raw JSON (custom entry data, extras, tool arguments) lose
+// the line breaks of a pretty-printed body (jsonrec.OneLine), because a pi
+// session is JSON Lines; the values themselves are unchanged.
+//
 // The standard library's encoding/json is enough here: a body is one
 // object read once, and its json.Decoder gives the byte offsets used for
 // the line numbers in errors.

@@ -1,6 +1,7 @@
 package requestbody
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/readertest"
 )
 
 func TestReadFiles(t *testing.T) {
@@ -146,10 +148,10 @@ func TestReadFiles(t *testing.T) {
 			if tr.Format != Format {
 				t.Errorf("format %q", tr.Format)
 			}
-			if got := roles(tr); !reflect.DeepEqual(got, tc.roles) {
+			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
 				t.Errorf("roles %v, want %v", got, tc.roles)
 			}
-			if got := customs(tr); !reflect.DeepEqual(got, tc.customs) {
+			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
 				t.Errorf("custom entries %v, want %v", got, tc.customs)
 			}
 			if tc.unknown == nil {
@@ -164,7 +166,7 @@ func TestReadFiles(t *testing.T) {
 			if tr.SessionID != tc.sessionID {
 				t.Errorf("session id %q, want %q", tr.SessionID, tc.sessionID)
 			}
-			if n := checkPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
+			if n := readertest.CheckPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
 				t.Errorf("%d results paired", n)
 			}
 			for i, e := range tr.Entries {
@@ -176,7 +178,7 @@ func TestReadFiles(t *testing.T) {
 				tc.check(t, tr)
 			}
 			ctx := tc.roles[compact.RoleUser] + tc.roles[compact.RoleAssistant] + tc.roles[compact.RoleToolResult]
-			roundTrip(t, tr, ctx)
+			readertest.RoundTrip(t, tr, ctx)
 		})
 	}
 }
@@ -265,10 +267,10 @@ func TestReadCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := roles(tr); !reflect.DeepEqual(got, tc.roles) {
+			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
 				t.Errorf("roles %v, want %v", got, tc.roles)
 			}
-			if got := customs(tr); !reflect.DeepEqual(got, tc.customs) {
+			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
 				t.Errorf("custom entries %v, want %v", got, tc.customs)
 			}
 			if tc.unknown == nil {
@@ -285,11 +287,11 @@ func TestReadCases(t *testing.T) {
 					t.Errorf("warning %q, want prefix %q", tr.Warnings[i], w)
 				}
 			}
-			checkPairing(t, tr)
+			readertest.CheckPairing(t, tr)
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			roundTrip(t, tr, tc.roles[compact.RoleUser]+tc.roles[compact.RoleAssistant]+tc.roles[compact.RoleToolResult])
+			readertest.RoundTrip(t, tr, tc.roles[compact.RoleUser]+tc.roles[compact.RoleAssistant]+tc.roles[compact.RoleToolResult])
 		})
 	}
 }
@@ -408,4 +410,35 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadPretty reads each body pretty-printed, as bodies saved by hand
+// often are: the transcript must be the same, and still import.
+func TestReadPretty(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, data, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		flat, err := Read(data, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Read(pretty.Bytes(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Entries) != len(flat.Entries) {
+			t.Fatalf("%s: %d entries pretty, %d flat", f, len(tr.Entries), len(flat.Entries))
+		}
+		for i := range tr.Entries {
+			if a, b := readertest.EntryFacts(tr.Entries[i]), readertest.EntryFacts(flat.Entries[i]); a != b {
+				t.Errorf("%s entry %d differs when pretty-printed:\n%s\n%s", f, i, a, b)
+			}
+		}
+		r := readertest.Roles(tr)
+		readertest.RoundTrip(t, tr, r[compact.RoleUser]+r[compact.RoleAssistant]+r[compact.RoleToolResult])
+	}
 }

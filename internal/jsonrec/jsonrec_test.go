@@ -2,8 +2,11 @@ package jsonrec
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact"
 )
 
 func TestObject(t *testing.T) {
@@ -157,4 +160,21 @@ func FuzzObject(f *testing.F) {
 		ArrayDocument(data)
 		Keys(data, func(string, byte) bool { return true })
 	})
+}
+
+func TestOneLine(t *testing.T) {
+	tr := &compact.Transcript{Entries: []*compact.Entry{
+		{Kind: compact.KindCustom, Data: json.RawMessage("{\n  \"a\": [1,\n 2]\n}")},
+		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleAssistant,
+			Extra: map[string]json.RawMessage{"x": json.RawMessage("[\r\n1]"), "y": json.RawMessage(`"keep  this"`)},
+			Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "c", Arguments: json.RawMessage("{\n\"s\": \"a b\"\n}")},
+				Extra: map[string]json.RawMessage{"z": json.RawMessage("{\n}")}}}}},
+	}}
+	OneLine(tr)
+	m := tr.Entries[1].Message
+	got := []string{string(tr.Entries[0].Data), string(m.Extra["x"]), string(m.Extra["y"]), string(m.Content[0].ToolCall.Arguments), string(m.Content[0].Extra["z"])}
+	want := []string{`{"a":[1,2]}`, `[1]`, `"keep  this"`, `{"s":"a b"}`, `{}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("OneLine: %q, want %q", got, want)
+	}
 }

@@ -1,4 +1,8 @@
-package requestbody
+// Package readertest holds the checks every reader of another agent's
+// files (requestbody, sweagent, openhands) runs on the transcripts it
+// makes: tool results paired with their calls, counts by role and custom
+// type, and the round trip through a pi session file.
+package readertest
 
 import (
 	"bytes"
@@ -10,11 +14,12 @@ import (
 	"github.com/compactkit/compact/session"
 )
 
-// roundTrip imports tr as a pi session in memory, checks that its context
+// RoundTrip imports tr as a pi session in memory, checks that its context
 // holds wantContext messages, then writes it with EncodeTranscript, reads
 // the file back with session.Read and checks that every entry came back
-// with the same content.
-func roundTrip(t *testing.T, tr *compact.Transcript, wantContext int) {
+// with the same content (after the model_change entry that names
+// tr.Model, when the encoder writes one).
+func RoundTrip(t testing.TB, tr *compact.Transcript, wantContext int) {
 	t.Helper()
 	s, err := session.FromTranscript(tr, "import", session.Options{})
 	if err != nil {
@@ -32,20 +37,27 @@ func roundTrip(t *testing.T, tr *compact.Transcript, wantContext int) {
 		t.Fatalf("re-read: %v", err)
 	}
 	got := back.Entries()
+	if tr.Model != "" && len(got) > 0 && got[0].Kind == compact.KindModelChange && (len(tr.Entries) == 0 || tr.Entries[0].Kind != compact.KindModelChange) {
+		// The model_change entry EncodeTranscript puts first for t.Model.
+		if got[0].ModelID != tr.Model {
+			t.Errorf("model_change names %q, want %q", got[0].ModelID, tr.Model)
+		}
+		got = got[1:]
+	}
 	if len(got) != len(tr.Entries) {
 		t.Fatalf("re-read %d entries, want %d", len(got), len(tr.Entries))
 	}
 	for i, want := range tr.Entries {
-		if a, b := entryFacts(want), entryFacts(got[i]); a != b {
+		if a, b := EntryFacts(want), EntryFacts(got[i]); a != b {
 			t.Errorf("entry %d changed on the way through the file:\n got %s\nwant %s", i, b, a)
 		}
 	}
 }
 
-// entryFacts renders what an entry says, leaving out the ids and
+// EntryFacts renders what an entry says, leaving out the ids and
 // timestamps EncodeTranscript assigns; JSON values are compacted so that
 // spacing does not count.
-func entryFacts(e *compact.Entry) string {
+func EntryFacts(e *compact.Entry) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s data=%s", e.Kind, e.CustomType, compactJSON(e.Data))
 	if c := e.Compaction; c != nil {
@@ -92,9 +104,9 @@ func compactJSON(raw []byte) string {
 	return string(out)
 }
 
-// checkPairing asserts that every tool result follows the assistant
+// CheckPairing asserts that every tool result follows the assistant
 // message holding its call, and returns the number of results.
-func checkPairing(t *testing.T, tr *compact.Transcript) int {
+func CheckPairing(t testing.TB, tr *compact.Transcript) int {
 	t.Helper()
 	calls := map[string]string{}
 	n := 0
@@ -122,8 +134,8 @@ func checkPairing(t *testing.T, tr *compact.Transcript) int {
 	return n
 }
 
-// roles counts the message entries by role.
-func roles(tr *compact.Transcript) map[compact.Role]int {
+// Roles counts the message entries by role.
+func Roles(tr *compact.Transcript) map[compact.Role]int {
 	out := map[compact.Role]int{}
 	for _, e := range tr.Entries {
 		if e.Message != nil {
@@ -133,8 +145,8 @@ func roles(tr *compact.Transcript) map[compact.Role]int {
 	return out
 }
 
-// customs counts the custom entries by type.
-func customs(tr *compact.Transcript) map[string]int {
+// Customs counts the custom entries by type.
+func Customs(tr *compact.Transcript) map[string]int {
 	out := map[string]int{}
 	for _, e := range tr.Entries {
 		if e.Kind == compact.KindCustom {
