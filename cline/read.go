@@ -555,7 +555,7 @@ func cwdOf(parts []compact.Part) string {
 }
 
 // finish sets what needs the whole file: stop reasons, the transcript's
-// start time, model and working directory.
+// start time, first model (and its provider) and working directory.
 func (b *builder) finish() {
 	for _, e := range b.t.Entries {
 		m := e.Message
@@ -564,8 +564,8 @@ func (b *builder) finish() {
 		}
 		if m.Role == compact.RoleAssistant {
 			m.StopReason = stopReason(m, b.reqOf[e])
-			if m.Model != "" {
-				b.t.Model = m.Model
+			if m.Model != "" && b.t.Model == "" {
+				b.t.Model, b.t.Provider = m.Model, m.Provider
 			}
 		}
 		if b.t.Timestamp == "" && e.Timestamp != "" {
