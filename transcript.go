@@ -24,8 +24,13 @@ type Transcript struct {
 	// Timestamp is the time of the conversation's start (RFC 3339), ""
 	// if unknown.
 	Timestamp string
-	// Model is the last model the agent named, "" if none.
-	Model string
+	// Model is the model the agent named first, "" if none, and Provider
+	// its provider ("anthropic", "openai", ...), "" if unknown. A session
+	// made from the transcript starts with a model_change entry naming
+	// them, so that the model's window is known; assistant messages name
+	// their own model as they go.
+	Model    string
+	Provider string
 	// Entries are the conversation's entries in file order. IDs are
 	// unique and non-empty; ParentID links each to the one before it on
 	// its branch ("" for the root).

@@ -13,7 +13,8 @@ import (
 // EncodeTranscript writes t as a pi session file of the current version:
 // a header line (t's session id, or a new one, its start time and
 // working directory), then one line per entry in the order given.
-// Entries without an id get one, entries without a parent are chained to
+// A model named by t comes first, as a model_change entry. Entries
+// without an id get one, entries without a parent are chained to
 // the entry before them (the first stays the root), and entries without
 // a timestamp take the one before them. Nothing in t is changed. Kinds
 // that cannot be written (a message entry without a message) are an error
@@ -55,8 +56,17 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 			taken[e.ID] = e
 		}
 	}
+	entries := t.Entries
+	if t.Model != "" && (len(entries) == 0 || entries[0].Kind != compact.KindModelChange) {
+		provider := t.Provider
+		if provider == "" {
+			provider = "unknown"
+		}
+		mc := &compact.Entry{Kind: compact.KindModelChange, Provider: provider, ModelID: t.Model}
+		entries = append([]*compact.Entry{mc}, entries...)
+	}
 	last, lastTS := "", ts
-	for i, e := range t.Entries {
+	for i, e := range entries {
 		c := *e
 		if c.ID == "" {
 			c.ID = newID(taken)

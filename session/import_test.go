@@ -65,3 +65,20 @@ func TestFromTranscriptBadEntry(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestFromTranscriptModel(t *testing.T) {
+	tr := &compact.Transcript{Model: "gpt-4o", Provider: "openai", Entries: []*compact.Entry{
+		{Kind: compact.KindMessage, Message: compact.TextMessage(compact.RoleUser, "hi")},
+	}}
+	s, err := FromTranscript(tr, "t", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := s.Path()
+	if len(path) != 2 || path[0].Kind != compact.KindModelChange || path[1].ParentID != path[0].ID {
+		t.Fatalf("path = %v", path)
+	}
+	if c := s.Context(); c.Model != "gpt-4o" || c.Provider != "openai" {
+		t.Errorf("context model %s/%s", c.Provider, c.Model)
+	}
+}

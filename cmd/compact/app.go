@@ -70,6 +70,9 @@ type app struct {
 	lenient    bool
 	verbose    bool
 	configPath string
+	// format is the --format of the commands that read other agents'
+	// files; "" detects it.
+	format string
 
 	logger *slog.Logger
 	// apiKeys are the keys configured for this run, taken out of every
@@ -188,28 +191,38 @@ func exactFile(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// open loads a session file with the global --lenient setting. Warnings
-// go to stderr as they occur.
+// open loads a session file with the global --lenient setting, for a
+// command that may append to it: another agent's file is refused with a
+// pointer to compact import. Warnings go to stderr as they occur.
 func (a *app) open(path string) (*session.Session, error) {
+	return a.load(path, true)
+}
+
+// load is open; writing says whether the command appends to the file.
+func (a *app) load(path string, writing bool) (*session.Session, error) {
 	a.logger.Debug("loading session", "file", path, "lenient", a.lenient)
 	s, err := session.Open(path, session.Options{Lenient: a.lenient, Warn: a.warn})
 	if err != nil {
+		if writing && errors.Is(err, session.ErrNotSession) {
+			if nw := notWritable(path); nw != nil {
+				return nil, nw
+			}
+		}
 		return nil, err
 	}
 	a.logger.Debug("loaded session", "file", path, "entries", len(s.Entries()), "version", s.Header().Version)
 	return s, nil
 }
 
-// openRead loads a file for a command that only reads it (inspect,
-// context, report, bench, run --dry-run), moving its leaf to leafID when
-// given.
-func (a *app) openRead(path, leafID string) (*session.Session, error) {
-	return a.openAt(path, leafID)
+// openAt loads a session for a command that may append to it (see open)
+// and moves its leaf to leafID when given.
+func (a *app) openAt(path, leafID string) (*session.Session, error) {
+	return a.loadAt(path, leafID, true)
 }
 
-// openAt loads a session and moves its leaf to leafID when given.
-func (a *app) openAt(path, leafID string) (*session.Session, error) {
-	s, err := a.open(path)
+// loadAt is openAt; writing says whether the command appends.
+func (a *app) loadAt(path, leafID string, writing bool) (*session.Session, error) {
+	s, err := a.load(path, writing)
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +375,7 @@ it is unknown, automatic compaction never triggers.`,
 		a.treeCommand(),
 		a.forkCommand(),
 		a.pinCommand(),
+		a.importCommand(),
 		a.migrateCommand(),
 		a.proxyCommand(),
 	)

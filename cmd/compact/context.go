@@ -64,6 +64,7 @@ With --json the output is {"model", "messages": [{"entryId", "tokens",
 		}),
 	}
 	cmd.Flags().StringVar(&leaf, "leaf", "", "entry id to show the context of instead of the current leaf")
+	a.addFormatFlag(cmd)
 	cmd.Flags().BoolVar(&full, "full", false, "print every message in full")
 	cmd.Flags().BoolVar(&original, "original", false, "show the stored messages, without the replacements of context edits")
 	return cmd
@@ -73,7 +74,7 @@ func (a *app) context(cmd *cobra.Command, file, leaf string, full, original bool
 	if _, err := a.loadSettings(cmd, nil); err != nil {
 		return err
 	}
-	s, err := a.openAt(file, leaf)
+	s, err := a.openRead(file, leaf)
 	if err != nil {
 		return err
 	}

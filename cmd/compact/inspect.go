@@ -119,6 +119,7 @@ func (a *app) inspectCommand() *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&leaf, "leaf", "", "entry id to inspect instead of the current leaf")
+	a.addFormatFlag(cmd)
 	lf.addWindow(cmd)
 	lf.addReserve(cmd)
 	lf.addKeepRecent(cmd)
@@ -131,7 +132,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	if err != nil {
 		return err
 	}
-	s, err := a.openAt(file, leaf)
+	s, err := a.openRead(file, leaf)
 	if err != nil {
 		return err
 	}

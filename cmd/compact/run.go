@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/agents"
 	"github.com/compactkit/compact/memlog"
 	"github.com/compactkit/compact/session"
 )
@@ -124,6 +125,7 @@ compaction is disabled.`,
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
 	sf.add(cmd)
+	a.addFormatFlag(cmd)
 	return cmd
 }
 
@@ -158,7 +160,13 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		}
 	}
 	a.progressf("loading %s...", file)
-	s, err := a.openAt(file, leaf)
+	open := a.openAt
+	if dryRun {
+		open = a.openRead // a plan reads other agents' files too
+	} else if a.format != "" && a.format != agents.Pi {
+		return usagef("--format %s: run appends to FILE, which must be a pi session; use --dry-run, or compact import first", a.format)
+	}
+	s, err := open(file, leaf)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ type treeEntry struct {
 }
 
 func (a *app) treeCommand() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "tree FILE",
 		Short: "Print the session's entry tree",
 		Long: `Tree prints every entry of the session: its id, type and role, a one-line
@@ -56,7 +56,7 @@ file order, with their parentId and number of children.`,
 			if _, err := a.loadSettings(cmd, nil); err != nil {
 				return err
 			}
-			s, err := a.open(args[0])
+			s, err := a.openRead(args[0], "")
 			if err != nil {
 				return err
 			}
@@ -67,6 +67,8 @@ file order, with their parentId and number of children.`,
 			return nil
 		}),
 	}
+	a.addFormatFlag(cmd)
+	return cmd
 }
 
 func entryRole(e *compact.Entry) string {

@@ -1,0 +1,179 @@
+// Package agents finds which agent wrote a session file and reads it with
+// that agent's reader: pi's own sessions (package session), and the
+// formats of other agents, each read by its own package into a
+// compact.Transcript (Claude Code, Codex, Cline and its forks, Gemini CLI,
+// OpenHands, SWE-agent, and plain chat API request bodies).
+//
+// Detection reads the start of the file only (HeadSize bytes) and asks
+// each format in turn; pi sessions are recognised first, by their
+// "session" header line. A folder is offered to the formats that spread
+// a conversation over several files (a Cline task folder, an OpenHands
+// events folder).
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/requestbody"
+)
+
+// HeadSize is how much of a file detection reads.
+const HeadSize = 64 << 10
+
+// Pi is the name of pi's own session format.
+const Pi = "pi"
+
+// Format is one agent's file format.
+type Format struct {
+	// Name is the format's name on the command line and in
+	// compact.Transcript.Format ("claude-code", "codex", ...).
+	Name string
+	// Agent is the agent's name for people ("Claude Code").
+	Agent string
+	// What describes the files, for help texts.
+	What string
+	// Detect reports whether head, the start of a file, is this format.
+	Detect func(head []byte) bool
+	// DetectDir, when set, reports whether the folder at path holds a
+	// conversation in this format.
+	DetectDir func(path string) bool
+	// ReadFile reads the conversation at path (a file, or a folder when
+	// DetectDir accepts it).
+	ReadFile func(path string) (*compact.Transcript, error)
+	// Provider is the provider of the models the agent names, when its
+	// files do not say ("" when it varies).
+	Provider string
+}
+
+// Read reads the conversation at path in format f: f.ReadFile, with the
+// transcript's provider filled in from f.Provider when the reader left it
+// empty.
+func (f Format) Read(path string) (*compact.Transcript, error) {
+	t, err := f.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if t.Provider == "" && t.Model != "" {
+		t.Provider = f.Provider
+	}
+	if t.Format == "" {
+		t.Format = f.Name
+	}
+	return t, nil
+}
+
+// ErrUnknownFormat means no reader recognised a file, or a format name
+// is not known.
+var ErrUnknownFormat = errors.New("unknown session format")
+
+// Formats returns the formats of other agents, in detection order: the
+// most specific first, the plain request body last.
+func Formats() []Format {
+	return []Format{
+		{Name: requestbody.Format, Agent: "a chat API request", What: `an OpenAI Chat Completions or Anthropic Messages request body ({"messages": [...]})`,
+			Detect: requestbody.Detect, ReadFile: requestbody.ReadFile},
+	}
+}
+
+// Names returns the names --format accepts: "pi" and every format's.
+func Names() []string {
+	names := []string{Pi}
+	for _, f := range Formats() {
+		names = append(names, f.Name)
+	}
+	sort.Strings(names[1:])
+	return names
+}
+
+// ByName returns the format called name. It fails with an error wrapping
+// ErrUnknownFormat, listing the names known, for any other name. "pi"
+// returns the zero Format and true.
+func ByName(name string) (Format, error) {
+	if name == Pi {
+		return Format{Name: Pi, Agent: "pi"}, nil
+	}
+	for _, f := range Formats() {
+		if f.Name == name {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("%q: %w (known: %s)", name, ErrUnknownFormat, strings.Join(Names(), ", "))
+}
+
+// IsPiHeader reports whether head starts with a pi session header line
+// (a JSON object whose type is "session").
+func IsPiHeader(head []byte) bool {
+	line := bytes.TrimLeft(head, " \t\r\n")
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	var h struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(line, &h); err == nil {
+		return h.Type == "session"
+	}
+	// A header cut by the end of head: look for its type at the start.
+	return bytes.HasPrefix(line, []byte(`{"type":"session"`))
+}
+
+// Detect finds the format of the file or folder at path: "pi" for a pi
+// session, else the first format that recognises it. It fails with an
+// error wrapping ErrUnknownFormat when none does, and with the file's
+// own error when it cannot be read.
+func Detect(path string) (Format, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Format{}, err
+	}
+	if fi.IsDir() {
+		for _, f := range Formats() {
+			if f.DetectDir != nil && f.DetectDir(path) {
+				return f, nil
+			}
+		}
+		return Format{}, fmt.Errorf("%s: a folder, and no format reads it: %w", path, ErrUnknownFormat)
+	}
+	head, err := readHead(path)
+	if err != nil {
+		return Format{}, err
+	}
+	return DetectHead(head, path)
+}
+
+// DetectHead is Detect for the first bytes of a file; name is used in
+// the error.
+func DetectHead(head []byte, name string) (Format, error) {
+	if IsPiHeader(head) {
+		return Format{Name: Pi, Agent: "pi"}, nil
+	}
+	for _, f := range Formats() {
+		if f.Detect(head) {
+			return f, nil
+		}
+	}
+	return Format{}, fmt.Errorf("%s: %w: not a pi session and none of %s", name, ErrUnknownFormat, strings.Join(Names()[1:], ", "))
+}
+
+// readHead returns up to HeadSize bytes from the start of the file.
+func readHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, HeadSize)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return buf[:n], nil
+}

@@ -1,0 +1,113 @@
+package agents
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// sharedTestdata is the folder of real pi sessions beside the clone.
+func sharedTestdata(t *testing.T) string {
+	dir := os.Getenv("COMPACT_TESTDATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "testdata")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
+		t.Skipf("test data not found at %s (set COMPACT_TESTDATA)", dir)
+	}
+	return dir
+}
+
+func TestDetect(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		path string
+		want string
+	}{
+		{"pi session", filepath.Join(sharedTestdata(t), "sessions", "pi", "before-compaction.jsonl"), Pi},
+		{"pi session, spaced header", write("spaced.jsonl", `{"type": "session", "version": 3, "id": "x"}`+"\n"), Pi},
+		{"demo", "../examples/sessions/demo.jsonl", Pi},
+		{"request body", "../requestbody/testdata/pi-chat.json", "request-body"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Detect(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name != tt.want {
+				t.Errorf("Detect = %q, want %q", f.Name, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{write("notes.txt", "hello\n"), write("empty", ""), dir} {
+		if _, err := Detect(bad); !errors.Is(err, ErrUnknownFormat) {
+			t.Errorf("Detect(%s) = %v, want ErrUnknownFormat", bad, err)
+		}
+	}
+	if _, err := Detect(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Detect(missing) = %v", err)
+	}
+}
+
+func TestByName(t *testing.T) {
+	for _, name := range Names() {
+		f, err := ByName(name)
+		if err != nil || f.Name != name {
+			t.Errorf("ByName(%q) = %q, %v", name, f.Name, err)
+		}
+		if name != Pi && (f.Detect == nil || f.ReadFile == nil || f.Agent == "") {
+			t.Errorf("format %q is missing its reader", name)
+		}
+	}
+	if _, err := ByName("word"); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("ByName(word) = %v", err)
+	}
+}
+
+// Every format's reader refuses no file of its own and every other
+// format's detector rejects it.
+func TestFormatsDoNotOverlap(t *testing.T) {
+	for _, f := range Formats() {
+		for _, g := range Formats() {
+			if f.Name == g.Name {
+				continue
+			}
+			for _, file := range exampleFiles(t, f.Name) {
+				head, err := readHead(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g.Detect(head) {
+					t.Errorf("the %s detector accepts the %s file %s", g.Name, f.Name, file)
+				}
+			}
+		}
+	}
+}
+
+// exampleFiles lists the test files of a format's package.
+func exampleFiles(t *testing.T, format string) []string {
+	pkg := map[string]string{"request-body": "requestbody", "claude-code": "claudecode", "gemini-cli": "geminicli", "swe-agent": "sweagent"}[format]
+	if pkg == "" {
+		pkg = format
+	}
+	var files []string
+	entries, _ := os.ReadDir(filepath.Join("..", pkg, "testdata"))
+	for _, e := range entries {
+		if e.IsDir() || filepath.Ext(e.Name()) == ".md" {
+			continue
+		}
+		files = append(files, filepath.Join("..", pkg, "testdata", e.Name()))
+	}
+	return files
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/agents"
+	"github.com/compactkit/compact/session"
+)
+
+// addFormatFlag gives a command that only reads its file the --format
+// flag.
+func (a *app) addFormatFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&a.format, "format", "", "the file's format: "+strings.Join(agents.Names(), ", ")+" (default: detected from the content)")
+}
+
+// fileFormat is the format of the file at path: --format when given,
+// else the detected one. A file no reader recognises is taken for a pi
+// session, so that its errors are the session reader's.
+func (a *app) fileFormat(path string) (agents.Format, error) {
+	if a.format != "" {
+		f, err := agents.ByName(a.format)
+		if err != nil {
+			return f, usagef("--format %w", err)
+		}
+		return f, nil
+	}
+	f, err := agents.Detect(path)
+	if errors.Is(err, agents.ErrUnknownFormat) {
+		return agents.Format{Name: agents.Pi}, nil
+	}
+	if err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// openRead loads a file for a command that only reads it (inspect,
+// context, tree, report, bench, run --dry-run): a pi session, or another
+// agent's file converted in memory (see package agents), with its leaf
+// moved to leafID when given.
+func (a *app) openRead(path, leafID string) (*session.Session, error) {
+	f, err := a.fileFormat(path)
+	if err != nil {
+		return nil, err
+	}
+	if f.Name == agents.Pi {
+		return a.loadAt(path, leafID, false)
+	}
+	t, err := a.readTranscript(path, f)
+	if err != nil {
+		return nil, err
+	}
+	s, err := session.FromTranscript(t, path, session.Options{Lenient: a.lenient, Warn: a.warn})
+	if err != nil {
+		return nil, err
+	}
+	if leafID != "" {
+		if s.Entry(leafID) == nil {
+			return nil, fmt.Errorf("%s: --leaf %q: %w", path, leafID, compact.ErrNoEntry)
+		}
+		if err := s.Branch(leafID); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// readTranscript reads another agent's file and reports on stderr what
+// the reader worked around and which record types it did not know.
+func (a *app) readTranscript(path string, f agents.Format) (*compact.Transcript, error) {
+	a.logger.Debug("reading another agent's file", "file", path, "format", f.Name)
+	t, err := f.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range t.Warnings {
+		a.warn(w)
+	}
+	if len(t.Unknown) > 0 {
+		a.warn(fmt.Sprintf("%s: records of types the %s reader does not know, kept as custom entries: %s", path, f.Name, countList(t.Unknown)))
+	}
+	a.logger.Debug("read another agent's file", "file", path, "format", f.Name, "entries", len(t.Entries))
+	return t, nil
+}
+
+// countList formats counts by name as "a ×2, b ×1", largest first.
+func countList(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if m[names[i]] != m[names[j]] {
+			return m[names[i]] > m[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s ×%d", n, m[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// notWritable explains that a command which appends cannot take another
+// agent's file, when path is one; nil otherwise.
+func notWritable(path string) error {
+	f, err := agents.Detect(path)
+	if err != nil || f.Name == agents.Pi {
+		return nil
+	}
+	return fmt.Errorf("%s: this is %s file (format %s), %w: this command appends to pi sessions only; inspect, context, tree, report, bench and run --dry-run read it as it is, and \"compact import %s -o OUT.jsonl\" converts it to a pi session",
+		path, article(f.Agent), f.Name, session.ErrNotSession, path)
+}
+
+// article puts "a" or "an" before a name.
+func article(name string) string {
+	if strings.HasPrefix(name, "a ") || strings.HasPrefix(name, "an ") {
+		return name
+	}
+	if name != "" && strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
+}

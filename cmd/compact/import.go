@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/agents"
+	"github.com/compactkit/compact/session"
+)
+
+// importReport is the JSON form of "compact import".
+type importReport struct {
+	File        string         `json:"file"`
+	Format      string         `json:"format"`
+	Output      string         `json:"output"`
+	Entries     int            `json:"entries"`
+	Messages    int            `json:"messages"`
+	Compactions int            `json:"compactions"`
+	Unknown     map[string]int `json:"unknown"`
+	Warnings    []string       `json:"warnings"`
+}
+
+func (a *app) importCommand() *cobra.Command {
+	var out, cwd string
+	cmd := &cobra.Command{
+		Use:   "import FILE -o OUT.jsonl",
+		Short: "Convert another agent's session to a pi session file",
+		Long: `Import reads another agent's session (its format detected from the
+content, or named by --format) and writes it as a new pi session file OUT
+(version 3), which pi and every compact command can continue:
+
+  claude-code   Claude Code project transcripts (~/.claude/projects/*/*.jsonl)
+  codex         Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl)
+  cline         Cline, Roo Code and Kilo Code tasks (api_conversation_history.json,
+                with ui_messages.json beside it)
+  gemini-cli    Gemini CLI chat recordings (~/.gemini/tmp/*/chats/session-*.json)
+  openhands     OpenHands event streams (a JSON array, or an events folder)
+  swe-agent     SWE-agent trajectories (*.traj)
+  request-body  an OpenAI Chat Completions or Anthropic Messages request body
+
+Tool calls, results, usage and the agent's own compactions become pi
+entries; what a pi message has no field for is kept in extra fields of
+the entry, and records that are no messages are kept as custom entries,
+so nothing of FILE is lost. Record types the reader does not know are
+counted and reported. FILE is not changed; OUT must not exist.
+
+pi refuses to continue a session whose working directory does not exist
+on this machine: --cwd sets the one written into OUT.`,
+		Args: exactFile,
+		RunE: a.action(func(cmd *cobra.Command, args []string) error {
+			if _, err := a.loadSettings(cmd, nil); err != nil {
+				return err
+			}
+			file := args[0]
+			f, err := a.fileFormat(file)
+			if err != nil {
+				return err
+			}
+			if f.Name == agents.Pi {
+				return fmt.Errorf("%s: already a pi session (use compact fork to copy it, or --format to name its real format)", file)
+			}
+			if _, err := os.Lstat(out); err == nil {
+				return fmt.Errorf("-o %s: the file exists; import never overwrites a file", out)
+			}
+			if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+				return usagef("-o %s: folder %s does not exist", out, filepath.Dir(out))
+			}
+			t, err := a.readTranscript(file, f)
+			if err != nil {
+				return err
+			}
+			if cwd != "" {
+				t.Cwd = cwd
+			}
+			var buf bytes.Buffer
+			if err := session.EncodeTranscript(&buf, t); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
+			}
+			// What was written must read back as a session before it is
+			// put in place.
+			s, err := session.Read(bytes.NewReader(buf.Bytes()), out, session.Options{})
+			if err != nil {
+				return fmt.Errorf("%s: the converted session does not read back: %w", file, err)
+			}
+			if err := writeNew(out, buf.Bytes()); err != nil {
+				return err
+			}
+			r := importReport{File: file, Format: f.Name, Output: out, Entries: len(s.Entries()),
+				Unknown: t.Unknown, Warnings: t.Warnings}
+			if r.Unknown == nil {
+				r.Unknown = map[string]int{}
+			}
+			if r.Warnings == nil {
+				r.Warnings = []string{}
+			}
+			for _, e := range s.Entries() {
+				switch {
+				case e.Kind == compact.KindCompaction:
+					r.Compactions++
+				case e.IsContextMessage():
+					r.Messages++
+				}
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, r)
+			}
+			fmt.Fprintf(a.stdout, "imported %s (%s) into %s: %s, %s, %s\n", file, f.Name, out,
+				plural(r.Entries, "entry"), plural(r.Messages, "message"), plural(r.Compactions, "compaction"))
+			return nil
+		}),
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "path of the new pi session file; must not exist (required)")
+	cmd.Flags().StringVar(&cwd, "cwd", "", "working directory to record in the new session (default: the agent's own)")
+	a.addFormatFlag(cmd)
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}
+
+// writeNew writes data to a new file at path, never over an existing
+// one: a temporary file beside it, synced, then linked into place.
+func writeNew(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if err := os.Chmod(name, 0o644); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	if err := os.Link(name, path); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
+	}
+	return nil
+}
