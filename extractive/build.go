@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/signals"
 )
 
 // Section titles of a history summary.
@@ -48,18 +49,22 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 	resolved := critical.sub(3, titleResolved, false)
 	users := critical.sub(3, titleUsers, false)
 	users.newestFirst = true
+	shellFiles := critical.sub(3, titleShellFiles, false)
+	idents := critical.sub(3, titleIdentifiers, false)
+	idents.newestFirst = true
 	others := critical.sub(3, titleOthers, false)
 	earlier := critical.sub(3, titleEarlier, false)
 	d := &document{sections: []*section{goal, constraints, progress, decisions, next, critical}}
 
-	// Goal: where the span started and the latest request.
+	// Goal: where the span started and the latest request. The session's
+	// first request is quoted word for word.
 	if n := len(f.users); n > 0 {
 		first, last := f.users[0], f.users[n-1]
-		label := "Initially: "
 		if previousSummary(req) != "" {
-			label = "First request since the previous summary: "
+			goal.add(bullet("First request since the previous summary: " + shorten(userText(first), o.ShortenedChars)))
+		} else {
+			goal.blocks = append(goal.blocks, firstRequest(first, o))
 		}
-		goal.add(bullet(label + shorten(userText(first), o.ShortenedChars)))
 		if n > 1 && last.text != first.text {
 			goal.add(bullet("Most recently: " + shorten(userText(last), o.ShortenedChars)))
 		}
@@ -117,6 +122,7 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
 	users.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	addShellFiles(shellFiles, req.Messages, req.ReadFiles, req.ModifiedFiles)
 	for _, m := range f.others {
 		b := others.add(bullet(m.label + ": " + shorten(m.text, o.MaxTextChars)))
 		b.alt = bullet(m.label + ": " + shorten(m.text, o.ShortenedChars))
@@ -128,11 +134,12 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 				keyGoal: goal, keyConstraints: constraints, keyProgress: progress, keyDone: done,
 				keyActive: active, keyBlocked: blocked, keyDecisions: decisions, keyNext: next,
 				keyCritical: critical, keyCommands: commands, keyResolved: resolved, keyUsers: users,
-				keyOthers: others, keyEarlier: earlier,
+				keyOthers: others, keyEarlier: earlier, keyShellFiles: shellFiles, keyIdentifiers: idents,
 			},
 			critical: critical,
 			earlier:  earlier,
 		})
+		dropDoneSteps(next, done, f)
 		// A long turn compacted before has its request only in the
 		// earlier summary's turn-prefix part: make it the goal when the
 		// span itself holds no user message.
@@ -143,6 +150,9 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 		}
 		d.finish()
 	}
+	// Last, so that only the identifiers no other section quotes are
+	// listed.
+	addIdentifiers(d, idents, req.Messages)
 	return d
 }
 
@@ -225,10 +235,15 @@ func buildTurnPrefix(f *facts, req *compact.SummaryRequest, o Options) *document
 	for _, s := range nextSteps(f, o) {
 		kept.add("- Next: " + s)
 	}
+	shellFiles := kept.sub(3, titleShellFiles, false)
+	addShellFiles(shellFiles, req.Messages, req.ReadFiles, req.ModifiedFiles)
+	idents := kept.sub(3, titleIdentifiers, false)
+	idents.newestFirst = true
 	if prev := previousSummary(req); prev != "" {
 		earlier := kept.sub(3, titleEarlier, false)
 		earlier.blocks = flattenPrevious(prev)
 	}
+	addIdentifiers(d, idents, req.Messages)
 	return d
 }
 
@@ -443,136 +458,9 @@ func successfulActions(cmds []command) []command {
 	return out
 }
 
-var inspectionCommands = map[string]bool{
-	"ls": true, "cat": true, "head": true, "tail": true, "grep": true, "rg": true, "ag": true, "find": true,
-	"fd": true, "sed": true, "awk": true, "wc": true, "echo": true, "pwd": true, "which": true, "file": true,
-	"stat": true, "tree": true, "less": true, "more": true, "diff": true, "du": true, "df": true, "ps": true,
-	"env": true, "printenv": true, "type": true, "date": true, "whoami": true, "jq": true, "sort": true,
-	"uniq": true, "cut": true, "xxd": true, "od": true, "hexdump": true, "cd": true, "true": true, "nl": true,
-	"realpath": true, "basename": true, "dirname": true, "printf": true, "test": true, "[": true,
-}
-
-var inspectionGit = map[string]bool{
-	"status": true, "diff": true, "log": true, "show": true, "branch": true, "blame": true, "grep": true,
-	"ls-files": true, "rev-parse": true, "remote": true,
-}
-
-// isInspection reports whether every simple command of a shell command
-// line only looks at things: no program outside a list of readers, no
-// output redirected to a file, no in-place edit.
-func isInspection(cmd string) bool {
-	for _, words := range shellSegments(cmd) {
-		for len(words) > 0 && strings.Contains(words[0], "=") && !strings.HasPrefix(words[0], "=") {
-			words = words[1:] // VAR=value prefixes
-		}
-		if len(words) == 0 {
-			continue
-		}
-		if writesFile(words) {
-			return false
-		}
-		switch w := words[0]; {
-		case w == "git":
-			if len(words) < 2 || !inspectionGit[words[1]] {
-				return false
-			}
-		case w == "sed" || w == "find":
-			for _, a := range words[1:] {
-				if strings.HasPrefix(a, "-i") || a == "-delete" || a == "-exec" || a == "-execdir" {
-					return false
-				}
-			}
-		case !inspectionCommands[w]:
-			return false
-		}
-	}
-	return true
-}
-
-// writesFile reports whether a simple command redirects its standard
-// output to a file (other than /dev/null).
-func writesFile(words []string) bool {
-	for i, w := range words {
-		var target string
-		switch {
-		case w == ">" || w == ">>" || w == "1>" || w == "&>" || w == ">|":
-			if i+1 < len(words) {
-				target = words[i+1]
-			}
-		case strings.HasPrefix(w, ">>"):
-			target = w[2:]
-		case strings.HasPrefix(w, "1>"), strings.HasPrefix(w, "&>"):
-			target = strings.TrimPrefix(w[2:], ">")
-		case strings.HasPrefix(w, ">"):
-			target = w[1:]
-		default:
-			continue
-		}
-		if target != "" && target != "/dev/null" && !strings.HasPrefix(target, "&") {
-			return true
-		}
-	}
-	return false
-}
-
-// shellSegments splits a command line into simple commands at unquoted
-// |, ;, &, parentheses and line breaks, and each simple command into
-// words with the quotes removed. It is a rough reading of shell syntax,
-// enough to tell readers from writers.
-func shellSegments(cmd string) [][]string {
-	var segs [][]string
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote byte
-	endWord := func() {
-		if inWord {
-			words = append(words, cur.String())
-			cur.Reset()
-			inWord = false
-		}
-	}
-	endSeg := func() {
-		endWord()
-		if len(words) > 0 {
-			segs = append(segs, words)
-			words = nil
-		}
-	}
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		switch {
-		case quote != 0:
-			switch {
-			case c == quote:
-				quote = 0
-			case c == '\\' && quote == '"' && i+1 < len(cmd):
-				i++
-				cur.WriteByte(cmd[i])
-			default:
-				cur.WriteByte(c)
-			}
-		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == '\\' && i+1 < len(cmd):
-			i++
-			cur.WriteByte(cmd[i])
-			inWord = true
-		case c == '&' && ((i > 0 && cmd[i-1] == '>') || (i+1 < len(cmd) && cmd[i+1] == '>')):
-			cur.WriteByte(c) // a redirection such as 2>&1 or &>file
-			inWord = true
-		case c == '|' || c == ';' || c == '&' || c == '\n' || c == '(' || c == ')':
-			endSeg()
-		case c == ' ' || c == '\t':
-			endWord()
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	endSeg()
-	return segs
-}
+// isInspection reports whether a shell command line only looks at things
+// (see signals.Inspection, which the retention benchmark reads too).
+func isInspection(cmd string) bool { return signals.Inspection(cmd) }
 
 // statusText is a command's exit status, with who ran it.
 func statusText(c command) string {

@@ -389,6 +389,8 @@ const (
 	keyUsers       = "users"
 	keyOthers      = "others"
 	keyEarlier     = "earlier"
+	keyShellFiles  = "shellfiles"
+	keyIdentifiers = "identifiers"
 )
 
 var headingKeys = map[string]string{
@@ -408,6 +410,7 @@ var headingKeys = map[string]string{
 	"critical context": keyCritical, "important context": keyCritical, "key context": keyCritical,
 	"commands run": keyCommands, "errors since resolved": keyResolved, "user messages": keyUsers,
 	"other messages": keyOthers, "earlier summary": keyEarlier,
+	"files touched by shell commands": keyShellFiles, "identifiers": keyIdentifiers,
 }
 
 // headingKey maps a heading to a section key, "" when it is unknown. Case,

@@ -2,13 +2,12 @@ package extractive
 
 import (
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/signals"
 )
 
 // facts is what one pass over the messages finds.
@@ -73,6 +72,14 @@ type failure struct {
 type fileTouch struct {
 	path          string
 	writes, edits int
+}
+
+// setStatus records how the call ended; a nil call (a result without
+// its call) has nowhere to record it.
+func (ci *callInfo) setStatus(s string) {
+	if ci != nil {
+		ci.status = s
+	}
 }
 
 type callInfo struct {
@@ -140,7 +147,7 @@ func extract(msgs []*compact.Message) *facts {
 				if json.Unmarshal(call.Arguments, &ci.args) != nil {
 					ci.args = nil
 				}
-				ci.bash = isBashTool(call.Name)
+				ci.bash = compact.IsShellTool(call.Name)
 				if isTodoTool(call.Name) {
 					if items, ok := parseTodos(call.Arguments); ok {
 						ci.todo = len(todos)
@@ -174,27 +181,35 @@ func extract(msgs []*compact.Message) *facts {
 			if ci != nil {
 				idx = ci.idx
 			}
-			if isBashTool(name) || (ci != nil && ci.bash) {
+			if compact.IsShellTool(name) || (ci != nil && ci.bash) {
 				cmd := ""
 				if ci != nil {
-					cmd = argString(ci.args, "command", "cmd", "script")
+					cmd = compact.ShellCommand(ci.call)
 				}
-				status, ok := bashStatus(m, text)
+				status := signals.ShellStatus(m, text)
+				ok := status == "exit 0"
 				if ci != nil {
 					ci.status = status
 				}
-				f.commands = append(f.commands, command{idx: idx, text: cmd, status: status, ok: ok})
 				key := "bash\x00" + commandKey(cmd)
 				switch {
+				case ok && !signals.Inspection(cmd) && signals.PrintsErrors(text):
+					// Exit 0, but the compiler or the tests printed errors
+					// (a pipe into tail or grep hides the status).
+					ci.setStatus("exit 0, errors printed")
+					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: "exit 0, errors printed",
+						text: failureText(text), key: key})
+					ok = false
 				case ok:
 					successes[key] = i
 				case status == "aborted" || status == "cancelled":
-				case status == "exit 1" && noOutput(text) && isInspection(cmd):
+				case status == "exit 1" && signals.NoOutput(text) && signals.Inspection(cmd):
 					// grep and friends report "nothing found" this way.
 				default:
 					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: status,
-						text: errorSnippet(text), key: key})
+						text: failureText(text), key: key})
 				}
+				f.commands = append(f.commands, command{idx: idx, text: cmd, status: status, ok: ok})
 				continue
 			}
 			target := ""
@@ -206,7 +221,7 @@ func extract(msgs []*compact.Message) *facts {
 				if ci != nil {
 					ci.status = "error"
 				}
-				f.failures = append(f.failures, &failure{idx: idx, tool: name, target: target, text: errorSnippet(text), key: key})
+				f.failures = append(f.failures, &failure{idx: idx, tool: name, target: target, text: failureText(text), key: key})
 				continue
 			}
 			successes[key] = i
@@ -225,13 +240,16 @@ func extract(msgs []*compact.Message) *facts {
 				ok = *m.ExitCode == 0
 			}
 			cmd := strings.TrimSpace(m.Command)
-			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true})
 			key := "\x00user\x00" + commandKey(cmd)
+			if ok && !signals.Inspection(cmd) && signals.PrintsErrors(m.Output) {
+				status, ok = "exit 0, errors printed", false
+			}
+			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true})
 			if ok {
 				successes[key] = i
 			} else if m.ExitCode != nil {
 				f.failures = append(f.failures, &failure{idx: i, target: cmd, status: status,
-					text: errorSnippet(normalizeNewlines(m.Output)), key: key})
+					text: failureText(normalizeNewlines(m.Output)), key: key})
 			}
 
 		case compact.RoleBranchSummary, compact.RoleCompactionSummary:
@@ -258,7 +276,7 @@ func extract(msgs []*compact.Message) *facts {
 	for _, ci := range order {
 		if ci.bash && !ci.done {
 			ci.status = "no result"
-			f.commands = append(f.commands, command{idx: ci.idx, text: argString(ci.args, "command", "cmd", "script"), status: "no result"})
+			f.commands = append(f.commands, command{idx: ci.idx, text: compact.ShellCommand(ci.call), status: "no result"})
 		}
 	}
 	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })
@@ -321,14 +339,15 @@ func sortedKeys(m map[string]bool) []string {
 	return keys
 }
 
-// isBashTool reports whether a tool runs shell commands.
-func isBashTool(name string) bool {
-	switch strings.ToLower(name) {
-	case "bash", "shell", "sh", "zsh", "run_shell_command", "exec_command", "execute_command",
-		"run_command", "run_shell", "run_terminal_cmd", "terminal", "local_shell", "container.exec":
-		return true
+// failureText is how a failure is quoted: the output's distinctive line
+// (the one the retention benchmark looks for) and up to two more error
+// lines, joined by " ⏎ ".
+func failureText(output string) string {
+	lines := signals.ErrorLines(output, 3)
+	if len(lines) == 0 {
+		return "(no output)"
 	}
-	return false
+	return strings.Join(lines, " ⏎ ")
 }
 
 // argString returns the first non-empty string argument among keys. An
@@ -349,117 +368,6 @@ func argString(args map[string]json.RawMessage, keys ...string) string {
 		}
 	}
 	return ""
-}
-
-var (
-	exitCodeRe = regexp.MustCompile(`(?mi)^\s*(?:command exited with code|exit code:?|exit status:?|exited with code)\s*(-?\d+)\s*$`)
-	abortedRe  = regexp.MustCompile(`(?mi)^\s*command (?:was )?aborted\b`)
-	timeoutRe  = regexp.MustCompile(`(?mi)^\s*command timed out\b`)
-)
-
-// bashStatus reads how a shell tool call ended: from the result's details
-// when they carry an exit code, else from the status line pi and others
-// append to the output ("Command exited with code 2", "Command aborted"),
-// else from the error flag.
-func bashStatus(m *compact.Message, text string) (string, bool) {
-	if raw, ok := m.Extra["details"]; ok {
-		var d struct {
-			ExitCode *int `json:"exitCode"`
-		}
-		if json.Unmarshal(raw, &d) == nil && d.ExitCode != nil {
-			return "exit " + strconv.Itoa(*d.ExitCode), *d.ExitCode == 0 && !m.IsError
-		}
-	}
-	tail := text
-	if len(tail) > 1024 {
-		// The status line is appended at the end of the output.
-		tail = tail[len(tail)-1024:]
-	}
-	if all := exitCodeRe.FindAllStringSubmatch(tail, -1); len(all) > 0 {
-		code, err := strconv.Atoi(all[len(all)-1][1])
-		if err == nil {
-			return "exit " + strconv.Itoa(code), code == 0 && !m.IsError
-		}
-	}
-	if m.IsError && abortedRe.MatchString(tail) {
-		return "aborted", false
-	}
-	if m.IsError && timeoutRe.MatchString(tail) {
-		return "timed out", false
-	}
-	if m.IsError {
-		return "error", false
-	}
-	return "exit 0", true
-}
-
-var (
-	// errorWords mark a line of output as an error message.
-	errorWords = []string{"error", "fail", "cannot", "can't", "could not", "couldn't", "not found", "no such",
-		"exception", "panic", "fatal", "denied", "invalid", "undefined", "missing", "unexpected", "refused",
-		"traceback"}
-	// locationRe finds compiler and test messages ("file.go:12: text").
-	locationRe = regexp.MustCompile(`[\w/.-]+\.\w+:\d+(?::\d+)?:?\s+\S`)
-)
-
-func isErrorLine(l string) bool {
-	lower := strings.ToLower(l)
-	for _, w := range errorWords {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return locationRe.MatchString(l)
-}
-
-// errorSnippet picks the informative lines of a failed result: up to three
-// lines that look like errors, else the first two lines, without the exit
-// status line (which is reported separately), as one line.
-func errorSnippet(text string) string {
-	var lines, hits, longHits []string
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || exitCodeRe.MatchString(l) || abortedRe.MatchString(l) || timeoutRe.MatchString(l) {
-			continue
-		}
-		lines = append(lines, l)
-		if !isErrorLine(l) {
-			continue
-		}
-		// Very long lines are mostly minified code or data that happens
-		// to contain the word "error"; they count only when nothing else
-		// does.
-		if utf8.RuneCountInString(l) <= 300 {
-			if len(hits) < 3 {
-				hits = append(hits, l)
-			}
-		} else if len(longHits) < 3 {
-			longHits = append(longHits, l)
-		}
-	}
-	if len(hits) == 0 {
-		hits = longHits
-	}
-	if len(hits) == 0 {
-		if len(lines) > 2 {
-			lines = lines[:2]
-		}
-		hits = lines
-	}
-	if len(hits) == 0 {
-		return "(no output)"
-	}
-	for i, h := range hits {
-		hits[i] = cutRunes(h, 200)
-	}
-	return cutRunes(strings.Join(hits, " ⏎ "), 400)
-}
-
-// noOutput reports whether a shell result holds nothing but its status
-// line (pi writes "(no output)" for an empty output).
-func noOutput(text string) bool {
-	t := strings.TrimSpace(exitCodeRe.ReplaceAllString(text, ""))
-	return t == "" || t == "(no output)"
 }
 
 // commandKey is what makes two shell commands "the same" when deciding

@@ -22,7 +22,7 @@ const (
 	// DefaultMaxCommands is how many of the newest commands are listed.
 	DefaultMaxCommands = 25
 	// DefaultMaxErrors is how many of the newest errors are listed.
-	DefaultMaxErrors = 10
+	DefaultMaxErrors = 30
 	// DefaultMaxTextChars bounds each assistant statement quoted.
 	DefaultMaxTextChars = 1500
 	// DefaultMaxItems bounds the sentence lists: constraints, decisions and

@@ -476,7 +476,11 @@ func TestInstructions(t *testing.T) {
 
 	req.Instructions = ""
 	out = run(t, s, req)
-	mustNotContain(t, out, "Requested focus", "down step "+strings.Repeat(".", 80))
+	// Without the focus the older message is left out of the user
+	// messages; the Goal still quotes it, as the session's first request.
+	mustNotContain(t, out, "Requested focus")
+	mustNotContain(t, sectionBody(t, out, "## Critical Context"), "down step "+strings.Repeat(".", 80))
+	mustContain(t, sectionBody(t, out, "## Goal"), "- Initially: Please keep the database migrations reversible, each one needs a down step "+strings.Repeat(".", 80))
 }
 
 func TestPreviousSummaryMerged(t *testing.T) {

@@ -1,0 +1,49 @@
+package retention
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/signals"
+)
+
+// ContextText is the text of a context that the measures look facts up
+// in, normalized (signals.Normalize): every message's text (a summary, a
+// user or assistant text, a tool result, a shell command with its
+// output), and the name and string arguments of every tool call.
+// Reasoning (thinking parts) and images are left out: a fact only there
+// does not count as kept.
+func ContextText(c *compact.Context) string {
+	var b strings.Builder
+	for _, m := range c.Messages {
+		b.WriteString(m.Text())
+		b.WriteByte('\n')
+		for _, call := range m.ToolCalls() {
+			b.WriteString(call.Name)
+			b.WriteByte('\n')
+			var args any
+			if json.Unmarshal(call.Arguments, &args) == nil {
+				writeStrings(&b, args)
+			}
+		}
+	}
+	return signals.Normalize(b.String())
+}
+
+// writeStrings writes the strings of a decoded JSON value, one a line.
+func writeStrings(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+		b.WriteByte('\n')
+	case []any:
+		for _, x := range v {
+			writeStrings(b, x)
+		}
+	case map[string]any:
+		for _, x := range v {
+			writeStrings(b, x)
+		}
+	}
+}

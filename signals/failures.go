@@ -1,0 +1,329 @@
+package signals
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+)
+
+// MaxLineRunes is the length a distinctive line is cut to.
+const MaxLineRunes = 200
+
+// Failure is a tool output that failed: a tool result flagged as an
+// error, a shell command that exited non-zero or timed out, or one that
+// exited 0 but printed compiler or test errors (ExitZero).
+type Failure struct {
+	// Index is the index of the result message (or of the user's bash
+	// execution) in the messages given.
+	Index int
+	// Tool is the tool's name, "" for a command the user ran.
+	Tool string
+	// Target is the command line of a shell call, else the call's path,
+	// pattern or URL argument; "" when unknown.
+	Target string
+	// Status is how a shell command ended ("exit 2", "timed out",
+	// "error", "exit 0"), "error" for other tools.
+	Status string
+	// ExitZero is set for a command that exited 0 while printing errors.
+	ExitZero bool
+	// Line is the distinctive line of the output (see DistinctiveLine).
+	Line string
+}
+
+var (
+	// exitCodeRe finds the status line agents append to a shell
+	// command's output.
+	exitCodeRe = regexp.MustCompile(`(?mi)^\s*(?:command exited with code|exit code:?|exit status:?|exited with code)\s*(-?\d+)\s*$`)
+	abortedRe  = regexp.MustCompile(`(?mi)^\s*command (?:was )?aborted\b`)
+	timeoutRe  = regexp.MustCompile(`(?mi)^\s*command timed out\b`)
+	ansiRe     = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
+
+	// strongRes are the lines compilers, linters and test runners print
+	// for an error: they make a command that exited 0 a failure, and they
+	// are preferred as the distinctive line.
+	strongRes = []*regexp.Regexp{
+		regexp.MustCompile(`^\S+\.\w+:\d+:\d+: \S`),                          // Go, gcc, clang: file:line:col: message
+		regexp.MustCompile(`^\S+\.\w+\(\d+,\d+\): (?i:error|warning)`),       // tsc: file(line,col): error TS...
+		regexp.MustCompile(`\berror TS\d+\b`),                                // tsc, any layout
+		regexp.MustCompile(`^(?i:error)(?:\[\w+\])?:\s*\S`),                  // rustc, cargo, many CLIs
+		regexp.MustCompile(`^(?:fatal|FATAL)(?: error)?:\s*\S`),              // git, gcc
+		regexp.MustCompile(`^--- FAIL: `),                                    // go test
+		regexp.MustCompile(`^FAIL(?:ED)?\b`),                                 // go test, pytest, vitest
+		regexp.MustCompile(`^panic: `),                                       // Go
+		regexp.MustCompile(`^Traceback \(most recent call last\)`),           // Python
+		regexp.MustCompile(`^[\w.$]*(?:Error|Exception)(?::\s|\s*$)`),        // TypeError: ..., java.lang.FooException
+		regexp.MustCompile(`^npm ERR! `),                                     // npm
+		regexp.MustCompile(`^(?:Tests?:?\s+)?[1-9]\d* (?:failed|failing)\b`), // jest, vitest, mocha
+		regexp.MustCompile(`^Found [1-9]\d* errors?\b`),                      // biome, tsc --build
+		regexp.MustCompile(`^[✖×✗] `),                                        // eslint, vitest
+	}
+
+	// errorWords mark a line as an error message when no line matches
+	// strongRes.
+	errorWords = []string{"error", "fail", "cannot", "can't", "could not", "couldn't", "not found", "no such",
+		"exception", "panic", "fatal", "denied", "invalid", "undefined", "missing", "unexpected", "refused",
+		"traceback"}
+)
+
+// Failures returns the failing tool outputs of the messages, oldest
+// first: tool results flagged as errors, shell commands (agent's or
+// user's) that exited non-zero or timed out, and shell commands that
+// exited 0 but printed compiler or test errors (PrintsErrors), unless
+// the command only reads (Inspection: a grep that finds "error" in a
+// file is no failure). A search that found nothing (exit 1 without
+// output) and a command the user aborted are not failures.
+func Failures(msgs []*compact.Message) []Failure {
+	calls := make(map[string]*compact.ToolCall)
+	var out []Failure
+	for i, m := range msgs {
+		if m == nil {
+			continue
+		}
+		switch m.Role {
+		case compact.RoleAssistant:
+			for _, c := range m.ToolCalls() {
+				if c.ID != "" {
+					calls[c.ID] = c
+				}
+			}
+		case compact.RoleToolResult:
+			call := calls[m.ToolCallID]
+			name := m.ToolName
+			if name == "" && call != nil {
+				name = call.Name
+			}
+			text := m.Text()
+			if compact.IsShellTool(name) {
+				cmd := ""
+				if call != nil {
+					cmd = compact.ShellCommand(call)
+				}
+				if f, ok := shellFailure(i, name, cmd, ShellStatus(m, text), text); ok {
+					out = append(out, f)
+				}
+				continue
+			}
+			if !m.IsError {
+				continue
+			}
+			target := ""
+			if call != nil {
+				target = call.FilePath()
+				for _, k := range []string{"notebook_path", "pattern", "query", "url"} {
+					if target == "" {
+						target, _ = compact.TopLevelString(call.Arguments, k)
+					}
+				}
+			}
+			out = append(out, Failure{Index: i, Tool: name, Target: target, Status: "error", Line: DistinctiveLine(text)})
+		case compact.RoleBash:
+			st := "no result"
+			switch {
+			case m.Cancelled:
+				st = "cancelled"
+			case m.ExitCode != nil:
+				st = "exit " + strconv.Itoa(*m.ExitCode)
+			}
+			if f, ok := shellFailure(i, "", strings.TrimSpace(m.Command), st, m.Output); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// shellFailure decides whether a shell command with this status and
+// output failed.
+func shellFailure(i int, tool, cmd, status, output string) (Failure, bool) {
+	f := Failure{Index: i, Tool: tool, Target: cmd, Status: status}
+	switch {
+	case status == "aborted" || status == "cancelled" || status == "no result":
+		return f, false
+	case status == "exit 0":
+		if Inspection(cmd) || !PrintsErrors(output) {
+			return f, false
+		}
+		f.ExitZero = true
+	case status == "exit 1" && NoOutput(output) && Inspection(cmd):
+		return f, false // grep and friends say "nothing found" this way
+	}
+	f.Line = DistinctiveLine(output)
+	return f, true
+}
+
+// ShellStatus reads how a shell tool call ended: "exit N" from the
+// result's details when they carry an exit code, else from the status
+// line agents append to the output ("Command exited with code 2"), else
+// "aborted", "timed out" or "error" from the error flag and the output,
+// else "exit 0".
+func ShellStatus(m *compact.Message, text string) string {
+	if raw, ok := m.Extra["details"]; ok {
+		var d struct {
+			ExitCode *int `json:"exitCode"`
+		}
+		if json.Unmarshal(raw, &d) == nil && d.ExitCode != nil {
+			if *d.ExitCode == 0 && m.IsError {
+				return "error"
+			}
+			return "exit " + strconv.Itoa(*d.ExitCode)
+		}
+	}
+	tail := text
+	if len(tail) > 1024 {
+		tail = tail[len(tail)-1024:] // the status line ends the output
+	}
+	if all := exitCodeRe.FindAllStringSubmatch(tail, -1); len(all) > 0 {
+		if code, err := strconv.Atoi(all[len(all)-1][1]); err == nil {
+			if code == 0 && m.IsError {
+				return "error"
+			}
+			return "exit " + strconv.Itoa(code)
+		}
+	}
+	switch {
+	case m.IsError && abortedRe.MatchString(tail):
+		return "aborted"
+	case m.IsError && timeoutRe.MatchString(tail):
+		return "timed out"
+	case m.IsError:
+		return "error"
+	}
+	return "exit 0"
+}
+
+// NoOutput reports whether a shell output holds nothing but its status
+// line (pi writes "(no output)" for an empty output).
+func NoOutput(text string) bool {
+	t := strings.TrimSpace(exitCodeRe.ReplaceAllString(text, ""))
+	return t == "" || t == "(no output)"
+}
+
+// PrintsErrors reports whether an output has a line that compilers,
+// linters and test runners print for an error ("x.go:3:1: undefined: y",
+// "error TS2304", "--- FAIL:", "panic:", "Traceback", "3 failed", ...).
+func PrintsErrors(output string) bool {
+	for _, l := range outputLines(output) {
+		if strong(l) {
+			return true
+		}
+	}
+	return false
+}
+
+func strong(l string) bool {
+	for _, re := range strongRes {
+		if re.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// locationRe finds the file:line of compiler and test messages
+// ("report_test.go:31: map order differs").
+var locationRe = regexp.MustCompile(`[\w/.-]+\.\w+:\d+(?::\d+)?:?\s+\S`)
+
+// errorish reports whether a line holds an error word or a file:line
+// location.
+func errorish(l string) bool {
+	lower := strings.ToLower(l)
+	for _, w := range errorWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return locationRe.MatchString(l)
+}
+
+// DistinctiveLine picks the line that identifies the error in a failed
+// output: the first line a compiler or test runner prints for an error
+// (see PrintsErrors), else the first line of at most 300 characters with
+// an error word ("error", "fail", "not found", ...) or a file:line
+// location, else the first line.
+// Lines are trimmed, their blanks collapsed and terminal colour codes
+// removed; status lines ("Command exited with code 1") do not count. The
+// line is cut to MaxLineRunes runes. It returns "" for an empty output.
+func DistinctiveLine(output string) string {
+	lines := outputLines(output)
+	pick := ""
+	for _, l := range lines {
+		if strong(l) && utf8.RuneCountInString(l) >= 8 {
+			pick = l
+			break
+		}
+	}
+	if pick == "" {
+		for _, l := range lines {
+			if errorish(l) && utf8.RuneCountInString(l) <= 300 {
+				pick = l
+				break
+			}
+		}
+	}
+	if pick == "" && len(lines) > 0 {
+		pick = lines[0]
+	}
+	return cutRunes(pick, MaxLineRunes)
+}
+
+// outputLines returns the meaningful lines of an output, normalized.
+func outputLines(output string) []string {
+	var out []string
+	for _, l := range strings.Split(output, "\n") {
+		l = Normalize(ansiRe.ReplaceAllString(l, ""))
+		if l == "" || l == "(no output)" || exitCodeRe.MatchString(l) || abortedRe.MatchString(l) || timeoutRe.MatchString(l) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// cutRunes cuts s to at most n runes, at a rune boundary.
+func cutRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return strings.TrimSpace(s[:k])
+		}
+		i++
+	}
+	return s
+}
+
+// ErrorLines returns up to n lines that describe the error of a failed
+// output: its DistinctiveLine first, then the next lines, in order, that
+// a compiler or test runner prints for an error or that hold an error
+// word (at most 300 characters each), normalized and cut like it. It
+// returns nil for an empty output.
+func ErrorLines(output string, n int) []string {
+	first := DistinctiveLine(output)
+	if first == "" || n <= 0 {
+		return nil
+	}
+	out := []string{first}
+	for _, l := range outputLines(output) {
+		if len(out) >= n {
+			break
+		}
+		l = cutRunes(l, MaxLineRunes)
+		if l == first || utf8.RuneCountInString(l) > 300 || !(strong(l) || errorish(l)) {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == l
+		}
+		if !dup {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package signals
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact"
+)
+
+// IdentKind is the kind of an identifier.
+type IdentKind string
+
+// The kinds of identifier Identifiers finds.
+const (
+	IdentURL    IdentKind = "url"
+	IdentHash   IdentKind = "hash"   // a hex hash of 7 to 64 digits (commit ids), a UUID
+	IdentID     IdentKind = "id"     // a token mixing letters and digits (TS2304, v1.2.3, #123)
+	IdentNumber IdentKind = "number" // a number of three digits or more (20000, 1,018, 12.5%)
+	IdentName   IdentKind = "name"   // a backticked name (`--keep-recent`, `Engine.Compact`)
+)
+
+// MaxNameRunes is the longest backticked span counted as a name; longer
+// ones are code, not names.
+const MaxNameRunes = 80
+
+// Identifier is a token the user or the assistant wrote that a later
+// turn may need exactly: an id, a hash, a number, a URL or a backticked
+// name.
+type Identifier struct {
+	Text string
+	Kind IdentKind
+	// ByUser is set when a user message holds it.
+	ByUser bool
+	// Count is the number of messages that hold it; First and Last are
+	// the indexes of the first and last of them.
+	Count       int
+	First, Last int
+}
+
+var (
+	urlRe      = regexp.MustCompile("https?://[^\\s<>\"'`]+")
+	backtickRe = regexp.MustCompile("`([^`\n]+)`")
+	uuidRe     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	hexRe      = regexp.MustCompile(`^[0-9a-f]{7,64}$|^[0-9A-F]{7,64}$`)
+	issueRe    = regexp.MustCompile(`^#\d+$`)
+	numberRe   = regexp.MustCompile(`^[-+]?\d[\d,_]*(?:\.\d+)?(?:%|ms|s|x|k|K|KB|MB|GB|KiB|MiB|GiB)?$`)
+	idRe       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/@+-]*[A-Za-z0-9]$`)
+	unitRe     = regexp.MustCompile(`^\d{1,2}[a-zA-Z]{1,3}$`)
+)
+
+// Identifiers returns the identifiers written in the text of the user
+// messages and of the assistant's messages (tool output, tool arguments
+// and reasoning excluded), each once, in order of first appearance. Text
+// inside fenced code blocks does not count: it is code, not a mention.
+func Identifiers(msgs []*compact.Message) []Identifier {
+	var out []Identifier
+	at := make(map[string]int)
+	for i, m := range msgs {
+		if m == nil || (m.Role != compact.RoleUser && m.Role != compact.RoleAssistant) {
+			continue
+		}
+		seen := make(map[string]bool)
+		for _, id := range IdentifiersIn(m.Text()) {
+			if seen[id.Text] {
+				continue
+			}
+			seen[id.Text] = true
+			k, ok := at[id.Text]
+			if !ok {
+				k = len(out)
+				at[id.Text] = k
+				out = append(out, Identifier{Text: id.Text, Kind: id.Kind, First: i})
+			}
+			out[k].Count++
+			out[k].Last = i
+			out[k].ByUser = out[k].ByUser || m.Role == compact.RoleUser
+		}
+	}
+	return out
+}
+
+// IdentifiersIn returns the identifiers of one text, repeats included:
+// the backticked names first, then the URLs, then the other tokens, each
+// in the order of the text. Only Text and Kind are set.
+func IdentifiersIn(text string) []Identifier {
+	var out []Identifier
+	for _, block := range prose(text) {
+		block = backtickRe.ReplaceAllStringFunc(block, func(s string) string {
+			name := strings.TrimSpace(s[1 : len(s)-1])
+			if n := utf8.RuneCountInString(name); n >= 2 && n <= MaxNameRunes && strings.IndexFunc(name, isAlnum) >= 0 {
+				out = append(out, Identifier{Text: Normalize(name), Kind: IdentName})
+			}
+			return " "
+		})
+		block = urlRe.ReplaceAllStringFunc(block, func(s string) string {
+			s = strings.TrimRight(s, ".,;:!?)]}*")
+			if len(s) > len("https://x") {
+				out = append(out, Identifier{Text: s, Kind: IdentURL})
+			}
+			return " "
+		})
+		for _, tok := range strings.Fields(block) {
+			tok = strings.Trim(tok, "()[]{}<>\"',;:!?*")
+			tok = strings.TrimRight(tok, ".")
+			if kind, ok := classify(tok); ok {
+				out = append(out, Identifier{Text: tok, Kind: kind})
+			}
+		}
+	}
+	return out
+}
+
+// classify says which kind of identifier a bare token is, if any.
+func classify(tok string) (IdentKind, bool) {
+	if len(tok) < 3 || len(tok) > 64 {
+		return "", false
+	}
+	digits, letters := 0, 0
+	for _, r := range tok {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case unicode.IsLetter(r):
+			letters++
+		}
+	}
+	switch {
+	case uuidRe.MatchString(tok):
+		return IdentHash, true
+	case hexRe.MatchString(tok) && digits > 0 && letters > 0:
+		return IdentHash, true
+	case issueRe.MatchString(tok):
+		return IdentID, true
+	case numberRe.MatchString(tok):
+		return IdentNumber, digits >= 3
+	case digits > 0 && letters > 0 && len(tok) >= 4 && idRe.MatchString(tok) && !unitRe.MatchString(tok):
+		return IdentID, true
+	}
+	return "", false
+}
+
+// prose returns the parts of a text outside fenced code blocks.
+func prose(text string) []string {
+	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+		return []string{text}
+	}
+	var out []string
+	var cur []string
+	fence := ""
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		if fence != "" {
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = t[:3]
+			out = append(out, strings.Join(cur, "\n"))
+			cur = nil
+			continue
+		}
+		cur = append(cur, l)
+	}
+	return append(out, strings.Join(cur, "\n"))
+}
+
+func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// ByPriority sorts identifiers for a summary that cannot hold them all:
+// the user's first, then those named in more messages, then the newest.
+func ByPriority(ids []Identifier) {
+	sort.SliceStable(ids, func(a, b int) bool {
+		x, y := ids[a], ids[b]
+		if x.ByUser != y.ByUser {
+			return x.ByUser
+		}
+		if x.Count != y.Count {
+			return x.Count > y.Count
+		}
+		return x.Last > y.Last
+	})
+}
