@@ -1,0 +1,67 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Detect reports whether head, the first bytes of a file (up to 64 KiB,
+// possibly cut mid-line), is a Claude Code transcript. It looks at the
+// first non-empty line: a record carrying sessionId, parentUuid or
+// leafUuid, a file-history-snapshot record, or a user, assistant, system
+// or summary record with a uuid, and no "payload" member (which Codex
+// rollouts have). A first line cut short is judged by the members it
+// starts with.
+func Detect(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	var line []byte
+	complete := false
+	for len(head) > 0 {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			line, head = head, nil
+		} else {
+			line, head, complete = head[:i], head[i+1:], true
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			break
+		}
+		complete = false
+	}
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		if complete {
+			return false
+		}
+		return looksCut(line)
+	}
+	has := func(k string) bool { _, ok := obj[k]; return ok }
+	if has("payload") {
+		return false
+	}
+	var typ string
+	_ = json.Unmarshal(obj["type"], &typ)
+	switch {
+	case has("sessionId"), has("parentUuid"), has("leafUuid"), typ == "file-history-snapshot":
+		return true
+	case has("uuid") && (typ == "user" || typ == "assistant" || typ == "system" || typ == "summary"):
+		return true
+	}
+	return false
+}
+
+// looksCut judges a first line that ends before its record does.
+func looksCut(line []byte) bool {
+	if bytes.Contains(line, []byte(`"payload":`)) {
+		return false
+	}
+	for _, marker := range [...]string{`"sessionId":"`, `"parentUuid":`, `"leafUuid":"`, `"type":"file-history-snapshot"`} {
+		if bytes.Contains(line, []byte(marker)) {
+			return true
+		}
+	}
+	return false
+}
