@@ -196,10 +196,10 @@ func extract(msgs []*compact.Message) *facts {
 				case ok && !signals.Inspection(cmd) && signals.PrintsErrors(text):
 					// Exit 0, but the compiler or the tests printed errors
 					// (a pipe into tail or grep hides the status).
-					ci.setStatus("exit 0, errors printed")
-					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: "exit 0, errors printed",
+					status, ok = "exit 0, errors printed", false
+					ci.setStatus(status)
+					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: status,
 						text: failureText(text), key: key})
-					ok = false
 				case ok:
 					successes[key] = i
 				case status == "aborted" || status == "cancelled":
