@@ -370,6 +370,7 @@ it is unknown, automatic compaction never triggers.`,
 	root.AddCommand(
 		a.inspectCommand(),
 		a.contextCommand(),
+		a.reportCommand(),
 		a.runCommand(),
 		a.pruneCommand(),
 		a.treeCommand(),

@@ -1,0 +1,254 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/compactkit/compact"
+)
+
+// chromiumPath is Debian's Chromium, which the browser test drives.
+const chromiumPath = "/usr/bin/chromium"
+
+// pageWidth is the width the page must fit without a horizontal scroll.
+const pageWidth = 1280
+
+// browserPage is one report the browser test opens.
+type browserPage struct {
+	name string
+	r    *Report
+}
+
+// TestBrowser opens reports in a headless Chromium from file:// URLs, on
+// a closed network, and checks what a reader sees: no console error, no
+// request but the page itself, one chart point per model call and one
+// marker per compaction or edit, no horizontal scroll at 1280 px, a
+// closed summary section that opens on a click, every section shown
+// when printing, and a PDF. It saves a screenshot of each page in the
+// test's temporary folder, or in $COMPACT_SCREENSHOT_DIR when set, and
+// logs its path.
+//
+// It skips when Chromium is missing, unless COMPACT_REQUIRE_CHROMIUM=1
+// (CI), which makes that a failure.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("COMPACT_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("COMPACT_REQUIRE_CHROMIUM=1 but %s is missing (apt-get install chromium): %v", chromiumPath, err)
+		}
+		t.Skipf("%s is missing (apt-get install chromium, or set COMPACT_REQUIRE_CHROMIUM=1 to fail): %v", chromiumPath, err)
+	}
+	small, err := Build(smallInput(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := []browserPage{{"small", small}}
+	if os.Getenv("COMPACT_TESTDATA") != "" || testdataExists() {
+		s := realSession(t, "before-compaction.jsonl")
+		h := s.Header()
+		r, err := Build(Input{File: "before-compaction.jsonl", SessionID: h.ID, Cwd: h.Cwd, Entries: s.Entries(), Path: s.Path(),
+			Model: compact.ModelInfo{ID: "claude-opus-4-5", ContextWindow: 200000}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, browserPage{"before-compaction", r})
+	}
+
+	shots := os.Getenv("COMPACT_SCREENSHOT_DIR")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(pageWidth, 900),
+	)
+	defer cancelAlloc()
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	defer cancelBrowser()
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("start %s: %v", chromiumPath, err)
+	}
+
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), p.name+".report.html")
+			var b bytes.Buffer
+			if err := Render(&b, p.r); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			checkInBrowser(t, browser, p.r, "file://"+file, filepath.Join(shots, p.name+".png"))
+		})
+	}
+}
+
+// testdataExists reports whether the shared test data is beside the
+// clone.
+func testdataExists() bool {
+	_, err := os.Stat("../../shared/testdata/sessions/pi")
+	return err == nil
+}
+
+// browserEvents collects what the page did: requests, console errors and
+// uncaught exceptions.
+type browserEvents struct {
+	mu       sync.Mutex
+	requests []string
+	errors   []string
+}
+
+func (b *browserEvents) add(list *[]string, s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	*list = append(*list, s)
+}
+
+func (b *browserEvents) snapshot() (requests, errors []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.requests...), append([]string(nil), b.errors...)
+}
+
+// checkInBrowser opens url in a new tab and checks the page of r.
+func checkInBrowser(t *testing.T, browser context.Context, r *Report, url, shot string) {
+	ev := &browserEvents{}
+	// The listener is there from the tab's start, so that no request and
+	// no message of the page is missed.
+	tab, cancel := chromedp.NewContext(browser, chromedp.WithListener(func(e any) {
+		switch e := e.(type) {
+		case *network.EventRequestWillBeSent:
+			ev.add(&ev.requests, e.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == "error" || e.Type == "assert" {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				ev.add(&ev.errors, "console."+string(e.Type)+": "+strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			ev.add(&ev.errors, "exception: "+e.ExceptionDetails.Text)
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				ev.add(&ev.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		}
+	}))
+	defer cancel()
+	eval := func(expr string) any {
+		t.Helper()
+		v, err := chromedp.Run(tab, chromedp.Evaluate[any](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return v
+	}
+	err := chromedp.Do(tab,
+		chromedp.EmulateViewport(pageWidth, 900),
+		chromedp.Navigate(url),
+		chromedp.WaitReady(chromedp.CSS("footer")),
+	)
+	if err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	// Numbers come back from JavaScript as float64.
+	if n := eval(`document.querySelectorAll("svg.chart circle.point").length`); n != float64(r.Calls) || r.Calls != len(r.Points) {
+		t.Errorf("the chart has %v points, want one per model call: %d", n, r.Calls)
+	}
+	if n := eval(`document.querySelectorAll("svg.chart [data-marker]").length`); n != float64(r.Compactions+r.Edits) || len(r.Markers) != r.Compactions+r.Edits {
+		t.Errorf("the chart has %v markers, want one per compaction and edit: %d + %d", n, r.Compactions, r.Edits)
+	}
+	sw, cw := eval(`document.documentElement.scrollWidth`), eval(`document.documentElement.clientWidth`)
+	if sw.(float64) > pageWidth || cw != float64(pageWidth) {
+		t.Errorf("scrollWidth %v, clientWidth %v: the page does not fit %d px", sw, cw, pageWidth)
+	}
+
+	// A closed section opens on a click on its heading and shows its text.
+	if eval(`(() => {
+		const d = document.querySelector(".card details:not([open])");
+		if (!d) return false;
+		d.id = "probe";
+		return true;
+	})()`) == true {
+		hiddenBefore := eval(`!document.querySelector("#probe").open && !document.querySelector("#probe .body").checkVisibility()`)
+		if err := chromedp.Do(tab, chromedp.Click(chromedp.CSS("#probe > summary"))); err != nil {
+			t.Fatal(err)
+		}
+		visibleAfter := eval(`document.querySelector("#probe").open && document.querySelector("#probe .body").checkVisibility()`)
+		text := eval(`document.querySelector("#probe .body").innerText.trim()`)
+		if hiddenBefore != true || visibleAfter != true || text == "" {
+			t.Errorf("closed section: hidden before the click %v, shown after it %v, text %q", hiddenBefore, visibleAfter, text)
+		}
+		// Closed again, it shows all the same in print, and the buttons
+		// do not.
+		eval(`document.querySelector("#probe").open = false`)
+		if _, err := chromedp.Call(tab, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"}); err != nil {
+			t.Fatal(err)
+		}
+		printed := eval(`document.querySelector("#probe .body").checkVisibility() &&
+			getComputedStyle(document.querySelector(".actions")).display === "none"`)
+		if _, err := chromedp.Call(tab, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+			t.Fatal(err)
+		}
+		if printed != true {
+			t.Error("in print, a closed section's content is hidden or the buttons show")
+		}
+	} else if len(r.Cards) > 0 {
+		t.Error("no closed summary section to open")
+	}
+
+	pdf, err := chromedp.Run(tab, chromedp.PrintToPDF(chromedp.PDFPrintBackground()))
+	if err != nil {
+		t.Fatalf("print to PDF: %v", err)
+	}
+	if !bytes.HasPrefix(pdf, []byte("%PDF-")) || len(pdf) < 10000 {
+		t.Errorf("PDF of %d bytes starting %q", len(pdf), pdf[:min(len(pdf), 8)])
+	}
+	png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("the screenshot is not a PNG")
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes); PDF: %d bytes", shot, len(png), len(pdf))
+
+	requests, errs := ev.snapshot()
+	for _, e := range errs {
+		t.Errorf("console: %s", e)
+	}
+	if len(requests) != 1 || requests[0] != url {
+		t.Errorf("requests %q, want only the page %s", requests, url)
+	}
+}
