@@ -18,11 +18,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/claudecode"
+	"github.com/compactkit/compact/cline"
 	"github.com/compactkit/compact/requestbody"
+	"github.com/compactkit/compact/sweagent"
 )
 
 // HeadSize is how much of a file detection reads.
@@ -78,6 +82,12 @@ var ErrUnknownFormat = errors.New("unknown session format")
 // most specific first, the plain request body last.
 func Formats() []Format {
 	return []Format{
+		{Name: claudecode.Format, Agent: "Claude Code", What: "Claude Code project transcripts (~/.claude/projects/*/*.jsonl)",
+			Detect: claudecode.Detect, ReadFile: claudecode.ReadFile, Provider: "anthropic"},
+		{Name: cline.Format, Agent: "Cline", What: "Cline, Roo Code and Kilo Code tasks (api_conversation_history.json with ui_messages.json beside it, or the task folder)",
+			Detect: cline.Detect, DetectDir: clineDir, ReadFile: cline.ReadFile},
+		{Name: sweagent.Format, Agent: "SWE-agent", What: "SWE-agent trajectories (*.traj)",
+			Detect: sweagent.Detect, ReadFile: sweagent.ReadFile},
 		{Name: requestbody.Format, Agent: "a chat API request", What: `an OpenAI Chat Completions or Anthropic Messages request body ({"messages": [...]})`,
 			Detect: requestbody.Detect, ReadFile: requestbody.ReadFile},
 	}
@@ -176,4 +186,10 @@ func readHead(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return buf[:n], nil
+}
+
+// clineDir reports whether path is a Cline task folder.
+func clineDir(path string) bool {
+	fi, err := os.Stat(filepath.Join(path, cline.APIHistoryFile))
+	return err == nil && !fi.IsDir()
 }

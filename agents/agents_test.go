@@ -37,6 +37,10 @@ func TestDetect(t *testing.T) {
 		{"pi session, spaced header", write("spaced.jsonl", `{"type": "session", "version": 3, "id": "x"}`+"\n"), Pi},
 		{"demo", "../examples/sessions/demo.jsonl", Pi},
 		{"request body", "../requestbody/testdata/pi-chat.json", "request-body"},
+		{"claude code", "../claudecode/testdata/pomodoro.jsonl", "claude-code"},
+		{"cline history", "../cline/testdata/xml-task/api_conversation_history.json", "cline"},
+		{"cline folder", "../cline/testdata/roo-task", "cline"},
+		{"swe-agent", "../sweagent/testdata/function-calling.traj", "swe-agent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,12 +106,14 @@ func exampleFiles(t *testing.T, format string) []string {
 		pkg = format
 	}
 	var files []string
-	entries, _ := os.ReadDir(filepath.Join("..", pkg, "testdata"))
-	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) == ".md" {
-			continue
+	filepath.WalkDir(filepath.Join("..", pkg, "testdata"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(path) != ".md" {
+			files = append(files, path)
 		}
-		files = append(files, filepath.Join("..", pkg, "testdata", e.Name()))
+		return nil
+	})
+	if len(files) == 0 {
+		t.Errorf("no test files for %s in %s/testdata", format, pkg)
 	}
 	return files
 }
