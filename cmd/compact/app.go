@@ -379,6 +379,7 @@ it is unknown, automatic compaction never triggers.`,
 		a.importCommand(),
 		a.migrateCommand(),
 		a.proxyCommand(),
+		a.benchCommand(),
 	)
 	// The configuration, environment and exit codes are described once,
 	// in "compact --help"; each command's help points there.

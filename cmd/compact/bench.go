@@ -1,0 +1,257 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/retention"
+)
+
+// benchReport is the JSON form of "compact bench".
+type benchReport struct {
+	Summarizer string             `json:"summarizer"`
+	KeepRecent []int              `json:"keepRecent"`
+	Results    []retention.Result `json:"results"`
+}
+
+// generateReport is the JSON form of "compact bench --generate".
+type generateReport struct {
+	Generated []string `json:"generated"`
+}
+
+func (a *app) benchCommand() *cobra.Command {
+	var lf limitFlags
+	var sf summarizerFlags
+	var keeps []int
+	var missing bool
+	var generate string
+	cmd := &cobra.Command{
+		Use:   "bench FILE...",
+		Short: "Measure what compaction keeps of each session",
+		Long: `Bench compacts a copy of each session, in memory, at each --keep-recent
+budget (20000, 8000 and 2000 tokens by default), with the summarizer chosen
+as for "compact run" (extractive unless --summarizer names a model) and,
+for comparison, with the cheap strategies alone (strip_images, mask,
+truncate: "cheap" rows). Nothing is written; the files are only read.
+
+Each compaction is measured on its summarized span (the messages the
+summary replaced):
+
+  context       tokens before and after, and after as a share of before
+  files         files read, written or edited, by the file tools or by
+                shell commands (mv, cp, rm, > and >> redirections,
+                heredocs, sed -i, tee, ...), named in the rebuilt context
+  errors        a distinctive line of every failing tool output, errors
+                printed by commands that exited 0 (compiler and test
+                output) included, present in the rebuilt context
+  identifiers   ids, hashes, numbers, URLs and backticked names the user
+                or the assistant wrote, present as whole tokens
+  user text     user messages present verbatim (blanks aside)
+  invariants    no tool result without its call ("pairs"), the session's
+                first request present ("first"), the context under the
+                policy's target when the window is known ("target")
+
+The facts are found by the same rules the extractive summarizer reads
+them with, so 100% means "present in the context", not "used well by a
+model". --missing lists what was not found. --json prints one object
+with every row.
+
+--generate DIR writes planted-needle sessions into DIR (needles-N.jsonl,
+with the planted facts in needles-N.needles.json) and stops: bench them
+to test any summarizer on known facts, e.g.
+
+  compact bench --generate /tmp/needles
+  compact bench --summarizer openai --summary-model gpt-4.1-mini /tmp/needles/*.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && generate == "" {
+				return usagef("%s: missing the session FILE arguments (or --generate DIR)", commandName(cmd))
+			}
+			if len(args) > 0 && generate != "" {
+				return usagef("%s: --generate DIR takes no FILE arguments", commandName(cmd))
+			}
+			return nil
+		},
+		RunE: a.action(func(cmd *cobra.Command, args []string) error {
+			if generate != "" {
+				return a.generateNeedles(generate)
+			}
+			return a.bench(cmd, args, keeps, missing, &lf, &sf)
+		}),
+	}
+	f := cmd.Flags()
+	f.IntSliceVar(&keeps, "keep-recent", retention.DefaultKeepRecent, "budgets of the part kept verbatim to compact at, in tokens, comma-separated")
+	f.BoolVar(&missing, "missing", false, "list the files, error lines, identifiers and user messages that were not found")
+	f.StringVar(&generate, "generate", "", "write planted-needle sessions into DIR and stop")
+	lf.addReserve(cmd)
+	lf.addWindow(cmd)
+	sf.add(cmd)
+	return cmd
+}
+
+func (a *app) generateNeedles(dir string) error {
+	files, err := retention.Generate(dir)
+	if err != nil {
+		return fmt.Errorf("--generate %s: %w", dir, err)
+	}
+	if a.jsonOut {
+		return writeJSON(a.stdout, generateReport{Generated: files})
+	}
+	for _, f := range files {
+		fmt.Fprintf(a.stdout, "wrote %s\n", f)
+	}
+	return nil
+}
+
+func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing bool, lf *limitFlags, sf *summarizerFlags) error {
+	largest := 0
+	for _, k := range keeps {
+		if k <= 0 {
+			return usagef("--keep-recent must be positive numbers of tokens, got %d", k)
+		}
+		largest = max(largest, k)
+	}
+	if len(keeps) == 0 {
+		return usagef("--keep-recent needs at least one budget")
+	}
+	// loadSettings checks the one budget of "run"; the largest stands for
+	// them all (it must be smaller than the window).
+	lf.keepRecent = largest
+	st, err := a.loadSettings(cmd, lf)
+	if err != nil {
+		return err
+	}
+	reg, err := compact.LoadRegistry()
+	if err != nil {
+		return err
+	}
+	choice, err := a.resolveSummarizer(cmd, st, sf, reg)
+	if err != nil {
+		return err
+	}
+	policy, err := st.cfg.TriggerPolicy()
+	if err != nil {
+		return err
+	}
+	reserve := st.cfg.ReserveTokens
+	if reserve <= 0 {
+		reserve = compact.DefaultReserveTokens
+	}
+	sum, _, err := a.summarizers(choice, reserve)
+	if err != nil {
+		return err
+	}
+	name := choice.name
+	if name != summarizerExtractive {
+		name = choice.model
+	}
+	rep := benchReport{Summarizer: name, KeepRecent: keeps}
+	for _, file := range files {
+		a.progressf("benchmarking %s...", file)
+		s, err := a.openRead(file, "")
+		if err != nil {
+			return err
+		}
+		info, _, _ := st.modelLimits(reg, s.Context().Model)
+		if err := st.fitWindow(info); err != nil {
+			return err
+		}
+		opts := retention.Options{KeepRecent: keeps, Summarizer: sum, Name: name, Cheap: true,
+			MaxTokens: int(summaryBudgetRatio * float64(reserve))}
+		if info.ContextWindow > 0 {
+			opts.TargetTokens = policy.Target(info)
+		}
+		results, err := retention.Measure(cmd.Context(), file, s.Path(), opts)
+		if err != nil {
+			return err
+		}
+		rep.Results = append(rep.Results, results...)
+	}
+	if !missing {
+		for i := range rep.Results {
+			r := &rep.Results[i]
+			r.Files.Missing, r.Errors.Missing, r.Identifiers.Missing, r.UserText.Missing = nil, nil, nil, nil
+		}
+	}
+	if a.jsonOut {
+		return writeJSON(a.stdout, rep)
+	}
+	printBench(a.stdout, rep.Results, missing)
+	return nil
+}
+
+// printBench writes the table of results, one block per session.
+func printBench(w io.Writer, results []retention.Result, missing bool) {
+	for i := 0; i < len(results); {
+		file := results[i].Session
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, file)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  keep\tmethod\tcontext before → after\tfiles\terrors\tidentifiers\tuser text\tinvariants")
+		var notes []string
+		for ; i < len(results) && results[i].Session == file; i++ {
+			r := results[i]
+			if r.Nothing {
+				fmt.Fprintf(tw, "  %s\t%s\tnothing to compact\t\t\t\t\t\n", num(r.KeepRecent), r.Method)
+				continue
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s → %s (%.1f%%)\t%s\t%s\t%s\t%s\t%s\n", num(r.KeepRecent), r.Method,
+				num(r.TokensBefore), num(r.TokensAfter), r.Ratio(), recallCell(r.Files), recallCell(r.Errors),
+				recallCell(r.Identifiers), recallCell(r.UserText), invariantsCell(r.Invariants))
+			if missing {
+				notes = append(notes, missingNotes(r)...)
+			}
+		}
+		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
+}
+
+func recallCell(r retention.Recall) string {
+	return fmt.Sprintf("%d/%d %.0f%%", r.Found, r.Total, r.Percent())
+}
+
+func invariantsCell(v retention.Invariants) string {
+	if v.OK() {
+		return "ok"
+	}
+	var bad []string
+	if !v.ToolPairs {
+		bad = append(bad, "pairs")
+	}
+	if !v.FirstRequest {
+		bad = append(bad, "first")
+	}
+	if !v.UnderTarget {
+		bad = append(bad, "target")
+	}
+	return "FAIL: " + strings.Join(bad, ",")
+}
+
+// missingNotes lists what one row did not find, one line each.
+func missingNotes(r retention.Result) []string {
+	var out []string
+	head := fmt.Sprintf("  missing at keep %s (%s):", num(r.KeepRecent), r.Method)
+	add := func(what string, items []string) {
+		for _, it := range items {
+			if len(out) == 0 {
+				out = append(out, head)
+			}
+			out = append(out, "    "+what+": "+oneLine(shorten(it, 200)))
+		}
+	}
+	add("file", r.Files.Missing)
+	add("error", r.Errors.Missing)
+	add("identifier", r.Identifiers.Missing)
+	add("user text", r.UserText.Missing)
+	add("orphan tool result", r.Invariants.Orphans)
+	return out
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchGenerateAndJSON(t *testing.T) {
+	c := newCLI(t)
+	dir := filepath.Join(t.TempDir(), "needles")
+	out := c.ok("bench", "--generate", dir)
+	contains(t, "bench --generate", out, "wrote "+filepath.Join(dir, "needles-1.jsonl"), "needles-3.jsonl")
+	var gen generateReport
+	c.okJSON(&gen, "bench", "--json", "--generate", dir)
+	if len(gen.Generated) != 3 {
+		t.Fatalf("--generate --json: %+v", gen)
+	}
+	file := gen.Generated[0]
+	before := readFile(t, file)
+
+	// The JSON shape: one object, its keys as documented.
+	var raw map[string]json.RawMessage
+	c.okJSON(&raw, "bench", "--json", "--keep-recent", "20000,2000", file)
+	for _, k := range []string{"summarizer", "keepRecent", "results"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("bench --json: no %q key in %s", k, strings.Join(keys(raw), ", "))
+		}
+	}
+	var rep benchReport
+	c.okJSON(&rep, "bench", "--json", "--keep-recent", "20000,2000", file)
+	if rep.Summarizer != "extractive" || len(rep.KeepRecent) != 2 || len(rep.Results) != 4 {
+		t.Fatalf("bench --json: %+v", rep)
+	}
+	var row map[string]json.RawMessage
+	if err := json.Unmarshal(mustJSON(t, rep.Results[0]), &row); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"session", "method", "keepRecent", "tokensBefore", "tokensAfter", "files", "errors", "identifiers", "userText", "invariants"} {
+		if _, ok := row[k]; !ok {
+			t.Errorf("a result has no %q key", k)
+		}
+	}
+	for _, r := range rep.Results {
+		if r.Session != file || r.Nothing || r.Files.Missing != nil {
+			t.Errorf("row %+v (missing lists need --missing)", r)
+		}
+		if r.Method == "extractive" && (r.Files.Percent() != 100 || r.Errors.Percent() != 100 || r.Identifiers.Percent() != 100 ||
+			r.UserText.Percent() != 100 || !r.Invariants.OK()) {
+			t.Errorf("a needle was lost: %+v", r)
+		}
+	}
+	if rep.Results[1].Method != "cheap" {
+		t.Errorf("the second row is %q, want the cheap strategies", rep.Results[1].Method)
+	}
+
+	out = c.ok("bench", "--keep-recent", "2000", "--missing", file)
+	contains(t, "bench", out, file, "keep", "method", "extractive", "cheap", "37/37 100%", "ok")
+	if strings.Contains(out, "missing at") {
+		t.Errorf("bench --missing lists facts although none was lost:\n%s", out)
+	}
+	if string(readFile(t, file)) != string(before) {
+		t.Error("bench changed the session file")
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBenchErrors(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.jsonl")
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte("{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		code int
+		args []string
+		want string
+	}{
+		{exitUsage, []string{"bench"}, "missing the session FILE arguments"},
+		{exitUsage, []string{"bench", "--generate", dir, demoSession}, "--generate DIR takes no FILE arguments"},
+		{exitUsage, []string{"bench", "--keep-recent", "0", demoSession}, "--keep-recent must be positive"},
+		{exitUsage, []string{"bench", "--keep-recent", "x", demoSession}, "--keep-recent"},
+		{exitUsage, []string{"bench", "--summary-model", "m", demoSession}, "--summary-model needs --summarizer"},
+		{exitUsage, []string{"bench", "--summarizer", "openai", demoSession}, "needs the summary model"},
+		{exitFailure, []string{"bench", missing}, "none.jsonl"},
+		{exitFailure, []string{"bench", bad}, "bad.jsonl"},
+	} {
+		msg := c.fails(tt.code, tt.args...)
+		if !strings.Contains(msg, tt.want) {
+			t.Errorf("compact %s: %q, want it to name %q", strings.Join(tt.args, " "), msg, tt.want)
+		}
+	}
+}
+
+func TestBenchHelp(t *testing.T) {
+	out := newCLI(t).ok("bench", "--help")
+	contains(t, "bench --help", out, "--keep-recent", "--summarizer", "--summary-model", "--missing", "--generate",
+		"heredocs", "exited 0", "not \"used well by a", "--json")
+}
+
+// TestBenchFixtures runs the command on the real sessions at the default
+// budgets: the extractive summarizer meets its goals at 20,000 tokens.
+func TestBenchFixtures(t *testing.T) {
+	c := newCLI(t)
+	var files []string
+	for _, name := range fixtures {
+		files = append(files, fixture(t, name))
+	}
+	var rep benchReport
+	c.okJSON(&rep, append([]string{"bench", "--json"}, files...)...)
+	if len(rep.Results) != 2*2*3 {
+		t.Fatalf("%d rows", len(rep.Results))
+	}
+	for _, r := range rep.Results {
+		if r.Method != "extractive" || r.KeepRecent != 20000 {
+			continue
+		}
+		if r.Files.Percent() < 100 || r.Errors.Percent() < 80 || r.Identifiers.Percent() < 80 || r.UserText.Percent() < 100 || r.Ratio() > 25 {
+			t.Errorf("%s: goals not met: %+v", r.Session, r)
+		}
+	}
+	// --missing names what the cheap strategies lost: masked tool output
+	// takes the error lines with it.
+	out := c.ok("bench", "--keep-recent", "20000", "--missing", files[0])
+	contains(t, "bench --missing", out, "missing at keep 20,000 (cheap):", "    error: ")
+	if strings.Contains(out, "(extractive):") {
+		t.Errorf("the extractive summarizer lost facts at 20,000 on %s:\n%s", files[0], out)
+	}
+}
