@@ -1,0 +1,173 @@
+package openhands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
+)
+
+// Format is the name of this format in a Transcript and on the command
+// line.
+const Format = "openhands"
+
+// Detect reports whether head, the first bytes of a file (possibly cut
+// anywhere), is an OpenHands event stream: a JSON array whose first
+// element is an event, or a single event (one file of a session's events
+// folder). An event is an object with an "action" or "observation" and a
+// "source" or "id"; a head cut before those keys counts when it starts
+// with the id, timestamp and source that begin every event.
+func Detect(head []byte) bool {
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(head) > 0 && head[0] == '[' {
+		head = bytes.TrimLeft(head[1:], " \t\r\n")
+	}
+	var seen []string
+	kind, other := false, false
+	jsonrec.Keys(head, func(key string, first byte) bool {
+		switch key {
+		case "action", "observation":
+			kind = first == '"'
+		case "role", "type", "kind", "messages", "history", "trajectory":
+			other = true
+			return false
+		}
+		seen = append(seen, key)
+		return true
+	})
+	if other {
+		return false
+	}
+	has := func(k string) bool {
+		for _, s := range seen {
+			if s == k {
+				return true
+			}
+		}
+		return false
+	}
+	if kind {
+		return has("source") || has("id")
+	}
+	// Cut before the action or observation key: the keys every event
+	// starts with, in their order, and an object that does not end.
+	var whole json.RawMessage
+	complete := json.NewDecoder(bytes.NewReader(head)).Decode(&whole) == nil
+	return !complete && len(seen) >= 3 && seen[0] == "id" && seen[1] == "timestamp" && seen[2] == "source"
+}
+
+// ReadFile reads the event stream at path: a trajectory file (a JSON
+// array of events), a session's events folder (or the session folder
+// holding it), or one event file in such a folder, which reads the whole
+// folder. The session id is the name of the folder holding "events".
+func ReadFile(path string) (*compact.Transcript, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read OpenHands events: %w", err)
+	}
+	if info.IsDir() {
+		if sub := filepath.Join(path, "events"); isDir(sub) {
+			return readDir(sub)
+		}
+		return readDir(path)
+	}
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) == "events" && isEventFile(filepath.Base(path)) {
+		return readDir(dir)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read OpenHands events: %w", err)
+	}
+	return Read(data, path)
+}
+
+// Read parses an event stream held in memory: a JSON array of events, or
+// one event. name is used in errors and warnings, which give the line of
+// the event at fault.
+func Read(data []byte, name string) (*compact.Transcript, error) {
+	trimmed := bytes.TrimLeft(data, " \t\r\n\xef\xbb\xbf")
+	var raws []rawEvent
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		if _, err := jsonrec.Object(data); err != nil {
+			return nil, fmt.Errorf("%s:%w", name, err)
+		}
+		raws = []rawEvent{{raw: data, name: name, line: jsonrec.Line(data, len(data)-len(trimmed))}}
+	} else {
+		els, err := jsonrec.ArrayDocument(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%w", name, err)
+		}
+		for _, e := range els {
+			raws = append(raws, rawEvent{raw: e.Raw, name: name, line: jsonrec.Line(data, e.Off)})
+		}
+	}
+	return convert(raws, name)
+}
+
+// readDir reads the numbered event files of a session's events folder,
+// in the order of their numbers.
+func readDir(dir string) (*compact.Transcript, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read OpenHands events: %w", err)
+	}
+	type numbered struct {
+		n    int
+		name string
+	}
+	var files []numbered
+	for _, e := range ents {
+		if e.IsDir() || !isEventFile(e.Name()) {
+			continue
+		}
+		n, _ := strconv.Atoi(strings.TrimSuffix(e.Name(), ".json"))
+		files = append(files, numbered{n, e.Name()})
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("read OpenHands events: %s: no numbered event files (<n>.json)", dir)
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].n < files[j].n })
+	raws := make([]rawEvent, 0, len(files))
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read OpenHands events: %w", err)
+		}
+		if _, err := jsonrec.Object(data); err != nil {
+			return nil, fmt.Errorf("%s:%w", path, err)
+		}
+		raws = append(raws, rawEvent{raw: bytes.TrimSpace(data), name: path, line: 1})
+	}
+	t, err := convert(raws, dir)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(dir); err == nil && filepath.Base(abs) == "events" {
+		t.SessionID = filepath.Base(filepath.Dir(abs))
+	}
+	return t, nil
+}
+
+// isEventFile reports whether name is "<n>.json".
+func isEventFile(name string) bool {
+	n, ok := strings.CutSuffix(name, ".json")
+	if !ok || n == "" {
+		return false
+	}
+	_, err := strconv.Atoi(n)
+	return err == nil
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}
