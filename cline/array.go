@@ -40,6 +40,10 @@ func decodeArray(data []byte, name, what string) ([]element, string, error) {
 			}
 			return nil, "", fmt.Errorf("%s:%d: %s %d: %w", name, lineAt(data, start), what, len(out)+1, err)
 		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil && buf.Len() < len(raw) {
+			raw = buf.Bytes()
+		}
 		out = append(out, element{raw: raw, line: lineAt(data, start)})
 	}
 	if _, err := dec.Token(); err != nil {

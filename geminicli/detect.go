@@ -1,0 +1,65 @@
+package geminicli
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Detect reports whether head, the first bytes of a file (up to 64 KiB,
+// possibly cut mid-record), is a Gemini CLI chat recording or checkpoint:
+// an object whose members include sessionId and projectHash (a session-*.json
+// recording, or the first line of a session-*.jsonl one), an object with a
+// "history" array (a checkpoint-*.json), or an array whose first element has
+// "role" and "parts" (a checkpoint in the older form). The members are read
+// one by one, so a head cut inside a long value is judged by those before
+// the cut.
+func Detect(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	dec := json.NewDecoder(bytes.NewReader(head))
+	t, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	switch t {
+	case json.Delim('{'):
+		keys := members(dec, 2)
+		return keys["sessionId"] && keys["projectHash"] || keys["history"]
+	case json.Delim('['):
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return false
+		}
+		keys := members(dec, 2)
+		return keys["role"] && keys["parts"] && !keys["content"]
+	}
+	return false
+}
+
+// members reads the member names of the object dec has just opened until
+// it has seen enough of the interesting ones (want), the object ends or
+// the input is cut.
+func members(dec *json.Decoder, want int) map[string]bool {
+	keys := map[string]bool{}
+	found := 0
+	for dec.More() && found < want {
+		t, err := dec.Token()
+		if err != nil {
+			break
+		}
+		k, ok := t.(string)
+		if !ok {
+			break
+		}
+		keys[k] = true
+		switch k {
+		case "sessionId", "projectHash", "role", "parts":
+			found++
+		case "history":
+			return keys
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	return keys
+}

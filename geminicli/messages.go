@@ -1,0 +1,362 @@
+package geminicli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/compactkit/compact"
+)
+
+// converter turns message records into entries.
+type converter struct {
+	name string
+	t    *compact.Transcript
+	// calls maps each tool call id seen to its tool name; answered marks
+	// those whose result has been emitted.
+	calls    map[string]string
+	answered map[string]bool
+	// used holds the entry ids given so far.
+	used map[string]bool
+}
+
+func (c *converter) warn(format string, args ...any) {
+	c.t.Warnings = append(c.t.Warnings, fmt.Sprintf(format, args...))
+}
+
+// id returns want, or want with a suffix when it is taken (a message
+// written again after a rewind).
+func (c *converter) id(want string) string {
+	id := want
+	for n := 2; c.used[id]; n++ {
+		id = fmt.Sprintf("%s~%d", want, n)
+	}
+	c.used[id] = true
+	return id
+}
+
+// millis parses an RFC 3339 time into Unix milliseconds, 0 if it is not one.
+func millis(ts string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// tokens is Gemini CLI's TokensSummary: the usage metadata of the call.
+type tokens struct {
+	Input    int `json:"input"`
+	Output   int `json:"output"`
+	Cached   int `json:"cached"`
+	Thoughts int `json:"thoughts"`
+	Tool     int `json:"tool"`
+	Total    int `json:"total"`
+}
+
+// usage maps a TokensSummary. input (promptTokenCount) includes the cached
+// part, so Input = input - cached, plus the tool-use prompt (tool), which
+// the API counts apart; Output = output + thoughts (both are generated
+// tokens); Total = total.
+func (k tokens) usage() *compact.Usage {
+	in := k.Input - k.Cached
+	if in < 0 {
+		in = k.Input
+	}
+	return &compact.Usage{Input: in + k.Tool, CacheRead: k.Cached, Output: k.Output + k.Thoughts, Total: k.Total}
+}
+
+// toolCall is a ToolCallRecord.
+type toolCall struct {
+	fields map[string]json.RawMessage
+	id     string
+	name   string
+	status string
+}
+
+// messageEntries returns the entries of one message record.
+func (c *converter) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
+	ts := r.timestamp
+	switch r.typ {
+	case "user":
+		return c.user(r, ts)
+	case "gemini":
+		return c.gemini(r, ts)
+	case "info", "error", "warning":
+	default:
+		c.t.Unknown["type:"+r.typ]++
+	}
+	return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, CustomType: Format + ":" + r.typ, Timestamp: ts, Data: r.raw}}, nil
+}
+
+// user maps a user message: its text and images; functionResponse parts
+// (which newer versions record as a user message after the calls) become
+// tool results unless the call's own record already gave its result.
+func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
+	parts, err := decodeParts(r.fields["content"])
+	if err != nil {
+		return nil, fmt.Errorf("field content: %w", err)
+	}
+	msg := &compact.Message{Role: compact.RoleUser, Timestamp: millis(ts)}
+	var unknown []json.RawMessage
+	var results []*compact.Message
+	dup := 0
+	for _, p := range parts {
+		if q, ok := contentPart(p); ok {
+			if q.Type != "" {
+				msg.Content = append(msg.Content, q)
+			}
+			continue
+		}
+		if p.has("functionResponse") {
+			var fr functionResponse
+			if json.Unmarshal(p.fields["functionResponse"], &fr) == nil {
+				if c.answered[fr.ID] {
+					dup++ // the same output as the call record's result
+					continue
+				}
+				if tool, ok := c.calls[fr.ID]; ok {
+					text, isErr, rest := responseText(fr.Response)
+					res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: tool, IsError: isErr,
+						Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: msg.Timestamp}
+					if rest != nil {
+						res.Extra = map[string]json.RawMessage{"response": rest}
+					}
+					c.answered[fr.ID] = true
+					results = append(results, res)
+					continue
+				}
+				text, _, _ := responseText(fr.Response)
+				c.warn("%s:%d: message %s: functionResponse %q has no earlier call; kept as user text", c.name, r.line, r.id, fr.ID)
+				msg.Content = append(msg.Content, compact.Part{Type: compact.PartText, Text: text})
+				continue
+			}
+		}
+		unknown = append(unknown, p.raw)
+		c.t.Unknown["part:"+p.kind()]++
+	}
+	msg.Extra = messageExtra(r, unknown, "content")
+	if len(msg.Content) == 0 && len(results) == 0 && dup > 0 {
+		// Only outputs already given by the calls' own records: keep the
+		// record, out of the context.
+		return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, CustomType: Format + ":tool-response", Timestamp: ts, Data: r.raw}}, nil
+	}
+	var out []*compact.Entry
+	for k, res := range results {
+		out = append(out, &compact.Entry{ID: c.id(fmt.Sprintf("%s#%d", r.id, k+1)), Kind: compact.KindMessage, Timestamp: ts, Message: res})
+	}
+	if len(msg.Content) > 0 || len(results) == 0 {
+		out = append(out, &compact.Entry{ID: c.id(r.id), Kind: compact.KindMessage, Timestamp: ts, Message: msg})
+	} else {
+		out[0].Message.Extra = merge(msg.Extra, out[0].Message.Extra)
+	}
+	return out, nil
+}
+
+// messageExtra returns the members of a record a Message does not model,
+// plus the parts it could not map.
+func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) map[string]json.RawMessage {
+	ex := extras(r.fields, nil, append([]string{"id", "timestamp", "type"}, modelled...)...)
+	if len(unknown) > 0 {
+		if ex == nil {
+			ex = map[string]json.RawMessage{}
+		}
+		ex["unknownParts"], _ = json.Marshal(unknown)
+	}
+	return ex
+}
+
+func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[string]json.RawMessage, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// gemini maps a model message: its thoughts, its content, its tool calls
+// (each followed by a tool result message made from the call's result),
+// its tokens as usage.
+func (c *converter) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
+	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: millis(ts), Provider: "google"}
+	if v, ok := r.fields["model"]; ok && string(v) != "null" {
+		if err := json.Unmarshal(v, &msg.Model); err != nil {
+			return nil, fmt.Errorf("field model: not a string")
+		}
+	}
+	if v, ok := r.fields["thoughts"]; ok && string(v) != "null" {
+		var thoughts []map[string]json.RawMessage
+		if err := json.Unmarshal(v, &thoughts); err != nil {
+			return nil, fmt.Errorf("field thoughts: not an array of objects")
+		}
+		for _, th := range thoughts {
+			var subject, desc string
+			_ = json.Unmarshal(th["subject"], &subject)
+			_ = json.Unmarshal(th["description"], &desc)
+			text := desc
+			if subject != "" {
+				text = "**" + subject + "** " + desc
+			}
+			msg.Content = append(msg.Content, compact.Part{Type: compact.PartThinking, Thinking: text,
+				Extra: extras(th, partKeys, "subject", "description")})
+		}
+	}
+	parts, err := decodeParts(r.fields["content"])
+	if err != nil {
+		return nil, fmt.Errorf("field content: %w", err)
+	}
+	var calls []toolCall
+	if v, ok := r.fields["toolCalls"]; ok && string(v) != "null" {
+		var raws []map[string]json.RawMessage
+		if err := json.Unmarshal(v, &raws); err != nil {
+			return nil, fmt.Errorf("field toolCalls: not an array of objects")
+		}
+		for i, f := range raws {
+			tc := toolCall{fields: f}
+			for k, dst := range map[string]*string{"id": &tc.id, "name": &tc.name, "status": &tc.status} {
+				if v, ok := f[k]; ok && string(v) != "null" {
+					if err := json.Unmarshal(v, dst); err != nil {
+						return nil, fmt.Errorf("field toolCalls[%d].%s: not a string", i, k)
+					}
+				}
+			}
+			if tc.id == "" {
+				tc.id = fmt.Sprintf("%s-call-%d", r.id, i+1)
+			}
+			calls = append(calls, tc)
+		}
+	}
+	inCalls := map[string]bool{}
+	for _, tc := range calls {
+		inCalls[tc.id] = true
+	}
+	var unknown []json.RawMessage
+	for _, p := range parts {
+		if q, ok := contentPart(p); ok {
+			if q.Type != "" {
+				msg.Content = append(msg.Content, q)
+			}
+			continue
+		}
+		if p.has("functionCall") {
+			var fc functionCall
+			if json.Unmarshal(p.fields["functionCall"], &fc) == nil && fc.Name != "" && !inCalls[fc.ID] {
+				id := fc.ID
+				if id == "" {
+					id = fmt.Sprintf("%s-fc-%d", r.id, len(msg.Content)+1)
+				}
+				msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
+					ToolCall: &compact.ToolCall{ID: id, Name: fc.Name, Arguments: objectArgs(fc.Args)},
+					Extra:    extras(p.fields, partKeys, "functionCall")})
+				c.calls[id] = fc.Name
+				continue
+			}
+			if inCalls[fc.ID] {
+				continue // recorded again in toolCalls
+			}
+		}
+		unknown = append(unknown, p.raw)
+		c.t.Unknown["part:"+p.kind()]++
+	}
+	var results []*compact.Message
+	for _, tc := range calls {
+		msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
+			ToolCall: &compact.ToolCall{ID: tc.id, Name: tc.name, Arguments: objectArgs(tc.fields["args"])},
+			Extra:    extras(tc.fields, partKeys, "id", "name", "args", "result")})
+		c.calls[tc.id] = tc.name
+		res, err := c.result(tc, msg.Timestamp)
+		if err != nil {
+			return nil, err
+		}
+		c.answered[tc.id] = true
+		results = append(results, res)
+	}
+	if v, ok := r.fields["tokens"]; ok && string(v) != "null" {
+		var k tokens
+		if err := json.Unmarshal(v, &k); err != nil {
+			return nil, fmt.Errorf("field tokens: %s", fieldError(err))
+		}
+		msg.Usage = k.usage()
+	}
+	msg.StopReason = compact.StopEnd
+	if len(msg.ToolCalls()) > 0 {
+		msg.StopReason = compact.StopToolUse
+	}
+	msg.Extra = messageExtra(r, unknown, "content", "thoughts", "toolCalls", "model")
+	out := []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindMessage, Timestamp: ts, Message: msg}}
+	for k, res := range results {
+		out = append(out, &compact.Entry{ID: c.id(fmt.Sprintf("%s#%d", r.id, k+1)), Kind: compact.KindMessage, Timestamp: ts, Message: res})
+	}
+	return out, nil
+}
+
+// result makes the tool result message of a call from its result parts:
+// the output (or error) of its functionResponse as text, other parts as
+// text and images. A call without a result (cancelled) gives an empty
+// result. IsError is set by an error response or a status of error or
+// cancelled.
+func (c *converter) result(tc toolCall, ts int64) (*compact.Message, error) {
+	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: tc.id, ToolName: tc.name, Timestamp: ts,
+		IsError: tc.status == "error" || tc.status == "cancelled"}
+	parts, err := decodeParts(tc.fields["result"])
+	if err != nil {
+		return nil, fmt.Errorf("field toolCalls %s: result: %w", tc.id, err)
+	}
+	var unknown []json.RawMessage
+	var texts []string
+	for _, p := range parts {
+		if p.has("functionResponse") {
+			var fr functionResponse
+			if json.Unmarshal(p.fields["functionResponse"], &fr) == nil {
+				text, isErr, rest := responseText(fr.Response)
+				res.IsError = res.IsError || isErr
+				texts = append(texts, text)
+				if rest != nil {
+					if res.Extra == nil {
+						res.Extra = map[string]json.RawMessage{}
+					}
+					res.Extra["response"] = rest
+				}
+				continue
+			}
+		}
+		if q, ok := contentPart(p); ok {
+			if q.Type == "" {
+				continue
+			}
+			if q.Type == compact.PartText {
+				texts = append(texts, q.Text)
+				continue
+			}
+			res.Content = append(res.Content, q)
+			continue
+		}
+		unknown = append(unknown, p.raw)
+		c.t.Unknown["part:"+p.kind()]++
+	}
+	if len(texts) > 0 || len(res.Content) == 0 {
+		res.Content = append([]compact.Part{{Type: compact.PartText, Text: strings.Join(texts, "\n")}}, res.Content...)
+	}
+	if len(unknown) > 0 {
+		if res.Extra == nil {
+			res.Extra = map[string]json.RawMessage{}
+		}
+		res.Extra["unknownParts"], _ = json.Marshal(unknown)
+	}
+	return res, nil
+}
+
+// fieldError words a JSON decoding error as "field X: ...".
+func fieldError(err error) string {
+	if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
+		return fmt.Sprintf("%s: %s is not a %s", te.Field, te.Value, te.Type)
+	}
+	return err.Error()
+}

@@ -1,0 +1,420 @@
+package geminicli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// msgRecord is one MessageRecord of a recording, as last written.
+type msgRecord struct {
+	line      int
+	raw       json.RawMessage
+	fields    map[string]json.RawMessage
+	id, typ   string
+	timestamp string
+}
+
+// decodeMsgRecord decodes a message record; where names it in errors.
+func decodeMsgRecord(raw json.RawMessage, line int) (*msgRecord, error) {
+	raw = compactJSON(raw)
+	r := &msgRecord{line: line, raw: raw}
+	if err := json.Unmarshal(raw, &r.fields); err != nil || r.fields == nil {
+		return nil, fmt.Errorf("not an object")
+	}
+	for k, dst := range map[string]*string{"id": &r.id, "type": &r.typ, "timestamp": &r.timestamp} {
+		v, ok := r.fields[k]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return nil, fmt.Errorf("field %s: not a string", k)
+		}
+	}
+	if r.id == "" {
+		return nil, fmt.Errorf("field id: missing")
+	}
+	return r, nil
+}
+
+// slot is one message of the conversation: its position is where its id
+// was first written, its content the last record written with that id
+// (Gemini CLI appends a message again whenever it grows: tokens, tool
+// calls, results).
+type slot struct {
+	rec *msgRecord
+	// parent is the slot this one continues from when it starts a new
+	// branch after a rewind (nil with branch set: the start).
+	parent *slot
+	branch bool
+	// last is the id of the last entry made from the slot.
+	last string
+	// first is the id of its first entry.
+	first string
+}
+
+// compression is a history rewrite that replaced earlier messages with
+// new ones: Gemini CLI's chat compression (a <state_snapshot> summary and
+// the model's acknowledgement, then the kept turns).
+type compression struct {
+	line      int
+	summary   []*msgRecord // the new messages before the first kept one
+	firstKept *slot        // nil when none was kept
+	dropped   int
+}
+
+// event is one item of the conversation in file order: a message slot, a
+// compression or a record kept as a custom entry.
+type event struct {
+	slot   *slot
+	comp   *compression
+	custom *customRecord
+}
+
+type customRecord struct {
+	kind string
+	line int
+	raw  json.RawMessage
+}
+
+// fold replays the records of a recording the way Gemini CLI's loader
+// does (messages by id, $rewindTo, $set with or without a messages
+// checkpoint, metadata lines) and keeps what the replay would drop as
+// branches and compactions.
+type fold struct {
+	name     string
+	events   []event
+	live     []*slot
+	byID     map[string]*slot
+	meta     map[string]json.RawMessage
+	metaKeys []string
+	// pending marks that the next new slot starts a branch from parent.
+	pending       bool
+	pendingParent *slot
+	unknown       map[string]int
+	warnings      []string
+}
+
+func newFold(name string) *fold {
+	return &fold{name: name, byID: map[string]*slot{}, meta: map[string]json.RawMessage{}, unknown: map[string]int{}}
+}
+
+// setMeta merges metadata members (last value wins, first position kept).
+func (f *fold) setMeta(m map[string]json.RawMessage) {
+	for k, v := range m {
+		if k == "messages" {
+			continue
+		}
+		if _, ok := f.meta[k]; !ok {
+			f.metaKeys = append(f.metaKeys, k)
+		}
+		f.meta[k] = v
+	}
+}
+
+// message adds or updates a message record.
+func (f *fold) message(r *msgRecord) {
+	if s := f.byID[r.id]; s != nil {
+		s.rec = r
+		return
+	}
+	s := &slot{rec: r}
+	if f.pending {
+		s.branch, s.parent = true, f.pendingParent
+		f.pending = false
+	}
+	f.live = append(f.live, s)
+	f.byID[r.id] = s
+	f.events = append(f.events, event{slot: s})
+}
+
+// rewind drops the live messages from id on; the next message starts a
+// branch from the one before them. An id not found drops everything, as
+// Gemini CLI's loader does.
+func (f *fold) rewind(id string) {
+	idx := -1
+	for i, s := range f.live {
+		if s.rec.id == id {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		idx = 0
+	}
+	f.cut(idx)
+}
+
+// cut drops the live slots from idx on.
+func (f *fold) cut(idx int) {
+	if idx >= len(f.live) {
+		return
+	}
+	for _, s := range f.live[idx:] {
+		delete(f.byID, s.rec.id)
+	}
+	f.pending = true
+	f.pendingParent = nil
+	if idx > 0 {
+		f.pendingParent = f.live[idx-1]
+	}
+	f.live = f.live[:idx]
+}
+
+// checkpoint applies a $set of the whole message list. Without new
+// messages it is a sync of contents (tool output masking) or, when it
+// drops the last messages, a rollback (kept as a branch); otherwise it is
+// a compression: the new messages before the first kept one are its
+// summary, and new messages after it continue the conversation.
+func (f *fold) checkpoint(list []*msgRecord, line int, raw json.RawMessage) {
+	inList := map[string]bool{}
+	var fresh, kept []*msgRecord
+	firstKept := -1
+	for i, r := range list {
+		inList[r.id] = true
+		if f.byID[r.id] != nil {
+			kept = append(kept, r)
+			if firstKept < 0 {
+				firstKept = i
+			}
+		} else {
+			fresh = append(fresh, r)
+		}
+	}
+	dropped := 0
+	firstDropped := -1
+	for i, s := range f.live {
+		if !inList[s.rec.id] {
+			dropped++
+			if firstDropped < 0 {
+				firstDropped = i
+			}
+		}
+	}
+	switch {
+	case len(fresh) == 0 && dropped == 0:
+		f.events = append(f.events, event{custom: &customRecord{kind: "history-sync", line: line, raw: raw}})
+		return
+	case len(fresh) == 0 && firstDropped == len(f.live)-dropped:
+		f.cut(firstDropped)
+		return
+	}
+	c := &compression{line: line, dropped: dropped}
+	var after []*msgRecord
+	for i, r := range list {
+		switch {
+		case f.byID[r.id] != nil:
+		case firstKept < 0 || i < firstKept:
+			c.summary = append(c.summary, r)
+		default:
+			after = append(after, r)
+		}
+	}
+	if len(c.summary) == 0 && len(after) > 0 && firstKept < 0 {
+		c.summary, after = after, nil
+	}
+	var live []*slot
+	for _, r := range kept {
+		live = append(live, f.byID[r.id])
+	}
+	if len(live) > 0 {
+		c.firstKept = live[0]
+	}
+	for _, s := range f.live {
+		if !inList[s.rec.id] {
+			delete(f.byID, s.rec.id)
+		}
+	}
+	f.live = live
+	f.events = append(f.events, event{comp: c})
+	for _, r := range after {
+		f.message(r)
+	}
+}
+
+// readJSONL folds the lines of a session-*.jsonl file.
+func (f *fold) readJSONL(data []byte) error {
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		var line []byte
+		complete := true
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data, complete = data, nil, false
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
+			if !complete {
+				f.warnings = append(f.warnings, fmt.Sprintf("%s:%d: last line is incomplete (%d bytes); ignored", f.name, lineNo, len(line)))
+				return nil
+			}
+			if err == nil {
+				err = fmt.Errorf("not an object")
+			}
+			return fmt.Errorf("%s:%d: %w", f.name, lineNo, err)
+		}
+		if err := f.record(obj, line, lineNo); err != nil {
+			return fmt.Errorf("%s:%d: %w", f.name, lineNo, err)
+		}
+	}
+	return nil
+}
+
+// record applies one line of a recording.
+func (f *fold) record(obj map[string]json.RawMessage, raw json.RawMessage, line int) error {
+	str := func(k string) (string, bool) {
+		var s string
+		v, ok := obj[k]
+		return s, ok && json.Unmarshal(v, &s) == nil
+	}
+	if id, ok := str("$rewindTo"); ok {
+		f.rewind(id)
+		return nil
+	}
+	if _, ok := str("id"); ok {
+		r, err := decodeMsgRecord(raw, line)
+		if err != nil {
+			return err
+		}
+		f.message(r)
+		return nil
+	}
+	if set, ok := obj["$set"]; ok && len(set) > 0 && set[0] == '{' {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(set, &m); err != nil {
+			return fmt.Errorf("field $set: %w", err)
+		}
+		f.setMeta(m)
+		if msgs, ok := m["messages"]; ok {
+			list, err := f.messageList(msgs, line)
+			if err != nil {
+				return fmt.Errorf("field $set.messages: %w", err)
+			}
+			f.checkpoint(list, line, raw)
+		}
+		return nil
+	}
+	_, hasSession := str("sessionId")
+	_, hasProject := str("projectHash")
+	if hasSession && hasProject {
+		f.setMeta(obj)
+		if msgs, ok := obj["messages"]; ok {
+			list, err := f.messageList(msgs, line)
+			if err != nil {
+				return fmt.Errorf("field messages: %w", err)
+			}
+			for _, r := range list {
+				f.message(r)
+			}
+		}
+		return nil
+	}
+	f.unknown["record"]++
+	f.events = append(f.events, event{custom: &customRecord{kind: "record", line: line, raw: raw}})
+	return nil
+}
+
+// messageList decodes an array of message records found on one line.
+func (f *fold) messageList(raw json.RawMessage, line int) ([]*msgRecord, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("not an array")
+	}
+	out := make([]*msgRecord, 0, len(items))
+	for i, it := range items {
+		r, err := decodeMsgRecord(it, line)
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i+1, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// readLegacy folds a session-*.json file: one ConversationRecord object.
+// Its members are read in order with their positions, so that an error in
+// a message names the line where that message starts.
+func (f *fold) readLegacy(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("%s:1: not a JSON object", f.name)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", f.name, lineAt(data, dec.InputOffset()), err)
+		}
+		key, _ := t.(string)
+		if key != "messages" {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return fmt.Errorf("%s:%d: field %s: %w", f.name, lineAt(data, dec.InputOffset()), key, err)
+			}
+			f.setMeta(map[string]json.RawMessage{key: compactJSON(v)})
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+			return fmt.Errorf("%s:%d: field messages: not an array", f.name, lineAt(data, dec.InputOffset()))
+		}
+		for n := 1; dec.More(); n++ {
+			start := skipSpace(data, dec.InputOffset())
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return fmt.Errorf("%s:%d: message %d: %w", f.name, lineAt(data, start), n, err)
+			}
+			r, err := decodeMsgRecord(raw, lineAt(data, start))
+			if err != nil {
+				return fmt.Errorf("%s:%d: message %d: %w", f.name, lineAt(data, start), n, err)
+			}
+			f.message(r)
+		}
+		if _, err := dec.Token(); err != nil {
+			return fmt.Errorf("%s:%d: field messages: %w", f.name, lineAt(data, dec.InputOffset()), err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("%s:%d: %w", f.name, lineAt(data, dec.InputOffset()), err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("%s:%d: data after the object", f.name, lineAt(data, dec.InputOffset()))
+	}
+	return nil
+}
+
+// skipSpace returns the offset of the first byte at or after off that is
+// neither space nor a separating comma.
+func skipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+// lineAt returns the 1-based line of byte offset off.
+func lineAt(data []byte, off int64) int {
+	off = max(0, min(off, int64(len(data))))
+	return bytes.Count(data[:off], []byte{'\n'}) + 1
+}
+
+// compactJSON returns raw without insignificant white space (recordings
+// written with JSON.stringify(value, null, 2) indent every value; the
+// values are passed on into single-line records).
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil || buf.Len() == len(raw) {
+		return raw
+	}
+	return buf.Bytes()
+}
