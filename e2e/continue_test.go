@@ -145,3 +145,70 @@ func TestAgentsPiContinuesPinned(t *testing.T) {
 	}
 	t.Logf("pi continued the pinned session: %d requests, %s", len(c.fake.Requests()), fmt.Sprint(len(after)-len(before), " bytes appended"))
 }
+
+// imported lists a real file of every other agent's format, as the
+// readers' tests use them.
+var imported = []struct{ format, file string }{
+	{"claude-code", "../claudecode/testdata/tool-heavy.jsonl"},
+	{"cline", "../cline/testdata/native-task/api_conversation_history.json"},
+	{"swe-agent", "../sweagent/testdata/function-calling.traj"},
+	{"request-body", "../requestbody/testdata/pi-anthropic.json"},
+}
+
+// TestAgentsPiContinuesImported: a session of each other agent,
+// converted by compact import, is one pi continues: its request carries
+// the imported conversation, with every tool result paired, and compact
+// reads the file pi appended to.
+func TestAgentsPiContinuesImported(t *testing.T) {
+	for _, tc := range imported {
+		t.Run(tc.format, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "imported.jsonl")
+			compactCmd(t, "import", "--cwd", dir, tc.file, "-o", out)
+			var ctx struct {
+				Messages []struct {
+					Message json.RawMessage `json:"message"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal([]byte(compactCmd(t, "context", "--json", out)), &ctx); err != nil {
+				t.Fatal(err)
+			}
+			// A user text of the imported conversation that pi must send.
+			var want string
+			for _, m := range ctx.Messages {
+				var msg struct {
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				}
+				json.Unmarshal(m.Message, &msg)
+				var text string
+				var blocks []struct {
+					Text string `json:"text"`
+				}
+				if json.Unmarshal(msg.Content, &text) != nil && json.Unmarshal(msg.Content, &blocks) == nil && len(blocks) > 0 {
+					text = blocks[0].Text
+				}
+				if msg.Role == "user" && len(text) > 20 {
+					want = text
+					if i := strings.IndexAny(want, "\"\\\n\r\t"); i >= 0 {
+						want = want[:i]
+					}
+					break
+				}
+			}
+			if len(want) < 10 {
+				t.Fatalf("no user text to look for in the imported context (%d messages)", len(ctx.Messages))
+			}
+			before, _ := os.ReadFile(out)
+			c := piContinue(t, out)
+			if !strings.Contains(c.first, want) {
+				t.Errorf("pi's request does not carry the imported user text %q", want)
+			}
+			after, _ := os.ReadFile(out)
+			if len(after) <= len(before) {
+				t.Errorf("pi did not append to the imported session")
+			}
+			compactCmd(t, "inspect", out)
+		})
+	}
+}
