@@ -75,7 +75,8 @@ func ReadTask(api, ui []byte, name string) (*compact.Transcript, error) {
 // ReadFile reads a task. path is its api_conversation_history.json, its
 // ui_messages.json or the task directory; the ui_messages.json beside the
 // history is read when present. The task directory's name (Cline's task
-// id) becomes the session id.
+// id) becomes the session id; a task that records no time takes the
+// history file's modification time as its start.
 func ReadFile(path string) (*compact.Transcript, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -105,6 +106,11 @@ func ReadFile(path string) (*compact.Transcript, error) {
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		t.SessionID = filepath.Base(abs)
+	}
+	if t.Timestamp == "" {
+		if fi, err := os.Stat(apiPath); err == nil {
+			t.Timestamp = fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z")
+		}
 	}
 	return t, nil
 }

@@ -9,8 +9,9 @@ import (
 // possibly cut mid-record), is a Gemini CLI chat recording or checkpoint:
 // an object whose members include sessionId and projectHash (a session-*.json
 // recording, or the first line of a session-*.jsonl one), an object with a
-// "history" array (a checkpoint-*.json), or an array whose first element has
-// "role" and "parts" (a checkpoint in the older form). The members are read
+// "history" array whose first element has "role" and "parts" (a
+// checkpoint-*.json), or such an array alone (a checkpoint in the older
+// form). The members are read
 // one by one, so a head cut inside a long value is judged by those before
 // the cut.
 func Detect(head []byte) bool {
@@ -23,15 +24,36 @@ func Detect(head []byte) bool {
 	switch t {
 	case json.Delim('{'):
 		keys := members(dec, 2)
-		return keys["sessionId"] && keys["projectHash"] || keys["history"]
-	case json.Delim('['):
-		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-			return false
+		if keys["history"] {
+			// A checkpoint: its history holds Content objects. SWE-agent
+			// trajectories have a history too, of chat messages.
+			return contents(dec)
 		}
-		keys := members(dec, 2)
-		return keys["role"] && keys["parts"] && !keys["content"]
+		return keys["sessionId"] && keys["projectHash"]
+	case json.Delim('['):
+		return contents(dec)
 	}
 	return false
+}
+
+// contents reports whether dec is at an array (its opening bracket read
+// or next) whose first element is a Content object: role and parts, no
+// content.
+func contents(dec *json.Decoder) bool {
+	t, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	if t == json.Delim('[') {
+		if t, err = dec.Token(); err != nil {
+			return false
+		}
+	}
+	if t != json.Delim('{') {
+		return false
+	}
+	keys := members(dec, 2)
+	return keys["role"] && keys["parts"] && !keys["content"]
 }
 
 // members reads the member names of the object dec has just opened until

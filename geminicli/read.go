@@ -47,13 +47,23 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 	return build(f), nil
 }
 
-// ReadFile reads the recording or checkpoint at path.
+// ReadFile reads the recording or checkpoint at path. A file that records
+// no start time (a checkpoint) takes its modification time.
 func ReadFile(path string) (*compact.Transcript, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Read(data, path)
+	t, err := Read(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if t.Timestamp == "" {
+		if fi, err := os.Stat(path); err == nil {
+			t.Timestamp = fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+	}
+	return t, nil
 }
 
 // build turns a replayed recording into the transcript's entries: the
