@@ -41,6 +41,11 @@ func TestDetect(t *testing.T) {
 		{"cline history", "../cline/testdata/xml-task/api_conversation_history.json", "cline"},
 		{"cline folder", "../cline/testdata/roo-task", "cline"},
 		{"swe-agent", "../sweagent/testdata/function-calling.traj", "swe-agent"},
+		{"gemini cli", "../geminicli/testdata/session-2026-03-27-readme.json", "gemini-cli"},
+		{"gemini cli jsonl", "../geminicli/testdata/session-2026-04-23T12-52-0ab84937.jsonl", "gemini-cli"},
+		{"openhands", "../openhands/testdata/basic.json", "openhands"},
+		{"openhands events", "../openhands/testdata/session/5f1b2c3d/events", "openhands"},
+		{"openhands session", "../openhands/testdata/session/5f1b2c3d", "openhands"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,23 +83,28 @@ func TestByName(t *testing.T) {
 	}
 }
 
-// Every format's reader refuses no file of its own and every other
-// format's detector rejects it.
-func TestFormatsDoNotOverlap(t *testing.T) {
+// Detection picks the right format for every test file of every reader
+// (each file its own detector accepts): no earlier detector in Formats
+// takes it first.
+func TestDetectionOrder(t *testing.T) {
 	for _, f := range Formats() {
-		for _, g := range Formats() {
-			if f.Name == g.Name {
-				continue
+		n := 0
+		for _, file := range exampleFiles(t, f.Name) {
+			head, err := readHead(file)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, file := range exampleFiles(t, f.Name) {
-				head, err := readHead(file)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if g.Detect(head) {
-					t.Errorf("the %s detector accepts the %s file %s", g.Name, f.Name, file)
-				}
+			if !f.Detect(head) {
+				continue // a sibling file or a bad-input sample
 			}
+			n++
+			got, err := DetectHead(head, file)
+			if err != nil || got.Name != f.Name {
+				t.Errorf("%s: detected as %q (%v), want %s", file, got.Name, err, f.Name)
+			}
+		}
+		if n == 0 {
+			t.Errorf("the %s detector accepts none of its own test files", f.Name)
 		}
 	}
 }

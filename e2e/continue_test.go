@@ -151,6 +151,8 @@ func TestAgentsPiContinuesPinned(t *testing.T) {
 var imported = []struct{ format, file string }{
 	{"claude-code", "../claudecode/testdata/tool-heavy.jsonl"},
 	{"cline", "../cline/testdata/native-task/api_conversation_history.json"},
+	{"gemini-cli", "../geminicli/testdata/session-2026-03-27-readme.json"},
+	{"openhands", "../openhands/testdata/basic.json"},
 	{"swe-agent", "../sweagent/testdata/function-calling.traj"},
 	{"request-body", "../requestbody/testdata/pi-anthropic.json"},
 }
