@@ -70,7 +70,9 @@
 // kept the same way and counted as "type:<type>".
 //
 // The metadata, merged over all lines, becomes the first entry, a KindCustom
-// "gemini-cli:session"; intermediate lastUpdated values are not kept. A
+// "gemini-cli:session"; intermediate lastUpdated values are not kept. The
+// recording does not store the working directory (projectHash is a hash of
+// it); the first of its directories, when it lists them, is taken as Cwd. A
 // rewind leaves the dropped messages in the file and makes the next message
 // start a branch from the message before them (from the session entry when
 // none is left). A $set of the message list that only changes contents is

@@ -78,6 +78,10 @@ func build(f *fold) *compact.Transcript {
 		return s
 	}
 	t.SessionID, t.Timestamp = str("sessionId"), str("startTime")
+	var dirs []string
+	if json.Unmarshal(f.meta["directories"], &dirs) == nil && len(dirs) > 0 {
+		t.Cwd = dirs[0] // the workspace directories a subagent recording names
+	}
 	root := ""
 	if len(f.meta) > 0 {
 		root = c.id("session")
