@@ -2,6 +2,7 @@ package retention
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -42,8 +43,13 @@ func writeStrings(b *strings.Builder, v any) {
 			writeStrings(b, x)
 		}
 	case map[string]any:
-		for _, x := range v {
-			writeStrings(b, x)
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the same text every time
+		for _, k := range keys {
+			writeStrings(b, v[k])
 		}
 	}
 }

@@ -147,3 +147,22 @@ func TestBenchFixtures(t *testing.T) {
 		t.Errorf("the extractive summarizer lost facts at 20,000 on %s:\n%s", files[0], out)
 	}
 }
+
+// TestBenchOtherAgent benches a Claude Code transcript: the command reads
+// the session's entries only, whatever file they came from.
+func TestBenchOtherAgent(t *testing.T) {
+	c := newCLI(t)
+	file := copyFile(t, "../../claudecode/testdata/pomodoro.jsonl")
+	before := readFile(t, file)
+	var rep benchReport
+	c.okJSON(&rep, "bench", "--json", "--keep-recent", "2000", file)
+	if len(rep.Results) != 2 || rep.Results[0].Nothing || rep.Results[0].SpanMessages == 0 || rep.Results[0].UserText.Total == 0 {
+		t.Fatalf("bench of a Claude Code transcript: %+v", rep)
+	}
+	if r := rep.Results[0]; r.Files.Percent() != 100 || r.UserText.Percent() != 100 || !r.Invariants.OK() {
+		t.Errorf("extractive on a Claude Code transcript: %+v", r)
+	}
+	if string(readFile(t, file)) != string(before) {
+		t.Error("bench changed the transcript")
+	}
+}
