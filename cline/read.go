@@ -274,10 +274,18 @@ func (b *builder) message(m *apiMessage) {
 	}
 }
 
+// messageKeys are the members pi writes for messages; a stored member of
+// the same name is kept under a "cline_" prefix.
+var messageKeys = map[string]bool{
+	"role": true, "content": true, "timestamp": true, "usage": true, "stopReason": true, "provider": true,
+	"model": true, "api": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
+	"details": true, "customType": true, "display": true, "unknownBlocks": true, "clineHeader": true,
+}
+
 // messageExtra returns the members of an api message that a Message does
 // not model, plus the blocks it could not map.
 func messageExtra(m *apiMessage, unknown []json.RawMessage) map[string]json.RawMessage {
-	ex := extras(m.fields, nil, "role", "content")
+	ex := extras(m.fields, messageKeys, "role", "content")
 	if len(unknown) > 0 {
 		if ex == nil {
 			ex = map[string]json.RawMessage{}

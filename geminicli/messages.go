@@ -154,10 +154,18 @@ func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	return out, nil
 }
 
+// messageKeys are the members pi writes for messages; a stored member of
+// the same name is kept under a "gemini_" prefix.
+var messageKeys = map[string]bool{
+	"role": true, "content": true, "timestamp": true, "usage": true, "stopReason": true, "provider": true,
+	"model": true, "api": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
+	"details": true, "customType": true, "display": true, "unknownParts": true, "response": true,
+}
+
 // messageExtra returns the members of a record a Message does not model,
 // plus the parts it could not map.
 func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) map[string]json.RawMessage {
-	ex := extras(r.fields, nil, append([]string{"id", "timestamp", "type"}, modelled...)...)
+	ex := extras(r.fields, messageKeys, append([]string{"id", "timestamp", "type"}, modelled...)...)
 	if len(unknown) > 0 {
 		if ex == nil {
 			ex = map[string]json.RawMessage{}
