@@ -283,6 +283,9 @@ func TestDetect(t *testing.T) {
 	}
 }
 
+// FuzzRead checks that Read never panics. The seeds are whole files, so
+// run it with -fuzzminimizetime 1x: minimizing a large interesting input
+// otherwise takes most of the fuzzing time.
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	for _, file := range files {
@@ -305,4 +308,19 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkRead reads the package's largest test file; the benchmark
+// reports its throughput.
+func BenchmarkRead(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "basic_gui_mode.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Read(data, "basic_gui_mode.json"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -388,6 +388,9 @@ func keys(m map[string]json.RawMessage) []string {
 	return out
 }
 
+// FuzzRead checks that Read never panics. The seeds are whole files, so
+// run it with -fuzzminimizetime 1x: minimizing a large interesting input
+// otherwise takes most of the fuzzing time.
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	for _, file := range files {
@@ -440,5 +443,20 @@ func TestReadPretty(t *testing.T) {
 		}
 		r := readertest.Roles(tr)
 		readertest.RoundTrip(t, tr, r[compact.RoleUser]+r[compact.RoleAssistant]+r[compact.RoleToolResult])
+	}
+}
+
+// BenchmarkRead reads the package's largest test file; the benchmark
+// reports its throughput.
+func BenchmarkRead(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("testdata", "claude-code-shaped.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Read(data, "claude-code-shaped.json"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
