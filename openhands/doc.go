@@ -1,7 +1,10 @@
 // Package openhands reads OpenHands event streams as a compact.Transcript:
 // the trajectory a conversation exports (one JSON array of events) and the
 // event store of a session on disk (sessions/<id>/events/<n>.json, one
-// event per file). The format name is "openhands" (Format).
+// event per file). The format name is "openhands" (Format). Detect
+// recognises a file by its start, DetectDir a session or events folder;
+// ReadFile reads either, and reads the whole folder when given one of its
+// event files.
 //
 // # Format facts relied on
 //

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -155,6 +156,34 @@ func readDir(dir string) (*compact.Transcript, error) {
 		t.SessionID = filepath.Base(filepath.Dir(abs))
 	}
 	return t, nil
+}
+
+// DetectDir reports whether the folder at path is a session's events
+// folder, or a session folder holding one: a folder with at least one
+// numbered event file (<n>.json) that Detect accepts. ReadFile reads
+// such a folder.
+func DetectDir(path string) bool {
+	if sub := filepath.Join(path, "events"); isDir(sub) {
+		path = sub
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.IsDir() || !isEventFile(e.Name()) {
+			continue
+		}
+		f, err := os.Open(filepath.Join(path, e.Name()))
+		if err != nil {
+			return false
+		}
+		head := make([]byte, 64<<10)
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		return Detect(head[:n])
+	}
+	return false
 }
 
 // isEventFile reports whether name is "<n>.json".

@@ -286,6 +286,29 @@ func TestDetect(t *testing.T) {
 // FuzzRead checks that Read never panics. The seeds are whole files, so
 // run it with -fuzzminimizetime 1x: minimizing a large interesting input
 // otherwise takes most of the fuzzing time.
+func TestDetectDir(t *testing.T) {
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"testdata/session/5f1b2c3d", true},
+		{"testdata/session/5f1b2c3d/events", true},
+		{"testdata/session", false},
+		{"testdata", false},
+		{"testdata/none", false},
+	}
+	for _, tc := range tests {
+		if got := DetectDir(tc.path); got != tc.want {
+			t.Errorf("DetectDir(%s) = %v", tc.path, got)
+		}
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "1.json"), []byte(`{"messages":[]}`), 0o644)
+	if DetectDir(other) {
+		t.Error("DetectDir accepts a folder of numbered files that are not events")
+	}
+}
+
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.json")
 	for _, file := range files {
