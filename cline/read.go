@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -553,15 +552,22 @@ func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
 	return out
 }
 
-var cwdRE = regexp.MustCompile(`# Current (?:Working|Workspace) Directory \(([^)\n]+)\) Files`)
-
 // cwdOf finds the working directory in the environment details Cline and
-// Roo Code append to user messages.
+// Roo Code append to user messages: "# Current Working Directory (<dir>)
+// Files" (Roo: "Workspace Directory").
 func cwdOf(parts []compact.Part) string {
 	for _, p := range parts {
-		if p.Type == compact.PartText {
-			if m := cwdRE.FindStringSubmatch(p.Text); m != nil {
-				return m[1]
+		if p.Type != compact.PartText {
+			continue
+		}
+		for _, head := range []string{"# Current Working Directory (", "# Current Workspace Directory ("} {
+			i := strings.Index(p.Text, head)
+			if i < 0 {
+				continue
+			}
+			rest := p.Text[i+len(head):]
+			if j := strings.Index(rest, ") Files"); j > 0 && !strings.Contains(rest[:j], "\n") {
+				return rest[:j]
 			}
 		}
 	}
