@@ -35,7 +35,7 @@ func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
 	if err != nil {
 		return err
 	}
-	where := fmt.Sprintf("line %d, messages[%d]", jsonrec.Line(r.data, rec.Off), i)
+	where := fmt.Sprintf("%d: messages[%d]", jsonrec.Line(r.data, rec.Off), i)
 	m := &compact.Message{Role: compact.RoleUser, Extra: jsonrec.Extras(fields, "role", "content")}
 	if role == "assistant" {
 		m.Role = compact.RoleAssistant

@@ -20,7 +20,7 @@ func (r *reader) chatMessage(i int, rec jsonrec.Element) error {
 	if err := jsonrec.String(fields, "role", &role); err != nil {
 		return err
 	}
-	where := fmt.Sprintf("line %d, messages[%d]", jsonrec.Line(r.data, rec.Off), i)
+	where := fmt.Sprintf("%d: messages[%d]", jsonrec.Line(r.data, rec.Off), i)
 	switch role {
 	case "system", "developer":
 		r.custom("system", rec.Raw)

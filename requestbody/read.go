@@ -138,7 +138,7 @@ func (r *reader) result(m *compact.Message, where, key string) {
 		r.add(m)
 		return
 	}
-	r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s: %s: tool result for call %q, which the body does not hold: kept as a user message", r.name, where, m.ToolCallID))
+	r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s:%s: tool result for call %q, which the body does not hold: kept as a user message", r.name, where, m.ToolCallID))
 	id, _ := json.Marshal(m.ToolCallID)
 	u := &compact.Message{Role: compact.RoleUser, Content: m.Content, Extra: m.Extra}
 	if u.Extra == nil {

@@ -201,7 +201,7 @@ func TestReadCases(t *testing.T) {
 			body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
 			roles:    map[compact.Role]int{compact.RoleUser: 2},
 			customs:  map[string]int{"request-body:request": 1},
-			warnings: []string{`b.json: line 1, messages[1]: tool result for call "gone"`},
+			warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
 				if m.Text() != "out" || string(m.Extra["tool_call_id"]) != `"gone"` {
@@ -214,7 +214,7 @@ func TestReadCases(t *testing.T) {
 			body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
 			roles:    map[compact.Role]int{compact.RoleUser: 1},
 			customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
-			warnings: []string{`b.json: line 3, messages[0].content[0]: tool result for call "t9"`},
+			warnings: []string{`b.json:3: messages[0].content[0]: tool result for call "t9"`},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
 				if m.Text() != "boom" || string(m.Extra["tool_use_id"]) != `"t9"` || string(m.Extra["is_error"]) != "true" {
