@@ -84,7 +84,8 @@
 // whose TokensBefore is the usage of the last assistant message before it
 // and whose Details hold the new messages' records and the number dropped.
 // Entry ids are the records' ids; tool results are "<id>#<n>"; an id
-// written again after a rewind gets "~2".
+// written again after a rewind gets "~2"; the metadata entry is "session",
+// a compaction "compression-<line>", another kept line "line-<line>".
 //
 // A malformed line is an error naming the file and line; an incomplete
 // last line (a crash mid-write) is a warning. A message record whose
