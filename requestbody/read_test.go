@@ -336,7 +336,8 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(first 120 bytes of %s) = false", f)
 		}
 	}
-	others := []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl"}
+	// A Responses API body (input, not messages) is another format.
+	others := []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl", "../proxy/testdata/responses_codex.json"}
 	for _, pattern := range []string{"../sweagent/testdata/*.traj", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json"} {
 		m, _ := filepath.Glob(pattern)
 		others = append(others, m...)
