@@ -103,6 +103,7 @@ func (b *builder) build(recs []*record) error {
 	for i, it := range b.items {
 		b.t.Entries[i] = it.e
 	}
+	safeExtras(b.t.Entries)
 	return nil
 }
 
@@ -192,15 +193,6 @@ func effectiveParent(r *record) string {
 	return r.parent
 }
 
-// reserved are the message members EncodeMessage writes itself: record
-// fields of these names are kept under "claudeCode.<name>".
-var reserved = map[string]bool{
-	"role": true, "content": true, "timestamp": true, "provider": true, "model": true, "usage": true,
-	"stopReason": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
-	"command": true, "output": true, "exitCode": true, "cancelled": true, "truncated": true,
-	"excludeFromContext": true, "customType": true, "display": true,
-}
-
 // recordExtra returns the record's own fields for Message.Extra: all but
 // type, message and timestamp, which the message models.
 func recordExtra(r *record) map[string]json.RawMessage {
@@ -210,16 +202,9 @@ func recordExtra(r *record) map[string]json.RawMessage {
 		case "type", "message", "timestamp":
 			continue
 		}
-		putExtra(out, k, v)
+		out[k] = v
 	}
 	return out
-}
-
-func putExtra(extra map[string]json.RawMessage, k string, v json.RawMessage) {
-	if reserved[k] {
-		k = "claudeCode." + k
-	}
-	extra[k] = v
 }
 
 // millis parses an RFC 3339 time into Unix milliseconds, 0 when it does

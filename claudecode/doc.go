@@ -58,7 +58,9 @@
 // becomes a user text message and a warning.
 //
 // The record's own fields (uuid, parentUuid, isMeta, toolUseResult, cwd,
-// ...) go into Message.Extra under their names; the API message's other
+// ...) go into Message.Extra under their names (a name the session
+// reader would take for one of its own fields, in any case, as
+// "claudeCode.<name>"); the API message's other
 // fields (id, stop_reason, usage as stored, ...) into Extra["apiMessage"];
 // the uuid, parentUuid and timestamp of the further lines of a joined
 // response into Extra["lines"]; unmodelled block fields into Part.Extra.

@@ -45,7 +45,7 @@ func parseRecords(data []byte, name string) (recs []*record, warnings []string, 
 		}
 		r, err := decodeRecord(line, n)
 		if err != nil {
-			if last {
+			if last && !json.Valid(line) {
 				warnings = append(warnings, fmt.Sprintf("%s:%d: the last line is cut short (%d bytes, no newline), ignored: %v", name, n, len(line), err))
 				break
 			}

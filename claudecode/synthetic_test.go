@@ -206,3 +206,24 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+func TestExtraNamesKeptApart(t *testing.T) {
+	// Record members whose names the session reader would take for its
+	// own fields (it ignores case) are renamed, not lost.
+	data := lines(rec(`"type":"user","uuid":"u1","parentUuid":null,"Content":"x","toolName":"y","message":{"role":"user","content":[{"type":"text","text":"hi","Text":"z"}]}`))
+	tr, err := Read(data, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tr.Entries[0].Message
+	if string(m.Extra["claudeCode.Content"]) != `"x"` || string(m.Extra["claudeCode.toolName"]) != `"y"` || string(m.Content[0].Extra["claudeCode.Text"]) != `"z"` {
+		t.Errorf("extras %v, part extras %v", m.Extra, m.Content[0].Extra)
+	}
+	s, err := session.FromTranscript(tr, "x", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
+		t.Errorf("imported message %s %q", got.Role, got.Text())
+	}
+}

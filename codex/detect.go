@@ -1,0 +1,70 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// recordTypes are the line types of the {"timestamp", "type", "payload"}
+// envelope.
+var recordTypes = []string{"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+
+// Detect reports whether head, the first bytes of a file (up to 64 KiB,
+// possibly cut mid-line), is a Codex rollout: its first non-empty line is
+// an envelope with a payload and one of the rollout line types, or the
+// bare {id, timestamp, instructions} object early rollouts start with. A
+// first line cut short (a session_meta with long instructions) is judged
+// by its start.
+func Detect(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	var line []byte
+	complete := false
+	for len(head) > 0 {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			line, head, complete = head, nil, false
+		} else {
+			line, head, complete = head[:i], head[i+1:], true
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			break
+		}
+	}
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		if complete {
+			return false
+		}
+		return looksCut(line)
+	}
+	has := func(k string) bool { _, ok := obj[k]; return ok }
+	var typ string
+	_ = json.Unmarshal(obj["type"], &typ)
+	if has("payload") {
+		for _, t := range recordTypes {
+			if typ == t {
+				return true
+			}
+		}
+		return false
+	}
+	return !has("type") && has("id") && has("timestamp") && has("instructions")
+}
+
+// looksCut judges a first line that ends before its record does: an
+// envelope whose type, a rollout line type, comes before its payload.
+func looksCut(line []byte) bool {
+	p := bytes.Index(line, []byte(`"payload":`))
+	if p < 0 {
+		return false
+	}
+	for _, t := range recordTypes {
+		if bytes.Contains(line[:p], []byte(`"type":"`+t+`"`)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,142 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/compactkit/compact"
+)
+
+// tokenUsage is the last_token_usage of a token_count event.
+type tokenUsage struct {
+	input, cached, output, reasoning, total, cacheWrite int
+	raw                                                 json.RawMessage
+}
+
+// same reports whether u and v count the same tokens.
+func (u *tokenUsage) same(v *tokenUsage) bool {
+	return u.input == v.input && u.cached == v.cached && u.output == v.output &&
+		u.reasoning == v.reasoning && u.total == v.total && u.cacheWrite == v.cacheWrite
+}
+
+// event reads the events that bear on messages: token counts and
+// aborted turns.
+func (b *builder) event(r *record) error {
+	switch r.ptype {
+	case "token_count":
+		u, err := lastUsage(r.payload)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			return nil
+		}
+		b.seen = u
+		switch {
+		case b.applied != nil && u.same(b.applied):
+			// A repeat of the count already applied.
+		case b.resp != nil && b.resp.Usage == nil:
+			b.apply(b.resp, u)
+		case b.resp == nil && b.last != nil && b.last.Usage == nil:
+			b.apply(b.last, u)
+		default:
+			b.pending = u
+		}
+	case "turn_aborted":
+		if b.resp != nil && b.resp.Usage == nil {
+			b.aborted = true
+		}
+		b.close()
+	}
+	return nil
+}
+
+// lastUsage reads info.last_token_usage, or the counts of the early
+// token_count events that carried them at the top level; nil when the
+// event has none (a rate limit update).
+func lastUsage(p map[string]json.RawMessage) (*tokenUsage, error) {
+	src, where := p, "payload."
+	if info, ok, err := object(p, "info"); err != nil {
+		return nil, fmt.Errorf("field payload.%w", trimField(err))
+	} else if ok {
+		last, ok, err := object(info, "last_token_usage")
+		if err != nil {
+			return nil, fmt.Errorf("field payload.info.%w", trimField(err))
+		}
+		if !ok {
+			return nil, nil
+		}
+		src, where = last, "payload.info.last_token_usage."
+	} else if _, ok := p["input_tokens"]; !ok {
+		return nil, nil
+	}
+	u := &tokenUsage{}
+	for key, dst := range map[string]*int{
+		"input_tokens": &u.input, "cached_input_tokens": &u.cached, "output_tokens": &u.output,
+		"reasoning_output_tokens": &u.reasoning, "total_tokens": &u.total, "cache_write_input_tokens": &u.cacheWrite,
+	} {
+		v, err := optInt(src, key)
+		if err != nil {
+			return nil, fmt.Errorf("field %s%w", where, trimField(err))
+		}
+		*dst = v
+	}
+	if where == "payload." {
+		u.raw, _ = json.Marshal(without(src, "type"))
+	} else {
+		u.raw, _ = json.Marshal(src)
+	}
+	return u, nil
+}
+
+// apply puts u on m.
+func (b *builder) apply(m *compact.Message, u *tokenUsage) {
+	in := u.input - u.cached
+	if in < 0 {
+		in = 0
+	}
+	m.Usage = &compact.Usage{Input: in, CacheRead: u.cached, CacheWrite: u.cacheWrite, Output: u.output, Total: u.total}
+	m.Extra = setExtra(m.Extra, "tokenUsage", u.raw)
+	b.applied = u
+}
+
+// compacted turns a compacted line into a compaction entry.
+func (b *builder) compacted(r *record) error {
+	b.close()
+	p := r.payload
+	summary, err := optString(p, "message")
+	if err != nil {
+		return fmt.Errorf("field payload.%w", trimField(err))
+	}
+	c := &compact.Compaction{Summary: summary, Details: map[string]any{"source": Format}}
+	if raw, ok := p["replacement_history"]; ok && !isNull(raw) {
+		var items []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return fmt.Errorf("field payload.replacement_history: want an array, have %s", abbrev(raw))
+		}
+		if summary == "" && len(items) > 0 {
+			lastItem := items[len(items)-1]
+			switch t, _ := optString(lastItem, "type"); t {
+			case "message":
+				parts, err := contentParts(lastItem["content"])
+				if err != nil {
+					return fmt.Errorf("field payload.replacement_history[%d].content%w", len(items)-1, err)
+				}
+				m := compact.Message{Content: parts}
+				c.Summary = m.Text()
+			case "compaction", "compaction_summary":
+				// The server's summary, encrypted: nothing to read.
+				c.Details["encrypted"] = true
+			}
+		}
+		c.Details["replacementHistory"] = plain(raw)
+	}
+	for k, v := range without(p, "message", "replacement_history") {
+		c.Details[k] = plain(v)
+	}
+	if b.seen != nil {
+		c.TokensBefore = b.seen.total
+	}
+	b.add(&compact.Entry{Kind: compact.KindCompaction, Compaction: c}, r)
+	return nil
+}

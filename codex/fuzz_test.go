@@ -1,0 +1,50 @@
+package codex
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact/session"
+)
+
+// FuzzRead checks that Read never panics, that its errors are one line
+// naming the file, and that whatever it accepts imports as a pi session.
+func FuzzRead(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.jsonl")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		// The whole files are read by the other tests; the fuzzer gets
+		// their first 8 KiB (cut mid-line, so a torn last line too),
+		// which keeps each execution fast enough to mutate.
+		f.Add(data[:min(len(data), 8<<10)])
+	}
+	for _, s := range []string{
+		"",
+		"\n",
+		line("session_meta", meta) + "\n" + line("compacted", `{"message":"","replacement_history":[{"type":"compaction","encrypted_content":"x"}]}`) + "\n",
+		line("response_item", `{"type":"local_shell_call","id":"l","status":"completed","action":"ls"}`) + "\n" +
+			line("response_item", `{"type":"function_call_output","call_id":"l","output":{"content_items":[{"type":"input_image","image_url":"http://x"}]}}`),
+		line("event_msg", `{"type":"token_count","input_tokens":5,"cached_input_tokens":9}`) + "\n" + line("response_item", `{"type":"reasoning","summary":[{"text":"a"},{"text":"b"}]}`),
+		`{"id":"x","timestamp":"t","instructions":"i"}` + "\n" + `{"record_type":"state"}` + "\n" + `{"type":"message","role":"assistant","content":"hi"}`,
+		`null` + "\n" + `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := Read(data, "fuzz.jsonl")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.jsonl:") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one line naming the file", err)
+			}
+			return
+		}
+		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
+			t.Fatalf("accepted transcript does not import: %v", err)
+		}
+	})
+}

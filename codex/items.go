@@ -1,0 +1,378 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// isItemType reports whether t is a response item type this package
+// reads (used to recognise the bare items of early rollouts).
+func isItemType(t string) bool {
+	switch t {
+	case "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+		"custom_tool_call_output", "local_shell_call", "web_search_call", "ghost_snapshot",
+		"compaction", "compaction_summary":
+		return true
+	}
+	return false
+}
+
+// item converts a response item.
+func (b *builder) item(r *record) error {
+	p := r.payload
+	switch r.ptype {
+	case "message":
+		role, err := optString(p, "role")
+		if err != nil {
+			return fmt.Errorf("field payload.%w", trimField(err))
+		}
+		parts, err := contentParts(p["content"])
+		if err != nil {
+			return fmt.Errorf("field payload.content%w", err)
+		}
+		extra := itemExtra(r, "type", "role", "content")
+		if role == "assistant" {
+			m := b.open(r)
+			for i := range parts {
+				parts[i].Extra = merge(parts[i].Extra, extra)
+			}
+			m.Content = append(m.Content, parts...)
+			return nil
+		}
+		b.close()
+		m := &compact.Message{Role: compact.RoleUser, Content: parts, Timestamp: millis(r.timestamp), Extra: extra}
+		if role != "user" {
+			m.Extra = setExtra(m.Extra, "codexRole", quote(role))
+		}
+		if tag := injected(parts); tag != "" {
+			m.Extra = setExtra(m.Extra, "codexInjected", quote(tag))
+		}
+		b.add(&compact.Entry{Kind: compact.KindMessage, Message: m}, r)
+		return nil
+	case "reasoning":
+		part := compact.Part{Type: compact.PartThinking, Extra: itemExtra(r, "type", "summary")}
+		if raw, ok := p["summary"]; ok && !isNull(raw) {
+			texts, err := itemTexts(raw)
+			if err != nil {
+				return fmt.Errorf("field payload.summary%w", err)
+			}
+			part.Thinking = strings.Join(texts, "\n\n")
+			if len(texts) != 1 {
+				part.Extra = setExtra(part.Extra, "summary", raw)
+			}
+		}
+		m := b.open(r)
+		m.Content = append(m.Content, part)
+		return nil
+	case "function_call", "custom_tool_call", "local_shell_call":
+		part, err := b.call(r)
+		if err != nil {
+			return err
+		}
+		m := b.open(r)
+		m.Content = append(m.Content, part)
+		return nil
+	case "function_call_output", "custom_tool_call_output":
+		b.close()
+		return b.output(r)
+	case "web_search_call":
+		// A search the provider ran itself: part of the response, with no
+		// output for the model to pair.
+		b.open(r)
+		b.custom(r, r.ptype)
+		return nil
+	case "ghost_snapshot", "compaction", "compaction_summary":
+		b.custom(r, r.ptype)
+		return nil
+	}
+	kind := "response_item." + r.ptype
+	b.unknown(kind)
+	b.custom(r, kind)
+	return nil
+}
+
+// call converts a function, custom tool or local shell call.
+func (b *builder) call(r *record) (compact.Part, error) {
+	p := r.payload
+	id, err := optString(p, "call_id")
+	if err != nil {
+		return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
+	}
+	name, err := optString(p, "name")
+	if err != nil {
+		return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
+	}
+	var args json.RawMessage
+	var extra map[string]json.RawMessage
+	switch r.ptype {
+	case "function_call":
+		s, err := optString(p, "arguments")
+		if err != nil {
+			return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
+		}
+		args = objectArgs(s)
+		if !bytes.Equal(args, []byte(s)) {
+			extra = setExtra(extra, "codexArguments", quote(s))
+		}
+		extra = merge(extra, itemExtra(r, "type", "name", "arguments", "call_id"))
+	case "custom_tool_call":
+		in, err := optString(p, "input")
+		if err != nil {
+			return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
+		}
+		args, _ = json.Marshal(map[string]string{"input": in})
+		extra = setExtra(itemExtra(r, "type", "name", "input", "call_id"), "codexCustomTool", json.RawMessage("true"))
+	case "local_shell_call":
+		if id == "" {
+			id, _ = optString(p, "id")
+		}
+		if name == "" {
+			name = "local_shell"
+		}
+		args = bytes.TrimSpace(p["action"])
+		if len(args) == 0 || args[0] != '{' {
+			args, _ = json.Marshal(map[string]json.RawMessage{"action": p["action"]})
+		}
+		extra = setExtra(itemExtra(r, "type", "name", "action", "call_id"), "codexLocalShell", json.RawMessage("true"))
+	}
+	if id == "" {
+		return compact.Part{}, fmt.Errorf("field payload.call_id: missing")
+	}
+	b.calls[id] = name
+	return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: args}, Extra: extra}, nil
+}
+
+// objectArgs returns s when it is a JSON object, else {"input": s}.
+func objectArgs(s string) json.RawMessage {
+	t := bytes.TrimSpace([]byte(s))
+	if len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return json.RawMessage(s)
+	}
+	out, _ := json.Marshal(map[string]string{"input": s})
+	return out
+}
+
+// output converts a tool output into a tool result message.
+func (b *builder) output(r *record) error {
+	p := r.payload
+	id, err := optString(p, "call_id")
+	if err != nil {
+		return fmt.Errorf("field payload.%w", trimField(err))
+	}
+	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Timestamp: millis(r.timestamp),
+		Extra: itemExtra(r, "type", "call_id", "output")}
+	raw := bytes.TrimSpace(p["output"])
+	switch {
+	case len(raw) == 0 || isNull(raw):
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return fmt.Errorf("field payload.output: %w", err)
+		}
+		m.Content = []compact.Part{{Type: compact.PartText, Text: s}}
+	case raw[0] == '[':
+		if m.Content, err = contentParts(raw); err != nil {
+			return fmt.Errorf("field payload.output%w", err)
+		}
+	case raw[0] == '{':
+		// Older versions: {content, success}, with content_items when an
+		// MCP tool returned more than text.
+		var o map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &o); err != nil {
+			return fmt.Errorf("field payload.output: %w", err)
+		}
+		if items, ok := o["content_items"]; ok && !isNull(items) {
+			if m.Content, err = contentParts(items); err != nil {
+				return fmt.Errorf("field payload.output.content_items%w", err)
+			}
+		} else {
+			s, err := optString(o, "content")
+			if err != nil {
+				return fmt.Errorf("field payload.output.%w", trimField(err))
+			}
+			m.Content = []compact.Part{{Type: compact.PartText, Text: s}}
+		}
+		if ok, err := optBool(o, "success"); err == nil && !ok {
+			if _, has := o["success"]; has && !isNull(o["success"]) {
+				m.IsError = true
+			}
+		}
+		m.Extra = setExtra(m.Extra, "codexOutput", raw)
+	default:
+		return fmt.Errorf("field payload.output: want a string, an array or an object, have %s", abbrev(raw))
+	}
+	name, ok := b.calls[id]
+	if !ok {
+		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: %s %q has no call before it; kept as a user message", b.name, r.line, r.ptype, id))
+		m.Role, m.ToolCallID = compact.RoleUser, ""
+		m.Extra = setExtra(m.Extra, "call_id", quote(id))
+	} else {
+		m.ToolName = name
+	}
+	b.add(&compact.Entry{Kind: compact.KindMessage, Message: m}, r)
+	return nil
+}
+
+// contentParts converts message content items (or a plain string). The
+// error is the rest of a "field ..." message, starting with the index.
+func contentParts(raw json.RawMessage) ([]compact.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf(": %w", err)
+		}
+		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
+	}
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf(": want an array of content items, have %s", abbrev(raw))
+	}
+	parts := make([]compact.Part, 0, len(items))
+	for i, it := range items {
+		if it == nil {
+			return nil, fmt.Errorf("[%d]: want an object", i)
+		}
+		typ, err := optString(it, "type")
+		if err != nil {
+			return nil, fmt.Errorf("[%d].%w", i, trimField(err))
+		}
+		switch typ {
+		case "input_text", "output_text", "text":
+			s, err := optString(it, "text")
+			if err != nil {
+				return nil, fmt.Errorf("[%d].%w", i, trimField(err))
+			}
+			extra := without(it, "type", "text")
+			if typ != "input_text" {
+				extra = setExtra(extra, "codexType", quote(typ))
+			}
+			parts = append(parts, compact.Part{Type: compact.PartText, Text: s, Extra: extra})
+		case "input_image":
+			url, err := optString(it, "image_url")
+			if err != nil {
+				return nil, fmt.Errorf("[%d].%w", i, trimField(err))
+			}
+			if mime, data, ok := splitDataURL(url); ok {
+				parts = append(parts, compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: without(it, "type", "image_url")})
+			} else {
+				// A link, not inline data: kept as it was.
+				parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: without(it, "type")})
+			}
+		default:
+			if typ == "" {
+				typ = "unknown"
+			}
+			parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: without(it, "type")})
+		}
+	}
+	return parts, nil
+}
+
+// itemTexts returns the text of each item of a summary or content list.
+func itemTexts(raw json.RawMessage) ([]string, error) {
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf(": want an array, have %s", abbrev(raw))
+	}
+	var out []string
+	for i, it := range items {
+		s, err := optString(it, "text")
+		if err != nil {
+			return nil, fmt.Errorf("[%d].%w", i, trimField(err))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// splitDataURL splits "data:<mime>;base64,<data>".
+func splitDataURL(url string) (mime, data string, ok bool) {
+	rest, found := strings.CutPrefix(url, "data:")
+	if !found {
+		return "", "", false
+	}
+	head, data, found := strings.Cut(rest, ",")
+	if !found || !strings.HasSuffix(head, ";base64") {
+		return "", "", false
+	}
+	mime, _, _ = strings.Cut(head, ";")
+	return mime, data, true
+}
+
+// injectedTags are the blocks Codex puts into user messages itself.
+var injectedTags = []struct{ prefix, tag string }{
+	{"<environment_context>", "environment_context"},
+	{"<user_instructions>", "user_instructions"},
+	{"<permissions instructions>", "permissions instructions"},
+	{"<collaboration_mode>", "collaboration_mode"},
+	{"<user_shell_command>", "user_shell_command"},
+	{"<turn_aborted>", "turn_aborted"},
+	{"# AGENTS.md instructions", "AGENTS.md"},
+}
+
+// injected returns the tag of the context block a user message starts
+// with, "" for a message the user wrote.
+func injected(parts []compact.Part) string {
+	for _, p := range parts {
+		if p.Type != compact.PartText {
+			continue
+		}
+		text := strings.TrimSpace(p.Text)
+		for _, t := range injectedTags {
+			if strings.HasPrefix(text, t.prefix) {
+				return t.tag
+			}
+		}
+		return ""
+	}
+	return ""
+}
+
+// itemExtra returns the payload members other than keys, with the
+// line's own members beside timestamp, type and payload (an ordinal).
+// The item's "id" becomes "itemId" so it cannot be taken for a tool
+// call's id.
+func itemExtra(r *record, keys ...string) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range without(r.payload, keys...) {
+		if k == "id" {
+			k = "itemId"
+		}
+		out = setExtra(out, k, v)
+	}
+	if _, enveloped := r.fields["payload"]; enveloped {
+		for k, v := range without(r.fields, "timestamp", "type", "payload") {
+			out = setExtra(out, "codex."+k, v)
+		}
+	}
+	return out
+}
+
+func setExtra(m map[string]json.RawMessage, k string, v json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		m = make(map[string]json.RawMessage, 2)
+	}
+	m[k] = v
+	return m
+}
+
+// merge adds the members of b to a.
+func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
+	for k, v := range b {
+		a = setExtra(a, k, v)
+	}
+	return a
+}
+
+func quote(s string) json.RawMessage {
+	out, _ := json.Marshal(s)
+	return out
+}

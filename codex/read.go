@@ -1,0 +1,42 @@
+package codex
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/compactkit/compact"
+)
+
+// Format is the name of this format in compact.Transcript.Format and on
+// the command line.
+const Format = "codex"
+
+// Read parses a whole Codex rollout held in memory; name is used in
+// errors and warnings. A line that is not a JSON object, or whose fields
+// have the wrong kind of value, is an error "name:LINE: field X: ..."; a
+// last line cut short is a warning. Lines of unknown types are kept as
+// custom entries and counted in Transcript.Unknown.
+func Read(data []byte, name string) (*compact.Transcript, error) {
+	recs, warnings, err := parseRecords(data, name)
+	if err != nil {
+		return nil, err
+	}
+	b := newBuilder(name)
+	b.t.Warnings = append(b.t.Warnings, warnings...)
+	for _, r := range recs {
+		if err := b.record(r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, r.line, err)
+		}
+	}
+	b.finish()
+	return b.t, nil
+}
+
+// ReadFile reads the rollout at path.
+func ReadFile(path string) (*compact.Transcript, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("codex: %w", err)
+	}
+	return Read(data, path)
+}

@@ -1,0 +1,190 @@
+package codex
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+// Small hand-written rollouts for what the samples lack; their lines
+// have the shapes of codex-rs/protocol's types.
+
+func line(typ, payload string) string {
+	return `{"timestamp":"2025-11-03T09:00:00.000Z","type":"` + typ + `","payload":` + payload + `}`
+}
+
+func rollout(ls ...string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
+
+const meta = `{"id":"s1","timestamp":"2025-11-03T09:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.60.0","model_provider":"azure"}`
+
+func TestItemMapping(t *testing.T) {
+	data := rollout(
+		line("session_meta", meta),
+		line("turn_context", `{"cwd":"/w","model":"gpt-5"}`),
+		line("response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0K"}]}`),
+		line("response_item", `{"type":"function_call","name":"view","arguments":"not json","call_id":"c1"}`),
+		line("response_item", `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"pic"},{"type":"input_image","image_url":"data:image/jpeg;base64,/9j/"}]}`),
+		line("response_item", `{"type":"function_call","name":"mcp__x","arguments":"{\"q\":1}","call_id":"c2"}`),
+		line("response_item", `{"type":"function_call_output","call_id":"c2","output":{"content":"denied","success":false}}`),
+		line("response_item", `{"type":"function_call_output","call_id":"nope","output":"stray"}`),
+		line("response_item", `{"type":"tool_search_call","id":"t1"}`),
+		line("mystery", `{"a":1}`),
+		line("response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"half"}]}`),
+		line("event_msg", `{"type":"turn_aborted","reason":"interrupted"}`),
+	)
+	tr, err := Read(data, "items.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Provider != "azure" || tr.Model != "gpt-5" {
+		t.Errorf("provider %q model %q", tr.Provider, tr.Model)
+	}
+	if tr.Unknown["mystery"] != 1 || tr.Unknown["response_item.tool_search_call"] != 1 || len(tr.Unknown) != 2 {
+		t.Errorf("unknown %v", tr.Unknown)
+	}
+	var kinds []string
+	for _, e := range tr.Entries {
+		if e.Message != nil {
+			kinds = append(kinds, string(e.Message.Role))
+		} else {
+			kinds = append(kinds, e.CustomType)
+		}
+	}
+	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult user codex:response_item.tool_search_call codex:mystery assistant codex:event_msg"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Fatalf("entries\n%s\nwant\n%s", got, want)
+	}
+	img := tr.Entries[2].Message.Content[1]
+	if img.Type != compact.PartImage || img.MimeType != "image/png" || img.Data != "iVBORw0K" {
+		t.Errorf("user image %+v", img)
+	}
+	// A call after an output starts a new response.
+	calls := append(tr.Entries[3].Message.ToolCalls(), tr.Entries[5].Message.ToolCalls()...)
+	if len(calls) != 2 || string(calls[0].Arguments) != `{"input":"not json"}` || string(calls[1].Arguments) != `{"q":1}` {
+		t.Errorf("calls %+v", calls)
+	}
+	if string(tr.Entries[3].Message.Content[0].Extra["codexArguments"]) != `"not json"` {
+		t.Errorf("arguments string not kept: %v", tr.Entries[3].Message.Content[0].Extra)
+	}
+	res := tr.Entries[4].Message
+	if res.ToolName != "view" || len(res.Content) != 2 || res.Content[1].MimeType != "image/jpeg" || res.IsError {
+		t.Errorf("image result %+v", res)
+	}
+	if denied := tr.Entries[6].Message; !denied.IsError || denied.Text() != "denied" || denied.ToolName != "mcp__x" {
+		t.Errorf("failed result %+v", denied)
+	}
+	if stray := tr.Entries[7].Message; stray.Text() != "stray" || len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], `items.jsonl:8: function_call_output "nope" has no call`) {
+		t.Errorf("stray output %q, warnings %q", stray.Text(), tr.Warnings)
+	}
+	if last := tr.Entries[10].Message; last.StopReason != compact.StopAborted || last.Text() != "half" {
+		t.Errorf("aborted answer: %s %q", last.StopReason, last.Text())
+	}
+	if tr.Entries[3].Message.StopReason != compact.StopToolUse {
+		t.Errorf("calls stop %s", tr.Entries[3].Message.StopReason)
+	}
+	if _, err := session.FromTranscript(tr, "items", session.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEarlyRollout(t *testing.T) {
+	// The layout before the envelope: a bare meta object, bare items and
+	// state lines.
+	data := rollout(
+		`{"id":"old-1","timestamp":"2025-05-07T17:24:21.123Z","instructions":null,"git":{"branch":"main"}}`,
+		`{"record_type":"state"}`,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}`,
+		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"}`,
+		`{"type":"function_call","id":"fc_1","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"call_1"}`,
+		`{"type":"function_call_output","call_id":"call_1","output":{"content":"a.go\n","success":true}}`,
+		`{"record_type":"state"}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a.go"}]}`,
+	)
+	if !Detect(data) {
+		t.Error("Detect is false for an early rollout")
+	}
+	tr, err := Read(data, "old.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.SessionID != "old-1" || tr.Timestamp != "2025-05-07T17:24:21.123Z" || len(tr.Unknown) != 0 {
+		t.Errorf("session %q timestamp %q unknown %v", tr.SessionID, tr.Timestamp, tr.Unknown)
+	}
+	roles := map[compact.Role]int{}
+	for _, e := range tr.Entries {
+		if e.Message != nil {
+			roles[e.Message.Role]++
+		}
+	}
+	if roles[compact.RoleUser] != 1 || roles[compact.RoleAssistant] != 2 || roles[compact.RoleToolResult] != 1 {
+		t.Errorf("roles %v", roles)
+	}
+	call := tr.Entries[3].Message.Content[1]
+	if string(call.Extra["itemId"]) != `"fc_1"` || call.ToolCall.ID != "call_1" {
+		t.Errorf("call %+v", call)
+	}
+	if res := tr.Entries[4].Message; res.Text() != "a.go\n" || res.IsError {
+		t.Errorf("output %+v", res)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	good := line("session_meta", meta)
+	tests := []struct {
+		name, data, err, warning string
+	}{
+		{"cut last line", good + "\n" + `{"timestamp":"t","type":"respo`, "", "bad.jsonl:2: the last line is cut short"},
+		{"bad middle line", good + "\n{oops\n" + good + "\n", "bad.jsonl:2: not a JSON object", ""},
+		{"payload not an object", line("response_item", `[1]`) + "\n", "bad.jsonl:1: field payload: want an object", ""},
+		{"payload type a number", line("response_item", `{"type":3}`) + "\n", "bad.jsonl:1: field payload.type: want a string", ""},
+		{"call without id", line("response_item", `{"type":"function_call","name":"x","arguments":"{}"}`) + "\n", "bad.jsonl:1: field payload.call_id: missing", ""},
+		{"arguments not a string", line("response_item", `{"type":"function_call","name":"x","arguments":{},"call_id":"c"}`) + "\n", "bad.jsonl:1: field payload.arguments: want a string", ""},
+		{"tokens not a number", line("event_msg", `{"type":"token_count","info":{"last_token_usage":{"input_tokens":"9"}}}`) + "\n", "bad.jsonl:1: field payload.info.last_token_usage.input_tokens: want an integer", ""},
+		{"content not a list", line("response_item", `{"type":"message","role":"user","content":7}`) + "\n", "bad.jsonl:1: field payload.content: want an array", ""},
+		{"output a number", line("response_item", `{"type":"function_call_output","call_id":"c","output":5}`) + "\n", "bad.jsonl:1: field payload.output: want a string, an array or an object", ""},
+		{"crlf, bom, blank lines", "\xef\xbb\xbf" + good + "\r\n\r\n\n", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := Read([]byte(tc.data), "bad.jsonl")
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("err = %v, want %q...", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.warning == "" && len(tr.Warnings) > 0 || tc.warning != "" && (len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], tc.warning)) {
+				t.Errorf("warnings %q, want %q", tr.Warnings, tc.warning)
+			}
+			if len(tr.Entries) != 1 || tr.SessionID != "s1" {
+				t.Errorf("%d entries, session %q", len(tr.Entries), tr.SessionID)
+			}
+		})
+	}
+}
+
+func TestExtraNamesKeptApart(t *testing.T) {
+	// Item members whose names the session reader would take for its own
+	// fields (it ignores case) are renamed, not lost.
+	data := rollout(line("response_item", `{"type":"message","role":"user","Content":"x","content":[{"type":"input_text","text":"hi","Text":"z"}]}`))
+	tr, err := Read(data, "x.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tr.Entries[0].Message
+	if string(m.Extra["codex.Content"]) != `"x"` || string(m.Content[0].Extra["codex.Text"]) != `"z"` {
+		t.Errorf("extras %v, part extras %v", m.Extra, m.Content[0].Extra)
+	}
+	s, err := session.FromTranscript(tr, "x", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Context().Messages[0]; got.Text() != "hi" {
+		t.Errorf("imported message %q", got.Text())
+	}
+}
