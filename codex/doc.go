@@ -28,7 +28,11 @@
 //     in older versions {content, success}), custom_tool_call (call_id,
 //     name, input as raw text, e.g. apply_patch) and its
 //     custom_tool_call_output, local_shell_call (call_id, action),
-//     web_search_call, ghost_snapshot, compaction.
+//     tool_search_call (call_id, arguments) and tool_search_output
+//     (call_id, tools), web_search_call and image_generation_call (run by
+//     the provider, no output), ghost_snapshot, compaction and
+//     context_compaction (encrypted), agent_message and additional_tools
+//     (newer multi-agent and tool-loading items).
 //   - event_msg: events for the interface. token_count carries
 //     info.last_token_usage {input_tokens, cached_input_tokens,
 //     output_tokens, reasoning_output_tokens, total_tokens} for the
@@ -48,7 +52,9 @@
 //
 // The output items between two inputs (reasoning, assistant message,
 // function, custom and local shell calls) are one model response and
-// become one assistant message: reasoning as PartThinking (the summary
+// become one assistant message (a tool search with a call_id counts as a
+// call, its output as a tool result holding the tools' JSON as text):
+// reasoning as PartThinking (the summary
 // texts; encrypted_content and the raw summary and content in
 // Part.Extra), text as PartText, calls as PartToolCall (arguments that
 // are a JSON object as stored, anything else as {"input": ...}). Its stop
@@ -82,7 +88,8 @@
 // token count before it (the context size Codex compacted); Details
 // hold source "codex" and the replacement history. Everything else
 // (session_meta, turn_context, event_msg, ghost snapshots, web searches,
-// state lines) becomes a KindCustom entry "codex:<type>" holding the line
+// generated images, encrypted compaction items, agent messages, state
+// lines) becomes a KindCustom entry "codex:<type>" holding the line
 // as stored; unknown record and item types are counted in
 // Transcript.Unknown too. Entries are linear: ParentID is left empty.
 //

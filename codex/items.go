@@ -15,7 +15,9 @@ func isItemType(t string) bool {
 	switch t {
 	case "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
 		"custom_tool_call_output", "local_shell_call", "web_search_call", "ghost_snapshot",
-		"compaction", "compaction_summary":
+		"compaction", "compaction_summary", "tool_search_call", "tool_search_output",
+		"image_generation_call", "context_compaction", "compaction_trigger", "agent_message",
+		"additional_tools":
 		return true
 	}
 	return false
@@ -68,6 +70,28 @@ func (b *builder) item(r *record) error {
 		m := b.open(r)
 		m.Content = append(m.Content, part)
 		return nil
+	case "tool_search_call":
+		// A search the client runs has a call_id and an output to pair;
+		// one the server ran has neither.
+		if id, _ := optString(p, "call_id"); id == "" {
+			b.open(r)
+			b.custom(r, r.ptype)
+			return nil
+		}
+		part, err := b.call(r)
+		if err != nil {
+			return err
+		}
+		m := b.open(r)
+		m.Content = append(m.Content, part)
+		return nil
+	case "tool_search_output":
+		if id, _ := optString(p, "call_id"); id == "" || b.calls[id] == "" {
+			b.custom(r, r.ptype)
+			return nil
+		}
+		b.close()
+		return b.output(r)
 	case "function_call", "custom_tool_call", "local_shell_call":
 		part, err := b.call(r)
 		if err != nil {
@@ -79,13 +103,14 @@ func (b *builder) item(r *record) error {
 	case "function_call_output", "custom_tool_call_output":
 		b.close()
 		return b.output(r)
-	case "web_search_call":
-		// A search the provider ran itself: part of the response, with no
+	case "web_search_call", "image_generation_call":
+		// Tools the provider ran itself: part of the response, with no
 		// output for the model to pair.
 		b.open(r)
 		b.custom(r, r.ptype)
 		return nil
-	case "ghost_snapshot", "compaction", "compaction_summary":
+	case "ghost_snapshot", "compaction", "compaction_summary", "context_compaction", "compaction_trigger",
+		"agent_message", "additional_tools":
 		b.custom(r, r.ptype)
 		return nil
 	}
@@ -126,6 +151,15 @@ func (b *builder) call(r *record) (compact.Part, error) {
 		}
 		args, _ = json.Marshal(map[string]string{"input": in})
 		extra = setExtra(itemExtra(r, "type", "name", "input", "call_id"), "codexCustomTool", json.RawMessage("true"))
+	case "tool_search_call":
+		if name == "" {
+			name = "tool_search"
+		}
+		args = bytes.TrimSpace(p["arguments"])
+		if len(args) == 0 || args[0] != '{' || !json.Valid(args) {
+			args, _ = json.Marshal(map[string]json.RawMessage{"arguments": orNull(p["arguments"])})
+		}
+		extra = itemExtra(r, "type", "arguments", "call_id")
 	case "local_shell_call":
 		if id == "" {
 			id, _ = optString(p, "id")
@@ -134,8 +168,8 @@ func (b *builder) call(r *record) (compact.Part, error) {
 			name = "local_shell"
 		}
 		args = bytes.TrimSpace(p["action"])
-		if len(args) == 0 || args[0] != '{' {
-			args, _ = json.Marshal(map[string]json.RawMessage{"action": p["action"]})
+		if len(args) == 0 || args[0] != '{' || !json.Valid(args) {
+			args, _ = json.Marshal(map[string]json.RawMessage{"action": orNull(p["action"])})
 		}
 		extra = setExtra(itemExtra(r, "type", "name", "action", "call_id"), "codexLocalShell", json.RawMessage("true"))
 	}
@@ -166,6 +200,11 @@ func (b *builder) output(r *record) error {
 	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Timestamp: millis(r.timestamp),
 		Extra: itemExtra(r, "type", "call_id", "output")}
 	raw := bytes.TrimSpace(p["output"])
+	if r.ptype == "tool_search_output" {
+		// The tools found, as the JSON the model was given.
+		m.Extra = itemExtra(r, "type", "call_id", "tools")
+		raw, _ = json.Marshal(string(orNull(p["tools"])))
+	}
 	switch {
 	case len(raw) == 0 || isNull(raw):
 	case raw[0] == '"':
@@ -370,6 +409,14 @@ func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
 		a = setExtra(a, k, v)
 	}
 	return a
+}
+
+// orNull returns raw, or the JSON null when it is missing.
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
 }
 
 func quote(s string) json.RawMessage {

@@ -29,7 +29,9 @@ func TestItemMapping(t *testing.T) {
 		line("response_item", `{"type":"function_call","name":"mcp__x","arguments":"{\"q\":1}","call_id":"c2"}`),
 		line("response_item", `{"type":"function_call_output","call_id":"c2","output":{"content":"denied","success":false}}`),
 		line("response_item", `{"type":"function_call_output","call_id":"nope","output":"stray"}`),
-		line("response_item", `{"type":"tool_search_call","id":"t1"}`),
+		line("response_item", `{"type":"tool_search_call","call_id":"ts1","execution":"client","arguments":{"query":"calendar"}}`),
+		line("response_item", `{"type":"tool_search_output","call_id":"ts1","status":"completed","execution":"client","tools":[{"name":"cal"}]}`),
+		line("response_item", `{"type":"frobnicate","id":"t1"}`),
 		line("mystery", `{"a":1}`),
 		line("response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"half"}]}`),
 		line("event_msg", `{"type":"turn_aborted","reason":"interrupted"}`),
@@ -41,7 +43,7 @@ func TestItemMapping(t *testing.T) {
 	if tr.Provider != "azure" || tr.Model != "gpt-5" {
 		t.Errorf("provider %q model %q", tr.Provider, tr.Model)
 	}
-	if tr.Unknown["mystery"] != 1 || tr.Unknown["response_item.tool_search_call"] != 1 || len(tr.Unknown) != 2 {
+	if tr.Unknown["mystery"] != 1 || tr.Unknown["response_item.frobnicate"] != 1 || len(tr.Unknown) != 2 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
 	var kinds []string
@@ -52,7 +54,7 @@ func TestItemMapping(t *testing.T) {
 			kinds = append(kinds, e.CustomType)
 		}
 	}
-	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult user codex:response_item.tool_search_call codex:mystery assistant codex:event_msg"
+	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult user assistant toolResult codex:response_item.frobnicate codex:mystery assistant codex:event_msg"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Fatalf("entries\n%s\nwant\n%s", got, want)
 	}
@@ -78,7 +80,12 @@ func TestItemMapping(t *testing.T) {
 	if stray := tr.Entries[7].Message; stray.Text() != "stray" || len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], `items.jsonl:8: function_call_output "nope" has no call`) {
 		t.Errorf("stray output %q, warnings %q", stray.Text(), tr.Warnings)
 	}
-	if last := tr.Entries[10].Message; last.StopReason != compact.StopAborted || last.Text() != "half" {
+	search := tr.Entries[8].Message.ToolCalls()
+	if len(search) != 1 || search[0].Name != "tool_search" || string(search[0].Arguments) != `{"query":"calendar"}` ||
+		tr.Entries[9].Message.ToolName != "tool_search" || tr.Entries[9].Message.Text() != `[{"name":"cal"}]` {
+		t.Errorf("tool search %+v, output %q", search, tr.Entries[9].Message.Text())
+	}
+	if last := tr.Entries[12].Message; last.StopReason != compact.StopAborted || last.Text() != "half" {
 		t.Errorf("aborted answer: %s %q", last.StopReason, last.Text())
 	}
 	if tr.Entries[3].Message.StopReason != compact.StopToolUse {
