@@ -30,7 +30,12 @@ func (r *Report) composition(path []*compact.Entry) {
 		}
 		return t
 	}
-	var all []MessageStat
+	// The previews are made for the largest messages only.
+	type sized struct {
+		stat MessageStat
+		m    *compact.Message
+	}
+	var all []sized
 	for _, e := range path {
 		if !e.IsContextMessage() {
 			continue
@@ -43,7 +48,7 @@ func (r *Report) composition(path []*compact.Entry) {
 		}
 		rs.Messages++
 		rs.Tokens += m.Tokens()
-		st := MessageStat{EntryID: e.ID, Role: string(m.Role), Tokens: m.Tokens(), Preview: preview(m)}
+		st := MessageStat{EntryID: e.ID, Role: string(m.Role), Tokens: m.Tokens()}
 		switch m.Role {
 		case compact.RoleAssistant:
 			var names []string
@@ -61,7 +66,7 @@ func (r *Report) composition(path []*compact.Entry) {
 			}
 			st.Tool = m.ToolName
 		}
-		all = append(all, st)
+		all = append(all, sized{st, m})
 	}
 	for _, rs := range roles {
 		r.ByRole = append(r.ByRole, *rs)
@@ -87,11 +92,11 @@ func (r *Report) composition(path []*compact.Entry) {
 		return a.Tool < b.Tool
 	})
 	// Largest first; among equals, the earlier message first.
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Tokens > all[j].Tokens })
-	if len(all) > LargestCount {
-		all = all[:LargestCount]
+	sort.SliceStable(all, func(i, j int) bool { return all[i].stat.Tokens > all[j].stat.Tokens })
+	for _, s := range all[:min(len(all), LargestCount)] {
+		s.stat.Preview = preview(s.m)
+		r.Largest = append(r.Largest, s.stat)
 	}
-	r.Largest = all
 }
 
 // preview returns the start of a message on one line: its text, or for a

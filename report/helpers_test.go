@@ -27,7 +27,7 @@ func smallInput(t *testing.T) Input {
 }
 
 // openSession loads a session file or fails the test.
-func openSession(t *testing.T, path string) *session.Session {
+func openSession(t testing.TB, path string) *session.Session {
 	t.Helper()
 	s, err := session.Open(path, session.Options{})
 	if err != nil {
@@ -39,7 +39,7 @@ func openSession(t *testing.T, path string) *session.Session {
 // testdataDir returns the shared test data folder: $COMPACT_TESTDATA, or
 // ../../shared/testdata beside the clone. A folder named by the variable
 // must exist (CI names it); without the variable a missing folder skips.
-func testdataDir(t *testing.T) string {
+func testdataDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("COMPACT_TESTDATA")
 	explicit := dir != ""
@@ -56,7 +56,7 @@ func testdataDir(t *testing.T) string {
 }
 
 // realSession loads one of the real pi sessions.
-func realSession(t *testing.T, name string) *session.Session {
+func realSession(t testing.TB, name string) *session.Session {
 	t.Helper()
 	return openSession(t, filepath.Join(testdataDir(t), "sessions", "pi", name))
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/compactkit/compact"
@@ -232,14 +231,11 @@ type MessageStat struct {
 // LargestCount is how many of the largest messages a report lists.
 const LargestCount = 10
 
-// ErrEmpty is returned by Build for a path without entries.
-var ErrEmpty = errors.New("the session has no entries")
-
-// Build computes the report of in. It fails only on an empty path.
+// Build computes the report of in. A path without entries (a session
+// holding only its header) gives a report without calls or compactions.
+// It returns an error for nothing else today; the error result leaves
+// room for checks of the input.
 func Build(in Input) (*Report, error) {
-	if len(in.Path) == 0 {
-		return nil, fmt.Errorf("report %s: %w", in.File, ErrEmpty)
-	}
 	policy := in.Policy
 	if policy == nil {
 		policy = compact.Reserve{}
@@ -249,13 +245,15 @@ func Build(in Input) (*Report, error) {
 		File:        in.File,
 		SessionID:   in.SessionID,
 		Cwd:         in.Cwd,
-		Leaf:        in.Path[len(in.Path)-1].ID,
 		Model:       in.Model.ID,
 		Provider:    in.Model.Provider,
 		Window:      in.Model.ContextWindow,
 		Policy:      policy.Name(),
 		DisableAuto: in.DisableAuto,
 		Now:         compact.Measure(ctx),
+	}
+	if len(in.Path) > 0 {
+		r.Leaf = in.Path[len(in.Path)-1].ID
 	}
 	if r.Model == "" {
 		r.Model = ctx.Model

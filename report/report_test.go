@@ -1,8 +1,8 @@
 package report
 
 import (
-	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -239,9 +239,24 @@ func TestBuildReal(t *testing.T) {
 	}
 }
 
+// TestBuildEmpty: a session holding only its header gives a page without
+// calls, markers or cards, and says so.
 func TestBuildEmpty(t *testing.T) {
-	if _, err := Build(Input{File: "x.jsonl"}); !errors.Is(err, ErrEmpty) {
-		t.Fatalf("Build of an empty path: %v, want ErrEmpty", err)
+	r, err := Build(Input{File: "empty.jsonl", Model: compact.ModelInfo{ID: "m", ContextWindow: 100000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Calls != 0 || len(r.Points) != 0 || len(r.Markers) != 0 || len(r.Cards) != 0 || r.Leaf != "" || r.Trigger != 100000-compact.DefaultReserveTokens {
+		t.Fatalf("empty report %+v", r)
+	}
+	var b strings.Builder
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"No model call on this path.", "No compaction on this path.", "No messages."} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("the empty page lacks %q", s)
+		}
 	}
 }
 

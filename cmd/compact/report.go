@@ -118,7 +118,11 @@ func (a *app) report(cmd *cobra.Command, file, leaf, out string, lf *limitFlags)
 	if a.jsonOut {
 		return writeJSON(a.stdout, res)
 	}
-	fmt.Fprintf(a.stdout, "wrote %s: report of %s at leaf %s (%s, %s, %s)\n", out, file, r.Leaf,
+	at := "at leaf " + r.Leaf
+	if r.Leaf == "" {
+		at = "without entries"
+	}
+	fmt.Fprintf(a.stdout, "wrote %s: report of %s %s (%s, %s, %s)\n", out, file, at,
 		plural(r.Calls, "model call"), plural(r.Compactions, "compaction"), plural(r.Edits, "context edit"))
 	return nil
 }
