@@ -177,7 +177,7 @@ func TestReportErrors(t *testing.T) {
 func TestReportHelp(t *testing.T) {
 	c := newCLI(t)
 	contains(t, "report --help", c.ok("report", "--help"), "report FILE [-o OUT]", "--output", ".report.html", "--leaf", "--window", "--policy", "compact --help")
-	contains(t, "--help", c.ok("--help"), "report")
+	contains(t, "--help", c.ok("--help"), "Write an HTML report of the context over the session")
 }
 
 func TestDefaultReportPath(t *testing.T) {
