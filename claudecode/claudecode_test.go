@@ -437,6 +437,9 @@ func TestDetect(t *testing.T) {
 		sample{"not JSON", []byte("hello\n"), false},
 		sample{"codex line", []byte(`{"timestamp":"t","type":"session_meta","payload":{"id":"x","sessionId":"y"}}` + "\n"), false},
 		sample{"request body", []byte(`{"messages":[]}`), false},
+		sample{"gemini cli session", []byte(`{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n"), false},
+		sample{"gemini cli session cut", []byte(`{"sessionId":"0ab8","projectHash":"9da8","sta`), false},
+		sample{"gemini cli message", []byte(`{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n"), false},
 	)
 	for _, s := range samples {
 		if got := Detect(s.head); got != s.want {
