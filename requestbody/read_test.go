@@ -65,6 +65,23 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
+			file: "opencode-chat.json", shape: ShapeChat,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 2},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				var req struct {
+					Tools []json.RawMessage `json:"tools"`
+				}
+				if err := json.Unmarshal(tr.Entries[0].Data, &req); err != nil || len(req.Tools) != 10 {
+					t.Errorf("request entry holds %d tools (%v)", len(req.Tools), err)
+				}
+				// opencode sends "" beside tool calls: no empty text part.
+				if a := tr.Entries[3].Message; len(a.Content) != 1 || a.Content[0].Type != compact.PartToolCall {
+					t.Errorf("assistant content = %+v", a.Content)
+				}
+			},
+		},
+		{
 			file: "claude-code-shaped.json", shape: ShapeAnthropic, sessionID: "0b6c3c0e-1111-4222-8333-944445555666",
 			roles:   map[compact.Role]int{compact.RoleUser: 3, compact.RoleAssistant: 4, compact.RoleToolResult: 4},
 			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
