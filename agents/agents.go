@@ -25,6 +25,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/claudecode"
 	"github.com/compactkit/compact/cline"
+	"github.com/compactkit/compact/codex"
 	"github.com/compactkit/compact/geminicli"
 	"github.com/compactkit/compact/openhands"
 	"github.com/compactkit/compact/requestbody"
@@ -88,10 +89,12 @@ func Formats() []Format {
 			Detect: geminicli.Detect, ReadFile: geminicli.ReadFile, Provider: "google"},
 		{Name: claudecode.Format, Agent: "Claude Code", What: "Claude Code project transcripts (~/.claude/projects/*/*.jsonl)",
 			Detect: claudecode.Detect, ReadFile: claudecode.ReadFile, Provider: "anthropic"},
+		{Name: codex.Format, Agent: "Codex", What: "Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl)",
+			Detect: codex.Detect, ReadFile: codex.ReadFile, Provider: "openai"},
 		{Name: cline.Format, Agent: "Cline", What: "Cline, Roo Code and Kilo Code tasks (api_conversation_history.json with ui_messages.json beside it, or the task folder)",
 			Detect: cline.Detect, DetectDir: clineDir, ReadFile: cline.ReadFile},
 		{Name: openhands.Format, Agent: "OpenHands", What: "OpenHands event streams (a trajectory JSON array, or a session's events folder)",
-			Detect: openhands.Detect, DetectDir: openhandsDir, ReadFile: openhands.ReadFile},
+			Detect: openhands.Detect, DetectDir: openhands.DetectDir, ReadFile: openhands.ReadFile},
 		{Name: sweagent.Format, Agent: "SWE-agent", What: "SWE-agent trajectories (*.traj)",
 			Detect: sweagent.Detect, ReadFile: sweagent.ReadFile},
 		{Name: requestbody.Format, Agent: "a chat API request", What: `an OpenAI Chat Completions or Anthropic Messages request body ({"messages": [...]})`,
@@ -197,15 +200,5 @@ func readHead(path string) ([]byte, error) {
 // clineDir reports whether path is a Cline task folder.
 func clineDir(path string) bool {
 	fi, err := os.Stat(filepath.Join(path, cline.APIHistoryFile))
-	return err == nil && !fi.IsDir()
-}
-
-// openhandsDir reports whether path is an OpenHands events folder (files
-// 0.json, 1.json, ...) or a session folder holding one.
-func openhandsDir(path string) bool {
-	if fi, err := os.Stat(filepath.Join(path, "events")); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "events")
-	}
-	fi, err := os.Stat(filepath.Join(path, "0.json"))
 	return err == nil && !fi.IsDir()
 }

@@ -41,6 +41,7 @@ func TestDetect(t *testing.T) {
 		{"cline history", "../cline/testdata/xml-task/api_conversation_history.json", "cline"},
 		{"cline folder", "../cline/testdata/roo-task", "cline"},
 		{"swe-agent", "../sweagent/testdata/function-calling.traj", "swe-agent"},
+		{"codex", "../codex/testdata/exec-0.135.jsonl", "codex"},
 		{"gemini cli", "../geminicli/testdata/session-2026-03-27-readme.json", "gemini-cli"},
 		{"gemini cli jsonl", "../geminicli/testdata/session-2026-04-23T12-52-0ab84937.jsonl", "gemini-cli"},
 		{"openhands", "../openhands/testdata/basic.json", "openhands"},

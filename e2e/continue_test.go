@@ -150,6 +150,7 @@ func TestAgentsPiContinuesPinned(t *testing.T) {
 // readers' tests use them.
 var imported = []struct{ format, file string }{
 	{"claude-code", "../claudecode/testdata/tool-heavy.jsonl"},
+	{"codex", "../codex/testdata/pomodoro.jsonl"},
 	{"cline", "../cline/testdata/native-task/api_conversation_history.json"},
 	{"gemini-cli", "../geminicli/testdata/session-2026-03-27-readme.json"},
 	{"openhands", "../openhands/testdata/basic.json"},
