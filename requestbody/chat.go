@@ -142,7 +142,7 @@ func (r *reader) chatCall(c map[string]json.RawMessage) (compact.Part, error) {
 	var args json.RawMessage
 	extra := jsonrec.Extras(c, "id", "type", "function", "custom")
 	if typ != "" && typ != "function" {
-		extra = jsonrec.Set(extra, "type", c["type"])
+		extra = jsonrec.Set(extra, "callType", c["type"])
 	}
 	switch {
 	case c["function"] != nil:

@@ -49,8 +49,9 @@
 //
 // Tool calls become toolCall parts (Chat arguments are decoded from their
 // string; arguments that are not a JSON object are wrapped as
-// {"_raw": "<as sent>"} with a warning), tool outputs toolResult messages
-// named after their call. An Anthropic user message holding tool_result
+// {"_raw": "<as sent>"} with a warning; a custom tool's input becomes
+// {"input": "..."}, its type the part's callType extra), tool outputs
+// toolResult messages named after their call. An Anthropic user message holding tool_result
 // blocks becomes one toolResult message per block, followed by a user
 // message with its other blocks. A result whose call is not in the body
 // becomes a user message and a warning. Reasoning becomes thinking parts

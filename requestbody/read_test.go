@@ -261,6 +261,21 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
+			name:    "custom tool call",
+			body:    `{"model":"gpt-5","messages":[{"role":"user","content":"patch it"},{"role":"assistant","tool_calls":[{"id":"ct1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},{"role":"tool","tool_call_id":"ct1","content":"Done"}]}`,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			customs: map[string]int{"request-body:request": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				p := tr.Entries[2].Message.Content[0]
+				if p.ToolCall.Name != "apply_patch" || string(p.ToolCall.Arguments) != `{"input":"*** Begin Patch"}` || string(p.Extra["callType"]) != `"custom"` {
+					t.Errorf("custom call = %+v %v", p.ToolCall, p.Extra)
+				}
+				if r := tr.Entries[3].Message; r.ToolName != "apply_patch" {
+					t.Errorf("result names %q", r.ToolName)
+				}
+			},
+		},
+		{
 			name:    "legacy function call and developer message",
 			body:    `{"model":"gpt","messages":[{"role":"developer","content":"rules"},{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},{"role":"function","name":"weather","content":"rain"},{"role":"assistant","content":"It rains.","refusal":null}]}`,
 			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},

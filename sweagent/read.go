@@ -306,7 +306,7 @@ func (r *reader) call(c map[string]json.RawMessage) (compact.Part, error) {
 	extra := jsonrec.Extras(c, "id", "type", "function")
 	var typ string
 	if jsonrec.String(c, "type", &typ) == nil && typ != "" && typ != "function" {
-		extra = jsonrec.Set(extra, "type", c["type"])
+		extra = jsonrec.Set(extra, "callType", c["type"])
 	}
 	tc := &compact.ToolCall{ID: id, Name: name, Arguments: arguments}
 	r.calls[id] = name
