@@ -1,0 +1,42 @@
+package claudecode
+
+import (
+	"encoding/json"
+
+	"github.com/compactkit/compact"
+)
+
+// compaction turns the summary record of a compaction into a compaction
+// entry, with the metadata of its boundary record.
+func (b *builder) compaction(r *record, summary string) error {
+	c := &compact.Compaction{Summary: summary, Details: map[string]any{"source": Format}}
+	boundary := b.boundaries[r.parent]
+	if boundary == nil {
+		boundary = b.lastBoundary
+	}
+	if boundary != nil {
+		if meta, ok, err := object(boundary.fields, "compactMetadata"); err == nil && ok {
+			if trigger, _ := optString(meta, "trigger"); trigger != "" {
+				c.Details["reason"] = trigger
+			}
+			c.TokensBefore, _ = optInt(meta, "preTokens")
+			c.TokensAfter, _ = optInt(meta, "postTokens")
+		}
+		if boundary.uuid != "" {
+			c.Details["boundaryUuid"] = boundary.uuid
+		}
+		b.lastBoundary = nil
+	}
+	// The summary record's own fields, as plain values.
+	var rest map[string]any
+	if raw, err := json.Marshal(without(r.fields, "message")); err == nil {
+		_ = json.Unmarshal(raw, &rest)
+	}
+	if len(rest) > 0 {
+		c.Details["record"] = rest
+	}
+	it := &item{e: &compact.Entry{Kind: compact.KindCompaction, Timestamp: r.timestamp, Compaction: c},
+		recs: []*record{r}, parentUUID: effectiveParent(r), alwaysMain: r.uuid == ""}
+	b.add(it, r)
+	return nil
+}
