@@ -147,6 +147,7 @@ func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
 	if len(c.t.Entries) > 0 {
 		c.t.Timestamp = c.t.Entries[0].Timestamp
 	}
+	jsonrec.SafeExtras(c.t, Format)
 	jsonrec.OneLine(c.t)
 	return c.t, nil
 }

@@ -78,6 +78,8 @@
 // type>" holding the event as stored; types the reader does not know are
 // also counted in Transcript.Unknown. Raw values lose the line breaks of
 // an indented file (jsonrec.OneLine), because a pi session is JSON Lines.
+// An extra named like a field of a pi message or part (in any case) is
+// kept as "openhands.<name>" (jsonrec.SafeExtras).
 //
 // The V1 events of the OpenHands agent SDK (kind: "ActionEvent", ...)
 // are another format and are not read.

@@ -72,6 +72,8 @@
 // Values kept as raw JSON (custom entry data, extras, tool arguments) lose
 // the line breaks of a pretty-printed body (jsonrec.OneLine), because a pi
 // session is JSON Lines; the values themselves are unchanged.
+// An extra named like a field of a pi message or part (in any case) is
+// kept as "request-body.<name>" (jsonrec.SafeExtras).
 //
 // The standard library's encoding/json is enough here: a body is one
 // object read once, and its json.Decoder gives the byte offsets used for

@@ -61,6 +61,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 			return nil, fmt.Errorf("%s:%d: messages[%d]%w", name, jsonrec.Line(data, m.Off), i, err)
 		}
 	}
+	jsonrec.SafeExtras(r.t, Format)
 	jsonrec.OneLine(r.t)
 	return r.t, nil
 }

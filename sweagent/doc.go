@@ -68,6 +68,8 @@
 // Values kept as raw JSON lose the line breaks of the indented file
 // (jsonrec.OneLine), because a pi session is JSON Lines; the values
 // themselves are unchanged.
+// An extra named like a field of a pi message or part (in any case) is
+// kept as "swe-agent.<name>" (jsonrec.SafeExtras).
 //
 // Unknown roles and unknown top-level members become custom entries
 // "swe-agent:<role>" or "swe-agent:<key>" and are counted in

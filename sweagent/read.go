@@ -90,6 +90,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 			r.custom(key, m.Value)
 		}
 	}
+	jsonrec.SafeExtras(r.t, Format)
 	jsonrec.OneLine(r.t)
 	return r.t, nil
 }

@@ -178,3 +178,25 @@ func TestOneLine(t *testing.T) {
 		t.Errorf("OneLine: %q, want %q", got, want)
 	}
 }
+
+func TestSafeExtras(t *testing.T) {
+	tr := &compact.Transcript{Entries: []*compact.Entry{
+		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleUser,
+			Extra:   map[string]json.RawMessage{"Model": json.RawMessage(`"x"`), "agent": json.RawMessage(`"main"`), "f.Model": json.RawMessage(`1`)},
+			Content: []compact.Part{{Type: compact.PartText, Text: "hi", Extra: map[string]json.RawMessage{"ID": json.RawMessage(`7`), "cache_control": json.RawMessage(`{}`)}}}}},
+		{Kind: compact.KindCustom, Data: json.RawMessage(`{"model":1}`)},
+	}}
+	SafeExtras(tr, "f")
+	m := tr.Entries[0].Message
+	want := map[string]string{"f.f.Model": `"x"`, "agent": `"main"`, "f.Model": `1`}
+	got := map[string]string{}
+	for k, v := range m.Extra {
+		got[k] = string(v)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("message extras %v, want %v", got, want)
+	}
+	if p := m.Content[0].Extra; string(p["f.ID"]) != "7" || string(p["cache_control"]) != "{}" || len(p) != 2 {
+		t.Errorf("part extras %v", p)
+	}
+}
