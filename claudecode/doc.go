@@ -48,8 +48,8 @@
 // object as Arguments), with the last line's usage (Input =
 // input_tokens, CacheRead = cache_read_input_tokens, CacheWrite =
 // cache_creation_input_tokens, Output = output_tokens), provider
-// "anthropic" and the model. The stop reason end_turn, stop_sequence and
-// pause_turn map to stop, max_tokens and model_context_window_exceeded to
+// "anthropic" and the model. The stop reasons end_turn, stop_sequence,
+// pause_turn and refusal map to stop, max_tokens and model_context_window_exceeded to
 // length, tool_use to toolUse; Claude Code mostly stores null, which maps
 // to toolUse when the message calls tools and to stop otherwise. Records
 // with isApiErrorMessage become assistant messages with stop reason error.

@@ -54,9 +54,9 @@
 // function, custom and local shell calls) are one model response and
 // become one assistant message (a tool search with a call_id counts as a
 // call, its output as a tool result holding the tools' JSON as text):
-// reasoning as PartThinking (the summary
-// texts; encrypted_content and the raw summary and content in
-// Part.Extra), text as PartText, calls as PartToolCall (arguments that
+// reasoning as PartThinking (the summary texts, or the content texts
+// when there is no summary; encrypted_content and the raw summary and
+// content in Part.Extra), text as PartText, calls as PartToolCall (arguments that
 // are a JSON object as stored, anything else as {"input": ...}). Its stop
 // reason is toolUse when it calls tools, stop otherwise, aborted when a
 // turn_aborted event comes before its usage. Inputs are user and developer

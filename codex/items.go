@@ -67,6 +67,16 @@ func (b *builder) item(r *record) error {
 				part.Extra = setExtra(part.Extra, "summary", raw)
 			}
 		}
+		if raw, ok := p["content"]; ok && !isNull(raw) && part.Thinking == "" {
+			// Models whose reasoning is readable (served by other
+			// providers) store it as content, with no summary; the raw
+			// content stays in Extra.
+			texts, err := itemTexts(raw)
+			if err != nil {
+				return fmt.Errorf("field payload.content%w", err)
+			}
+			part.Thinking = strings.Join(texts, "\n\n")
+		}
 		m := b.open(r)
 		m.Content = append(m.Content, part)
 		return nil

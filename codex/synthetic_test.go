@@ -33,6 +33,7 @@ func TestItemMapping(t *testing.T) {
 		line("response_item", `{"type":"tool_search_output","call_id":"ts1","status":"completed","execution":"client","tools":[{"name":"cal"}]}`),
 		line("response_item", `{"type":"frobnicate","id":"t1"}`),
 		line("mystery", `{"a":1}`),
+		line("response_item", `{"type":"reasoning","summary":[],"content":[{"type":"reasoning_text","text":"think"}],"encrypted_content":null}`),
 		line("response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"half"}]}`),
 		line("event_msg", `{"type":"turn_aborted","reason":"interrupted"}`),
 	)
@@ -85,7 +86,7 @@ func TestItemMapping(t *testing.T) {
 		tr.Entries[9].Message.ToolName != "tool_search" || tr.Entries[9].Message.Text() != `[{"name":"cal"}]` {
 		t.Errorf("tool search %+v, output %q", search, tr.Entries[9].Message.Text())
 	}
-	if last := tr.Entries[12].Message; last.StopReason != compact.StopAborted || last.Text() != "half" {
+	if last := tr.Entries[12].Message; last.StopReason != compact.StopAborted || last.Text() != "half" || last.Content[0].Thinking != "think" {
 		t.Errorf("aborted answer: %s %q", last.StopReason, last.Text())
 	}
 	if tr.Entries[3].Message.StopReason != compact.StopToolUse {
