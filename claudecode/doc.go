@@ -77,17 +77,22 @@
 //
 // The conversation kept is the main line: the parent chain of the last
 // non-sidechain record, followed through compact boundaries by their
-// logicalParentUuid. Its entries are chained in file order, together
-// with the results of parallel calls, the custom entries, and records
-// whose parent is missing. Messages of abandoned branches are kept too,
-// as entries whose ParentID is their own parent, so they stay in the file
-// but off the path. Only the first entry of a transcript can be a root:
+// logicalParentUuid (or, when an auto compaction never wrote that record,
+// by the record before the boundary). Its entries are chained in file
+// order, together with the results of parallel calls and the custom
+// entries. Messages of abandoned branches are kept too, as entries whose
+// ParentID is their own parent (or, when that is not in the file, the main
+// line's entry before them), so they stay in the file but off the path. Only the first entry of a transcript can be a root:
 // when an abandoned branch starts before the main line's first record (the
 // first prompt was edited), that record's entry moves to the front. Entry ids are the records' uuids (a record split into
 // several messages gives "<uuid>-2", ...); records without a uuid get
 // "line-<N>".
 //
 // # Files
+//
+// Transcript.SessionID and Cwd are the first sessionId and cwd of the
+// records, Model the first model an assistant record names (Provider
+// "anthropic"), Timestamp the first record's.
 //
 // ReadFile reads one transcript file. It does not merge the subagent files
 // of <session>/subagents/: they are separate conversations, and reading one
