@@ -102,3 +102,16 @@ func TestImportCommand(t *testing.T) {
 		t.Errorf("the folder holds %d files after the failures, want only the import", len(entries))
 	}
 }
+
+// TestReportReadsOtherFormats: compact report takes another agent's file,
+// detected or named by --format.
+func TestReportReadsOtherFormats(t *testing.T) {
+	c := newCLI(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	c.ok("report", "../../codex/testdata/pomodoro.jsonl", "-o", out)
+	page, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(page), "pomodoro") {
+		t.Fatalf("report of a Codex rollout: %v", err)
+	}
+	c.ok("report", "--format", "request-body", requestBody, "-o", out)
+}

@@ -66,6 +66,7 @@ With --json the output is {"file", "output", "leaf", "calls",
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", `HTML file to write (default: FILE's name without extension + ".report.html", in the current folder)`)
 	cmd.Flags().StringVar(&leaf, "leaf", "", "entry id to report on instead of the current leaf")
+	a.addFormatFlag(cmd)
 	lf.addWindow(cmd)
 	lf.addReserve(cmd)
 	lf.addPolicy(cmd)
