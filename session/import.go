@@ -3,6 +3,7 @@ package session
 import (
 	"bufio"
 	"bytes"
+	stdjson "encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -81,6 +82,16 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 		line, err := encodeEntry(&c, -1)
 		if err != nil {
 			return fmt.Errorf("entry %d (%s %s): %w", i+1, c.Kind, c.ID, err)
+		}
+		if bytes.ContainsAny(line, "\n\r") {
+			// A raw value kept as stored (a custom entry's data, an
+			// extra field, tool arguments) was pretty-printed: one
+			// entry must stay one line.
+			var flat bytes.Buffer
+			if err := stdjson.Compact(&flat, line); err != nil {
+				return fmt.Errorf("entry %d (%s %s): %w", i+1, c.Kind, c.ID, err)
+			}
+			line = flat.Bytes()
 		}
 		bw.Write(line)
 		bw.WriteByte('\n')

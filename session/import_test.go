@@ -82,3 +82,25 @@ func TestFromTranscriptModel(t *testing.T) {
 		t.Errorf("context model %s/%s", c.Provider, c.Model)
 	}
 }
+
+func TestEncodeTranscriptPrettyRawValues(t *testing.T) {
+	tr := &compact.Transcript{Entries: []*compact.Entry{
+		{Kind: compact.KindCustom, CustomType: "x:record", Data: json.RawMessage("{\n  \"a\": [1,\n 2]\n}")},
+		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleAssistant, StopReason: compact.StopToolUse,
+			Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "c", Name: "t", Arguments: json.RawMessage("{\n \"path\": \"a\\nb\"\n}")}}}}},
+	}}
+	var buf bytes.Buffer
+	if err := EncodeTranscript(&buf, tr); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "\n"); n != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", n, buf.String())
+	}
+	s, err := Read(&buf, "t", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Path()[1].Message.ToolCalls()[0].FilePath(); got != "a\nb" {
+		t.Errorf("path argument %q", got)
+	}
+}
