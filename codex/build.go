@@ -32,6 +32,13 @@ type builder struct {
 	pending *tokenUsage
 	// seen is the latest count read, for a compaction's TokensBefore.
 	seen *tokenUsage
+
+	// turns holds the index in Entries of each user prompt still in the
+	// history, for thread rollbacks; reparent, when set, is the parent of
+	// the next entry (the point a rollback returned to).
+	turns    []int
+	reparent string
+	ids      map[string]bool
 }
 
 func newBuilder(name string) *builder {
@@ -45,8 +52,46 @@ func (b *builder) add(e *compact.Entry, r *record) {
 	if e.Timestamp == "" {
 		e.Timestamp = r.timestamp
 	}
+	if b.reparent != "" {
+		e.ParentID, b.reparent = b.reparent, ""
+	}
 	b.t.Entries = append(b.t.Entries, e)
 	b.lines = append(b.lines, r.line)
+}
+
+// idOf returns the id of entry i, giving it "line-N" (N its line) when
+// it has none.
+func (b *builder) idOf(i int) string {
+	e := b.t.Entries[i]
+	if e.ID != "" {
+		return e.ID
+	}
+	if b.ids == nil {
+		b.ids = make(map[string]bool)
+	}
+	id := "line-" + strconv.Itoa(b.lines[i])
+	for n := 2; b.ids[id]; n++ {
+		id = "line-" + strconv.Itoa(b.lines[i]) + "-" + strconv.Itoa(n)
+	}
+	b.ids[id] = true
+	e.ID = id
+	return id
+}
+
+// rollback drops the last n user turns from the history: the entry after
+// it hangs from the entry before the first prompt dropped, so the dropped
+// turns stay in the file, off the path. The first prompt of the file can
+// not be dropped this way (only the first entry may be a root).
+func (b *builder) rollback(n int) {
+	if n <= 0 || len(b.turns) == 0 {
+		return
+	}
+	keep := max(len(b.turns)-n, 0)
+	cut := b.turns[keep]
+	b.turns = b.turns[:keep]
+	if cut > 0 {
+		b.reparent = b.idOf(cut - 1)
+	}
 }
 
 // custom keeps r as a custom entry "codex:<kind>".
@@ -95,6 +140,11 @@ func (b *builder) record(r *record) error {
 		return nil
 	case "compacted":
 		return b.compacted(r)
+	case "inter_agent_communication", "inter_agent_communication_metadata", "world_state":
+		// Messages between agents and workspace baselines of newer
+		// versions: kept, not modelled.
+		b.custom(r, r.typ)
+		return nil
 	}
 	b.unknown(r.typ)
 	b.custom(r, r.typ)
@@ -198,11 +248,7 @@ func (b *builder) finish() {
 		if e.Kind != compact.KindCompaction || i+1 >= len(b.t.Entries) {
 			continue
 		}
-		next := b.t.Entries[i+1]
-		if next.ID == "" {
-			next.ID = "line-" + strconv.Itoa(b.lines[i+1])
-		}
-		e.Compaction.FirstKeptID = next.ID
+		e.Compaction.FirstKeptID = b.idOf(i + 1)
 	}
 }
 

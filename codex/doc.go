@@ -91,7 +91,18 @@
 // generated images, encrypted compaction items, agent messages, state
 // lines) becomes a KindCustom entry "codex:<type>" holding the line
 // as stored; unknown record and item types are counted in
-// Transcript.Unknown too. Entries are linear: ParentID is left empty.
+// Transcript.Unknown too. Entries are linear, ParentID left empty, except
+// after a thread_rolled_back event (the user undid the last num_turns
+// prompts): the entry after it hangs from the entry before the first
+// prompt undone, so the undone turns stay in the file but off the path.
+// Lines of newer types (inter_agent_communication, world_state) are kept
+// as custom entries.
+//
+// Transcript.SessionID, Cwd and Timestamp come from session_meta, Model is
+// the first model a turn_context (or session_meta) names, Provider the
+// session's model_provider ("openai", Codex's default, when none is
+// named). A compaction's FirstKeptID is the entry after it, given the id
+// "line-<N>" (N its line).
 //
 // ReadFile reads plain .jsonl files; the zstd-compressed .jsonl.zst files
 // newer versions write for old sessions must be decompressed first.

@@ -42,6 +42,13 @@ func (b *builder) event(r *record) error {
 		default:
 			b.pending = u
 		}
+	case "thread_rolled_back":
+		n, err := optInt(r.payload, "num_turns")
+		if err != nil {
+			return fmt.Errorf("field payload.%w", trimField(err))
+		}
+		b.close()
+		b.rollback(n)
 	case "turn_aborted":
 		if b.resp != nil && b.resp.Usage == nil {
 			b.aborted = true

@@ -50,8 +50,12 @@ func (b *builder) item(r *record) error {
 		if role != "user" {
 			m.Extra = setExtra(m.Extra, "codexRole", quote(role))
 		}
-		if tag := injected(parts); tag != "" {
+		tag := injected(parts)
+		if tag != "" {
 			m.Extra = setExtra(m.Extra, "codexInjected", quote(tag))
+		}
+		if role == "user" && tag == "" {
+			b.turns = append(b.turns, len(b.t.Entries))
 		}
 		b.add(&compact.Entry{Kind: compact.KindMessage, Message: m}, r)
 		return nil

@@ -196,3 +196,40 @@ func TestExtraNamesKeptApart(t *testing.T) {
 		t.Errorf("imported message %q", got.Text())
 	}
 }
+
+func TestThreadRollback(t *testing.T) {
+	user := func(text string) string {
+		return line("response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"`+text+`"}]}`)
+	}
+	answer := func(text string) string {
+		return line("response_item", `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"`+text+`"}]}`)
+	}
+	data := rollout(
+		line("session_meta", meta),
+		user("<environment_context>\\n</environment_context>"),
+		user("one"), answer("A1"),
+		user("two"), answer("A2"),
+		user("three"), answer("A3"),
+		line("event_msg", `{"type":"thread_rolled_back","num_turns":2}`),
+		user("four"), answer("A4"),
+	)
+	tr, err := Read(data, "rb.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.FromTranscript(tr, "rb", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range s.Context().Messages {
+		got = append(got, m.Text())
+	}
+	if strings.Join(got, "|") != "<environment_context>\n</environment_context>|one|A1|four|A4" {
+		t.Errorf("context after rolling back two turns: %q", got)
+	}
+	// The dropped turns stay in the file, off the path.
+	if len(s.Entries()) != len(tr.Entries) || len(s.Path()) != len(tr.Entries)-4 {
+		t.Errorf("%d entries, path %d, transcript %d", len(s.Entries()), len(s.Path()), len(tr.Entries))
+	}
+}
