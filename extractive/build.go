@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/signals"
 )
 
 // Section titles of a history summary.
@@ -122,7 +121,7 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
 	users.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
-	addShellFiles(shellFiles, req.Messages, req.ReadFiles, req.ModifiedFiles)
+	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
 	for _, m := range f.others {
 		b := others.add(bullet(m.label + ": " + shorten(m.text, o.MaxTextChars)))
 		b.alt = bullet(m.label + ": " + shorten(m.text, o.ShortenedChars))
@@ -236,7 +235,7 @@ func buildTurnPrefix(f *facts, req *compact.SummaryRequest, o Options) *document
 		kept.add("- Next: " + s)
 	}
 	shellFiles := kept.sub(3, titleShellFiles, false)
-	addShellFiles(shellFiles, req.Messages, req.ReadFiles, req.ModifiedFiles)
+	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
 	idents := kept.sub(3, titleIdentifiers, false)
 	idents.newestFirst = true
 	if prev := previousSummary(req); prev != "" {
@@ -441,7 +440,7 @@ func successfulActions(cmds []command) []command {
 	seen := make(map[string]bool)
 	for i := len(cmds) - 1; i >= 0; i-- {
 		c := cmds[i]
-		if !c.ok || c.text == "" || isInspection(c.text) {
+		if !c.ok || c.text == "" || c.shell.ReadOnly {
 			continue
 		}
 		k := oneLine(c.text)
@@ -457,10 +456,6 @@ func successfulActions(cmds []command) []command {
 	}
 	return out
 }
-
-// isInspection reports whether a shell command line only looks at things
-// (see signals.Inspection, which the retention benchmark reads too).
-func isInspection(cmd string) bool { return signals.Inspection(cmd) }
 
 // statusText is a command's exit status, with who ran it.
 func statusText(c command) string {

@@ -56,6 +56,9 @@ type command struct {
 	status string // "exit 0", "exit 2", "aborted", "timed out", "cancelled", "error", "no result"
 	ok     bool
 	byUser bool
+	// shell is the command line as the shell reads it: its file
+	// operations and whether it only reads.
+	shell signals.Shell
 }
 
 // failure is an error seen in the conversation.
@@ -186,6 +189,7 @@ func extract(msgs []*compact.Message) *facts {
 				if ci != nil {
 					cmd = compact.ShellCommand(ci.call)
 				}
+				sh := signals.ParseShell(cmd)
 				status := signals.ShellStatus(m, text)
 				ok := status == "exit 0"
 				if ci != nil {
@@ -193,7 +197,7 @@ func extract(msgs []*compact.Message) *facts {
 				}
 				key := "bash\x00" + commandKey(cmd)
 				switch {
-				case ok && !signals.Inspection(cmd) && signals.PrintsErrors(text):
+				case ok && !sh.ReadOnly && signals.PrintsErrors(text):
 					// Exit 0, but the compiler or the tests printed errors
 					// (a pipe into tail or grep hides the status).
 					status, ok = "exit 0, errors printed", false
@@ -203,13 +207,13 @@ func extract(msgs []*compact.Message) *facts {
 				case ok:
 					successes[key] = i
 				case status == "aborted" || status == "cancelled":
-				case status == "exit 1" && signals.NoOutput(text) && signals.Inspection(cmd):
+				case status == "exit 1" && signals.NoOutput(text) && sh.ReadOnly:
 					// grep and friends report "nothing found" this way.
 				default:
 					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: status,
 						text: failureText(text), key: key})
 				}
-				f.commands = append(f.commands, command{idx: idx, text: cmd, status: status, ok: ok})
+				f.commands = append(f.commands, command{idx: idx, text: cmd, status: status, ok: ok, shell: sh})
 				continue
 			}
 			target := ""
@@ -241,10 +245,11 @@ func extract(msgs []*compact.Message) *facts {
 			}
 			cmd := strings.TrimSpace(m.Command)
 			key := "\x00user\x00" + commandKey(cmd)
-			if ok && !signals.Inspection(cmd) && signals.PrintsErrors(m.Output) {
+			sh := signals.ParseShell(cmd)
+			if ok && !sh.ReadOnly && signals.PrintsErrors(m.Output) {
 				status, ok = "exit 0, errors printed", false
 			}
-			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true})
+			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true, shell: sh})
 			if ok {
 				successes[key] = i
 			} else if m.ExitCode != nil {
@@ -276,7 +281,8 @@ func extract(msgs []*compact.Message) *facts {
 	for _, ci := range order {
 		if ci.bash && !ci.done {
 			ci.status = "no result"
-			f.commands = append(f.commands, command{idx: ci.idx, text: compact.ShellCommand(ci.call), status: "no result"})
+			cmd := compact.ShellCommand(ci.call)
+			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: signals.ParseShell(cmd)})
 		}
 	}
 	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })

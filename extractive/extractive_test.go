@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/signals"
 )
 
 // ---- message builders ----
@@ -751,7 +752,7 @@ func TestIsInspection(t *testing.T) {
 		`git log --oneline | head -3; git show`: true,
 	}
 	for cmd, want := range tests {
-		if got := isInspection(cmd); got != want {
+		if got := signals.Inspection(cmd); got != want {
 			t.Errorf("isInspection(%q) = %v, want %v", cmd, got, want)
 		}
 	}

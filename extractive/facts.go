@@ -28,10 +28,10 @@ const (
 	filesPerLine = 12
 )
 
-// addShellFiles lists, under s, the files that the messages' shell
-// commands touched and that the engine's file lists (known) do not
-// hold: the engine appends those lists itself, from the file tools.
-func addShellFiles(s *section, msgs []*compact.Message, known ...[]string) {
+// addShellFiles lists, under s, the files that the shell commands
+// touched and that the engine's file lists (known) do not hold: the
+// engine appends those lists itself, from the file tools.
+func addShellFiles(s *section, cmds []command, known ...[]string) {
 	have := make(map[string]bool)
 	for _, list := range known {
 		for _, p := range list {
@@ -39,20 +39,8 @@ func addShellFiles(s *section, msgs []*compact.Message, known ...[]string) {
 		}
 	}
 	var ops compact.FileOps
-	for _, m := range msgs {
-		if m == nil {
-			continue
-		}
-		switch m.Role {
-		case compact.RoleAssistant:
-			for _, call := range m.ToolCalls() {
-				if compact.IsShellTool(call.Name) {
-					signals.AddShellFiles(&ops, compact.ShellCommand(call))
-				}
-			}
-		case compact.RoleBash:
-			signals.AddShellFiles(&ops, m.Command)
-		}
+	for _, c := range cmds {
+		signals.AddFileOps(&ops, c.shell.Files)
 	}
 	read, modified := ops.Lists()
 	list := func(label string, paths []string) {
@@ -185,7 +173,7 @@ func shellChanged(f *facts) []string {
 	var ops compact.FileOps
 	for _, c := range f.commands {
 		if c.ok {
-			signals.AddShellFiles(&ops, c.text)
+			signals.AddFileOps(&ops, c.shell.Files)
 		}
 	}
 	_, modified := ops.Lists()

@@ -42,26 +42,6 @@ var (
 	timeoutRe  = regexp.MustCompile(`(?mi)^\s*command timed out\b`)
 	ansiRe     = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
 
-	// strongRes are the lines compilers, linters and test runners print
-	// for an error: they make a command that exited 0 a failure, and they
-	// are preferred as the distinctive line.
-	strongRes = []*regexp.Regexp{
-		regexp.MustCompile(`^\S+\.\w+:\d+:\d+: \S`),                          // Go, gcc, clang: file:line:col: message
-		regexp.MustCompile(`^\S+\.\w+\(\d+,\d+\): (?i:error|warning)`),       // tsc: file(line,col): error TS...
-		regexp.MustCompile(`\berror TS\d+\b`),                                // tsc, any layout
-		regexp.MustCompile(`^(?i:error)(?:\[\w+\])?:\s*\S`),                  // rustc, cargo, many CLIs
-		regexp.MustCompile(`^(?:fatal|FATAL)(?: error)?:\s*\S`),              // git, gcc
-		regexp.MustCompile(`^--- FAIL: `),                                    // go test
-		regexp.MustCompile(`^FAIL(?:ED)?\b`),                                 // go test, pytest, vitest
-		regexp.MustCompile(`^panic: `),                                       // Go
-		regexp.MustCompile(`^Traceback \(most recent call last\)`),           // Python
-		regexp.MustCompile(`^[\w.$]*(?:Error|Exception)(?::\s|\s*$)`),        // TypeError: ..., java.lang.FooException
-		regexp.MustCompile(`^npm ERR! `),                                     // npm
-		regexp.MustCompile(`^(?:Tests?:?\s+)?[1-9]\d* (?:failed|failing)\b`), // jest, vitest, mocha
-		regexp.MustCompile(`^Found [1-9]\d* errors?\b`),                      // biome, tsc --build
-		regexp.MustCompile(`^[✖×✗] `),                                        // eslint, vitest
-	}
-
 	// errorWords mark a line as an error message when no line matches
 	// strongRes.
 	errorWords = []string{"error", "fail", "cannot", "can't", "could not", "couldn't", "not found", "no such",
@@ -214,9 +194,57 @@ func PrintsErrors(output string) bool {
 	return false
 }
 
+// errorPattern is a kind of line that compilers, linters and test
+// runners print for an error: a cheap test on the line and its first word
+// that every match passes, then the expression.
+type errorPattern struct {
+	may func(line, word string) bool
+	re  *regexp.Regexp
+}
+
+func prefix(p string) func(string, string) bool {
+	return func(l, _ string) bool { return strings.HasPrefix(l, p) }
+}
+
+// errorPatterns are the lines that make a command that exited 0 a
+// failure, and that are preferred as the distinctive line.
+var errorPatterns = []errorPattern{
+	// Go, gcc, clang: file:line:col: message
+	{func(_, w string) bool { return strings.HasSuffix(w, ":") && strings.Contains(w, ".") }, regexp.MustCompile(`^\S+\.\w+:\d+:\d+: \S`)},
+	// tsc: file(line,col): error TS...
+	{func(_, w string) bool { return strings.HasSuffix(w, "):") }, regexp.MustCompile(`^\S+\.\w+\(\d+,\d+\): (?i:error|warning)`)},
+	// tsc in any layout
+	{func(l, _ string) bool { return strings.Contains(l, "error TS") }, regexp.MustCompile(`\berror TS\d+\b`)},
+	// rustc, cargo, many CLIs: error: ..., error[E0308]: ...
+	{func(l, _ string) bool { return len(l) >= 5 && strings.EqualFold(l[:5], "error") }, regexp.MustCompile(`^(?i:error)(?:\[\w+\])?:\s*\S`)},
+	// git, gcc
+	{func(l, _ string) bool { return strings.HasPrefix(l, "fatal") || strings.HasPrefix(l, "FATAL") }, regexp.MustCompile(`^(?:fatal|FATAL)(?: error)?:\s*\S`)},
+	{prefix("--- FAIL: "), regexp.MustCompile(`^--- FAIL: `)},                         // go test
+	{prefix("FAIL"), regexp.MustCompile(`^FAIL(?:ED)?\b`)},                            // go test, pytest, vitest
+	{prefix("panic: "), regexp.MustCompile(`^panic: `)},                               // Go
+	{prefix("Traceback"), regexp.MustCompile(`^Traceback \(most recent call last\)`)}, // Python
+	// TypeError: ..., java.lang.FooException
+	{func(_, w string) bool { return strings.Contains(w, "Error") || strings.Contains(w, "Exception") }, regexp.MustCompile(`^[\w.$]*(?:Error|Exception)(?::\s|\s*$)`)},
+	{prefix("npm ERR! "), regexp.MustCompile(`^npm ERR! `)}, // npm
+	// jest, vitest, mocha: 3 failed
+	{func(l, _ string) bool { return strings.Contains(l, "fail") }, regexp.MustCompile(`^(?:Tests?:?\s+)?[1-9]\d* (?:failed|failing)\b`)},
+	{prefix("Found "), regexp.MustCompile(`^Found [1-9]\d* errors?\b`)},                                               // biome, tsc --build
+	{func(l, _ string) bool { return strings.ContainsAny(l[:min(len(l), 4)], "✖×✗") }, regexp.MustCompile(`^[✖×✗] `)}, // eslint, vitest
+}
+
+// strong reports whether a line is one a compiler or test runner prints
+// for an error. Only the line's first 256 bytes are read: such lines say
+// what they are at their start.
 func strong(l string) bool {
-	for _, re := range strongRes {
-		if re.MatchString(l) {
+	if len(l) > 256 {
+		l = l[:256]
+	}
+	w := l
+	if i := strings.IndexByte(l, ' '); i >= 0 {
+		w = l[:i]
+	}
+	for _, p := range errorPatterns {
+		if p.may(l, w) && p.re.MatchString(l) {
 			return true
 		}
 	}
@@ -274,13 +302,31 @@ func DistinctiveLine(output string) string {
 func outputLines(output string) []string {
 	var out []string
 	for _, l := range strings.Split(output, "\n") {
-		l = Normalize(ansiRe.ReplaceAllString(l, ""))
-		if l == "" || l == "(no output)" || exitCodeRe.MatchString(l) || abortedRe.MatchString(l) || timeoutRe.MatchString(l) {
+		if strings.IndexByte(l, 0x1b) >= 0 {
+			l = ansiRe.ReplaceAllString(l, "")
+		}
+		l = Normalize(l)
+		if l == "" || l == "(no output)" || statusLine(l) {
 			continue
 		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// statusLine reports whether a line is the status line of a shell
+// command ("Command exited with code 1", "Command aborted", "Command timed
+// out"); the expressions run only on lines that may be one.
+func statusLine(l string) bool {
+	switch {
+	case strings.Contains(l, "xit") || strings.Contains(l, "XIT"):
+		return exitCodeRe.MatchString(l)
+	case strings.Contains(l, "bort") || strings.Contains(l, "BORT"):
+		return abortedRe.MatchString(l)
+	case strings.Contains(l, "imed") || strings.Contains(l, "IMED"):
+		return timeoutRe.MatchString(l)
+	}
+	return false
 }
 
 // cutRunes cuts s to at most n runes, at a rune boundary.

@@ -88,20 +88,24 @@ func Identifiers(msgs []*compact.Message) []Identifier {
 func IdentifiersIn(text string) []Identifier {
 	var out []Identifier
 	for _, block := range prose(text) {
-		block = backtickRe.ReplaceAllStringFunc(block, func(s string) string {
-			name := strings.TrimSpace(s[1 : len(s)-1])
-			if n := utf8.RuneCountInString(name); n >= 2 && n <= MaxNameRunes && strings.IndexFunc(name, isAlnum) >= 0 {
-				out = append(out, Identifier{Text: Normalize(name), Kind: IdentName})
-			}
-			return " "
-		})
-		block = urlRe.ReplaceAllStringFunc(block, func(s string) string {
-			s = strings.TrimRight(s, ".,;:!?)]}*")
-			if len(s) > len("https://x") {
-				out = append(out, Identifier{Text: s, Kind: IdentURL})
-			}
-			return " "
-		})
+		if strings.Contains(block, "`") {
+			block = backtickRe.ReplaceAllStringFunc(block, func(s string) string {
+				name := strings.TrimSpace(s[1 : len(s)-1])
+				if n := utf8.RuneCountInString(name); n >= 2 && n <= MaxNameRunes && strings.IndexFunc(name, isAlnum) >= 0 {
+					out = append(out, Identifier{Text: Normalize(name), Kind: IdentName})
+				}
+				return " "
+			})
+		}
+		if strings.Contains(block, "://") {
+			block = urlRe.ReplaceAllStringFunc(block, func(s string) string {
+				s = strings.TrimRight(s, ".,;:!?)]}*")
+				if len(s) > len("https://x") {
+					out = append(out, Identifier{Text: s, Kind: IdentURL})
+				}
+				return " "
+			})
+		}
 		for _, tok := range strings.Fields(block) {
 			tok = strings.Trim(tok, "()[]{}<>\"',;:!?*")
 			tok = strings.TrimRight(tok, ".")
@@ -126,6 +130,9 @@ func classify(tok string) (IdentKind, bool) {
 		case unicode.IsLetter(r):
 			letters++
 		}
+	}
+	if digits == 0 {
+		return "", false // every kind below has a digit
 	}
 	switch {
 	case uuidRe.MatchString(tok):

@@ -34,6 +34,31 @@ type FileOp struct {
 	Kind FileOpKind
 }
 
+// Shell is what one reading of a shell command line finds.
+type Shell struct {
+	// Files are the file operations (see ShellFileOps).
+	Files []FileOp
+	// ReadOnly is Inspection's answer.
+	ReadOnly bool
+}
+
+// ParseShell reads a shell command line once for both ShellFileOps and
+// Inspection.
+func ParseShell(command string) Shell {
+	r := &shellReader{seen: make(map[FileOp]bool), readOnly: true}
+	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	if f, err := parser.Parse(strings.NewReader(command), ""); err == nil {
+		r.walk(f)
+		return Shell{Files: r.ops, ReadOnly: r.readOnly && len(f.Stmts) > 0}
+	}
+	for _, line := range strings.Split(command, "\n") {
+		if f, err := parser.Parse(strings.NewReader(line), ""); err == nil {
+			r.walk(f)
+		}
+	}
+	return Shell{Files: r.ops}
+}
+
 // ShellFileOps reads the file operations of a shell command line: the
 // files that redirections, heredoc-fed commands (cat > f <<EOF), mv, cp,
 // rm, touch, tee, sed -i and perl -i write or change, and the files that
@@ -42,26 +67,18 @@ type FileOp struct {
 // are /dev/ files. A line the shell parser refuses is read line by line,
 // skipping the lines it still refuses. Operations come in the order of
 // the command line, each path and kind once.
-func ShellFileOps(command string) []FileOp {
-	r := &shellReader{seen: make(map[FileOp]bool)}
-	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
-	if f, err := parser.Parse(strings.NewReader(command), ""); err == nil {
-		r.walk(f)
-		return r.ops
-	}
-	for _, line := range strings.Split(command, "\n") {
-		if f, err := parser.Parse(strings.NewReader(line), ""); err == nil {
-			r.walk(f)
-		}
-	}
-	return r.ops
-}
+func ShellFileOps(command string) []FileOp { return ParseShell(command).Files }
 
 // AddShellFiles records the file operations of a shell command line in
 // ops: reads in ops.Read, writes in ops.Written, in-place changes,
 // removals and moves in ops.Edited.
 func AddShellFiles(ops *compact.FileOps, command string) {
-	for _, op := range ShellFileOps(command) {
+	AddFileOps(ops, ShellFileOps(command))
+}
+
+// AddFileOps records file operations in ops, as AddShellFiles does.
+func AddFileOps(ops *compact.FileOps, files []FileOp) {
+	for _, op := range files {
 		set := &ops.Read
 		switch op.Kind {
 		case FileWritten:
@@ -80,6 +97,8 @@ func AddShellFiles(ops *compact.FileOps, command string) {
 type shellReader struct {
 	ops  []FileOp
 	seen map[FileOp]bool
+	// readOnly stays true while every command only reads.
+	readOnly bool
 }
 
 func (r *shellReader) add(p string, kind FileOpKind) {
@@ -98,8 +117,16 @@ func (r *shellReader) walk(f *syntax.File) {
 		switch n := n.(type) {
 		case *syntax.Redirect:
 			r.redirect(n)
+			if t, ok := literal(n.Word); n.Word != nil && writeRedirect(n.Op) && (!ok || !strings.HasPrefix(t, "/dev/")) {
+				r.readOnly = false
+			}
 		case *syntax.CallExpr:
 			r.call(n)
+			if r.readOnly && !readerCall(n) {
+				r.readOnly = false
+			}
+		case *syntax.FuncDecl:
+			r.readOnly = false
 		}
 		return true
 	})
@@ -346,45 +373,30 @@ var gitReaders = map[string]bool{
 // every program in it is a reader (ls, cat, grep, sed without -i, find
 // without -delete or -exec, git status/diff/log, ...), and no output is
 // redirected to a file. A line the shell parser refuses is no inspection.
-func Inspection(command string) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil || len(f.Stmts) == 0 {
-		return false
+func Inspection(command string) bool { return ParseShell(command).ReadOnly }
+
+// readerCall reports whether a simple command only reads.
+func readerCall(c *syntax.CallExpr) bool {
+	if len(c.Args) == 0 {
+		return true
 	}
-	only := true
-	syntax.Walk(f, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.Redirect:
-			if t, ok := literal(n.Word); n.Word != nil && writeRedirect(n.Op) && (!ok || !strings.HasPrefix(t, "/dev/")) {
-				only = false
+	words := make([]string, 0, len(c.Args))
+	for _, w := range c.Args {
+		s, _ := literal(w)
+		words = append(words, s)
+	}
+	switch name := words[0][strings.LastIndexByte(words[0], '/')+1:]; {
+	case name == "git":
+		return len(words) > 1 && gitReaders[words[1]]
+	case name == "sed" || name == "find":
+		for _, a := range words[1:] {
+			if strings.HasPrefix(a, "-i") || a == "--in-place" || a == "-delete" || a == "-exec" || a == "-execdir" {
+				return false
 			}
-		case *syntax.CallExpr:
-			if len(n.Args) == 0 {
-				return true
-			}
-			words := make([]string, 0, len(n.Args))
-			for _, w := range n.Args {
-				s, _ := literal(w)
-				words = append(words, s)
-			}
-			switch name := words[0][strings.LastIndexByte(words[0], '/')+1:]; {
-			case name == "git":
-				only = only && len(words) > 1 && gitReaders[words[1]]
-			case name == "sed" || name == "find":
-				for _, a := range words[1:] {
-					if strings.HasPrefix(a, "-i") || a == "--in-place" || a == "-delete" || a == "-exec" || a == "-execdir" {
-						only = false
-					}
-				}
-			case !readers[name]:
-				only = false
-			}
-		case *syntax.FuncDecl:
-			only = false
 		}
-		return only
-	})
-	return only
+		return true
+	}
+	return readers[words[0][strings.LastIndexByte(words[0], '/')+1:]]
 }
 
 func writeRedirect(op syntax.RedirOperator) bool {
