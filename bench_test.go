@@ -2,22 +2,53 @@ package compact_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
 )
 
+// fixtures are the two real pi sessions of the shared test data.
 var fixtures = []string{"large-session.jsonl", "before-compaction.jsonl"}
+
+// benchFiles returns the session files the benchmarks run on: those listed
+// in $COMPACT_BENCH_FILES (separated like PATH, ":" on Unix), which
+// scripts/bench-vs-pi.sh sets so that pi and compact time the same files,
+// else the two real pi sessions of the shared test data.
+func benchFiles(tb testing.TB) []string {
+	tb.Helper()
+	if list := os.Getenv("COMPACT_BENCH_FILES"); list != "" {
+		return filepath.SplitList(list)
+	}
+	paths := make([]string, len(fixtures))
+	for i, name := range fixtures {
+		paths[i] = filepath.Join(testdata(tb), "sessions", "pi", name)
+	}
+	return paths
+}
+
+// openBench opens a session file for a benchmark.
+func openBench(tb testing.TB, path string) *session.Session {
+	tb.Helper()
+	s, err := session.Open(path, session.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
 
 // BenchmarkPlan times the cut-point planner with file tracking on a
 // loaded session, with the per-message token estimates already cached
 // (the steady state of an agent that plans after every message).
 func BenchmarkPlan(b *testing.B) {
-	for _, f := range fixtures {
-		b.Run(f, func(b *testing.B) {
-			path := loadFixture(b, f).Path()
+	for _, f := range benchFiles(b) {
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			path := openBench(b, f).Path()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -34,9 +65,9 @@ func BenchmarkPlan(b *testing.B) {
 // first plan after loading a session does. The loop that drops them (one
 // pass over the entries) is timed too.
 func BenchmarkPlanCold(b *testing.B) {
-	for _, f := range fixtures {
-		b.Run(f, func(b *testing.B) {
-			path := loadFixture(b, f).Path()
+	for _, f := range benchFiles(b) {
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			path := openBench(b, f).Path()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -53,30 +84,91 @@ func BenchmarkPlanCold(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendAndCheck appends one message to a 10,000-message
-// conversation held in memory and re-checks the trigger, which must cost
+// BenchmarkPlanFirst is the plan like for like with pi's
+// prepareCompaction (scripts/bench-vs-pi.sh): the first plan of a session
+// loaded just before, with the token estimates computed by the plan as pi
+// computes its own. Each iteration, with the timer stopped, opens the
+// file, takes the leaf's path, drops the estimates that loading cached
+// and collects the garbage of the load (so that no collection started by
+// the load runs during the plan; pi's side calls gc() the same way); only
+// PlanCompaction is timed (cut point, the measure of the context, the
+// messages to summarize and the file lists).
+//
+// Run it with a count (-benchtime 100x): with a duration, b.N would be
+// predicted from the timed plan alone and the untimed loads would make
+// the run a hundred times longer, so it skips itself beyond 2,000
+// iterations.
+func BenchmarkPlanFirst(b *testing.B) {
+	for _, f := range benchFiles(b) {
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			if b.N > 2000 {
+				b.Skipf("%d iterations would load the file %d times: run with -benchtime 100x", b.N, b.N)
+			}
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				path := openBench(b, f).Path()
+				for _, e := range path {
+					if e.Message != nil {
+						e.Message.ResetTokens()
+					}
+				}
+				runtime.GC()
+				b.StartTimer()
+				if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendAndCheck appends one message to a conversation of 1,000,
+// 10,000 and 100,000 messages held in memory (compact.Memory) and decides
+// whether to compact (compact.Meter and compact.Check), which must cost
 // the same whatever the length of the conversation.
+//
+// The log is rebuilt from the same n entries, and the garbage collected,
+// with the timer stopped, after every n/10 appends (at least 100), so the
+// timed appends always run on n to 1.1n messages; appending b.N messages
+// to one log, as this benchmark first did, measured logs of hundreds of
+// thousands of messages under every name.
 func BenchmarkAppendAndCheck(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			log := compact.NewMemory()
 			ctx := context.Background()
 			text := strings.Repeat("x", 400)
-			for i := 0; i < n; i++ {
+			base := make([]*compact.Entry, n)
+			parent := ""
+			for i := range base {
 				m := compact.TextMessage(compact.RoleUser, text)
 				if i%2 == 1 {
 					m = compact.TextMessage(compact.RoleAssistant, text)
 					m.Usage = &compact.Usage{Input: 100 * i}
 				}
-				log.AppendMessage(ctx, m)
+				// Ids of their own, so that the log's generated ones
+				// ("m1", "m2", ...) never collide with them.
+				id := "b" + strconv.Itoa(i)
+				base[i] = &compact.Entry{ID: id, ParentID: parent, Kind: compact.KindMessage, Message: m,
+					Timestamp: "2025-01-01T00:00:00Z"}
+				parent = id
 			}
-			meter := compact.NewMeter(compact.BuildContext(log.Path()))
+			batch := max(n/10, 100)
 			model := compact.ModelInfo{ID: "m", ContextWindow: 1 << 40}
 			policy := compact.Reserve{}
 			msg := compact.TextMessage(compact.RoleToolResult, text)
+			var log *compact.Memory
+			var meter *compact.Meter
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				if i%batch == 0 {
+					b.StopTimer()
+					log = compact.NewMemory(base...)
+					meter = compact.NewMeter(compact.BuildContext(log.Path()))
+					runtime.GC() // the old log is garbage of the rebuild, not of the appends
+					b.StartTimer()
+				}
 				m := *msg
 				if _, err := log.AppendMessage(ctx, &m); err != nil {
 					b.Fatal(err)
@@ -91,9 +183,9 @@ func BenchmarkAppendAndCheck(b *testing.B) {
 }
 
 func BenchmarkBuildContext(b *testing.B) {
-	for _, f := range fixtures {
-		b.Run(f, func(b *testing.B) {
-			path := loadFixture(b, f).Path()
+	for _, f := range benchFiles(b) {
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			path := openBench(b, f).Path()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

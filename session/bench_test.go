@@ -12,12 +12,27 @@ import (
 	"github.com/compactkit/compact"
 )
 
+// benchFiles returns the session files BenchmarkLoad and BenchmarkParse
+// run on: those listed in $COMPACT_BENCH_FILES (separated like PATH),
+// which scripts/bench-vs-pi.sh sets so that pi and compact time the same
+// files, else the two real fixtures.
+func benchFiles(tb testing.TB) []string {
+	tb.Helper()
+	if list := os.Getenv("COMPACT_BENCH_FILES"); list != "" {
+		return filepath.SplitList(list)
+	}
+	paths := make([]string, len(fixtures))
+	for i, name := range fixtures {
+		paths[i] = fixture(tb, name)
+	}
+	return paths
+}
+
 // BenchmarkLoad measures what every command starts with: open a fixture,
 // migrate it in memory and build the context of its leaf.
 func BenchmarkLoad(b *testing.B) {
-	for _, name := range fixtures {
-		b.Run(name, func(b *testing.B) {
-			p := fixture(b, name)
+	for _, p := range benchFiles(b) {
+		b.Run(filepath.Base(p), func(b *testing.B) {
 			st, err := os.Stat(p)
 			if err != nil {
 				b.Fatal(err)
@@ -167,9 +182,10 @@ func benchAppend(b *testing.B, n int) {
 // parse and migrate a session already in memory, the part pi's
 // parseSessionEntries + migrateSessionEntries do.
 func BenchmarkParse(b *testing.B) {
-	for _, name := range fixtures {
+	for _, p := range benchFiles(b) {
+		name := filepath.Base(p)
 		b.Run(name, func(b *testing.B) {
-			data, err := os.ReadFile(fixture(b, name))
+			data, err := os.ReadFile(p)
 			if err != nil {
 				b.Fatal(err)
 			}
