@@ -166,3 +166,32 @@ func TestBenchOtherAgent(t *testing.T) {
 		t.Error("bench changed the transcript")
 	}
 }
+
+// TestBenchModelSummarizer benches a model summarizer through the flags
+// "compact run" uses for it: the rows are named after the model, and the
+// planted facts the fake model does not repeat are missing.
+func TestBenchModelSummarizer(t *testing.T) {
+	m := newFakeModel(t, summarizerOpenAI)
+	c := newCLI(t)
+	c.env[keyVar(summarizerOpenAI)] = "test-key"
+	dir := filepath.Join(t.TempDir(), "needles")
+	c.ok("bench", "--generate", dir)
+	file := filepath.Join(dir, "needles-2.jsonl")
+	var rep benchReport
+	c.okJSON(&rep, "bench", "--json", "--missing", "--keep-recent", "20000", "--summarizer", summarizerOpenAI,
+		"--base-url", m.baseURL(), "--summary-model", "m", "--summary-window", "128000", file)
+	if rep.Summarizer != "m" || len(rep.Results) != 2 || rep.Results[0].Method != "m" {
+		t.Fatalf("bench with a model: %+v", rep)
+	}
+	r := rep.Results[0]
+	if len(m.seen()) == 0 || r.SummaryTokens == 0 {
+		t.Errorf("the model was not asked: %+v", r)
+	}
+	// The fake summary quotes no error line and no identifier.
+	if r.Errors.Found != 0 || r.Errors.Total < 3 || len(r.Errors.Missing) != r.Errors.Total || r.Identifiers.Percent() == 100 {
+		t.Errorf("fake model summary: errors %+v, identifiers %+v", r.Errors, r.Identifiers)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+}
