@@ -162,7 +162,7 @@ func ExampleGuard() {
 	}
 	fmt.Println(resp.Text())
 	// Output:
-	// compacted 54230 -> 5111 tokens, summary written: true
+	// compacted 54230 -> 5140 tokens, summary written: true
 	// adjusted: kept part reduced from ~12419 to ~4137 tokens so that the context fits under 16384
 	// I see 19 messages.
 }
