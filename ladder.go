@@ -82,7 +82,8 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 	}
 	path := log.Path()
 	res := &LadderResult{Target: target}
-	res.TokensBefore = Measure(BuildContext(path)).Tokens
+	before := BuildContext(path)
+	res.TokensBefore = Measure(before).Tokens
 	res.TokensAfter = res.TokensBefore
 	fail := func(err error) (*LadderResult, error) {
 		res.UnderTarget = target > 0 && res.TokensAfter <= target
@@ -95,9 +96,8 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 		if err := ctx.Err(); err != nil {
 			return fail(err)
 		}
-		before := BuildContext(path)
 		u := Measure(before)
-		ce, err := s.Plan(path, StrategyEnv{Usage: u, Target: target})
+		ce, err := planOn(s, path, before, StrategyEnv{Usage: u, Target: target})
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", s.Name(), err))
 		}
@@ -126,11 +126,49 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 				rep.Entry = entry
 				path = log.Path()
 			}
-			rep.TokensAfter = Measure(BuildContext(path)).Tokens
+			before = BuildContext(path) // the context the next strategy sees
+			rep.TokensAfter = Measure(before).Tokens
 			res.TokensAfter = rep.TokensAfter
 		}
 		res.Passes = append(res.Passes, rep)
 	}
 	res.UnderTarget = target > 0 && res.TokensAfter <= target
 	return res, nil
+}
+
+// Preview plans each strategy alone on path, as a dry run of a Ladder
+// holding only that strategy would, and returns one report per strategy
+// in order (Edit nil when it had nothing worth doing). The context of
+// path is built once and shared by the strategies of this package, so a
+// preview of every strategy costs little more than one.
+func Preview(ctx context.Context, path []*Entry, strategies []Strategy) ([]PassReport, error) {
+	cur := BuildContext(path)
+	u := Measure(cur)
+	out := make([]PassReport, 0, len(strategies))
+	for _, s := range strategies {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		ce, err := planOn(s, path, cur, StrategyEnv{Usage: u})
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", s.Name(), err)
+		}
+		rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
+		if ce != nil && len(ce.Edits) > 0 {
+			for i, id := range cur.EntryIDs {
+				if id == ce.FirstChangedID {
+					rep.CacheBreakIndex = i
+					break
+				}
+			}
+			entry := NewContextEditEntry(ce)
+			entry.ID = "preview-" + s.Name()
+			if len(path) > 0 {
+				entry.ParentID = path[len(path)-1].ID
+			}
+			rep.TokensAfter = Measure(BuildContext(append(path[:len(path):len(path)], entry))).Tokens
+		}
+		out = append(out, rep)
+	}
+	return out, nil
 }

@@ -50,13 +50,37 @@ type strategyView struct {
 }
 
 func newStrategyView(path []*Entry) *strategyView {
-	cur := BuildContext(path)
-	orig := BuildOriginalContext(path)
-	v := &strategyView{cur: cur, orig: orig.Messages}
+	return viewOf(path, BuildContext(path))
+}
+
+// viewOf is newStrategyView for a context already built from path. The
+// stored messages are built again only when the path holds edits.
+func viewOf(path []*Entry, cur *Context) *strategyView {
+	orig := cur.Messages
+	if EditsOf(path) != nil {
+		orig = BuildOriginalContext(path).Messages
+	}
+	v := &strategyView{cur: cur, orig: orig}
 	if cur.Compaction != nil {
 		v.start = 1
 	}
 	return v
+}
+
+// viewPlanner is implemented by the strategies of this package: Plan on
+// a view already built, so that several strategies planned on one path
+// share it.
+type viewPlanner interface {
+	planView(v *strategyView, env StrategyEnv) (*ContextEdit, error)
+}
+
+// planOn plans s on path, whose context is cur: on a view of cur when s
+// is one of this package's strategies, else through s.Plan.
+func planOn(s Strategy, path []*Entry, cur *Context, env StrategyEnv) (*ContextEdit, error) {
+	if vp, ok := s.(viewPlanner); ok {
+		return vp.planView(viewOf(path, cur), env)
+	}
+	return s.Plan(path, env)
 }
 
 // usage returns env.Usage, or the measure of the view when it is unset.

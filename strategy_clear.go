@@ -50,7 +50,11 @@ type toolUse struct {
 
 // Plan proposes the clearing pass; see ClearToolUses.
 func (s ClearToolUses) Plan(path []*Entry, env StrategyEnv) (*ContextEdit, error) {
-	v := newStrategyView(path)
+	return s.planView(newStrategyView(path), env)
+}
+
+// planView is Plan on a view of the path already built.
+func (s ClearToolUses) planView(v *strategyView, env StrategyEnv) (*ContextEdit, error) {
 	if v.usage(env) < orDefault(s.TriggerTokens, DefaultClearTriggerTokens) {
 		return nil, nil
 	}

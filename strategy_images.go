@@ -16,8 +16,12 @@ type StripImages struct {
 func (StripImages) Name() string { return "strip_images" }
 
 // Plan proposes the image-stripping pass; see StripImages.
-func (s StripImages) Plan(path []*Entry, _ StrategyEnv) (*ContextEdit, error) {
-	v := newStrategyView(path)
+func (s StripImages) Plan(path []*Entry, env StrategyEnv) (*ContextEdit, error) {
+	return s.planView(newStrategyView(path), env)
+}
+
+// planView is Plan on a view of the path already built.
+func (s StripImages) planView(v *strategyView, _ StrategyEnv) (*ContextEdit, error) {
 	current := -1
 	for i := len(v.cur.Messages) - 1; i >= v.start; i-- {
 		if startsTurn(v.cur.Messages[i]) {

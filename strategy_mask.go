@@ -22,9 +22,13 @@ type Mask struct {
 func (Mask) Name() string { return "mask" }
 
 // Plan proposes the masking pass; see Mask.
-func (s Mask) Plan(path []*Entry, _ StrategyEnv) (*ContextEdit, error) {
+func (s Mask) Plan(path []*Entry, env StrategyEnv) (*ContextEdit, error) {
+	return s.planView(newStrategyView(path), env)
+}
+
+// planView is Plan on a view of the path already built.
+func (s Mask) planView(v *strategyView, _ StrategyEnv) (*ContextEdit, error) {
 	turns := orDefault(s.Turns, DefaultMaskTurns)
-	v := newStrategyView(path)
 	// boundary is the start of the oldest protected turn.
 	boundary, seen := -1, 0
 	for i := len(v.cur.Messages) - 1; i >= v.start; i-- {

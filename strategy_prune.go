@@ -33,7 +33,12 @@ type Prune struct {
 func (Prune) Name() string { return "prune" }
 
 // Plan proposes the pruning pass; see Prune.
-func (s Prune) Plan(path []*Entry, _ StrategyEnv) (*ContextEdit, error) {
+func (s Prune) Plan(path []*Entry, env StrategyEnv) (*ContextEdit, error) {
+	return s.planView(newStrategyView(path), env)
+}
+
+// planView is Plan on a view of the path already built.
+func (s Prune) planView(v *strategyView, _ StrategyEnv) (*ContextEdit, error) {
 	protect := orDefault(s.ProtectTokens, DefaultPruneProtectTokens)
 	turns := orDefault(s.ProtectTurns, DefaultPruneProtectTurns)
 	minFree := s.MinimumFree
@@ -42,7 +47,6 @@ func (s Prune) Plan(path []*Entry, _ StrategyEnv) (*ContextEdit, error) {
 	}
 	protected := nameSet(s.ProtectedTools)
 
-	v := newStrategyView(path)
 	p := newPass(v)
 	seenTurns, total := 0, 0
 	for i := len(v.cur.Messages) - 1; i >= v.start; i-- {

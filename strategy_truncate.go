@@ -55,9 +55,13 @@ func (Truncate) Name() string { return "truncate" }
 
 // Plan proposes the truncation pass; see Truncate.
 func (s Truncate) Plan(path []*Entry, env StrategyEnv) (*ContextEdit, error) {
+	return s.planView(newStrategyView(path), env)
+}
+
+// planView is Plan on a view of the path already built.
+func (s Truncate) planView(v *strategyView, env StrategyEnv) (*ContextEdit, error) {
 	minChars := orDefault(s.MinChars, DefaultTruncateMinChars)
 	keepLast := orDefault(s.KeepLast, DefaultTruncateKeepLast)
-	v := newStrategyView(path)
 	over := 0 // tokens to free to reach the target; 0 without one
 	if env.Target > 0 {
 		if over = v.usage(env) - env.Target; over <= 0 {

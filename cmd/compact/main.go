@@ -24,20 +24,10 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 )
 
-// gcPercent is the garbage collector's target for this short-lived
-// process: loading a session allocates a few megabytes at once, and with
-// the default of 100 the collector runs several times during the load for
-// no benefit. GOGC in the environment still wins.
-const gcPercent = 400
-
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()

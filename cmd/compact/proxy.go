@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -235,12 +234,6 @@ never appear in logs, metrics or the store.`,
 				return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
 			}
 			defer srv.Close()
-			if a.getenv("GOGC") == "" {
-				// A server lives long with many bodies in flight: the
-				// collector's default target keeps its memory near what it
-				// uses (the short-lived commands run with gcPercent).
-				debug.SetGCPercent(100)
-			}
 			return serveProxy(cmd.Context(), pc.Listen, srv, drainTimeout, logger, a)
 		},
 	}

@@ -455,19 +455,21 @@ func printPass(w io.Writer, p passReport, indent string, would bool) {
 // planStrategies plans every strategy alone, at its defaults, on the
 // session's current path, writing nothing.
 func planStrategies(ctx context.Context, s *session.Session) ([]passReport, error) {
-	out := make([]passReport, 0, len(strategyNames))
+	strategies := make([]compact.Strategy, 0, len(strategyNames))
 	for _, name := range strategyNames {
 		st, err := compact.StrategyByName(name)
 		if err != nil {
 			return nil, err
 		}
-		res, err := compact.Ladder{Strategies: []compact.Strategy{st}}.Run(ctx, s, 0, true)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name(), err)
-		}
-		for _, p := range res.Passes {
-			out = append(out, newPassReport(p))
-		}
+		strategies = append(strategies, st)
+	}
+	passes, err := compact.Preview(ctx, s.Path(), strategies)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	out := make([]passReport, 0, len(passes))
+	for _, p := range passes {
+		out = append(out, newPassReport(p))
 	}
 	return out, nil
 }
