@@ -78,16 +78,25 @@ func TestTreeLenientCycle(t *testing.T) {
 	}
 }
 
-// Another agent's transcript given to any command fails with one line
-// naming the format it looks like.
+// Another agent's transcript is read by the commands that only read; the
+// ones that write fail with one line naming the format and compact
+// import; with --format pi every command fails naming the format it
+// looks like.
 func TestForeignFileMessage(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "claude.jsonl")
 	writeFile(t, p, `{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/p","sessionId":"5d1f","version":"2.0.14","type":"user","message":{"role":"user","content":"hello"},"uuid":"9a2c","timestamp":"t"}`+"\n")
 	c := newCLI(t)
-	for _, cmd := range []string{"inspect", "tree", "context", "migrate"} {
-		msg := c.fails(1, cmd, p)
+	for _, cmd := range []string{"inspect", "tree", "context"} {
+		c.ok(cmd, p)
+		msg := c.fails(1, cmd, "--format", "pi", p)
 		if want := "compact: " + p + ":1: this looks like a Claude Code transcript, not a pi session file"; !strings.HasPrefix(msg, want) {
-			t.Errorf("%s: %q, want it to start with %q", cmd, msg, want)
+			t.Errorf("%s --format pi: %q, want it to start with %q", cmd, msg, want)
+		}
+	}
+	for _, cmd := range []string{"migrate", "run", "prune"} {
+		msg := c.fails(1, cmd, p)
+		if want := "compact: " + p + ": this is a Claude Code file (format claude-code), not a pi session file"; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "compact import") {
+			t.Errorf("%s: %q, want it to start with %q and name compact import", cmd, msg, want)
 		}
 	}
 }
