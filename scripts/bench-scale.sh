@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Scale measurements for issue 13: the real large-session repeated to 10, 50
+# and 200 MB (internal/cmd/bigsession), and 1M tiny entries; for each,
+# `compact inspect`, `compact run --dry-run` and `compact run` (on a copy)
+# timed with /usr/bin/time: wall and CPU seconds, ms per MB, and peak RSS
+# as a multiple of the file size. Rounds are interleaved and the median is
+# printed, with the machine's load average before and after.
+#
+#   scripts/bench-scale.sh               # 3 rounds, sizes 10 50 200, and 1M tiny entries
+#   scripts/bench-scale.sh --quick       # 1 round, sizes 10 50, no tiny file
+#   ROUNDS=5 SIZES="10 200" scripts/bench-scale.sh
+#
+# Files are generated once into ${COMPACT_SCALE_DIR:-/tmp/compact-scale}.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+testdata=${COMPACT_TESTDATA:-$root/../shared/testdata}
+src=$testdata/sessions/pi/large-session.jsonl
+dir=${COMPACT_SCALE_DIR:-/tmp/compact-scale}
+rounds=${ROUNDS:-3}
+sizes=${SIZES:-10 50 200}
+tiny=${TINY:-1000000}
+if [[ ${1:-} == --quick ]]; then rounds=1; sizes="10 50"; tiny=0; fi
+
+[[ -f $src ]] || { echo "bench-scale: $src not found (set COMPACT_TESTDATA)" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "bench-scale: /usr/bin/time is needed (Debian package time)" >&2; exit 1; }
+mkdir -p "$dir"
+bin=$dir/compact
+(cd "$root" && go build -o "$bin" ./cmd/compact && go build -o "$dir/bigsession" ./internal/cmd/bigsession)
+
+files=()
+for mb in $sizes; do
+	f=$dir/s$mb.jsonl
+	[[ -f $f ]] || "$dir/bigsession" -in "$src" -mb "$mb" -o "$f"
+	files+=("$f")
+done
+if (( tiny > 0 )); then
+	f=$dir/tiny$tiny.jsonl
+	[[ -f $f ]] || "$dir/bigsession" -tiny "$tiny" -o "$f"
+	files+=("$f")
+fi
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+results=$dir/results.txt
+: > "$results"
+for ((r = 1; r <= rounds; r++)); do
+	for f in "${files[@]}"; do
+		for cmd in inspect "run --dry-run" run; do
+			target=$f
+			if [[ $cmd == run ]]; then
+				target=$dir/copy.jsonl
+				cp "$f" "$target"
+			fi
+			# shellcheck disable=SC2086
+			/usr/bin/time -f "%e %U %S %M" -o "$dir/time.txt" "$bin" $cmd "$target" >/dev/null 2>"$dir/stderr.txt" ||
+				{ echo "bench-scale: compact $cmd $target failed:" >&2; cat "$dir/stderr.txt" >&2; exit 1; }
+			echo "$(basename "$f") $(stat -c %s "$f") ${cmd// /_} $(cat "$dir/time.txt")" >> "$results"
+		done
+	done
+done
+rm -f "$dir/copy.jsonl"
+echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+awk '
+{ key = $1 " " $3; size[key] = $2; n[key]++; wall[key, n[key]] = $4; cpu[key, n[key]] = $5 + $6; rss[key, n[key]] = $7 }
+function median(arr, k, m,    i, j, t, v) {
+	for (i = 1; i <= m; i++) v[i] = arr[k, i]
+	for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+	return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+}
+END {
+	printf "%-22s %-12s %9s %9s %9s %11s %10s %9s\n", "file", "command", "MB", "wall s", "cpu s", "cpu ms/MB", "peak MiB", "x file"
+	for (key in n) {
+		split(key, p, " ")
+		mb = size[key] / 1e6
+		w = median(wall, key, n[key]); c = median(cpu, key, n[key]); m = median(rss, key, n[key])
+		printf "%-22s %-12s %9.1f %9.2f %9.2f %11.1f %10.0f %9.2f\n", p[1], p[2], mb, w, c, c * 1000 / mb, m / 1024, m * 1024 / size[key]
+	}
+}' "$results" | sort -k1,1V -k2,2
