@@ -47,6 +47,11 @@ func TestReadTasks(t *testing.T) {
 		customs                        int
 		sessionID                      string
 		resultText, resultTool, callID string
+		// noUsage names an assistant message whose request recorded no
+		// usage; usageID "" means no message has usage.
+		noUsage string
+		// warnings are substrings of the expected warnings, one each.
+		warnings []string
 	}{
 		{
 			dir: "xml-task", user: 10, assistant: 10, results: 8, compactions: 1,
@@ -82,6 +87,66 @@ func TestReadTasks(t *testing.T) {
 			sessionID:  "roo-task",
 			resultText: "Changes successfully applied to README.md", resultTool: "apply_diff", callID: "m7",
 		},
+		// The real-* tasks were recorded by the extensions (see
+		// testdata/SOURCE.md).
+		{
+			// Roo Code of September 2025: the history after a condensation that Roo
+			// wrote over the file (first message, summary, kept messages);
+			// the ui still holds the requests of the condensed messages.
+			dir: "real-roo-condensed", user: 10, assistant: 9, results: 8, compactions: 1,
+			contextMessages: 1 + 26, // m0, which Roo kept before the summary, is dropped
+			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
+			noUsage:   "m13",
+			cwd:       "c:/dev/roo-code",
+			stops:     map[string]compact.StopReason{"m3": compact.StopEnd, "m5": compact.StopToolUse},
+			firstKept: "m2", summaryHas: "**1. Previous Conversation:**", tokensBefore: 124669, tokensAfter: 57960,
+			customs:    4,
+			sessionID:  "real-roo-condensed",
+			resultText: "DIAGNOSTIC-ARCHITECTURAL-UI.md\n", resultTool: "list_files", callID: "m10",
+			// the result of a call the condensation removed
+			warnings: []string{`message 3: "[update_todo_list] Result:" has no assistant message before it`},
+		},
+		{
+			// Roo Code of October 2025, XML tools; the first request recorded no usage,
+			// so only the times pair requests with answers.
+			dir: "real-roo-mixed-ops", user: 20, assistant: 20, results: 19,
+			contextMessages: 59,
+			usageID:         "m3", usage: compact.Usage{Input: 642, Output: 304, CacheRead: 40979},
+			noUsage:    "m1",
+			cwd:        "c:/dev/roo-code",
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m39": compact.StopEnd},
+			sessionID:  "real-roo-mixed-ops",
+			resultText: "<file_write_result>\n<path>src/core/condense/", resultTool: "apply_diff", callID: "m22",
+		},
+		{
+			// Roo Code of February 2025 on Anthropic: tokensIn without the cache.
+			dir: "real-roo-2025-02", user: 2, assistant: 2, results: 1,
+			contextMessages: 5,
+			usageID:         "m3", usage: compact.Usage{Input: 2, Output: 112, CacheRead: 16042, CacheWrite: 732},
+			cwd:        "f:/Develop/project/tools/Roo-Code",
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopEnd},
+			sessionID:  "real-roo-2025-02",
+			resultText: "Cline.ts\nCodeActionProvider.ts\n", resultTool: "list_files", callID: "m2",
+		},
+		{
+			// Cline of October 2025 with a local model that reported no tokens; resumed.
+			dir: "real-cline-resume", user: 3, assistant: 2, results: 2,
+			contextMessages: 7,
+			usageID:         "m3", usage: compact.Usage{},
+			cwd:        "c:/Users/imitr/OneDrive/Desktop/test",
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopToolUse},
+			sessionID:  "real-cline-resume",
+			resultText: "index.html\njs.js\nstyles.css", resultTool: "list_files", callID: "m2",
+		},
+		{
+			// The same Cline, the api history alone; ends interrupted by the user.
+			dir: "real-cline-todo", user: 8, assistant: 8, results: 7,
+			contextMessages: 23,
+			cwd:             "c:/Users/imitr/OneDrive/Desktop/test",
+			stops:           map[string]compact.StopReason{"m11": compact.StopToolUse, "m15": compact.StopAborted},
+			sessionID:       "real-cline-todo",
+			resultText:      "The tool execution failed with the following error:", resultTool: "attempt_completion", callID: "m12",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
@@ -93,12 +158,29 @@ func TestReadTasks(t *testing.T) {
 			if tr.Timestamp == "" {
 				t.Error("no start time")
 			}
-			if len(tr.Warnings) != 0 {
-				t.Errorf("warnings: %q", tr.Warnings)
+			if len(tr.Warnings) != len(tc.warnings) {
+				t.Errorf("warnings: %q, want %q", tr.Warnings, tc.warnings)
+			}
+			for i, w := range tc.warnings {
+				if i < len(tr.Warnings) && !strings.Contains(tr.Warnings[i], w) {
+					t.Errorf("warning %d = %q, want %q in it", i, tr.Warnings[i], w)
+				}
 			}
 			roles := map[compact.Role]int{}
 			var comps []*compact.Entry
+			ids := map[string]bool{}
+			customs, measured := 0, 0
 			for _, e := range tr.Entries {
+				if e.ID == "" || ids[e.ID] {
+					t.Errorf("entry id %q empty or repeated", e.ID)
+				}
+				ids[e.ID] = true
+				if e.Kind == compact.KindCustom {
+					customs++
+				}
+				if e.Message != nil && e.Message.Usage != nil {
+					measured++
+				}
 				switch {
 				case e.Message != nil:
 					roles[e.Message.Role]++
@@ -109,17 +191,28 @@ func TestReadTasks(t *testing.T) {
 			if roles[compact.RoleUser] != tc.user || roles[compact.RoleAssistant] != tc.assistant || roles[compact.RoleToolResult] != tc.results {
 				t.Errorf("roles = %v, want user %d assistant %d toolResult %d", roles, tc.user, tc.assistant, tc.results)
 			}
+			if customs != tc.customs {
+				t.Errorf("%d custom entries, want %d", customs, tc.customs)
+			}
 			if len(comps) != tc.compactions {
 				t.Fatalf("%d compactions, want %d", len(comps), tc.compactions)
 			}
-			last := comps[len(comps)-1].Compaction
-			if last.FirstKeptID != tc.firstKept || !strings.Contains(last.Summary, tc.summaryHas) ||
-				last.TokensBefore != tc.tokensBefore || last.TokensAfter != tc.tokensAfter || last.Details["source"] != "cline" {
+			if last := lastCompaction(comps); last != nil && (last.FirstKeptID != tc.firstKept || !strings.Contains(last.Summary, tc.summaryHas) ||
+				last.TokensBefore != tc.tokensBefore || last.TokensAfter != tc.tokensAfter || last.Details["source"] != "cline") {
 				t.Errorf("compaction: first kept %q, before %d, after %d, details %v, summary %.80q",
 					last.FirstKeptID, last.TokensBefore, last.TokensAfter, last.Details, last.Summary)
 			}
-			if e := byID(tr, tc.usageID); e == nil || e.Message.Usage == nil || *e.Message.Usage != tc.usage {
-				t.Errorf("usage of %s = %+v, want %+v", tc.usageID, e.Message.Usage, tc.usage)
+			if tc.usageID == "" {
+				if measured != 0 {
+					t.Errorf("%d messages have usage, want none", measured)
+				}
+			} else if e := byID(tr, tc.usageID); e == nil || e.Message.Usage == nil || *e.Message.Usage != tc.usage {
+				t.Errorf("usage of %s = %+v, want %+v", tc.usageID, e, tc.usage)
+			}
+			if tc.noUsage != "" {
+				if e := byID(tr, tc.noUsage); e == nil || e.Message.Role != compact.RoleAssistant || e.Message.Usage != nil {
+					t.Errorf("%s should be an assistant message without usage: %+v", tc.noUsage, e)
+				}
 			}
 			for id, want := range tc.stops {
 				if e := byID(tr, id); e == nil || e.Message.StopReason != want {
@@ -151,6 +244,14 @@ func TestReadTasks(t *testing.T) {
 			roundTrip(t, tr, s)
 		})
 	}
+}
+
+// lastCompaction returns the last of comps, nil if there is none.
+func lastCompaction(comps []*compact.Entry) *compact.Compaction {
+	if len(comps) == 0 {
+		return nil
+	}
+	return comps[len(comps)-1].Compaction
 }
 
 // checkPairs asserts that every tool result follows the assistant message
@@ -396,6 +497,50 @@ func TestSynthetic(t *testing.T) {
 			},
 		},
 		{
+			// Requests 1 and 2 measured messages a condensation removed; 4
+			// failed and was retried as 5; 6 recorded no usage.
+			name: "usage by time",
+			api: `[{"role":"user","content":"a","ts":100},{"role":"assistant","content":"s","ts":150,"isSummary":true},` +
+				`{"role":"assistant","content":"b","ts":300},{"role":"user","content":"c","ts":310},` +
+				`{"role":"assistant","content":"d","ts":500},{"role":"user","content":"e","ts":510},{"role":"assistant","content":"f","ts":700}]`,
+			ui: `[{"ts":10,"type":"say","say":"api_req_started","text":"{\"tokensIn\":1}"},` +
+				`{"ts":20,"type":"say","say":"api_req_started","text":"{\"tokensIn\":2}"},` +
+				`{"ts":200,"type":"say","say":"api_req_started","text":"{\"tokensIn\":3}"},` +
+				`{"ts":305,"type":"say","say":"api_req_started","text":"{\"tokensIn\":4}"},` +
+				`{"ts":400,"type":"say","say":"api_req_started","text":"{\"tokensIn\":5}"},` +
+				`{"ts":505,"type":"say","say":"api_req_started","text":"{}"}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				want := map[string]int{"m2": 3, "m4": 5, "m6": -1}
+				for id, in := range want {
+					u := byID(tr, id).Message.Usage
+					if (in < 0) != (u == nil) || (u != nil && u.Input != in) {
+						t.Errorf("usage of %s = %+v, want input %d", id, u, in)
+					}
+				}
+				var left []string
+				for _, e := range tr.Entries {
+					if e.CustomType == "cline:api_req_started" {
+						left = append(left, e.ID)
+					}
+				}
+				if strings.Join(left, " ") != "ui0 ui1 ui3" || len(tr.Warnings) != 0 {
+					t.Errorf("left over %q, warnings %q", left, tr.Warnings)
+				}
+			},
+		},
+		{
+			name: "times that go back: usage by order",
+			api: `[{"role":"user","content":"a","ts":100},{"role":"assistant","content":"b","ts":300},` +
+				`{"role":"user","content":"c","ts":310},{"role":"assistant","content":"d","ts":200}]`,
+			ui: `[{"ts":50,"type":"say","say":"api_req_started","text":"{\"tokensIn\":1}"},` +
+				`{"ts":305,"type":"say","say":"api_req_started","text":"{\"tokensIn\":2}"}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if u := byID(tr, "m3").Message.Usage; u == nil || u.Input != 2 {
+					t.Errorf("usage = %+v", u)
+				}
+			},
+		},
+		{
 			name: "usage that cannot be mapped stays a custom entry",
 			api:  `[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]`,
 			ui: `[{"ts":1,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10}"},` +
@@ -482,6 +627,11 @@ func TestDetect(t *testing.T) {
 		{"xml task", file(t, "testdata/xml-task/api_conversation_history.json"), true},
 		{"native task", file(t, "testdata/native-task/api_conversation_history.json"), true},
 		{"roo task", file(t, "testdata/roo-task/api_conversation_history.json"), true},
+		{"real roo task (pretty printed)", file(t, "testdata/real-roo-condensed/api_conversation_history.json"), true},
+		{"real roo task of 2025-02", file(t, "testdata/real-roo-2025-02/api_conversation_history.json"), true},
+		{"real cline task", file(t, "testdata/real-cline-resume/api_conversation_history.json"), true},
+		{"real cline history alone", file(t, "testdata/real-cline-todo/api_conversation_history.json"), true},
+		{"real roo ui messages", file(t, "testdata/real-roo-mixed-ops/ui_messages.json"), false},
 		{"pretty printed", "[\n  {\n    \"role\": \"assistant\",\n    \"content\": \"hi\"", true},
 		{"cut inside the first message", long[:65536], true},
 		{"content before role", `[{"content":"a","role":"user"}]`, true},

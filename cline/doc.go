@@ -71,18 +71,22 @@
 // Usage: metrics on the message win (Input = prompt - cached, CacheRead =
 // cached, Output = completion). Otherwise api_req_started messages are
 // attached by their conversationHistoryIndex (k+2) when the file has it,
-// else by order when the number of requests with usage equals the number
-// of assistant messages; Input = tokensIn, Output = tokensOut, CacheRead =
-// cacheReads, CacheWrite = cacheWrites (Cline's tokensIn excludes the
-// cache; Roo Code, recognizable by apiProtocol, includes it since late
-// 2025, and the cache is then subtracted when tokensIn is at least the
-// cache counts). Some of Cline's OpenAI-compatible providers also report an
-// inclusive tokensIn, which this package cannot tell apart. Requests that
-// cannot be mapped stay KindCustom entries "cline:api_req_started" (the ui
-// message as stored) at the end. Stop reasons: toolUse when the message
-// calls tools, aborted for "[Response interrupted by user]" or a
-// cancelReason of user_cancelled, error for "[Response interrupted by API
-// Error]" or streaming_failed, stop otherwise.
+// else by time when every assistant message and request has one (an
+// assistant message takes the last request said since the assistant
+// message before it, which also holds after Roo Code overwrote the
+// history with a condensed one), else by order when the number of
+// requests with usage equals the number of assistant messages; Input =
+// tokensIn, Output = tokensOut, CacheRead = cacheReads, CacheWrite =
+// cacheWrites (Cline's tokensIn excludes the cache; Roo Code,
+// recognizable by apiProtocol, includes it since late 2025, and the cache
+// is then subtracted when tokensIn is at least the cache counts). Some of
+// Cline's OpenAI-compatible providers also report an inclusive tokensIn,
+// which this package cannot tell apart. Requests that cannot be mapped
+// stay KindCustom entries "cline:api_req_started" (the ui message as
+// stored, id "ui<i>" for ui message i) at the end. Stop reasons: toolUse
+// when the message calls tools, aborted for "[Response interrupted by
+// user]" or a cancelReason of user_cancelled, error for "[Response
+// interrupted by API Error]" or streaming_failed, stop otherwise.
 //
 // Compactions: each new conversationHistoryDeletedRange becomes a
 // KindCompaction entry placed after the api message named by the

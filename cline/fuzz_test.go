@@ -11,7 +11,7 @@ import (
 // FuzzRead checks that no input makes Read or ReadTask panic, and that
 // what they return can be imported.
 func FuzzRead(f *testing.F) {
-	for _, dir := range []string{"xml-task", "native-task", "roo-task"} {
+	for _, dir := range []string{"xml-task", "native-task", "roo-task", "real-cline-resume", "real-roo-2025-02"} {
 		api, err := os.ReadFile(filepath.Join("testdata", dir, APIHistoryFile))
 		if err != nil {
 			f.Fatal(err)

@@ -238,7 +238,7 @@ func (b *builder) build() {
 	}
 	for _, r := range reqs {
 		if !r.used && r.info.hasUsage() {
-			b.add(&compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":api_req_started",
+			b.add(&compact.Entry{ID: fmt.Sprintf("ui%d", r.ui.index), Kind: compact.KindCustom, CustomType: Format + ":api_req_started",
 				Timestamp: rfc3339(r.ui.Ts), Data: r.ui.raw})
 		}
 	}

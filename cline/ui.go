@@ -17,8 +17,9 @@ type uiMessage struct {
 	ContextCondense                 *condenseInfo   `json:"contextCondense"`
 	ContextTruncation               *truncationInfo `json:"contextTruncation"`
 
-	raw  json.RawMessage
-	line int
+	raw   json.RawMessage
+	line  int
+	index int // position in the file, from 0
 }
 
 // modelInfo names the model of a request (Cline's modelInfo).
@@ -92,7 +93,7 @@ func decodeUI(data []byte, name string) (msgs []*uiMessage, warnings []string) {
 		warnings = append(warnings, warn)
 	}
 	for i, e := range elems {
-		m := &uiMessage{raw: e.raw, line: e.line}
+		m := &uiMessage{raw: e.raw, line: e.line, index: i}
 		if err := json.Unmarshal(e.raw, m); err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s:%d: ui message %d: %s (skipped)", name, e.line, i+1, fieldError(err)))
 			continue

@@ -13,9 +13,10 @@ import (
 // request's user message is appended, so a request whose index is k was
 // answered by api message k+2 (k+1 is its user message); that message's
 // time is also the request's when it stores none. Files without the index
-// (Cline before 2025, Roo Code, Kilo Code) are mapped by order: the n-th
-// request with usage to the n-th assistant message, and only when both
-// counts agree. Requests left over stay custom entries.
+// (Cline before 2025, Roo Code, Kilo Code) are mapped by time when every
+// assistant message and request has one (see mapByTime), else by order:
+// the n-th request with usage to the n-th assistant message, and only
+// when both counts agree. Requests left over stay custom entries.
 func (b *builder) mapUsage(reqs []*apiReq) {
 	b.usage = map[int]*apiReq{}
 	indexed := false
@@ -53,6 +54,9 @@ func (b *builder) mapUsage(reqs []*apiReq) {
 			asst = append(asst, i)
 		}
 	}
+	if b.mapByTime(reqs, asst) {
+		return
+	}
 	var measured []*apiReq
 	for _, r := range reqs {
 		if r.info.hasUsage() {
@@ -70,6 +74,43 @@ func (b *builder) mapUsage(reqs []*apiReq) {
 		b.usage[i] = measured[n]
 		measured[n].used = true
 	}
+}
+
+// mapByTime maps requests to the assistant messages asst (indices into
+// the api history) by their times: a request is said after the previous
+// assistant message was saved and before its own answer is, so an
+// assistant message was measured by the last request said between the
+// assistant message before it and itself (a failed attempt said earlier
+// is superseded by its retry). This holds where the api history lost
+// messages to a condensation that Roo Code wrote over the file, while the
+// ui kept every request. It reports false, mapping nothing, when a
+// message or a request has no time or the times do not increase.
+func (b *builder) mapByTime(reqs []*apiReq, asst []int) bool {
+	if len(asst) == 0 || len(reqs) == 0 {
+		return false
+	}
+	for n, i := range asst {
+		if ts := b.msgs[i].ts; ts <= 0 || (n > 0 && ts < b.msgs[asst[n-1]].ts) {
+			return false
+		}
+	}
+	for n, r := range reqs {
+		if r.ui.Ts <= 0 || (n > 0 && r.ui.Ts < reqs[n-1].ui.Ts) {
+			return false
+		}
+	}
+	k := 0 // the first request not yet passed
+	for _, i := range asst {
+		var last *apiReq
+		for ; k < len(reqs) && reqs[k].ui.Ts < b.msgs[i].ts; k++ {
+			last = reqs[k]
+		}
+		if last != nil && last.info.hasUsage() {
+			b.usage[i] = last
+			last.used = true
+		}
+	}
+	return true
 }
 
 // reqUsage converts an api_req_started's counts. Cline reports input
