@@ -535,7 +535,7 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 		s, err := sum.Summarize(ctx, &SummaryRequest{
 			Kind: SummaryHistory, Messages: plan.Messages, PreviousSummary: plan.PreviousSummary,
 			Instructions: req.Instructions, ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles,
-			MaxTokens: req.MaxTokens,
+			MaxTokens: req.MaxTokens, FirstRequest: firstRequestBefore(plan),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("summarize history: %w", err)
@@ -557,6 +557,21 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 		out.prefix = strings.TrimSpace(s.Text)
 	}
 	return out, nil
+}
+
+// firstRequestBefore returns the path's first user message when it lies
+// before the plan's span (an earlier compaction summarized it), nil
+// otherwise.
+func firstRequestBefore(plan *Plan) *Message {
+	for i, e := range plan.Path {
+		if e.IsContextMessage() && e.Message.Role == RoleUser {
+			if i < plan.SpanStart {
+				return e.Message
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // planWithin plans the compaction so that the kept part leaves at least

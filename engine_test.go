@@ -191,3 +191,37 @@ func TestEngineSecondCompactionMergesPrevious(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstRequestBeforeSpan: when an earlier compaction summarized the
+// session's first request, the summarizer is given it again; otherwise
+// it is among the messages and FirstRequest is nil.
+func TestFirstRequestBeforeSpan(t *testing.T) {
+	var b builder
+	first := b.msg(TextMessage(RoleUser, "Port the parser to Go; keep the CLI flags."))
+	b.assistant(3000)
+	kept := b.user(3000)
+	b.assistant(3000)
+	rec := &recorder{}
+	eng := &Engine{Summarizer: rec, KeepRecentTokens: 3500}
+	log := NewMemory(b.path()...)
+	if _, err := eng.Compact(context.Background(), log, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.reqs[0].FirstRequest != nil {
+		t.Error("FirstRequest set although the first request is among the messages")
+	}
+	_ = kept
+	for i := 0; i < 3; i++ {
+		log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("n", 12000)))
+		a := TextMessage(RoleAssistant, "ok")
+		a.StopReason = StopEnd
+		log.AppendMessage(context.Background(), a)
+	}
+	rec.reqs = nil
+	if _, err := eng.Compact(context.Background(), log, Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.reqs[0].FirstRequest; got != first.Message {
+		t.Errorf("second compaction: FirstRequest = %v, want the session's first request", got)
+	}
+}

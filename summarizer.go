@@ -41,6 +41,12 @@ type SummaryRequest struct {
 	// MaxTokens is the output budget for the summary; 0 leaves it to the
 	// summarizer.
 	MaxTokens int
+	// FirstRequest is the session's first user message when an earlier
+	// compaction summarized it (it is then not among Messages), nil
+	// otherwise. A summarizer that quotes the first request word for word
+	// quotes it from here, since an earlier summary may have paraphrased
+	// it.
+	FirstRequest *Message
 }
 
 // Summary is what a summarizer returns.

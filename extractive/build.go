@@ -57,6 +57,13 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 
 	// Goal: where the span started and the latest request. The session's
 	// first request is quoted word for word.
+	if req.FirstRequest != nil {
+		// The session's first request, summarized by an earlier
+		// compaction, quoted again from the stored message.
+		if t := req.FirstRequest.Text(); t != "" && !strings.Contains(previousSummary(req), t) {
+			goal.blocks = append(goal.blocks, firstRequest(userMsg{text: t}, o))
+		}
+	}
 	if n := len(f.users); n > 0 {
 		first, last := f.users[0], f.users[n-1]
 		if previousSummary(req) != "" {

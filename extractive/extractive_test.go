@@ -792,3 +792,25 @@ func TestGoalFromEarlierTurnRequest(t *testing.T) {
 	mustContain(t, goal, "Port the exporter to the new API and keep the old flags working.")
 	mustNotContain(t, goal, "(none)")
 }
+
+// TestFirstRequestQuotedAgain: a first request that an earlier summary
+// paraphrased is quoted word for word from SummaryRequest.FirstRequest,
+// once, and not when the earlier summary already quotes it.
+func TestFirstRequestQuotedAgain(t *testing.T) {
+	s := New(Options{})
+	const ask = "Port the parser to Go; keep every CLI flag as it is."
+	req := history(user("next part"))
+	req.PreviousSummary = "## Goal\nThe user wants a Go port of the parser.\n"
+	req.FirstRequest = user(ask)
+	out := run(t, s, req)
+	goal := sectionBody(t, out, "## Goal")
+	mustContain(t, goal, "- Initially: "+ask, "- First request since the previous summary: next part")
+	if n := strings.Count(out, ask); n != 1 {
+		t.Errorf("the first request is quoted %d times", n)
+	}
+	req.PreviousSummary = "## Goal\n- Initially: " + ask + "\n"
+	out = run(t, s, req)
+	if n := strings.Count(out, ask); n != 1 {
+		t.Errorf("with an earlier summary quoting it, the first request appears %d times:\n%s", n, out)
+	}
+}

@@ -190,7 +190,7 @@ func TestExtractiveGoals(t *testing.T) {
 			if r.Files.Total < 30 || r.Errors.Total < 5 || r.Identifiers.Total < 100 {
 				t.Errorf("too few facts to judge: %+v", r)
 			}
-			if !r.Invariants.ToolPairs || !r.Invariants.UnderTarget {
+			if !r.Invariants.ToolPairs || !r.Invariants.UnderTarget || !r.Invariants.FirstRequest {
 				t.Errorf("invariants %+v", r.Invariants)
 			}
 		})
