@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -88,7 +89,7 @@ func (ci *callInfo) setStatus(s string) {
 type callInfo struct {
 	call   *compact.ToolCall
 	idx    int
-	args   map[string]json.RawMessage
+	args   json.RawMessage // the call's arguments, read with argString
 	bash   bool
 	status string
 	done   bool // a result was seen
@@ -147,9 +148,7 @@ func extract(msgs []*compact.Message) *facts {
 			}
 			for _, call := range m.ToolCalls() {
 				ci := &callInfo{call: call, idx: i, todo: -1}
-				if json.Unmarshal(call.Arguments, &ci.args) != nil {
-					ci.args = nil
-				}
+				ci.args = call.Arguments
 				ci.bash = compact.IsShellTool(call.Name)
 				if isTodoTool(call.Name) {
 					if items, ok := parseTodos(call.Arguments); ok {
@@ -358,9 +357,23 @@ func failureText(output string) string {
 
 // argString returns the first non-empty string argument among keys. An
 // array of strings (a command vector) is joined with spaces.
-func argString(args map[string]json.RawMessage, keys ...string) string {
+func argString(args json.RawMessage, keys ...string) string {
+	if bytes.IndexByte(args, '[') < 0 {
+		// No array anywhere: read the strings without decoding the rest
+		// (the arguments are read once per call, and they may be large).
+		for _, k := range keys {
+			if v, ok := compact.TopLevelString(args, k); ok && strings.TrimSpace(v) != "" {
+				return strings.TrimSpace(v)
+			}
+		}
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return ""
+	}
 	for _, k := range keys {
-		raw, ok := args[k]
+		raw, ok := obj[k]
 		if !ok {
 			continue
 		}
