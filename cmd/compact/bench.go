@@ -90,6 +90,7 @@ to test any summarizer on known facts, e.g.
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
 	sf.add(cmd)
+	a.addFormatFlag(cmd)
 	// A failed summary fails the benchmark: writing the offline one
 	// instead would measure the wrong summarizer.
 	_ = f.MarkHidden("fallback")

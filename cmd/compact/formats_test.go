@@ -114,4 +114,7 @@ func TestReportReadsOtherFormats(t *testing.T) {
 		t.Fatalf("report of a Codex rollout: %v", err)
 	}
 	c.ok("report", "--format", "request-body", requestBody, "-o", out)
+	if out := c.ok("bench", "--format", "request-body", "--keep-recent", "10", requestBody); !strings.Contains(out, "extractive") {
+		t.Errorf("bench --format request-body printed %q", out)
+	}
 }
