@@ -111,7 +111,7 @@ go test -c -o "$tmp/compact.test" .
 go test -c -o "$tmp/session.test" ./session
 
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
-echo "## scripts/bench-vs-pi.sh --rounds $rounds$( ((quick)) && echo ' --quick')"
+echo "Output of scripts/bench-vs-pi.sh --rounds $rounds$( ((quick)) && echo ' --quick'):"
 echo
 echo "- $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
 echo "- machine: $(nproc) CPUs${cpu:+ ($cpu)}, $(go version | awk '{print $3, $4}'), node $(node --version)"
