@@ -331,6 +331,13 @@ context_edit entry (pi ignores them; nothing stored is deleted).
 HTTP proxy for the Anthropic and OpenAI APIs that the agent's base URL
 points at, which compacts each conversation in flight.
 
+The read-only commands (inspect, context, tree, report, bench and run
+--dry-run) also read other agents' sessions as they are: Claude Code,
+Codex, Cline (and Roo Code, Kilo Code), Gemini CLI, OpenHands, SWE-agent,
+and chat API request bodies; "compact import" converts one into a pi
+session. "compact pin" keeps a message word for word through every
+compaction.
+
 The context window of a model comes from the registry built into the
 program (models.json), from --window or from the configuration file. When
 it is unknown, automatic compaction never triggers.`,
