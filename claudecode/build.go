@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // item is one entry being built, with what the branch pass needs.
@@ -86,10 +87,10 @@ func (b *builder) build(recs []*record) error {
 	b.sideAsMain = conv && !main
 	for _, r := range recs {
 		if b.t.SessionID == "" {
-			b.t.SessionID, _ = optString(r.fields, "sessionId")
+			b.t.SessionID, _ = jsonrec.OptString(r.fields, "sessionId")
 		}
 		if b.t.Cwd == "" {
-			b.t.Cwd, _ = optString(r.fields, "cwd")
+			b.t.Cwd, _ = jsonrec.OptString(r.fields, "cwd")
 		}
 		if b.t.Timestamp == "" {
 			b.t.Timestamp = r.timestamp
@@ -103,7 +104,8 @@ func (b *builder) build(recs []*record) error {
 	for i, it := range b.items {
 		b.t.Entries[i] = it.e
 	}
-	safeExtras(b.t.Entries)
+	// Extras named as a pi field are kept as "claudeCode.<name>".
+	jsonrec.SafeExtras(b.t, "claudeCode")
 	return nil
 }
 

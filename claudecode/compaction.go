@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // compaction turns the summary record of a compaction into a compaction
@@ -15,12 +16,12 @@ func (b *builder) compaction(r *record, summary string) error {
 		boundary = b.lastBoundary
 	}
 	if boundary != nil {
-		if meta, ok, err := object(boundary.fields, "compactMetadata"); err == nil && ok {
-			if trigger, _ := optString(meta, "trigger"); trigger != "" {
+		if meta, ok, err := jsonrec.OptObject(boundary.fields, "compactMetadata"); err == nil && ok {
+			if trigger, _ := jsonrec.OptString(meta, "trigger"); trigger != "" {
 				c.Details["reason"] = trigger
 			}
-			c.TokensBefore, _ = optInt(meta, "preTokens")
-			c.TokensAfter, _ = optInt(meta, "postTokens")
+			c.TokensBefore, _ = jsonrec.OptInt(meta, "preTokens")
+			c.TokensAfter, _ = jsonrec.OptInt(meta, "postTokens")
 		}
 		if boundary.uuid != "" {
 			c.Details["boundaryUuid"] = boundary.uuid
@@ -29,7 +30,7 @@ func (b *builder) compaction(r *record, summary string) error {
 	}
 	// The summary record's own fields, as plain values.
 	var rest map[string]any
-	if raw, err := json.Marshal(without(r.fields, "message")); err == nil {
+	if raw, err := json.Marshal(jsonrec.Extras(r.fields, "message")); err == nil {
 		_ = json.Unmarshal(raw, &rest)
 	}
 	if len(rest) > 0 {

@@ -7,11 +7,12 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // apiMessage is the message member of user and assistant records.
 func apiMessage(r *record) (map[string]json.RawMessage, error) {
-	m, ok, err := object(r.fields, "message")
+	m, ok, err := jsonrec.OptObject(r.fields, "message")
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ type block struct {
 // blocks decodes message.content: a string is one text block.
 func blocks(msg map[string]json.RawMessage) (text string, list []block, isText bool, err error) {
 	raw, ok := msg["content"]
-	if !ok || isNull(raw) {
+	if !ok || jsonrec.IsNull(raw) {
 		return "", nil, false, nil
 	}
 	raw = bytes.TrimSpace(raw)
@@ -42,13 +43,13 @@ func blocks(msg map[string]json.RawMessage) (text string, list []block, isText b
 	}
 	var items []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", nil, false, fmt.Errorf("field message.content: want a string or an array of blocks, have %s", abbrev(raw))
+		return "", nil, false, fmt.Errorf("field message.content: want a string or an array of blocks, have %s", jsonrec.Abbrev(raw))
 	}
 	for i, f := range items {
 		if f == nil {
 			return "", nil, false, fmt.Errorf("field message.content[%d]: want an object", i)
 		}
-		t, err := optString(f, "type")
+		t, err := jsonrec.OptString(f, "type")
 		if err != nil {
 			return "", nil, false, fmt.Errorf("field message.content[%d].%w", i, trimField(err))
 		}
@@ -73,7 +74,7 @@ func (b *builder) user(r *record) error {
 	if err != nil {
 		return err
 	}
-	summary, err := optBool(r.fields, "isCompactSummary")
+	summary, err := jsonrec.OptBool(r.fields, "isCompactSummary")
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func (b *builder) user(r *record) error {
 		if !isText {
 			var parts []string
 			for _, bl := range list {
-				if s, _ := optString(bl.fields, "text"); s != "" {
+				if s, _ := jsonrec.OptString(bl.fields, "text"); s != "" {
 					parts = append(parts, s)
 				}
 			}
@@ -91,7 +92,7 @@ func (b *builder) user(r *record) error {
 	}
 	extra := recordExtra(r)
 	if len(msg) > 2 {
-		if rest := without(msg, "role", "content"); rest != nil {
+		if rest := jsonrec.Extras(msg, "role", "content"); rest != nil {
 			raw, _ := json.Marshal(rest)
 			extra["apiMessage"] = raw
 		}
@@ -156,16 +157,16 @@ func (b *builder) user(r *record) error {
 
 // toolResult converts a tool_result block.
 func (b *builder) toolResult(r *record, bl block) (*compact.Message, error) {
-	id, err := optString(bl.fields, "tool_use_id")
+	id, err := jsonrec.OptString(bl.fields, "tool_use_id")
 	if err != nil {
 		return nil, err
 	}
-	isErr, err := optBool(bl.fields, "is_error")
+	isErr, err := jsonrec.OptBool(bl.fields, "is_error")
 	if err != nil {
 		return nil, err
 	}
 	var content []compact.Part
-	if raw, ok := bl.fields["content"]; ok && !isNull(raw) {
+	if raw, ok := bl.fields["content"]; ok && !jsonrec.IsNull(raw) {
 		raw = bytes.TrimSpace(raw)
 		if len(raw) > 0 && raw[0] == '"' {
 			var s string
@@ -222,7 +223,7 @@ func (b *builder) assistant(r *record) error {
 		}
 		parts = append(parts, p)
 	}
-	id, err := optString(msg, "id")
+	id, err := jsonrec.OptString(msg, "id")
 	if err != nil {
 		return fmt.Errorf("field message.%w", trimField(err))
 	}
@@ -243,7 +244,7 @@ func (b *builder) assistant(r *record) error {
 		if raw, ok := it.e.Message.Extra["lines"]; ok {
 			_ = json.Unmarshal(raw, &lines)
 		}
-		line, _ := json.Marshal(without(r.fields, "type", "message", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug"))
+		line, _ := json.Marshal(jsonrec.Extras(r.fields, "type", "message", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug"))
 		lines = append(lines, line)
 		raw, _ := json.Marshal(lines)
 		it.e.Message.Extra["lines"] = raw
@@ -256,7 +257,7 @@ func (b *builder) assistant(r *record) error {
 // finish sets what the latest line of a response decides: model, usage,
 // stop reason, error.
 func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawMessage) error {
-	model, err := optString(msg, "model")
+	model, err := jsonrec.OptString(msg, "model")
 	if err != nil {
 		return fmt.Errorf("field message.%w", trimField(err))
 	}
@@ -266,11 +267,11 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 			b.t.Model, b.t.Provider = model, "anthropic"
 		}
 	}
-	if rest := without(msg, "content"); rest != nil {
+	if rest := jsonrec.Extras(msg, "content"); rest != nil {
 		raw, _ := json.Marshal(rest)
 		m.Extra["apiMessage"] = raw
 	}
-	if u, ok, err := object(msg, "usage"); err != nil {
+	if u, ok, err := jsonrec.OptObject(msg, "usage"); err != nil {
 		return fmt.Errorf("field message.%w", trimField(err))
 	} else if ok {
 		var usage compact.Usage
@@ -278,7 +279,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 			"input_tokens": &usage.Input, "output_tokens": &usage.Output,
 			"cache_read_input_tokens": &usage.CacheRead, "cache_creation_input_tokens": &usage.CacheWrite,
 		} {
-			v, err := optInt(u, key)
+			v, err := jsonrec.OptInt(u, key)
 			if err != nil {
 				return fmt.Errorf("field message.usage.%w", trimField(err))
 			}
@@ -286,7 +287,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 		}
 		m.Usage = &usage
 	}
-	stop, err := optString(msg, "stop_reason")
+	stop, err := jsonrec.OptString(msg, "stop_reason")
 	if err != nil {
 		return fmt.Errorf("field message.%w", trimField(err))
 	}
@@ -303,7 +304,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 			m.StopReason = compact.StopToolUse
 		}
 	}
-	if apiErr, _ := optBool(r.fields, "isApiErrorMessage"); apiErr {
+	if apiErr, _ := jsonrec.OptBool(r.fields, "isApiErrorMessage"); apiErr {
 		m.StopReason = compact.StopError
 		m.ErrorMessage = m.Text()
 		if m.ErrorMessage == "" {
@@ -318,31 +319,31 @@ func part(bl block) (compact.Part, error) {
 	f := bl.fields
 	switch bl.typ {
 	case "text":
-		s, err := optString(f, "text")
+		s, err := jsonrec.OptString(f, "text")
 		if err != nil {
 			return compact.Part{}, err
 		}
-		return compact.Part{Type: compact.PartText, Text: s, Extra: without(f, "type", "text")}, nil
+		return compact.Part{Type: compact.PartText, Text: s, Extra: jsonrec.Extras(f, "type", "text")}, nil
 	case "thinking":
-		s, err := optString(f, "thinking")
+		s, err := jsonrec.OptString(f, "thinking")
 		if err != nil {
 			return compact.Part{}, err
 		}
-		return compact.Part{Type: compact.PartThinking, Thinking: s, Extra: without(f, "type", "thinking")}, nil
+		return compact.Part{Type: compact.PartThinking, Thinking: s, Extra: jsonrec.Extras(f, "type", "thinking")}, nil
 	case "redacted_thinking":
 		// No readable text; the encrypted data stays in Extra.
-		return compact.Part{Type: compact.PartThinking, Extra: without(f)}, nil
+		return compact.Part{Type: compact.PartThinking, Extra: jsonrec.Extras(f)}, nil
 	case "tool_use":
-		id, err := optString(f, "id")
+		id, err := jsonrec.OptString(f, "id")
 		if err != nil {
 			return compact.Part{}, err
 		}
-		name, err := optString(f, "name")
+		name, err := jsonrec.OptString(f, "name")
 		if err != nil {
 			return compact.Part{}, err
 		}
 		args := bytes.TrimSpace(f["input"])
-		if len(args) == 0 || isNull(args) {
+		if len(args) == 0 || jsonrec.IsNull(args) {
 			args = []byte("{}")
 		} else if args[0] != '{' {
 			// Arguments are an object; another value is wrapped.
@@ -350,18 +351,18 @@ func part(bl block) (compact.Part, error) {
 			args = wrapped
 		}
 		return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)},
-			Extra: without(f, "type", "id", "name", "input")}, nil
+			Extra: jsonrec.Extras(f, "type", "id", "name", "input")}, nil
 	case "image":
-		src, ok, err := object(f, "source")
+		src, ok, err := jsonrec.OptObject(f, "source")
 		if err != nil {
 			return compact.Part{}, err
 		}
-		p := compact.Part{Type: compact.PartImage, Extra: without(f, "type", "source")}
-		if st, _ := optString(src, "type"); ok && st == "base64" {
-			if p.MimeType, err = optString(src, "media_type"); err != nil {
+		p := compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(f, "type", "source")}
+		if st, _ := jsonrec.OptString(src, "type"); ok && st == "base64" {
+			if p.MimeType, err = jsonrec.OptString(src, "media_type"); err != nil {
 				return compact.Part{}, fmt.Errorf("field source.%w", trimField(err))
 			}
-			if p.Data, err = optString(src, "data"); err != nil {
+			if p.Data, err = jsonrec.OptString(src, "data"); err != nil {
 				return compact.Part{}, fmt.Errorf("field source.%w", trimField(err))
 			}
 			return p, nil
@@ -380,5 +381,5 @@ func part(bl block) (compact.Part, error) {
 	if typ == "" {
 		typ = "unknown"
 	}
-	return compact.Part{Type: compact.PartType(typ), Extra: without(f, "type")}, nil
+	return compact.Part{Type: compact.PartType(typ), Extra: jsonrec.Extras(f, "type")}, nil
 }

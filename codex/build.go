@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // builder turns rollout lines into entries.
@@ -120,13 +121,13 @@ func (b *builder) record(r *record) error {
 	case "session_meta":
 		return b.sessionMeta(r)
 	case "turn_context":
-		model, err := optString(r.payload, "model")
+		model, err := jsonrec.OptString(r.payload, "model")
 		if err != nil {
 			return fmt.Errorf("field payload.%w", trimField(err))
 		}
 		b.setModel(model)
 		if b.t.Cwd == "" {
-			b.t.Cwd, _ = optString(r.payload, "cwd")
+			b.t.Cwd, _ = jsonrec.OptString(r.payload, "cwd")
 		}
 		b.custom(r, r.typ)
 		return nil
@@ -178,7 +179,7 @@ func (b *builder) bare(r *record) error {
 func (b *builder) sessionMeta(r *record) error {
 	p := r.payload
 	for key, dst := range map[string]*string{"id": &b.t.SessionID, "cwd": &b.t.Cwd, "timestamp": &b.t.Timestamp, "model_provider": &b.provider} {
-		v, err := optString(p, key)
+		v, err := jsonrec.OptString(p, key)
 		if err != nil {
 			return fmt.Errorf("field payload.%w", trimField(err))
 		}
@@ -186,7 +187,7 @@ func (b *builder) sessionMeta(r *record) error {
 			*dst = v
 		}
 	}
-	if model, err := optString(p, "model"); err == nil {
+	if model, err := jsonrec.OptString(p, "model"); err == nil {
 		b.setModel(model)
 	}
 	b.custom(r, "session_meta")
@@ -240,7 +241,7 @@ func (b *builder) close() {
 // compaction an id for its FirstKeptID.
 func (b *builder) finish() {
 	b.close()
-	safeExtras(b.t.Entries)
+	jsonrec.SafeExtras(b.t, Format)
 	if b.t.Provider == "" && b.t.Model != "" {
 		b.t.Provider = b.provider
 	}

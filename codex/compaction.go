@@ -5,25 +5,26 @@ import (
 	"fmt"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // compacted turns a compacted line into a compaction entry.
 func (b *builder) compacted(r *record) error {
 	b.close()
 	p := r.payload
-	summary, err := optString(p, "message")
+	summary, err := jsonrec.OptString(p, "message")
 	if err != nil {
 		return fmt.Errorf("field payload.%w", trimField(err))
 	}
 	c := &compact.Compaction{Summary: summary, Details: map[string]any{"source": Format}}
-	if raw, ok := p["replacement_history"]; ok && !isNull(raw) {
+	if raw, ok := p["replacement_history"]; ok && !jsonrec.IsNull(raw) {
 		var items []map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &items); err != nil {
-			return fmt.Errorf("field payload.replacement_history: want an array, have %s", abbrev(raw))
+			return fmt.Errorf("field payload.replacement_history: want an array, have %s", jsonrec.Abbrev(raw))
 		}
 		if summary == "" && len(items) > 0 {
 			lastItem := items[len(items)-1]
-			switch t, _ := optString(lastItem, "type"); t {
+			switch t, _ := jsonrec.OptString(lastItem, "type"); t {
 			case "message":
 				parts, err := contentParts(lastItem["content"])
 				if err != nil {
@@ -38,7 +39,7 @@ func (b *builder) compacted(r *record) error {
 		}
 		c.Details["replacementHistory"] = plain(raw)
 	}
-	for k, v := range without(p, "message", "replacement_history") {
+	for k, v := range jsonrec.Extras(p, "message", "replacement_history") {
 		c.Details[k] = plain(v)
 	}
 	if b.seen != nil {

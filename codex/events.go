@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // tokenUsage is the last_token_usage of a token_count event.
@@ -43,7 +44,7 @@ func (b *builder) event(r *record) error {
 			b.pending = u
 		}
 	case "thread_rolled_back":
-		n, err := optInt(r.payload, "num_turns")
+		n, err := jsonrec.OptInt(r.payload, "num_turns")
 		if err != nil {
 			return fmt.Errorf("field payload.%w", trimField(err))
 		}
@@ -63,10 +64,10 @@ func (b *builder) event(r *record) error {
 // event has none (a rate limit update).
 func lastUsage(p map[string]json.RawMessage) (*tokenUsage, error) {
 	src, where := p, "payload."
-	if info, ok, err := object(p, "info"); err != nil {
+	if info, ok, err := jsonrec.OptObject(p, "info"); err != nil {
 		return nil, fmt.Errorf("field payload.%w", trimField(err))
 	} else if ok {
-		last, ok, err := object(info, "last_token_usage")
+		last, ok, err := jsonrec.OptObject(info, "last_token_usage")
 		if err != nil {
 			return nil, fmt.Errorf("field payload.info.%w", trimField(err))
 		}
@@ -82,14 +83,14 @@ func lastUsage(p map[string]json.RawMessage) (*tokenUsage, error) {
 		"input_tokens": &u.input, "cached_input_tokens": &u.cached, "output_tokens": &u.output,
 		"reasoning_output_tokens": &u.reasoning, "total_tokens": &u.total, "cache_write_input_tokens": &u.cacheWrite,
 	} {
-		v, err := optInt(src, key)
+		v, err := jsonrec.OptInt(src, key)
 		if err != nil {
 			return nil, fmt.Errorf("field %s%w", where, trimField(err))
 		}
 		*dst = v
 	}
 	if where == "payload." {
-		u.raw, _ = json.Marshal(without(src, "type"))
+		u.raw, _ = json.Marshal(jsonrec.Extras(src, "type"))
 	} else {
 		u.raw, _ = json.Marshal(src)
 	}

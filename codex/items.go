@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // isItemType reports whether t is a response item type this package
@@ -28,7 +29,7 @@ func (b *builder) item(r *record) error {
 	p := r.payload
 	switch r.ptype {
 	case "message":
-		role, err := optString(p, "role")
+		role, err := jsonrec.OptString(p, "role")
 		if err != nil {
 			return fmt.Errorf("field payload.%w", trimField(err))
 		}
@@ -61,7 +62,7 @@ func (b *builder) item(r *record) error {
 		return nil
 	case "reasoning":
 		part := compact.Part{Type: compact.PartThinking, Extra: itemExtra(r, "type", "summary")}
-		if raw, ok := p["summary"]; ok && !isNull(raw) {
+		if raw, ok := p["summary"]; ok && !jsonrec.IsNull(raw) {
 			texts, err := itemTexts(raw)
 			if err != nil {
 				return fmt.Errorf("field payload.summary%w", err)
@@ -71,7 +72,7 @@ func (b *builder) item(r *record) error {
 				part.Extra = setExtra(part.Extra, "summary", raw)
 			}
 		}
-		if raw, ok := p["content"]; ok && !isNull(raw) && part.Thinking == "" {
+		if raw, ok := p["content"]; ok && !jsonrec.IsNull(raw) && part.Thinking == "" {
 			// Models whose reasoning is readable (served by other
 			// providers) store it as content, with no summary; the raw
 			// content stays in Extra.
@@ -87,7 +88,7 @@ func (b *builder) item(r *record) error {
 	case "tool_search_call":
 		// A search the client runs has a call_id and an output to pair;
 		// one the server ran has neither.
-		if id, _ := optString(p, "call_id"); id == "" {
+		if id, _ := jsonrec.OptString(p, "call_id"); id == "" {
 			b.open(r)
 			b.custom(r, r.ptype)
 			return nil
@@ -100,7 +101,7 @@ func (b *builder) item(r *record) error {
 		m.Content = append(m.Content, part)
 		return nil
 	case "tool_search_output":
-		if id, _ := optString(p, "call_id"); id == "" || b.calls[id] == "" {
+		if id, _ := jsonrec.OptString(p, "call_id"); id == "" || b.calls[id] == "" {
 			b.custom(r, r.ptype)
 			return nil
 		}
@@ -137,11 +138,11 @@ func (b *builder) item(r *record) error {
 // call converts a function, custom tool or local shell call.
 func (b *builder) call(r *record) (compact.Part, error) {
 	p := r.payload
-	id, err := optString(p, "call_id")
+	id, err := jsonrec.OptString(p, "call_id")
 	if err != nil {
 		return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
 	}
-	name, err := optString(p, "name")
+	name, err := jsonrec.OptString(p, "name")
 	if err != nil {
 		return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
 	}
@@ -149,7 +150,7 @@ func (b *builder) call(r *record) (compact.Part, error) {
 	var extra map[string]json.RawMessage
 	switch r.ptype {
 	case "function_call":
-		s, err := optString(p, "arguments")
+		s, err := jsonrec.OptString(p, "arguments")
 		if err != nil {
 			return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
 		}
@@ -159,7 +160,7 @@ func (b *builder) call(r *record) (compact.Part, error) {
 		}
 		extra = merge(extra, itemExtra(r, "type", "name", "arguments", "call_id"))
 	case "custom_tool_call":
-		in, err := optString(p, "input")
+		in, err := jsonrec.OptString(p, "input")
 		if err != nil {
 			return compact.Part{}, fmt.Errorf("field payload.%w", trimField(err))
 		}
@@ -176,7 +177,7 @@ func (b *builder) call(r *record) (compact.Part, error) {
 		extra = itemExtra(r, "type", "arguments", "call_id")
 	case "local_shell_call":
 		if id == "" {
-			id, _ = optString(p, "id")
+			id, _ = jsonrec.OptString(p, "id")
 		}
 		if name == "" {
 			name = "local_shell"
@@ -207,7 +208,7 @@ func objectArgs(s string) json.RawMessage {
 // output converts a tool output into a tool result message.
 func (b *builder) output(r *record) error {
 	p := r.payload
-	id, err := optString(p, "call_id")
+	id, err := jsonrec.OptString(p, "call_id")
 	if err != nil {
 		return fmt.Errorf("field payload.%w", trimField(err))
 	}
@@ -220,7 +221,7 @@ func (b *builder) output(r *record) error {
 		raw, _ = json.Marshal(string(orNull(p["tools"])))
 	}
 	switch {
-	case len(raw) == 0 || isNull(raw):
+	case len(raw) == 0 || jsonrec.IsNull(raw):
 	case raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -238,25 +239,25 @@ func (b *builder) output(r *record) error {
 		if err := json.Unmarshal(raw, &o); err != nil {
 			return fmt.Errorf("field payload.output: %w", err)
 		}
-		if items, ok := o["content_items"]; ok && !isNull(items) {
+		if items, ok := o["content_items"]; ok && !jsonrec.IsNull(items) {
 			if m.Content, err = contentParts(items); err != nil {
 				return fmt.Errorf("field payload.output.content_items%w", err)
 			}
 		} else {
-			s, err := optString(o, "content")
+			s, err := jsonrec.OptString(o, "content")
 			if err != nil {
 				return fmt.Errorf("field payload.output.%w", trimField(err))
 			}
 			m.Content = []compact.Part{{Type: compact.PartText, Text: s}}
 		}
-		if ok, err := optBool(o, "success"); err == nil && !ok {
-			if _, has := o["success"]; has && !isNull(o["success"]) {
+		if ok, err := jsonrec.OptBool(o, "success"); err == nil && !ok {
+			if _, has := o["success"]; has && !jsonrec.IsNull(o["success"]) {
 				m.IsError = true
 			}
 		}
 		m.Extra = setExtra(m.Extra, "codexOutput", raw)
 	default:
-		return fmt.Errorf("field payload.output: want a string, an array or an object, have %s", abbrev(raw))
+		return fmt.Errorf("field payload.output: want a string, an array or an object, have %s", jsonrec.Abbrev(raw))
 	}
 	name, ok := b.calls[id]
 	if !ok {
@@ -274,7 +275,7 @@ func (b *builder) output(r *record) error {
 // error is the rest of a "field ..." message, starting with the index.
 func contentParts(raw json.RawMessage) ([]compact.Part, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || jsonrec.IsNull(raw) {
 		return nil, nil
 	}
 	if raw[0] == '"' {
@@ -286,44 +287,44 @@ func contentParts(raw json.RawMessage) ([]compact.Part, error) {
 	}
 	var items []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf(": want an array of content items, have %s", abbrev(raw))
+		return nil, fmt.Errorf(": want an array of content items, have %s", jsonrec.Abbrev(raw))
 	}
 	parts := make([]compact.Part, 0, len(items))
 	for i, it := range items {
 		if it == nil {
 			return nil, fmt.Errorf("[%d]: want an object", i)
 		}
-		typ, err := optString(it, "type")
+		typ, err := jsonrec.OptString(it, "type")
 		if err != nil {
 			return nil, fmt.Errorf("[%d].%w", i, trimField(err))
 		}
 		switch typ {
 		case "input_text", "output_text", "text":
-			s, err := optString(it, "text")
+			s, err := jsonrec.OptString(it, "text")
 			if err != nil {
 				return nil, fmt.Errorf("[%d].%w", i, trimField(err))
 			}
-			extra := without(it, "type", "text")
+			extra := jsonrec.Extras(it, "type", "text")
 			if typ != "input_text" {
 				extra = setExtra(extra, "codexType", quote(typ))
 			}
 			parts = append(parts, compact.Part{Type: compact.PartText, Text: s, Extra: extra})
 		case "input_image":
-			url, err := optString(it, "image_url")
+			url, err := jsonrec.OptString(it, "image_url")
 			if err != nil {
 				return nil, fmt.Errorf("[%d].%w", i, trimField(err))
 			}
 			if mime, data, ok := splitDataURL(url); ok {
-				parts = append(parts, compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: without(it, "type", "image_url")})
+				parts = append(parts, compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: jsonrec.Extras(it, "type", "image_url")})
 			} else {
 				// A link, not inline data: kept as it was.
-				parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: without(it, "type")})
+				parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: jsonrec.Extras(it, "type")})
 			}
 		default:
 			if typ == "" {
 				typ = "unknown"
 			}
-			parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: without(it, "type")})
+			parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: jsonrec.Extras(it, "type")})
 		}
 	}
 	return parts, nil
@@ -333,11 +334,11 @@ func contentParts(raw json.RawMessage) ([]compact.Part, error) {
 func itemTexts(raw json.RawMessage) ([]string, error) {
 	var items []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf(": want an array, have %s", abbrev(raw))
+		return nil, fmt.Errorf(": want an array, have %s", jsonrec.Abbrev(raw))
 	}
 	var out []string
 	for i, it := range items {
-		s, err := optString(it, "text")
+		s, err := jsonrec.OptString(it, "text")
 		if err != nil {
 			return nil, fmt.Errorf("[%d].%w", i, trimField(err))
 		}
@@ -395,14 +396,14 @@ func injected(parts []compact.Part) string {
 // call's id.
 func itemExtra(r *record, keys ...string) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
-	for k, v := range without(r.payload, keys...) {
+	for k, v := range jsonrec.Extras(r.payload, keys...) {
 		if k == "id" {
 			k = "itemId"
 		}
 		out = setExtra(out, k, v)
 	}
 	if _, enveloped := r.fields["payload"]; enveloped {
-		for k, v := range without(r.fields, "timestamp", "type", "payload") {
+		for k, v := range jsonrec.Extras(r.fields, "timestamp", "type", "payload") {
 			out = setExtra(out, "codex."+k, v)
 		}
 	}

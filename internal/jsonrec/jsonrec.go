@@ -1,8 +1,8 @@
 // Package jsonrec holds the few JSON helpers the readers of other agents'
-// files share (requestbody, sweagent, openhands): the members and array
-// elements of a document with the byte offsets that give errors their
-// line numbers, and the reads of loosely typed members that keep what a
-// reader does not model.
+// files share (requestbody, sweagent, openhands, claudecode, codex): the
+// members and array elements of a document with the byte offsets that
+// give errors their line numbers, the lines of a JSON Lines file, and the
+// reads of loosely typed members that keep what a reader does not model.
 //
 // It uses the standard library's json.Decoder, whose InputOffset is what
 // the offsets are made of.

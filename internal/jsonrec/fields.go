@@ -1,0 +1,74 @@
+package jsonrec
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// OptString returns the string member key of fields: "" when it is
+// absent or null, and an error "field KEY: want a string, have VALUE"
+// when it is another kind of value. Unlike String, whose errors follow
+// a path, its errors stand on their own after a line number.
+func OptString(fields map[string]json.RawMessage, key string) (string, error) {
+	raw, ok := fields[key]
+	if !ok || IsNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("field %s: want a string, have %s", key, Abbrev(raw))
+	}
+	return s, nil
+}
+
+// OptBool is OptString for booleans: false when absent or null.
+func OptBool(fields map[string]json.RawMessage, key string) (bool, error) {
+	raw, ok := fields[key]
+	if !ok || IsNull(raw) {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, fmt.Errorf("field %s: want true or false, have %s", key, Abbrev(raw))
+	}
+	return b, nil
+}
+
+// OptInt is OptString for integers: 0 when absent or null.
+func OptInt(fields map[string]json.RawMessage, key string) (int, error) {
+	raw, ok := fields[key]
+	if !ok || IsNull(raw) {
+		return 0, nil
+	}
+	var v int
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return 0, fmt.Errorf("field %s: want an integer, have %s", key, Abbrev(raw))
+	}
+	return v, nil
+}
+
+// OptObject decodes the member key of fields as a JSON object; ok is
+// false when it is absent or null, and any other kind of value is an
+// error "field KEY: want an object, have VALUE".
+func OptObject(fields map[string]json.RawMessage, key string) (obj map[string]json.RawMessage, ok bool, err error) {
+	raw, present := fields[key]
+	if !present || IsNull(raw) {
+		return nil, false, nil
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, false, fmt.Errorf("field %s: want an object, have %s", key, Abbrev(raw))
+	}
+	return obj, true, nil
+}
+
+// Abbrev returns raw, white space trimmed, cut to its first 40 bytes
+// and "..." when longer: a value short enough to quote in an error.
+func Abbrev(raw []byte) string {
+	const most = 40
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > most {
+		return string(raw[:most]) + "..."
+	}
+	return string(raw)
+}
