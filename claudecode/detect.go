@@ -3,6 +3,8 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Detect reports whether head, the first bytes of a file (up to 64 KiB,
@@ -14,21 +16,7 @@ import (
 // "projectHash" (Gemini CLI sessions). A first line cut short is judged by
 // the members it starts with.
 func Detect(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	var line []byte
-	complete := false
-	for len(head) > 0 {
-		i := bytes.IndexByte(head, '\n')
-		if i < 0 {
-			line, head = head, nil
-		} else {
-			line, head, complete = head[:i], head[i+1:], true
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			break
-		}
-		complete = false
-	}
+	line, complete := jsonrec.FirstLine(head)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}

@@ -3,6 +3,8 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // recordTypes are the line types of the {"timestamp", "type", "payload"}
@@ -16,20 +18,7 @@ var recordTypes = []string{"session_meta", "response_item", "event_msg", "turn_c
 // first line cut short (a session_meta with long instructions) is judged
 // by its start.
 func Detect(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	var line []byte
-	complete := false
-	for len(head) > 0 {
-		i := bytes.IndexByte(head, '\n')
-		if i < 0 {
-			line, head, complete = head, nil, false
-		} else {
-			line, head, complete = head[:i], head[i+1:], true
-		}
-		if line = bytes.TrimSpace(line); len(line) > 0 {
-			break
-		}
-	}
+	line, complete := jsonrec.FirstLine(head)
 	if len(line) == 0 || line[0] != '{' {
 		return false
 	}

@@ -42,3 +42,24 @@ func Lines[T any](data []byte, name string, decode func(line []byte, n int) (T, 
 	}
 	return recs, warnings, nil
 }
+
+// FirstLine returns the first non-empty line of head, the first bytes of
+// a JSON Lines file possibly cut anywhere, white space trimmed and a
+// leading byte order mark dropped; complete is false when head ends
+// before that line does (no newline after it), so that a detector judges
+// a line cut short by its start. line is empty when head holds none.
+func FirstLine(head []byte) (line []byte, complete bool) {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	for len(head) > 0 {
+		i := bytes.IndexByte(head, '\n')
+		if i < 0 {
+			line, head, complete = head, nil, false
+		} else {
+			line, head, complete = head[:i], head[i+1:], true
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return line, complete
+		}
+	}
+	return nil, false
+}

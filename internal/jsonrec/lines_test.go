@@ -92,3 +92,21 @@ func TestOptFields(t *testing.T) {
 func second[A any](_ A, err error) error { return err }
 
 func third[A, B any](_ A, _ B, err error) error { return err }
+
+func TestFirstLine(t *testing.T) {
+	for _, tc := range []struct {
+		head, line string
+		complete   bool
+	}{
+		{"", "", false},
+		{"\n  \n", "", false},
+		{"\xef\xbb\xbf {\"a\":1} \n{}", `{"a":1}`, true},
+		{"\n\n{\"a\":", `{"a":`, false},
+		{"{}\r\n", "{}", true},
+	} {
+		line, complete := FirstLine([]byte(tc.head))
+		if string(line) != tc.line || complete != tc.complete {
+			t.Errorf("FirstLine(%q) = %q, %v; want %q, %v", tc.head, line, complete, tc.line, tc.complete)
+		}
+	}
+}
