@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,4 +186,21 @@ func TestTornLastLineRefusesAppend(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "appended compaction entry") {
 		t.Fatalf("run --lenient: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestStartProfile: COMPACT_CPUPROFILE writes a profile; a path that
+// cannot be created is reported and the command goes on.
+func TestStartProfile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cpu.prof")
+	var stderr strings.Builder
+	stop := startProfile(p, &stderr)
+	stop()
+	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || stderr.Len() > 0 {
+		t.Errorf("profile %v, %v; stderr %q", fi, err, stderr.String())
+	}
+	startProfile(filepath.Join(p, "no", "such"), &stderr)()
+	if !strings.Contains(stderr.String(), "COMPACT_CPUPROFILE") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	startProfile("", &stderr)()
 }
