@@ -1,0 +1,87 @@
+package readertest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+)
+
+// ReadFunc is the shape of every reader's Read: the whole file in
+// memory and the name its errors and warnings give.
+type ReadFunc func(data []byte, name string) (*compact.Transcript, error)
+
+// Files returns the contents of the files matching pattern (a
+// filepath.Glob pattern, relative to the test's package), with their
+// names; it fails tb when none matches or one cannot be read.
+func Files(tb testing.TB, pattern string) (names []string, data [][]byte) {
+	tb.Helper()
+	names, err := filepath.Glob(pattern)
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("no test files match %s (%v)", pattern, err)
+	}
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		data = append(data, b)
+	}
+	return names, data
+}
+
+// SeedFiles adds the files matching pattern to f's corpus, each cut to
+// its first most bytes when most > 0: the other tests read the whole
+// files, and a short seed cut mid-line (a torn last line too) keeps
+// each execution fast enough to mutate.
+func SeedFiles(f *testing.F, pattern string, most int) {
+	f.Helper()
+	_, all := Files(f, pattern)
+	for _, data := range all {
+		if most > 0 {
+			data = data[:min(len(data), most)]
+		}
+		f.Add(data)
+	}
+}
+
+// FuzzRead fuzzes read with each input named name: it must never
+// panic, an error must be one line beginning "name:", and a transcript
+// it accepts must import as a pi session.
+func FuzzRead(f *testing.F, name string, read ReadFunc) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := read(data, name)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), name+":") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one line naming the file", err)
+			}
+			return
+		}
+		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
+			t.Fatalf("accepted transcript does not import: %v", err)
+		}
+	})
+}
+
+// BenchRead reads every file matching pattern with read in each
+// iteration; the bytes per second it reports are the reader's
+// throughput.
+func BenchRead(b *testing.B, pattern string, read ReadFunc) {
+	names, all := Files(b, pattern)
+	size := 0
+	for _, data := range all {
+		size += len(data)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, data := range all {
+			if _, err := read(data, names[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
