@@ -1,7 +1,6 @@
 package cline
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/readertest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -19,15 +19,6 @@ func readTask(t *testing.T, dir string) *compact.Transcript {
 		t.Fatal(err)
 	}
 	return tr
-}
-
-func byID(tr *compact.Transcript, id string) *compact.Entry {
-	for _, e := range tr.Entries {
-		if e.ID == id {
-			return e
-		}
-	}
-	return nil
 }
 
 func TestReadTasks(t *testing.T) {
@@ -206,16 +197,16 @@ func TestReadTasks(t *testing.T) {
 				if measured != 0 {
 					t.Errorf("%d messages have usage, want none", measured)
 				}
-			} else if e := byID(tr, tc.usageID); e == nil || e.Message.Usage == nil || *e.Message.Usage != tc.usage {
+			} else if e := readertest.ByID(tr, tc.usageID); e == nil || e.Message.Usage == nil || *e.Message.Usage != tc.usage {
 				t.Errorf("usage of %s = %+v, want %+v", tc.usageID, e, tc.usage)
 			}
 			if tc.noUsage != "" {
-				if e := byID(tr, tc.noUsage); e == nil || e.Message.Role != compact.RoleAssistant || e.Message.Usage != nil {
+				if e := readertest.ByID(tr, tc.noUsage); e == nil || e.Message.Role != compact.RoleAssistant || e.Message.Usage != nil {
 					t.Errorf("%s should be an assistant message without usage: %+v", tc.noUsage, e)
 				}
 			}
 			for id, want := range tc.stops {
-				if e := byID(tr, id); e == nil || e.Message.StopReason != want {
+				if e := readertest.ByID(tr, id); e == nil || e.Message.StopReason != want {
 					t.Errorf("stop reason of %s = %v, want %s", id, e, want)
 				}
 			}
@@ -227,7 +218,7 @@ func TestReadTasks(t *testing.T) {
 					t.Errorf("unknown[%s] = %d, want %d", k, tr.Unknown[k], n)
 				}
 			}
-			r := byID(tr, tc.callID)
+			r := readertest.ByID(tr, tc.callID)
 			if r == nil || r.Message.Role != compact.RoleToolResult || r.Message.ToolName != tc.resultTool ||
 				!strings.HasPrefix(r.Message.Text(), tc.resultText) {
 				t.Errorf("result %s = %+v", tc.callID, r)
@@ -241,7 +232,7 @@ func TestReadTasks(t *testing.T) {
 			if n := len(s.Context().Messages); n != tc.contextMessages {
 				t.Errorf("context has %d messages, want %d", n, tc.contextMessages)
 			}
-			roundTrip(t, tr, s)
+			readertest.SameSession(t, tr, s)
 		})
 	}
 }
@@ -279,62 +270,9 @@ func checkPairs(t *testing.T, tr *compact.Transcript) {
 	}
 }
 
-// roundTrip writes tr as a pi session, reads it back and compares it with
-// s, the session FromTranscript made.
-func roundTrip(t *testing.T, tr *compact.Transcript, s *session.Session) {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := session.EncodeTranscript(&buf, tr); err != nil {
-		t.Fatal(err)
-	}
-	back, err := session.Read(bytes.NewReader(buf.Bytes()), "roundtrip", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The session may add entries of its own (a model_change first); compare
-	// the transcript's.
-	ids := map[string]bool{}
-	for _, e := range tr.Entries {
-		ids[e.ID] = true
-	}
-	own := func(all []*compact.Entry) []*compact.Entry {
-		var out []*compact.Entry
-		for _, e := range all {
-			if ids[e.ID] {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
-	a, b := own(s.Entries()), own(back.Entries())
-	if len(a) != len(b) || len(a) != len(tr.Entries) {
-		t.Fatalf("round trip: %d entries, FromTranscript %d, transcript %d", len(b), len(a), len(tr.Entries))
-	}
-	for i := range a {
-		sameParent := a[i].ParentID == b[i].ParentID || (!ids[a[i].ParentID] && !ids[b[i].ParentID])
-		if a[i].ID != b[i].ID || !sameParent || a[i].Kind != b[i].Kind || a[i].Timestamp != b[i].Timestamp {
-			t.Fatalf("round trip: entry %d is %s<-%s %s, was %s<-%s %s", i, b[i].ID, b[i].ParentID, b[i].Kind, a[i].ID, a[i].ParentID, a[i].Kind)
-		}
-		if a[i].Message != nil {
-			ma, err1 := session.EncodeMessage(a[i].Message)
-			mb, err2 := session.EncodeMessage(b[i].Message)
-			if err1 != nil || err2 != nil || !bytes.Equal(ma, mb) {
-				t.Fatalf("round trip: message %s differs (%v %v)", a[i].ID, err1, err2)
-			}
-		}
-		if a[i].Compaction != nil && (b[i].Compaction == nil || a[i].Compaction.Summary != b[i].Compaction.Summary ||
-			a[i].Compaction.FirstKeptID != b[i].Compaction.FirstKeptID) {
-			t.Fatalf("round trip: compaction %s differs", a[i].ID)
-		}
-	}
-	if n := len(back.Context().Messages); n != len(s.Context().Messages) {
-		t.Errorf("round trip: context %d messages, was %d", n, len(s.Context().Messages))
-	}
-}
-
 func TestXMLToolCalls(t *testing.T) {
 	tr := readTask(t, "xml-task")
-	a := byID(tr, "m3").Message
+	a := readertest.ByID(tr, "m3").Message
 	calls := a.ToolCalls()
 	if len(calls) != 1 || calls[0].Name != "replace_in_file" || calls[0].FilePath() != "main.go" {
 		t.Fatalf("calls = %+v", calls)
@@ -356,7 +294,7 @@ func TestXMLToolCalls(t *testing.T) {
 		t.Errorf("XML left in the text: %q", a.Text())
 	}
 	// The denied write: the feedback block after the header belongs to the result.
-	r := byID(tr, "m14").Message
+	r := readertest.ByID(tr, "m14").Message
 	if len(r.Content) != 2 || !strings.Contains(r.Content[1].Text, "TestSumEmpty") {
 		t.Errorf("denied result = %q", r.Text())
 	}
@@ -366,14 +304,14 @@ func TestXMLToolCalls(t *testing.T) {
 		t.Errorf("header = %q", header)
 	}
 	// The environment details stay a user message after the results.
-	if u := byID(tr, "m14.1").Message; u.Role != compact.RoleUser || !strings.HasPrefix(u.Text(), "<environment_details>") {
+	if u := readertest.ByID(tr, "m14.1").Message; u.Role != compact.RoleUser || !strings.HasPrefix(u.Text(), "<environment_details>") {
 		t.Errorf("m14.1 = %+v", u)
 	}
 }
 
 func TestExtrasKept(t *testing.T) {
 	tr := readTask(t, "native-task")
-	a := byID(tr, "m1").Message
+	a := readertest.ByID(tr, "m1").Message
 	if string(a.Extra["metrics"]) == "" || string(a.Extra["modelInfo"]) == "" || a.Provider != "anthropic" {
 		t.Errorf("assistant extras %v provider %q", a.Extra, a.Provider)
 	}
@@ -384,7 +322,7 @@ func TestExtrasKept(t *testing.T) {
 	if c := a.Content[2]; string(c.Extra["call_id"]) != `"call_01A1"` {
 		t.Errorf("tool call extras = %v", c.Extra)
 	}
-	u := byID(tr, "m4.1").Message
+	u := readertest.ByID(tr, "m4.1").Message
 	var img *compact.Part
 	for i := range u.Content {
 		if u.Content[i].Type == compact.PartImage {
@@ -395,14 +333,14 @@ func TestExtrasKept(t *testing.T) {
 		t.Errorf("image not mapped: %+v", u.Content)
 	}
 	roo := readTask(t, "roo-task")
-	m := byID(roo, "m1").Message
+	m := readertest.ByID(roo, "m1").Message
 	if string(m.Extra["truncationParent"]) == "" || !strings.Contains(string(m.Extra["unknownBlocks"]), "thoughtSignature") {
 		t.Errorf("roo extras = %v", m.Extra)
 	}
 	if m.Content[0].Type != compact.PartThinking || m.Content[0].Thinking != "First I should list the notes folder." {
 		t.Errorf("reasoning block = %+v", m.Content[0])
 	}
-	marker := byID(roo, "m3")
+	marker := readertest.ByID(roo, "m3")
 	if marker.Kind != compact.KindCompaction || marker.Compaction.FirstKeptID != "m4" ||
 		!strings.Contains(marker.Compaction.Summary, "Summarize notes/2026-01.md") || marker.Compaction.TokensBefore != 10200 {
 		t.Errorf("truncation marker = %+v", marker.Compaction)
@@ -512,7 +450,7 @@ func TestSynthetic(t *testing.T) {
 			check: func(t *testing.T, tr *compact.Transcript) {
 				want := map[string]int{"m2": 3, "m4": 5, "m6": -1}
 				for id, in := range want {
-					u := byID(tr, id).Message.Usage
+					u := readertest.ByID(tr, id).Message.Usage
 					if (in < 0) != (u == nil) || (u != nil && u.Input != in) {
 						t.Errorf("usage of %s = %+v, want input %d", id, u, in)
 					}
@@ -535,7 +473,7 @@ func TestSynthetic(t *testing.T) {
 			ui: `[{"ts":50,"type":"say","say":"api_req_started","text":"{\"tokensIn\":1}"},` +
 				`{"ts":305,"type":"say","say":"api_req_started","text":"{\"tokensIn\":2}"}]`,
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if u := byID(tr, "m3").Message.Usage; u == nil || u.Input != 2 {
+				if u := readertest.ByID(tr, "m3").Message.Usage; u == nil || u.Input != 2 {
 					t.Errorf("usage = %+v", u)
 				}
 			},
@@ -624,20 +562,20 @@ func TestDetect(t *testing.T) {
 		head string
 		want bool
 	}{
-		{"xml task", file(t, "testdata/xml-task/api_conversation_history.json"), true},
-		{"native task", file(t, "testdata/native-task/api_conversation_history.json"), true},
-		{"roo task", file(t, "testdata/roo-task/api_conversation_history.json"), true},
-		{"real roo task (pretty printed)", file(t, "testdata/real-roo-condensed/api_conversation_history.json"), true},
-		{"real roo task of 2025-02", file(t, "testdata/real-roo-2025-02/api_conversation_history.json"), true},
-		{"real cline task", file(t, "testdata/real-cline-resume/api_conversation_history.json"), true},
-		{"real cline history alone", file(t, "testdata/real-cline-todo/api_conversation_history.json"), true},
-		{"real roo ui messages", file(t, "testdata/real-roo-mixed-ops/ui_messages.json"), false},
+		{"xml task", readertest.File(t, "testdata/xml-task/api_conversation_history.json"), true},
+		{"native task", readertest.File(t, "testdata/native-task/api_conversation_history.json"), true},
+		{"roo task", readertest.File(t, "testdata/roo-task/api_conversation_history.json"), true},
+		{"real roo task (pretty printed)", readertest.File(t, "testdata/real-roo-condensed/api_conversation_history.json"), true},
+		{"real roo task of 2025-02", readertest.File(t, "testdata/real-roo-2025-02/api_conversation_history.json"), true},
+		{"real cline task", readertest.File(t, "testdata/real-cline-resume/api_conversation_history.json"), true},
+		{"real cline history alone", readertest.File(t, "testdata/real-cline-todo/api_conversation_history.json"), true},
+		{"real roo ui messages", readertest.File(t, "testdata/real-roo-mixed-ops/ui_messages.json"), false},
 		{"pretty printed", "[\n  {\n    \"role\": \"assistant\",\n    \"content\": \"hi\"", true},
 		{"cut inside the first message", long[:65536], true},
 		{"content before role", `[{"content":"a","role":"user"}]`, true},
-		{"ui messages", file(t, "testdata/xml-task/ui_messages.json"), false},
+		{"ui messages", readertest.File(t, "testdata/xml-task/ui_messages.json"), false},
 		{"gemini checkpoint", `[{"role":"user","parts":[{"text":"hi"}]}]`, false},
-		{"pi session", file(t, "../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
+		{"pi session", readertest.File(t, "../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
 		{"gemini recording", `{"sessionId":"a","projectHash":"b","messages":[]}`, false},
 		{"other role", `[{"role":"tool","content":"x"}]`, false},
 		{"empty", ``, false},
@@ -653,13 +591,4 @@ func TestDetect(t *testing.T) {
 			}
 		})
 	}
-}
-
-func file(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -3,12 +3,12 @@ package geminicli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/readertest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -19,15 +19,6 @@ func readTestdata(t *testing.T, name string) *compact.Transcript {
 		t.Fatal(err)
 	}
 	return tr
-}
-
-func byID(tr *compact.Transcript, id string) *compact.Entry {
-	for _, e := range tr.Entries {
-		if e.ID == id {
-			return e
-		}
-	}
-	return nil
 }
 
 func TestReadFiles(t *testing.T) {
@@ -114,13 +105,13 @@ func TestReadFiles(t *testing.T) {
 				t.Errorf("%d compactions, want %d", comps, tc.compactions)
 			}
 			if tc.usageID != "" {
-				e := byID(tr, tc.usageID)
+				e := readertest.ByID(tr, tc.usageID)
 				if e == nil || e.Message.Usage == nil || *e.Message.Usage != tc.usage || e.Message.Model != tc.model {
 					t.Errorf("usage of %s = %+v, want %+v", tc.usageID, e.Message.Usage, tc.usage)
 				}
 			}
 			if tc.resultID != "" {
-				r := byID(tr, tc.resultID)
+				r := readertest.ByID(tr, tc.resultID)
 				if r == nil || r.Message.Role != compact.RoleToolResult || !strings.HasPrefix(r.Message.Text(), tc.resultPrefix) || r.Message.IsError != tc.resultErr {
 					t.Errorf("result %s = %+v", tc.resultID, r)
 				}
@@ -133,7 +124,7 @@ func TestReadFiles(t *testing.T) {
 			if n := len(s.Context().Messages); n != tc.contextMessages {
 				t.Errorf("context has %d messages, want %d", n, tc.contextMessages)
 			}
-			roundTrip(t, tr, s)
+			readertest.SameSession(t, tr, s)
 		})
 	}
 }
@@ -170,61 +161,9 @@ func checkPairs(t *testing.T, tr *compact.Transcript) {
 	}
 }
 
-// roundTrip writes tr as a pi session, reads it back and compares it with
-// s, the session FromTranscript made (the entries of the transcript; the
-// session may add its own, such as a model_change first).
-func roundTrip(t *testing.T, tr *compact.Transcript, s *session.Session) {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := session.EncodeTranscript(&buf, tr); err != nil {
-		t.Fatal(err)
-	}
-	back, err := session.Read(bytes.NewReader(buf.Bytes()), "roundtrip", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]bool{}
-	for _, e := range tr.Entries {
-		ids[e.ID] = true
-	}
-	own := func(all []*compact.Entry) []*compact.Entry {
-		var out []*compact.Entry
-		for _, e := range all {
-			if ids[e.ID] {
-				out = append(out, e)
-			}
-		}
-		return out
-	}
-	a, b := own(s.Entries()), own(back.Entries())
-	if len(a) != len(b) || len(a) != len(tr.Entries) {
-		t.Fatalf("round trip: %d entries, FromTranscript %d, transcript %d", len(b), len(a), len(tr.Entries))
-	}
-	for i := range a {
-		sameParent := a[i].ParentID == b[i].ParentID || (!ids[a[i].ParentID] && !ids[b[i].ParentID])
-		if a[i].ID != b[i].ID || !sameParent || a[i].Kind != b[i].Kind || a[i].Timestamp != b[i].Timestamp {
-			t.Fatalf("round trip: entry %d is %s<-%s %s, was %s<-%s %s", i, b[i].ID, b[i].ParentID, b[i].Kind, a[i].ID, a[i].ParentID, a[i].Kind)
-		}
-		if a[i].Message != nil {
-			ma, err1 := session.EncodeMessage(a[i].Message)
-			mb, err2 := session.EncodeMessage(b[i].Message)
-			if err1 != nil || err2 != nil || !bytes.Equal(ma, mb) {
-				t.Fatalf("round trip: message %s differs (%v %v)", a[i].ID, err1, err2)
-			}
-		}
-		if a[i].Compaction != nil && (b[i].Compaction == nil || a[i].Compaction.Summary != b[i].Compaction.Summary ||
-			a[i].Compaction.FirstKeptID != b[i].Compaction.FirstKeptID) {
-			t.Fatalf("round trip: compaction %s differs", a[i].ID)
-		}
-	}
-	if n := len(back.Context().Messages); n != len(s.Context().Messages) {
-		t.Errorf("round trip: context %d messages, was %d", n, len(s.Context().Messages))
-	}
-}
-
 func TestRewindAndCompression(t *testing.T) {
 	tr := readTestdata(t, "built-rewind-compress.jsonl")
-	if u4 := byID(tr, "u4"); u4 == nil || u4.ParentID != "g2" {
+	if u4 := readertest.ByID(tr, "u4"); u4 == nil || u4.ParentID != "g2" {
 		t.Errorf("the prompt after the rewind does not branch from g2: %+v", u4)
 	}
 	var cp *compact.Compaction
@@ -257,7 +196,7 @@ func TestRewindAndCompression(t *testing.T) {
 		t.Errorf("context starts with %s", ctx.Messages[0].Role)
 	}
 	// The thoughts and the stored token record are kept.
-	g1 := byID(tr, "g1").Message
+	g1 := readertest.ByID(tr, "g1").Message
 	if g1.Content[0].Type != compact.PartThinking || g1.Content[0].Thinking != "**Reading the script** I'll open the script before answering." ||
 		!strings.Contains(string(g1.Extra["tokens"]), `"thoughts":210`) {
 		t.Errorf("g1 = %+v", g1)
@@ -315,7 +254,7 @@ func TestSynthetic(t *testing.T) {
 			data: meta + `{"id":"a","type":"user","content":"1"}` + "\n" + `{"id":"b","type":"gemini","content":"2"}` + "\n" +
 				`{"$set":{"messages":[{"id":"a","type":"user","content":"1"}]}}` + "\n" + `{"id":"c","type":"gemini","content":"3"}` + "\n",
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if c := byID(tr, "c"); c == nil || c.ParentID != "a" {
+				if c := readertest.ByID(tr, "c"); c == nil || c.ParentID != "a" {
 					t.Errorf("c = %+v", c)
 				}
 			},
@@ -324,7 +263,7 @@ func TestSynthetic(t *testing.T) {
 			name: "rewind to an unknown id starts over from the session",
 			data: meta + `{"id":"a","type":"user","content":"1"}` + "\n" + `{"$rewindTo":"nope"}` + "\n" + `{"id":"a","type":"user","content":"2"}` + "\n",
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if e := byID(tr, "a~2"); e == nil || e.ParentID != "session" || e.Message.Text() != "2" {
+				if e := readertest.ByID(tr, "a~2"); e == nil || e.ParentID != "session" || e.Message.Text() != "2" {
 					t.Errorf("second a = %+v", e)
 				}
 			},
@@ -334,7 +273,7 @@ func TestSynthetic(t *testing.T) {
 			data: `{"sessionId":"s","projectHash":"p","messages":[{"id":"g","type":"gemini","content":"",` +
 				`"toolCalls":[{"id":"k","name":"shell","args":{"command":"ls"},"status":"cancelled"}]}]}`,
 			check: func(t *testing.T, tr *compact.Transcript) {
-				r := byID(tr, "g#1")
+				r := readertest.ByID(tr, "g#1")
 				if r == nil || !r.Message.IsError || r.Message.ToolCallID != "k" || r.Message.Text() != "" {
 					t.Errorf("result = %+v", r)
 				}
@@ -398,16 +337,16 @@ func TestDetect(t *testing.T) {
 		head string
 		want bool
 	}{
-		{"legacy recording", file(t, "testdata/session-2026-03-27-readme.json"), true},
-		{"old recording", file(t, "testdata/session-2025-10-rename.json"), true},
-		{"jsonl recording", file(t, "testdata/session-2026-04-23T12-52-0ab84937.jsonl"), true},
-		{"built recording", file(t, "testdata/built-rewind-compress.jsonl"), true},
-		{"checkpoint", file(t, "testdata/checkpoint-bump.json"), true},
+		{"legacy recording", readertest.File(t, "testdata/session-2026-03-27-readme.json"), true},
+		{"old recording", readertest.File(t, "testdata/session-2025-10-rename.json"), true},
+		{"jsonl recording", readertest.File(t, "testdata/session-2026-04-23T12-52-0ab84937.jsonl"), true},
+		{"built recording", readertest.File(t, "testdata/built-rewind-compress.jsonl"), true},
+		{"checkpoint", readertest.File(t, "testdata/checkpoint-bump.json"), true},
 		{"old checkpoint", `[{"role":"user","parts":[{"text":"hi"}]}]`, true},
 		{"cut", long[:65536], true},
-		{"cline history", file(t, "../cline/testdata/native-task/api_conversation_history.json"), false},
-		{"cline ui messages", file(t, "../cline/testdata/native-task/ui_messages.json"), false},
-		{"pi session", file(t, "../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
+		{"cline history", readertest.File(t, "../cline/testdata/native-task/api_conversation_history.json"), false},
+		{"cline ui messages", readertest.File(t, "../cline/testdata/native-task/ui_messages.json"), false},
+		{"pi session", readertest.File(t, "../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
 		{"claude code line", `{"parentUuid":null,"sessionId":"x","type":"user","message":{"role":"user","content":"hi"}}`, false},
 		{"empty", "", false},
 	}
@@ -422,13 +361,4 @@ func TestDetect(t *testing.T) {
 			}
 		})
 	}
-}
-
-func file(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
