@@ -310,40 +310,13 @@ func TestDetectDir(t *testing.T) {
 }
 
 func FuzzRead(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.json")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	readertest.SeedFiles(f, "testdata/*.json", 0)
 	f.Add([]byte(`[{"id":1,"source":"agent","action":"condensation","args":{"forgotten_event_ids":[0,5]}},{"id":1,"observation":"run","cause":1}]`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		Detect(data)
-		tr, err := Read(data, "fuzz.json")
-		if err != nil {
-			return
-		}
-		for _, e := range tr.Entries {
-			if e.Kind == compact.KindMessage && e.Message == nil {
-				t.Fatal("message entry without a message")
-			}
-		}
-	})
+	readertest.FuzzDetectRead(f, "fuzz.json", Detect, Read)
 }
 
 // BenchmarkRead reads the package's largest test file; the benchmark
 // reports its throughput.
 func BenchmarkRead(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("testdata", "basic_gui_mode.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := Read(data, "basic_gui_mode.json"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	readertest.BenchRead(b, "testdata/basic_gui_mode.json", Read)
 }

@@ -425,27 +425,9 @@ func keys(m map[string]json.RawMessage) []string {
 // run it with -fuzzminimizetime 1x: minimizing a large interesting input
 // otherwise takes most of the fuzzing time.
 func FuzzRead(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.json")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	readertest.SeedFiles(f, "testdata/*.json", 0)
 	f.Add([]byte(`{"system":[{"type":"text"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x"}]}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := Read(data, "fuzz.json")
-		Detect(data)
-		if err != nil {
-			return
-		}
-		for _, e := range tr.Entries {
-			if e.Kind == compact.KindMessage && e.Message == nil {
-				t.Fatal("message entry without a message")
-			}
-		}
-	})
+	readertest.FuzzDetectRead(f, "fuzz.json", Detect, Read)
 }
 
 // TestReadPretty reads each body pretty-printed, as bodies saved by hand
@@ -482,14 +464,5 @@ func TestReadPretty(t *testing.T) {
 // BenchmarkRead reads the package's largest test file; the benchmark
 // reports its throughput.
 func BenchmarkRead(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("testdata", "claude-code-shaped.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := Read(data, "claude-code-shaped.json"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	readertest.BenchRead(b, "testdata/claude-code-shaped.json", Read)
 }

@@ -268,40 +268,13 @@ func TestDetect(t *testing.T) {
 // run it with -fuzzminimizetime 1x: minimizing a large interesting input
 // otherwise takes most of the fuzzing time.
 func FuzzRead(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.traj")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	readertest.SeedFiles(f, "testdata/*.traj", 0)
 	f.Add([]byte(`{"history":[{"role":"assistant","thinking_blocks":[{}],"tool_calls":[{"id":"a","function":{}}]},{"role":"tool","tool_call_ids":["a","b"]}]}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		Detect(data)
-		tr, err := Read(data, "fuzz.traj")
-		if err != nil {
-			return
-		}
-		for _, e := range tr.Entries {
-			if e.Kind == compact.KindMessage && e.Message == nil {
-				t.Fatal("message entry without a message")
-			}
-		}
-	})
+	readertest.FuzzDetectRead(f, "fuzz.traj", Detect, Read)
 }
 
 // BenchmarkRead reads the package's largest test file; the benchmark
 // reports its throughput.
 func BenchmarkRead(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("testdata", "thought-action.traj"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, err := Read(data, "thought-action.traj"); err != nil {
-			b.Fatal(err)
-		}
-	}
+	readertest.BenchRead(b, "testdata/thought-action.traj", Read)
 }

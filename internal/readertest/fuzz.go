@@ -85,3 +85,22 @@ func BenchRead(b *testing.B, pattern string, read ReadFunc) {
 		}
 	}
 }
+
+// FuzzDetectRead fuzzes detect and read with each input named name:
+// neither may panic, and every message entry of a transcript read must
+// hold its message. What the errors say is left to the package's other
+// tests.
+func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read ReadFunc) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		detect(data)
+		tr, err := read(data, name)
+		if err != nil {
+			return
+		}
+		for _, e := range tr.Entries {
+			if e.Kind == compact.KindMessage && e.Message == nil {
+				t.Fatal("message entry without a message")
+			}
+		}
+	})
+}
