@@ -162,12 +162,7 @@ func TestReadFiles(t *testing.T) {
 			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
 				t.Errorf("custom entries %v, want %v", got, tc.customs)
 			}
-			if tc.unknown == nil {
-				tc.unknown = map[string]int{}
-			}
-			if !reflect.DeepEqual(tr.Unknown, tc.unknown) {
-				t.Errorf("unknown %v, want %v", tr.Unknown, tc.unknown)
-			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
 			if len(tr.Warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
 			}

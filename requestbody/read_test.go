@@ -171,12 +171,7 @@ func TestReadFiles(t *testing.T) {
 			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
 				t.Errorf("custom entries %v, want %v", got, tc.customs)
 			}
-			if tc.unknown == nil {
-				tc.unknown = map[string]int{}
-			}
-			if !reflect.DeepEqual(tr.Unknown, tc.unknown) {
-				t.Errorf("unknown %v, want %v", tr.Unknown, tc.unknown)
-			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
 			if len(tr.Warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
 			}
@@ -194,7 +189,7 @@ func TestReadFiles(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			ctx := tc.roles[compact.RoleUser] + tc.roles[compact.RoleAssistant] + tc.roles[compact.RoleToolResult]
+			ctx := readertest.Context(tc.roles)
 			readertest.RoundTrip(t, tr, ctx)
 		})
 	}
@@ -305,25 +300,13 @@ func TestReadCases(t *testing.T) {
 			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
 				t.Errorf("custom entries %v, want %v", got, tc.customs)
 			}
-			if tc.unknown == nil {
-				tc.unknown = map[string]int{}
-			}
-			if !reflect.DeepEqual(tr.Unknown, tc.unknown) {
-				t.Errorf("unknown %v, want %v", tr.Unknown, tc.unknown)
-			}
-			if len(tr.Warnings) != len(tc.warnings) {
-				t.Fatalf("warnings %q, want %q", tr.Warnings, tc.warnings)
-			}
-			for i, w := range tc.warnings {
-				if !strings.HasPrefix(tr.Warnings[i], w) {
-					t.Errorf("warning %q, want prefix %q", tr.Warnings[i], w)
-				}
-			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
+			readertest.CheckWarnings(t, tr, tc.warnings)
 			readertest.CheckPairing(t, tr)
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			readertest.RoundTrip(t, tr, tc.roles[compact.RoleUser]+tc.roles[compact.RoleAssistant]+tc.roles[compact.RoleToolResult])
+			readertest.RoundTrip(t, tr, readertest.Context(tc.roles))
 		})
 	}
 }
@@ -457,7 +440,7 @@ func TestReadPretty(t *testing.T) {
 			}
 		}
 		r := readertest.Roles(tr)
-		readertest.RoundTrip(t, tr, r[compact.RoleUser]+r[compact.RoleAssistant]+r[compact.RoleToolResult])
+		readertest.RoundTrip(t, tr, readertest.Context(r))
 	}
 }
 

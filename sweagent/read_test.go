@@ -113,7 +113,7 @@ func TestReadFiles(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			readertest.RoundTrip(t, tr, tc.roles[compact.RoleUser]+tc.roles[compact.RoleAssistant]+tc.roles[compact.RoleToolResult])
+			readertest.RoundTrip(t, tr, readertest.Context(tc.roles))
 		})
 	}
 }
@@ -183,25 +183,13 @@ func TestReadCases(t *testing.T) {
 			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
 				t.Errorf("roles %v, want %v", got, tc.roles)
 			}
-			if tc.unknown == nil {
-				tc.unknown = map[string]int{}
-			}
-			if !reflect.DeepEqual(tr.Unknown, tc.unknown) {
-				t.Errorf("unknown %v, want %v", tr.Unknown, tc.unknown)
-			}
-			if len(tr.Warnings) != len(tc.warnings) {
-				t.Fatalf("warnings %q, want %q", tr.Warnings, tc.warnings)
-			}
-			for i, w := range tc.warnings {
-				if !strings.HasPrefix(tr.Warnings[i], w) {
-					t.Errorf("warning %q, want prefix %q", tr.Warnings[i], w)
-				}
-			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
+			readertest.CheckWarnings(t, tr, tc.warnings)
 			readertest.CheckPairing(t, tr)
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			readertest.RoundTrip(t, tr, tc.roles[compact.RoleUser]+tc.roles[compact.RoleAssistant]+tc.roles[compact.RoleToolResult])
+			readertest.RoundTrip(t, tr, readertest.Context(tc.roles))
 		})
 	}
 }

@@ -1,13 +1,17 @@
 // Package readertest holds the checks every reader of another agent's
-// files (requestbody, sweagent, openhands) runs on the transcripts it
-// makes: tool results paired with their calls, counts by role and custom
-// type, and the round trip through a pi session file.
+// files (requestbody, sweagent, openhands, claudecode, codex, cline,
+// geminicli) runs on the transcripts it makes: tool results paired with
+// their calls, counts by role, custom type and unknown record, warnings,
+// the round trip through a pi session file; and the fuzz targets and
+// benchmark they share.
 package readertest
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -154,4 +158,37 @@ func Customs(tr *compact.Transcript) map[string]int {
 		}
 	}
 	return out
+}
+
+// CheckUnknown asserts that tr.Unknown, which a reader always makes,
+// counts the record types in want (nil: none).
+func CheckUnknown(t testing.TB, tr *compact.Transcript, want map[string]int) {
+	t.Helper()
+	if want == nil {
+		want = map[string]int{}
+	}
+	if !reflect.DeepEqual(tr.Unknown, want) {
+		t.Errorf("unknown %v, want %v", tr.Unknown, want)
+	}
+}
+
+// CheckWarnings asserts that tr has one warning for each of prefixes,
+// in order, each beginning with its prefix.
+func CheckWarnings(t testing.TB, tr *compact.Transcript, prefixes []string) {
+	t.Helper()
+	if len(tr.Warnings) != len(prefixes) {
+		t.Fatalf("warnings %q, want %q", tr.Warnings, prefixes)
+	}
+	for i, w := range prefixes {
+		if !strings.HasPrefix(tr.Warnings[i], w) {
+			t.Errorf("warning %q, want prefix %q", tr.Warnings[i], w)
+		}
+	}
+}
+
+// Context returns how many messages a context built from messages
+// counted by role (as Roles counts them) holds: the user, assistant and
+// tool result ones.
+func Context(roles map[compact.Role]int) int {
+	return roles[compact.RoleUser] + roles[compact.RoleAssistant] + roles[compact.RoleToolResult]
 }
