@@ -94,18 +94,12 @@ func (r *reader) chatAssistant(fields map[string]json.RawMessage) error {
 		}
 		m.Content = append(m.Content, p)
 	}
-	if raw, ok := fields["tool_calls"]; ok && !jsonrec.IsNull(raw) {
-		var calls []map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &calls); err != nil {
-			return fmt.Errorf(".tool_calls: not an array of objects")
-		}
-		for j, c := range calls {
-			part, err := r.chatCall(c)
-			if err != nil {
-				return fmt.Errorf(".tool_calls[%d]%w", j, err)
-			}
-			m.Content = append(m.Content, part)
-		}
+	if err := jsonrec.EachObject(fields, "tool_calls", func(c map[string]json.RawMessage) error {
+		part, err := r.chatCall(c)
+		m.Content = append(m.Content, part)
+		return err
+	}); err != nil {
+		return err
 	}
 	if raw, ok := fields["function_call"]; ok && !jsonrec.IsNull(raw) {
 		var fc map[string]json.RawMessage
@@ -199,33 +193,7 @@ func (r *reader) arguments(s, id string) json.RawMessage {
 
 // chatContent maps a Chat content: a string, null, or an array of parts.
 func (r *reader) chatContent(raw json.RawMessage) ([]compact.Part, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || jsonrec.IsNull(raw) {
-		return nil, nil
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf(".content: %v", err)
-		}
-		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
-	case '[':
-		var parts []json.RawMessage
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return nil, fmt.Errorf(".content: %v", err)
-		}
-		out := make([]compact.Part, 0, len(parts))
-		for j, p := range parts {
-			part, err := r.chatPart(p)
-			if err != nil {
-				return nil, fmt.Errorf(".content[%d]%w", j, err)
-			}
-			out = append(out, part)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf(".content: neither a string nor an array")
+	return jsonrec.Content(raw, "an array", r.chatPart)
 }
 
 // chatPart maps one content part.

@@ -252,18 +252,12 @@ func (r *reader) assistant(f map[string]json.RawMessage) error {
 		}
 		m.Content = append(m.Content, p)
 	}
-	if raw := f["tool_calls"]; !jsonrec.IsNull(raw) && raw != nil {
-		var calls []map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &calls); err != nil {
-			return fmt.Errorf(".tool_calls: not an array of objects")
-		}
-		for j, c := range calls {
-			part, err := r.call(c)
-			if err != nil {
-				return fmt.Errorf(".tool_calls[%d]%w", j, err)
-			}
-			m.Content = append(m.Content, part)
-		}
+	if err := jsonrec.EachObject(f, "tool_calls", func(c map[string]json.RawMessage) error {
+		part, err := r.call(c)
+		m.Content = append(m.Content, part)
+		return err
+	}); err != nil {
+		return err
 	}
 	m.StopReason = compact.StopEnd
 	if len(m.ToolCalls()) > 0 {
@@ -351,56 +345,36 @@ func (r *reader) tool(f map[string]json.RawMessage, it jsonrec.Element) error {
 // image_url with a data: URL; any other part stays a text part "[type]"
 // holding the part under its "part" extra).
 func (r *reader) content(raw json.RawMessage) ([]compact.Part, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || jsonrec.IsNull(raw) {
-		return nil, nil
+	return jsonrec.Content(raw, "a list", r.part)
+}
+
+// part maps one element of a content list.
+func (r *reader) part(p json.RawMessage) (compact.Part, error) {
+	f, err := jsonrec.Fields(p)
+	if err != nil {
+		return compact.Part{}, err
 	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf(".content: %v", err)
-		}
-		return []compact.Part{{Type: compact.PartText, Text: s}}, nil
-	case '[':
-	default:
-		return nil, fmt.Errorf(".content: neither a string nor a list")
+	var typ, text string
+	if err := jsonrec.String(f, "type", &typ); err != nil {
+		return compact.Part{}, err
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf(".content: %v", err)
+	switch typ {
+	case "text":
+		if err := jsonrec.String(f, "text", &text); err != nil {
+			return compact.Part{}, err
+		}
+		return compact.Part{Type: compact.PartText, Text: text, Extra: jsonrec.Extras(f, "type", "text")}, nil
+	case "image_url":
+		var img struct {
+			URL string `json:"url"`
+		}
+		_ = json.Unmarshal(f["image_url"], &img)
+		if mime, data, ok := jsonrec.SplitDataURL(img.URL); ok {
+			return compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: jsonrec.Extras(f, "type", "image_url")}, nil
+		}
+	case "":
+		return compact.Part{}, fmt.Errorf(".type: missing")
 	}
-	out := make([]compact.Part, 0, len(list))
-	for j, p := range list {
-		f, err := jsonrec.Fields(p)
-		if err != nil {
-			return nil, fmt.Errorf(".content[%d]%w", j, err)
-		}
-		var typ, text string
-		if err := jsonrec.String(f, "type", &typ); err != nil {
-			return nil, fmt.Errorf(".content[%d]%w", j, err)
-		}
-		switch typ {
-		case "text":
-			if err := jsonrec.String(f, "text", &text); err != nil {
-				return nil, fmt.Errorf(".content[%d]%w", j, err)
-			}
-			out = append(out, compact.Part{Type: compact.PartText, Text: text, Extra: jsonrec.Extras(f, "type", "text")})
-			continue
-		case "image_url":
-			var img struct {
-				URL string `json:"url"`
-			}
-			_ = json.Unmarshal(f["image_url"], &img)
-			if mime, data, ok := jsonrec.SplitDataURL(img.URL); ok {
-				out = append(out, compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: jsonrec.Extras(f, "type", "image_url")})
-				continue
-			}
-		case "":
-			return nil, fmt.Errorf(".content[%d].type: missing", j)
-		}
-		r.t.Unknown[typ+" part"]++
-		out = append(out, compact.Part{Type: compact.PartText, Text: "[" + typ + "]", Extra: map[string]json.RawMessage{"part": p}})
-	}
-	return out, nil
+	r.t.Unknown[typ+" part"]++
+	return compact.Part{Type: compact.PartText, Text: "[" + typ + "]", Extra: map[string]json.RawMessage{"part": p}}, nil
 }
