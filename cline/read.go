@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Format is the format name of this package's transcripts.
@@ -445,7 +446,7 @@ func (b *builder) user(m *apiMessage, ts int64) {
 	k := 0
 	for _, r := range results {
 		if k == 0 {
-			r.Extra = merge(extra, r.Extra)
+			r.Extra = jsonrec.Merge(extra, r.Extra)
 		}
 		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: r})
 		k++
@@ -535,21 +536,6 @@ func (b *builder) xmlCall(i int, tool string) string {
 	call.Extra["clineSynthesized"] = json.RawMessage(`true`)
 	msg.Content = append(msg.Content, call)
 	return id
-}
-
-// merge returns a with b's members added (b wins), nil when both are empty.
-func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
-	if len(a) == 0 {
-		return b
-	}
-	out := make(map[string]json.RawMessage, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }
 
 // cwdOf finds the working directory in the environment details Cline and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // readCheckpoint reads a checkpoint written by /chat save: the chat
@@ -36,7 +37,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 	}
 	var contents []json.RawMessage
 	if err := json.Unmarshal(list, &contents); err != nil {
-		return nil, fmt.Errorf("%s:%d: history: not an array", name, lineAt(data, int64(bytes.Index(data, list))))
+		return nil, fmt.Errorf("%s:%d: history: not an array", name, jsonrec.Line(data, bytes.Index(data, list)))
 	}
 	c := &converter{name: name, t: t, calls: map[string]string{}, answered: map[string]bool{}, used: map[string]bool{}}
 	var open []string // ids of calls not yet answered, in order

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // converter turns message records into entries.
@@ -149,7 +150,7 @@ func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	if len(msg.Content) > 0 || len(results) == 0 {
 		out = append(out, &compact.Entry{ID: c.id(r.id), Kind: compact.KindMessage, Timestamp: ts, Message: msg})
 	} else {
-		out[0].Message.Extra = merge(msg.Extra, out[0].Message.Extra)
+		out[0].Message.Extra = jsonrec.Merge(msg.Extra, out[0].Message.Extra)
 	}
 	return out, nil
 }
@@ -173,20 +174,6 @@ func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) m
 		ex["unknownParts"], _ = json.Marshal(unknown)
 	}
 	return ex
-}
-
-func merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
-	if len(a) == 0 {
-		return b
-	}
-	out := make(map[string]json.RawMessage, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }
 
 // gemini maps a model message: its thoughts, its content, its tool calls

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // msgRecord is one MessageRecord of a recording, as last written.
@@ -349,63 +351,43 @@ func (f *fold) readLegacy(data []byte) error {
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", f.name, lineAt(data, dec.InputOffset()), err)
+			return fmt.Errorf("%s:%d: %w", f.name, jsonrec.Line(data, int(dec.InputOffset())), err)
 		}
 		key, _ := t.(string)
 		if key != "messages" {
 			var v json.RawMessage
 			if err := dec.Decode(&v); err != nil {
-				return fmt.Errorf("%s:%d: field %s: %w", f.name, lineAt(data, dec.InputOffset()), key, err)
+				return fmt.Errorf("%s:%d: field %s: %w", f.name, jsonrec.Line(data, int(dec.InputOffset())), key, err)
 			}
 			f.setMeta(map[string]json.RawMessage{key: compactJSON(v)})
 			continue
 		}
 		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-			return fmt.Errorf("%s:%d: field messages: not an array", f.name, lineAt(data, dec.InputOffset()))
+			return fmt.Errorf("%s:%d: field messages: not an array", f.name, jsonrec.Line(data, int(dec.InputOffset())))
 		}
 		for n := 1; dec.More(); n++ {
-			start := skipSpace(data, dec.InputOffset())
+			start := jsonrec.SkipSpace(data, dec.InputOffset())
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return fmt.Errorf("%s:%d: message %d: %w", f.name, lineAt(data, start), n, err)
+				return fmt.Errorf("%s:%d: message %d: %w", f.name, jsonrec.Line(data, int(start)), n, err)
 			}
-			r, err := decodeMsgRecord(raw, lineAt(data, start))
+			r, err := decodeMsgRecord(raw, jsonrec.Line(data, int(start)))
 			if err != nil {
-				return fmt.Errorf("%s:%d: message %d: %w", f.name, lineAt(data, start), n, err)
+				return fmt.Errorf("%s:%d: message %d: %w", f.name, jsonrec.Line(data, int(start)), n, err)
 			}
 			f.message(r)
 		}
 		if _, err := dec.Token(); err != nil {
-			return fmt.Errorf("%s:%d: field messages: %w", f.name, lineAt(data, dec.InputOffset()), err)
+			return fmt.Errorf("%s:%d: field messages: %w", f.name, jsonrec.Line(data, int(dec.InputOffset())), err)
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%s:%d: %w", f.name, lineAt(data, dec.InputOffset()), err)
+		return fmt.Errorf("%s:%d: %w", f.name, jsonrec.Line(data, int(dec.InputOffset())), err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("%s:%d: data after the object", f.name, lineAt(data, dec.InputOffset()))
+		return fmt.Errorf("%s:%d: data after the object", f.name, jsonrec.Line(data, int(dec.InputOffset())))
 	}
 	return nil
-}
-
-// skipSpace returns the offset of the first byte at or after off that is
-// neither space nor a separating comma.
-func skipSpace(data []byte, off int64) int64 {
-	for off < int64(len(data)) {
-		switch data[off] {
-		case ' ', '\t', '\r', '\n', ',':
-			off++
-		default:
-			return off
-		}
-	}
-	return off
-}
-
-// lineAt returns the 1-based line of byte offset off.
-func lineAt(data []byte, off int64) int {
-	off = max(0, min(off, int64(len(data))))
-	return bytes.Count(data[:off], []byte{'\n'}) + 1
 }
 
 // compactJSON returns raw without insignificant white space (recordings

@@ -136,6 +136,21 @@ func Line(data []byte, off int) int {
 	return 1 + bytes.Count(data[:off], []byte{'\n'})
 }
 
+// SkipSpace returns the offset of the first byte of data at or after
+// off that is neither white space nor a comma separating array elements:
+// where a json.Decoder's next value starts.
+func SkipSpace(data []byte, off int64) int64 {
+	for off < int64(len(data)) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
 // Fields decodes raw as an object into its members; an error says
 // ": not a JSON object", to follow a path.
 func Fields(raw json.RawMessage) (map[string]json.RawMessage, error) {
@@ -171,6 +186,22 @@ outer:
 			}
 		}
 		out = Set(out, k, v)
+	}
+	return out
+}
+
+// Merge returns a with b's members added (b's win on a shared key): a
+// new map when a has members, b itself when a has none.
+func Merge(a, b map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[string]json.RawMessage, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
 	}
 	return out
 }

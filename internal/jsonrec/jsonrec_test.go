@@ -200,3 +200,21 @@ func TestSafeExtras(t *testing.T) {
 		t.Errorf("part extras %v", p)
 	}
 }
+
+func TestMergeAndSkipSpace(t *testing.T) {
+	b := map[string]json.RawMessage{"k": []byte("2"), "y": []byte("3")}
+	if got := Merge(nil, b); !reflect.DeepEqual(got, b) {
+		t.Errorf("Merge(nil, b) = %v", got)
+	}
+	got := Merge(map[string]json.RawMessage{"k": []byte("1"), "x": []byte("0")}, b)
+	want := map[string]json.RawMessage{"k": []byte("2"), "x": []byte("0"), "y": []byte("3")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Merge = %v, want %v", got, want)
+	}
+	data := []byte("[1 ,\n\t 2]  ")
+	for _, tc := range []struct{ off, want int64 }{{0, 0}, {2, 7}, {7, 7}, {8, 8}, {9, 11}, {20, 20}} {
+		if got := SkipSpace(data, tc.off); got != tc.want {
+			t.Errorf("SkipSpace(%d) = %d, want %d", tc.off, got, tc.want)
+		}
+	}
+}
