@@ -125,22 +125,11 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 	// loadSettings checks the one budget of "run"; the largest stands for
 	// them all (it must be smaller than the window).
 	lf.keepRecent = largest
-	st, err := a.loadSettings(cmd, lf)
+	su, err := a.loadSummarySetup(cmd, lf, sf)
 	if err != nil {
 		return err
 	}
-	reg, err := compact.LoadRegistry()
-	if err != nil {
-		return err
-	}
-	choice, err := a.resolveSummarizer(cmd, st, sf, reg)
-	if err != nil {
-		return err
-	}
-	policy, err := st.cfg.TriggerPolicy()
-	if err != nil {
-		return err
-	}
+	st, reg, choice, policy := su.st, su.reg, su.choice, su.policy
 	reserve := st.cfg.ReserveTokens
 	if reserve <= 0 {
 		reserve = compact.DefaultReserveTokens
@@ -160,8 +149,8 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 		if err != nil {
 			return err
 		}
-		info, _, _ := st.modelLimits(reg, s.Context().Model)
-		if err := st.fitWindow(info); err != nil {
+		info, _, _, err := st.fitModel(reg, s.Context().Model)
+		if err != nil {
 			return err
 		}
 		opts := retention.Options{KeepRecent: keeps, Summarizer: sum, Name: name, Cheap: true,

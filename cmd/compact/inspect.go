@@ -128,23 +128,12 @@ func (a *app) inspectCommand() *cobra.Command {
 }
 
 func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) error {
-	st, err := a.loadSettings(cmd, lf)
+	o, err := a.openSized(cmd, file, leaf, lf)
 	if err != nil {
 		return err
 	}
-	s, err := a.openRead(file, leaf)
-	if err != nil {
-		return err
-	}
-	reg, err := compact.LoadRegistry()
-	if err != nil {
-		return err
-	}
-	ctx := s.Context()
-	info, modelSource, windowSource := st.modelLimits(reg, ctx.Model)
-	if err := st.fitWindow(info); err != nil {
-		return err
-	}
+	st, s, ctx, info := o.st, o.s, o.ctx, o.info
+	modelSource, windowSource := o.modelSource, o.windowSource
 	// OpenAI models have public tokenizers: their messages are counted
 	// exactly; the others with the estimate.
 	counter := counterEstimate

@@ -294,8 +294,8 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 		if err != nil {
 			return err
 		}
-		info, _, _ := st.modelLimits(reg, s.Context().Model)
-		if err := st.fitWindow(info); err != nil {
+		info, _, _, err := st.fitModel(reg, s.Context().Model)
+		if err != nil {
 			return err
 		}
 		if info.ContextWindow <= 0 {

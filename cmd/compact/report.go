@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/report"
 )
 
@@ -80,22 +79,11 @@ func (a *app) report(cmd *cobra.Command, file, leaf, out string, lf *limitFlags)
 	if err := checkReportOutput(file, out); err != nil {
 		return err
 	}
-	st, err := a.loadSettings(cmd, lf)
+	o, err := a.openSized(cmd, file, leaf, lf)
 	if err != nil {
 		return err
 	}
-	s, err := a.openRead(file, leaf)
-	if err != nil {
-		return err
-	}
-	reg, err := compact.LoadRegistry()
-	if err != nil {
-		return err
-	}
-	info, _, _ := st.modelLimits(reg, s.Context().Model)
-	if err := st.fitWindow(info); err != nil {
-		return err
-	}
+	st, s, info := o.st, o.s, o.info
 	policy, err := st.cfg.TriggerPolicy()
 	if err != nil {
 		return err

@@ -130,22 +130,11 @@ compaction is disabled.`,
 }
 
 func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string, dryRun bool, lf *limitFlags, sf *summarizerFlags) error {
-	st, err := a.loadSettings(cmd, lf)
+	su, err := a.loadSummarySetup(cmd, lf, sf)
 	if err != nil {
 		return err
 	}
-	reg, err := compact.LoadRegistry()
-	if err != nil {
-		return err
-	}
-	choice, err := a.resolveSummarizer(cmd, st, sf, reg)
-	if err != nil {
-		return err
-	}
-	policy, err := st.cfg.TriggerPolicy()
-	if err != nil {
-		return err
-	}
+	st, reg, choice, policy := su.st, su.reg, su.choice, su.policy
 	if !cmd.Flags().Changed("memory-log") {
 		memoryLog = st.cfg.MemoryLog
 	}
@@ -219,8 +208,8 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		req.Fallback = compact.FallbackOn
 	}
 	rep := runReport{File: file, DryRun: dryRun, SummaryMax: req.MaxTokens}
-	info, _, _ := st.modelLimits(reg, s.Context().Model)
-	if err := st.fitWindow(info); err != nil {
+	info, _, _, err := st.fitModel(reg, s.Context().Model)
+	if err != nil {
 		return err
 	}
 	rep.Model, rep.Window = info.ID, info.ContextWindow
