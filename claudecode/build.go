@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
@@ -181,7 +180,7 @@ func (b *builder) newID(r *record) string {
 
 // message starts a message item for r.
 func (b *builder) message(r *record, m *compact.Message) *item {
-	m.Timestamp = millis(r.timestamp)
+	m.Timestamp = jsonrec.Millis(r.timestamp)
 	return &item{e: &compact.Entry{Kind: compact.KindMessage, Timestamp: r.timestamp, Message: m},
 		recs: []*record{r}, parentUUID: effectiveParent(r), alwaysMain: r.uuid == ""}
 }
@@ -207,17 +206,4 @@ func recordExtra(r *record) map[string]json.RawMessage {
 		out[k] = v
 	}
 	return out
-}
-
-// millis parses an RFC 3339 time into Unix milliseconds, 0 when it does
-// not parse.
-func millis(ts string) int64 {
-	if ts == "" {
-		return 0
-	}
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return 0
-	}
-	return t.UnixMilli()
 }

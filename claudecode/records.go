@@ -32,15 +32,11 @@ func parseRecords(data []byte, name string) (recs []*record, warnings []string, 
 
 // decodeRecord decodes one line.
 func decodeRecord(line []byte, n int) (*record, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	if fields == nil {
-		return nil, fmt.Errorf("not a JSON object: null")
+	fields, err := jsonrec.LineObject(line)
+	if err != nil {
+		return nil, err
 	}
 	r := &record{line: n, raw: line, fields: fields}
-	var err error
 	get := func(key string, dst *string) {
 		if err == nil {
 			*dst, err = jsonrec.OptString(fields, key)

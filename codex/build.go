@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
@@ -210,7 +209,7 @@ func (b *builder) open(r *record) *compact.Message {
 	if b.resp != nil {
 		return b.resp
 	}
-	m := &compact.Message{Role: compact.RoleAssistant, Provider: b.provider, Model: b.model, Timestamp: millis(r.timestamp)}
+	m := &compact.Message{Role: compact.RoleAssistant, Provider: b.provider, Model: b.model, Timestamp: jsonrec.Millis(r.timestamp)}
 	b.add(&compact.Entry{Kind: compact.KindMessage, Message: m}, r)
 	b.resp, b.last, b.aborted = m, m, false
 	if b.pending != nil {
@@ -251,19 +250,6 @@ func (b *builder) finish() {
 		}
 		e.Compaction.FirstKeptID = b.idOf(i + 1)
 	}
-}
-
-// millis parses an RFC 3339 time into Unix milliseconds, 0 when it does
-// not parse.
-func millis(ts string) int64 {
-	if ts == "" {
-		return 0
-	}
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return 0
-	}
-	return t.UnixMilli()
 }
 
 // plain decodes raw JSON into plain Go values (for Compaction.Details).

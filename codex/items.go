@@ -47,7 +47,7 @@ func (b *builder) item(r *record) error {
 			return nil
 		}
 		b.close()
-		m := &compact.Message{Role: compact.RoleUser, Content: parts, Timestamp: millis(r.timestamp), Extra: extra}
+		m := &compact.Message{Role: compact.RoleUser, Content: parts, Timestamp: jsonrec.Millis(r.timestamp), Extra: extra}
 		if role != "user" {
 			m.Extra = setExtra(m.Extra, "codexRole", quote(role))
 		}
@@ -212,7 +212,7 @@ func (b *builder) output(r *record) error {
 	if err != nil {
 		return fmt.Errorf("field payload.%w", trimField(err))
 	}
-	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Timestamp: millis(r.timestamp),
+	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Timestamp: jsonrec.Millis(r.timestamp),
 		Extra: itemExtra(r, "type", "call_id", "output")}
 	raw := bytes.TrimSpace(p["output"])
 	if r.ptype == "tool_search_output" {

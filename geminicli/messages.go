@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
@@ -35,15 +34,6 @@ func (c *converter) id(want string) string {
 	}
 	c.used[id] = true
 	return id
-}
-
-// millis parses an RFC 3339 time into Unix milliseconds, 0 if it is not one.
-func millis(ts string) int64 {
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return 0
-	}
-	return t.UnixMilli()
 }
 
 // tokens is Gemini CLI's TokensSummary: the usage metadata of the call.
@@ -99,7 +89,7 @@ func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("field content: %w", err)
 	}
-	msg := &compact.Message{Role: compact.RoleUser, Timestamp: millis(ts)}
+	msg := &compact.Message{Role: compact.RoleUser, Timestamp: jsonrec.Millis(ts)}
 	var unknown []json.RawMessage
 	var results []*compact.Message
 	dup := 0
@@ -180,7 +170,7 @@ func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) m
 // (each followed by a tool result message made from the call's result),
 // its tokens as usage.
 func (c *converter) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
-	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: millis(ts), Provider: "google"}
+	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: jsonrec.Millis(ts), Provider: "google"}
 	if v, ok := r.fields["model"]; ok && string(v) != "null" {
 		if err := json.Unmarshal(v, &msg.Model); err != nil {
 			return nil, fmt.Errorf("field model: not a string")

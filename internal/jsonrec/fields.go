@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // OptString returns the string member key of fields: "" when it is
@@ -71,4 +72,28 @@ func Abbrev(raw []byte) string {
 		return string(raw[:most]) + "..."
 	}
 	return string(raw)
+}
+
+// LineObject decodes line, one line of a JSON Lines file, as an object
+// with its members kept as stored; anything else is the error "not a
+// JSON object: ..." (": null" for the JSON null).
+func LineObject(line []byte) (map[string]json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if fields == nil {
+		return nil, fmt.Errorf("not a JSON object: null")
+	}
+	return fields, nil
+}
+
+// Millis parses an RFC 3339 timestamp into Unix milliseconds, 0 when it
+// is empty or does not parse.
+func Millis(ts string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
 }

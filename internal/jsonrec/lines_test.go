@@ -110,3 +110,19 @@ func TestFirstLine(t *testing.T) {
 		}
 	}
 }
+
+func TestLineObjectAndMillis(t *testing.T) {
+	if f, err := LineObject([]byte(`{"a":1}`)); err != nil || string(f["a"]) != "1" {
+		t.Errorf("LineObject = %v, %v", f, err)
+	}
+	for line, want := range map[string]string{"null": "not a JSON object: null", "[1]": "not a JSON object: json: cannot unmarshal array into Go value of type map[string]json.RawMessage"} {
+		if _, err := LineObject([]byte(line)); err == nil || err.Error() != want {
+			t.Errorf("LineObject(%s) error %v, want %q", line, err, want)
+		}
+	}
+	for ts, want := range map[string]int64{"": 0, "yesterday": 0, "2026-01-02T03:04:05.678Z": 1767323045678, "2026-01-02T04:04:05+01:00": 1767323045000} {
+		if got := Millis(ts); got != want {
+			t.Errorf("Millis(%q) = %d, want %d", ts, got, want)
+		}
+	}
+}
