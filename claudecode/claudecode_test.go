@@ -26,15 +26,6 @@ func counts(entries []*compact.Entry) map[string]int {
 	return n
 }
 
-func readTestdata(t *testing.T, name string) *compact.Transcript {
-	t.Helper()
-	tr, err := ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 func TestReadSamples(t *testing.T) {
 	tests := []struct {
 		file      string
@@ -75,7 +66,7 @@ func TestReadSamples(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			tr := readTestdata(t, tc.file)
+			tr := readertest.ReadTestdata(t, ReadFile, tc.file)
 			if tr.Format != Format || tr.SessionID != tc.session || tr.Model != tc.model || tr.Provider != "anthropic" || tr.Cwd == "" || tr.Timestamp == "" {
 				t.Errorf("header: format %q session %q model %q cwd %q timestamp %q", tr.Format, tr.SessionID, tr.Model, tr.Cwd, tr.Timestamp)
 			}
@@ -227,7 +218,7 @@ func pathIDs(path []*compact.Entry) string {
 }
 
 func TestUsageLastLineWins(t *testing.T) {
-	tr := readTestdata(t, "tool-heavy.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "tool-heavy.jsonl")
 	tests := []struct {
 		id   string // uuid of the response's first line
 		want compact.Usage
@@ -263,7 +254,7 @@ func findEntry(tr *compact.Transcript, id string) *compact.Entry {
 }
 
 func TestJoinedResponse(t *testing.T) {
-	tr := readTestdata(t, "tool-heavy.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "tool-heavy.jsonl")
 	// Four lines: text, thinking, two tool calls; the result of the
 	// second call points at its own line, off the parent chain.
 	e := findEntry(tr, "61045c3d")
@@ -313,7 +304,7 @@ func TestJoinedResponse(t *testing.T) {
 }
 
 func TestMetaMarked(t *testing.T) {
-	tr := readTestdata(t, "tool-heavy.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "tool-heavy.jsonl")
 	meta := 0
 	for _, e := range tr.Entries {
 		if e.Message != nil && string(e.Message.Extra["isMeta"]) == "true" {
@@ -329,7 +320,7 @@ func TestMetaMarked(t *testing.T) {
 }
 
 func TestCompaction(t *testing.T) {
-	tr := readTestdata(t, "compaction.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "compaction.jsonl")
 	var comp *compact.Entry
 	boundary := -1
 	for i, e := range tr.Entries {

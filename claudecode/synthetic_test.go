@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/readertest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -127,16 +128,8 @@ func TestMessageMapping(t *testing.T) {
 	if tr.Unknown["mystery-record"] != 1 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	var roles []string
-	for _, e := range tr.Entries {
-		if e.Message != nil {
-			roles = append(roles, string(e.Message.Role))
-		} else {
-			roles = append(roles, e.CustomType)
-		}
-	}
 	want := "user assistant toolResult user user assistant claude-code:mystery-record"
-	if got := strings.Join(roles, " "); got != want {
+	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
 		t.Fatalf("entries %s, want %s", got, want)
 	}
 	img := tr.Entries[0].Message.Content[1]

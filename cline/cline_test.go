@@ -3,7 +3,6 @@ package cline
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,15 +10,6 @@ import (
 	"github.com/compactkit/compact/internal/readertest"
 	"github.com/compactkit/compact/session"
 )
-
-func readTask(t *testing.T, dir string) *compact.Transcript {
-	t.Helper()
-	tr, err := ReadFile(filepath.Join("testdata", dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
 
 func TestReadTasks(t *testing.T) {
 	tests := []struct {
@@ -141,7 +131,7 @@ func TestReadTasks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
-			tr := readTask(t, tc.dir)
+			tr := readertest.ReadTestdata(t, ReadFile, tc.dir)
 			if tr.Format != "cline" || tr.SessionID != tc.sessionID || tr.Cwd != tc.cwd || tr.Model != tc.model ||
 				(tc.model != "" && tr.Provider != "anthropic") {
 				t.Errorf("header: format %q session %q cwd %q model %q provider %q", tr.Format, tr.SessionID, tr.Cwd, tr.Model, tr.Provider)
@@ -271,7 +261,7 @@ func checkPairs(t *testing.T, tr *compact.Transcript) {
 }
 
 func TestXMLToolCalls(t *testing.T) {
-	tr := readTask(t, "xml-task")
+	tr := readertest.ReadTestdata(t, ReadFile, "xml-task")
 	a := readertest.ByID(tr, "m3").Message
 	calls := a.ToolCalls()
 	if len(calls) != 1 || calls[0].Name != "replace_in_file" || calls[0].FilePath() != "main.go" {
@@ -310,7 +300,7 @@ func TestXMLToolCalls(t *testing.T) {
 }
 
 func TestExtrasKept(t *testing.T) {
-	tr := readTask(t, "native-task")
+	tr := readertest.ReadTestdata(t, ReadFile, "native-task")
 	a := readertest.ByID(tr, "m1").Message
 	if string(a.Extra["metrics"]) == "" || string(a.Extra["modelInfo"]) == "" || a.Provider != "anthropic" {
 		t.Errorf("assistant extras %v provider %q", a.Extra, a.Provider)
@@ -332,7 +322,7 @@ func TestExtrasKept(t *testing.T) {
 	if img == nil || img.MimeType != "image/png" || img.Data == "" {
 		t.Errorf("image not mapped: %+v", u.Content)
 	}
-	roo := readTask(t, "roo-task")
+	roo := readertest.ReadTestdata(t, ReadFile, "roo-task")
 	m := readertest.ByID(roo, "m1").Message
 	if string(m.Extra["truncationParent"]) == "" || !strings.Contains(string(m.Extra["unknownBlocks"]), "thoughtSignature") {
 		t.Errorf("roo extras = %v", m.Extra)
@@ -364,7 +354,7 @@ func TestReadOnlyHistory(t *testing.T) {
 	checkPairs(t, tr)
 	// ReadFile on ui_messages.json reads the history beside it.
 	a, err := ReadFile("testdata/xml-task/ui_messages.json")
-	if err != nil || len(a.Entries) != len(readTask(t, "xml-task").Entries) {
+	if err != nil || len(a.Entries) != len(readertest.ReadTestdata(t, ReadFile, "xml-task").Entries) {
 		t.Errorf("ReadFile(ui_messages.json): %v", err)
 	}
 }

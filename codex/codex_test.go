@@ -12,15 +12,6 @@ import (
 	"github.com/compactkit/compact/session"
 )
 
-func readTestdata(t *testing.T, name string) *compact.Transcript {
-	t.Helper()
-	tr, err := ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 func TestReadSamples(t *testing.T) {
 	tests := []struct {
 		file     string
@@ -55,7 +46,7 @@ func TestReadSamples(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			tr := readTestdata(t, tc.file)
+			tr := readertest.ReadTestdata(t, ReadFile, tc.file)
 			if tr.Format != Format || tr.SessionID != tc.session || tr.Model != tc.model || tr.Provider != "openai" || tr.Cwd == "" || tr.Timestamp == "" {
 				t.Errorf("header: format %q session %q model %q provider %q cwd %q timestamp %q", tr.Format, tr.SessionID, tr.Model, tr.Provider, tr.Cwd, tr.Timestamp)
 			}
@@ -142,7 +133,7 @@ func TestUsage(t *testing.T) {
 		{"compaction-constructed.jsonl", 1, compact.Usage{Input: 8900 - 8192, CacheRead: 8192, Output: 310, Total: 9210}, compact.StopToolUse},
 	}
 	for _, tc := range tests {
-		as := assistants(readTestdata(t, tc.file))
+		as := assistants(readertest.ReadTestdata(t, ReadFile, tc.file))
 		m := as[tc.index]
 		if m.Usage == nil || *m.Usage != tc.want || m.StopReason != tc.stop {
 			t.Errorf("%s response %d: usage %+v stop %s, want %+v %s", tc.file, tc.index, m.Usage, m.StopReason, tc.want, tc.stop)
@@ -155,7 +146,7 @@ func TestUsage(t *testing.T) {
 }
 
 func TestResponseParts(t *testing.T) {
-	tr := readTestdata(t, "pomodoro.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "pomodoro.jsonl")
 	as := assistants(tr)
 	// Reasoning then a shell call, one message.
 	first := as[0]
@@ -200,7 +191,7 @@ func TestResponseParts(t *testing.T) {
 }
 
 func TestDeveloperMessage(t *testing.T) {
-	tr := readTestdata(t, "exec-0.135.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "exec-0.135.jsonl")
 	var dev *compact.Message
 	for _, e := range tr.Entries {
 		if e.Message != nil && string(e.Message.Extra["codexRole"]) == `"developer"` {
@@ -217,7 +208,7 @@ func TestDeveloperMessage(t *testing.T) {
 }
 
 func TestCompactions(t *testing.T) {
-	tr := readTestdata(t, "compaction-constructed.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "compaction-constructed.jsonl")
 	var comps []*compact.Entry
 	for _, e := range tr.Entries {
 		if e.Kind == compact.KindCompaction {

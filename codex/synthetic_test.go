@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/readertest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -47,16 +48,8 @@ func TestItemMapping(t *testing.T) {
 	if tr.Unknown["mystery"] != 1 || tr.Unknown["response_item.frobnicate"] != 1 || len(tr.Unknown) != 2 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	var kinds []string
-	for _, e := range tr.Entries {
-		if e.Message != nil {
-			kinds = append(kinds, string(e.Message.Role))
-		} else {
-			kinds = append(kinds, e.CustomType)
-		}
-	}
 	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult user assistant toolResult codex:response_item.frobnicate codex:mystery assistant codex:event_msg"
-	if got := strings.Join(kinds, " "); got != want {
+	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
 		t.Fatalf("entries\n%s\nwant\n%s", got, want)
 	}
 	img := tr.Entries[2].Message.Content[1]

@@ -3,7 +3,6 @@ package geminicli
 import (
 	"bytes"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,15 +10,6 @@ import (
 	"github.com/compactkit/compact/internal/readertest"
 	"github.com/compactkit/compact/session"
 )
-
-func readTestdata(t *testing.T, name string) *compact.Transcript {
-	t.Helper()
-	tr, err := ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
 
 func TestReadFiles(t *testing.T) {
 	tests := []struct {
@@ -67,7 +57,7 @@ func TestReadFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			tr := readTestdata(t, tc.file)
+			tr := readertest.ReadTestdata(t, ReadFile, tc.file)
 			if tr.Format != "gemini-cli" || tr.SessionID != tc.session || tr.Model != tc.model {
 				t.Errorf("format %q session %q model %q", tr.Format, tr.SessionID, tr.Model)
 			}
@@ -162,7 +152,7 @@ func checkPairs(t *testing.T, tr *compact.Transcript) {
 }
 
 func TestRewindAndCompression(t *testing.T) {
-	tr := readTestdata(t, "built-rewind-compress.jsonl")
+	tr := readertest.ReadTestdata(t, ReadFile, "built-rewind-compress.jsonl")
 	if u4 := readertest.ByID(tr, "u4"); u4 == nil || u4.ParentID != "g2" {
 		t.Errorf("the prompt after the rewind does not branch from g2: %+v", u4)
 	}

@@ -192,3 +192,17 @@ func CheckWarnings(t testing.TB, tr *compact.Transcript, prefixes []string) {
 func Context(roles map[compact.Role]int) int {
 	return roles[compact.RoleUser] + roles[compact.RoleAssistant] + roles[compact.RoleToolResult]
 }
+
+// Kinds lists the entries of tr in order, each as its message's role or,
+// for an entry without a message, its custom type.
+func Kinds(tr *compact.Transcript) []string {
+	var out []string
+	for _, e := range tr.Entries {
+		if e.Message != nil {
+			out = append(out, string(e.Message.Role))
+		} else {
+			out = append(out, e.CustomType)
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package readertest
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -83,4 +84,15 @@ func File(tb testing.TB, path string) string {
 		tb.Fatal(err)
 	}
 	return string(b)
+}
+
+// ReadTestdata reads testdata/name with readFile, a reader's ReadFile;
+// it fails t when the file does not read.
+func ReadTestdata(t testing.TB, readFile func(path string) (*compact.Transcript, error), name string) *compact.Transcript {
+	t.Helper()
+	tr, err := readFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
