@@ -252,20 +252,8 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%s) = false (whole or first 120 bytes)", f)
 		}
 	}
-	others := []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl"}
-	for _, pattern := range []string{"../requestbody/testdata/*.json", "../sweagent/testdata/*.traj"} {
-		m, _ := filepath.Glob(pattern)
-		others = append(others, m...)
-	}
-	for _, f := range others {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if Detect(data[:min(len(data), 64<<10)]) {
-			t.Errorf("Detect(%s) = true", f)
-		}
-	}
+	readertest.DetectsNone(t, Detect, []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl"},
+		"../requestbody/testdata/*.json", "../sweagent/testdata/*.traj")
 	for _, head := range []string{``, `[]`, `[{"role":"user","content":"x"}]`, `{"type":"session"}`, `[{"id":1,"timestamp":"t","source":"user"}]`, `{"kind":"ActionEvent","source":"agent","action":{}}`} {
 		if Detect([]byte(head)) {
 			t.Errorf("Detect(%q) = true", head)
@@ -278,9 +266,6 @@ func TestDetect(t *testing.T) {
 	}
 }
 
-// FuzzRead checks that Read never panics. The seeds are whole files, so
-// run it with -fuzzminimizetime 1x: minimizing a large interesting input
-// otherwise takes most of the fuzzing time.
 func TestDetectDir(t *testing.T) {
 	tests := []struct {
 		path string
@@ -304,6 +289,9 @@ func TestDetectDir(t *testing.T) {
 	}
 }
 
+// FuzzRead checks that Read never panics. The seeds are whole files, so
+// run it with -fuzzminimizetime 1x: minimizing a large interesting input
+// otherwise takes most of the fuzzing time.
 func FuzzRead(f *testing.F) {
 	readertest.SeedFiles(f, "testdata/*.json", 0)
 	f.Add([]byte(`[{"id":1,"source":"agent","action":"condensation","args":{"forgotten_event_ids":[0,5]}},{"id":1,"observation":"run","cause":1}]`))

@@ -352,20 +352,8 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	// A Responses API body (input, not messages) is another format.
-	others := []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl", "../proxy/testdata/responses_codex.json"}
-	for _, pattern := range []string{"../sweagent/testdata/*.traj", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json"} {
-		m, _ := filepath.Glob(pattern)
-		others = append(others, m...)
-	}
-	for _, f := range others {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if Detect(data[:min(len(data), 64<<10)]) {
-			t.Errorf("Detect(%s) = true", f)
-		}
-	}
+	readertest.DetectsNone(t, Detect, []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl", "../proxy/testdata/responses_codex.json"},
+		"../sweagent/testdata/*.traj", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
 	for _, head := range []string{``, `   `, `null`, `[{"role":"user"}]`, `{"type":"session","version":3}` + "\n", `{"trajectory":[],"history":[]}`,
 		`{"model":"m","messages":"x"}`, `{"model":"m"}`, `{"model":"m","input":[{"role":"user"}]}`, `{"mod`, `not json`} {
 		if Detect([]byte(head)) {

@@ -226,20 +226,8 @@ func TestDetect(t *testing.T) {
 			t.Errorf("Detect(%s) = false (whole or first 100 bytes)", f)
 		}
 	}
-	others := []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl"}
-	for _, pattern := range []string{"../requestbody/testdata/*.json", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json"} {
-		m, _ := filepath.Glob(pattern)
-		others = append(others, m...)
-	}
-	for _, f := range others {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if Detect(data[:min(len(data), 64<<10)]) {
-			t.Errorf("Detect(%s) = true", f)
-		}
-	}
+	readertest.DetectsNone(t, Detect, []string{"../../shared/testdata/sessions/pi/before-compaction.jsonl"},
+		"../requestbody/testdata/*.json", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
 	for _, head := range []string{``, `[{"history":[]}]`, `{"history":"x"}`, `{"type":"session","history":[]}`, `{"model":"m","messages":[],"history":[]}`, `{"info":{}}`} {
 		if Detect([]byte(head)) {
 			t.Errorf("Detect(%q) = true", head)

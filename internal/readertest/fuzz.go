@@ -104,3 +104,23 @@ func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read Re
 		}
 	})
 }
+
+// DetectsNone asserts that detect refuses the first 64 KiB of each of
+// files and of every file matching one of patterns: the files of other
+// formats. A file that does not read fails t.
+func DetectsNone(t testing.TB, detect func(head []byte) bool, files []string, patterns ...string) {
+	t.Helper()
+	for _, pattern := range patterns {
+		m, _ := filepath.Glob(pattern)
+		files = append(files, m...)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if detect(data[:min(len(data), 64<<10)]) {
+			t.Errorf("Detect(%s) = true", f)
+		}
+	}
+}
