@@ -14,9 +14,9 @@ import (
 // other blocks one user message after them. Errors start with the path
 // inside the message.
 func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(rec.Raw, &fields); err != nil || fields == nil {
-		return fmt.Errorf(": not a JSON object")
+	fields, err := jsonrec.Fields(rec.Raw)
+	if err != nil {
+		return err
 	}
 	var role string
 	if err := jsonrec.String(fields, "role", &role); err != nil {

@@ -12,9 +12,9 @@ import (
 // chatMessage maps the i-th message of a Chat Completions body. Errors
 // start with the path inside the message (".content: ...").
 func (r *reader) chatMessage(i int, rec jsonrec.Element) error {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(rec.Raw, &fields); err != nil || fields == nil {
-		return fmt.Errorf(": not a JSON object")
+	fields, err := jsonrec.Fields(rec.Raw)
+	if err != nil {
+		return err
 	}
 	var role string
 	if err := jsonrec.String(fields, "role", &role); err != nil {
@@ -198,9 +198,9 @@ func (r *reader) chatContent(raw json.RawMessage) ([]compact.Part, error) {
 
 // chatPart maps one content part.
 func (r *reader) chatPart(raw json.RawMessage) (compact.Part, error) {
-	var f map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &f); err != nil || f == nil {
-		return compact.Part{}, fmt.Errorf(": not a JSON object")
+	f, err := jsonrec.Fields(raw)
+	if err != nil {
+		return compact.Part{}, err
 	}
 	var typ string
 	if err := jsonrec.String(f, "type", &typ); err != nil {
