@@ -16,16 +16,12 @@ import (
 // "projectHash" (Gemini CLI sessions). A first line cut short is judged by
 // the members it starts with.
 func Detect(head []byte) bool {
-	line, complete := jsonrec.FirstLine(head)
-	if len(line) == 0 || line[0] != '{' {
-		return false
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
-		if complete {
-			return false
-		}
+	obj, line, cut := jsonrec.FirstObject(head)
+	if cut {
 		return looksCut(line)
+	}
+	if obj == nil {
+		return false
 	}
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	if has("payload") || has("projectHash") {

@@ -18,16 +18,12 @@ var recordTypes = []string{"session_meta", "response_item", "event_msg", "turn_c
 // first line cut short (a session_meta with long instructions) is judged
 // by its start.
 func Detect(head []byte) bool {
-	line, complete := jsonrec.FirstLine(head)
-	if len(line) == 0 || line[0] != '{' {
-		return false
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
-		if complete {
-			return false
-		}
+	obj, line, cut := jsonrec.FirstObject(head)
+	if cut {
 		return looksCut(line)
+	}
+	if obj == nil {
+		return false
 	}
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	var typ string

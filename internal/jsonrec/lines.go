@@ -43,13 +43,15 @@ func Lines[T any](data []byte, name string, decode func(line []byte, n int) (T, 
 	return recs, warnings, nil
 }
 
-// FirstLine returns the first non-empty line of head, the first bytes of
-// a JSON Lines file possibly cut anywhere, white space trimmed and a
-// leading byte order mark dropped; complete is false when head ends
-// before that line does (no newline after it), so that a detector judges
-// a line cut short by its start. line is empty when head holds none.
-func FirstLine(head []byte) (line []byte, complete bool) {
+// FirstObject reads the first non-empty line of head, the first bytes
+// of a JSON Lines file possibly cut anywhere (a leading byte order mark
+// dropped), as a JSON object: obj holds its members when it is one. When
+// it is not, cut reports a line that starts an object but that head ends
+// before its newline, so that a detector judges it by its start; line is
+// that first line, white space trimmed.
+func FirstObject(head []byte) (obj map[string]json.RawMessage, line []byte, cut bool) {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	complete := false
 	for len(head) > 0 {
 		i := bytes.IndexByte(head, '\n')
 		if i < 0 {
@@ -58,8 +60,14 @@ func FirstLine(head []byte) (line []byte, complete bool) {
 			line, head, complete = head[:i], head[i+1:], true
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			return line, complete
+			break
 		}
 	}
-	return nil, false
+	if len(line) == 0 || line[0] != '{' {
+		return nil, line, false
+	}
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, line, !complete
+	}
+	return obj, line, false
 }

@@ -93,20 +93,22 @@ func second[A any](_ A, err error) error { return err }
 
 func third[A, B any](_ A, _ B, err error) error { return err }
 
-func TestFirstLine(t *testing.T) {
+func TestFirstObject(t *testing.T) {
 	for _, tc := range []struct {
 		head, line string
-		complete   bool
+		obj, cut   bool
 	}{
-		{"", "", false},
-		{"\n  \n", "", false},
-		{"\xef\xbb\xbf {\"a\":1} \n{}", `{"a":1}`, true},
-		{"\n\n{\"a\":", `{"a":`, false},
-		{"{}\r\n", "{}", true},
+		{"", "", false, false},
+		{"\n  \n", "", false, false},
+		{"\xef\xbb\xbf {\"a\":1} \n{}", `{"a":1}`, true, false},
+		{"\n\n{\"a\":", `{"a":`, false, true},
+		{"{\"a\":\n{}", `{"a":`, false, false},
+		{"[1,", "[1,", false, false},
+		{"{}\r\n", "{}", true, false},
 	} {
-		line, complete := FirstLine([]byte(tc.head))
-		if string(line) != tc.line || complete != tc.complete {
-			t.Errorf("FirstLine(%q) = %q, %v; want %q, %v", tc.head, line, complete, tc.line, tc.complete)
+		obj, line, cut := FirstObject([]byte(tc.head))
+		if string(line) != tc.line || (obj != nil) != tc.obj || cut != tc.cut {
+			t.Errorf("FirstObject(%q) = %v, %q, %v; want object %v, %q, %v", tc.head, obj, line, cut, tc.obj, tc.line, tc.cut)
 		}
 	}
 }
