@@ -10,14 +10,22 @@ import (
 	"github.com/compactkit/compact/session"
 )
 
-// SameSession writes tr as a pi session, reads it back and compares it
-// with s, the session FromTranscript made of tr: the transcript's
-// entries (the session may add its own, such as a model_change first)
-// must come back with the same ids, parents (or both outside tr), kinds,
+// SameSession imports tr as a pi session named name and checks that its
+// context holds wantContext messages; then it writes tr as a pi session
+// file, reads it back and compares it with that session: tr's entries
+// (the session may add its own, such as a model_change first) must come
+// back with the same ids, parents (or both outside tr), kinds,
 // timestamps, encoded messages and compactions, and the context with as
 // many messages.
-func SameSession(t testing.TB, tr *compact.Transcript, s *session.Session) {
+func SameSession(t testing.TB, tr *compact.Transcript, name string, wantContext int) {
 	t.Helper()
+	s, err := session.FromTranscript(tr, name, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Context().Messages); n != wantContext {
+		t.Errorf("context has %d messages, want %d", n, wantContext)
+	}
 	var buf bytes.Buffer
 	if err := session.EncodeTranscript(&buf, tr); err != nil {
 		t.Fatal(err)
