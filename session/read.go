@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	json "github.com/goccy/go-json"
+
 	"github.com/compactkit/compact"
 )
 
@@ -126,6 +128,12 @@ func Open(path string, opts Options) (*Session, error) {
 // that appending to one cannot write into the next. Read and Open hand
 // over buffers that nothing else refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {
+	return parseWith(data, name, opts, newFastDecoder)
+}
+
+// parseWith is parse with the entry lines decoded by the decoders that
+// newDecoder makes, one per goroutine (see ParseWith).
+func parseWith(data []byte, name string, opts Options, newDecoder func() lineDecoder) (*Session, error) {
 	all := data
 	s := &Session{name: name, opts: opts, endsWithNewline: len(data) == 0 || data[len(data)-1] == '\n'}
 	lineNo := 0
@@ -184,7 +192,7 @@ func parse(data []byte, name string, opts Options) (*Session, error) {
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
 	}
 	s.lines = lineNo
-	if err := s.build(lines, decodeLines(lines)); err != nil {
+	if err := s.build(lines, decodeLines(lines, newDecoder)); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -320,7 +328,7 @@ const runsPerWorker = 8
 // decodeLines decodes every line; the lines of large files are decoded
 // concurrently, by one goroutine per available CPU. Lines are
 // independent, so the result is the same as decoding them in order.
-func decodeLines(lines []rawLine) []decodedLine {
+func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
 	out := make([]decodedLine, len(lines))
 	total := 0
 	for _, l := range lines {
@@ -328,7 +336,7 @@ func decodeLines(lines []rawLine) []decodedLine {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if total < parallelBytes || workers < 2 || len(lines) < 2*workers {
-		var d fastDecoder
+		d := newDecoder()
 		for i := range lines {
 			out[i] = d.decode(lines[i].b)
 			estimate(&out[i])
@@ -351,7 +359,7 @@ func decodeLines(lines []rawLine) []decodedLine {
 	}
 	var taken atomic.Int32
 	work := func() {
-		var d fastDecoder
+		d := newDecoder()
 		for {
 			k := int(taken.Add(1)) - 1
 			if k >= len(ends) {
@@ -389,7 +397,12 @@ func estimate(d *decodedLine) {
 // the reference path, which fastDecoder.decode takes for the lines its
 // fast path does not handle.
 func decodeLine(line []byte) decodedLine {
-	w, err := decodeEntry(line)
+	return decodeLineWith(line, json.Unmarshal)
+}
+
+// decodeLineWith is decodeLine with the wire structs decoded by unmarshal.
+func decodeLineWith(line []byte, unmarshal func([]byte, any) error) decodedLine {
+	w, err := decodeEntry(line, unmarshal)
 	if err != nil {
 		return decodedLine{err: err}
 	}

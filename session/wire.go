@@ -121,18 +121,20 @@ type wireMessageFields struct {
 	Timestamp          float64    `json:"timestamp"`
 }
 
-// decodeEntry parses one line. Content that is a string instead of a block
-// list is handled by a second decode into wireEntryText. A line that still
-// fails is decoded once more with only the members its kind uses (see
-// kindFields), so that a field this package does not read, of an unknown
-// entry type say, cannot make the line malformed.
-func decodeEntry(line []byte) (*wireEntry, error) {
-	w, err := decodeWire(line)
+// decodeEntry parses one line with unmarshal (goccy/go-json's on the
+// reference path; see ParseWith for others). Content that is a string
+// instead of a block list is handled by a second decode into
+// wireEntryText. A line that still fails is decoded once more with only
+// the members its kind uses (see kindFields), so that a field this
+// package does not read, of an unknown entry type say, cannot make the
+// line malformed.
+func decodeEntry(line []byte, unmarshal func([]byte, any) error) (*wireEntry, error) {
+	w, err := decodeWire(line, unmarshal)
 	if err == nil {
 		return w, nil
 	}
 	if narrow := kindMembers(line); narrow != nil {
-		if w, err2 := decodeWire(narrow); err2 == nil {
+		if w, err2 := decodeWire(narrow, unmarshal); err2 == nil {
 			return w, nil
 		} else {
 			err = err2
@@ -141,14 +143,14 @@ func decodeEntry(line []byte) (*wireEntry, error) {
 	return nil, cleanJSONError(err)
 }
 
-func decodeWire(line []byte) (*wireEntry, error) {
+func decodeWire(line []byte, unmarshal func([]byte, any) error) (*wireEntry, error) {
 	var w wireEntry
-	err := json.Unmarshal(line, &w)
+	err := unmarshal(line, &w)
 	if err == nil {
 		return &w, nil
 	}
 	var t wireEntryText
-	if json.Unmarshal(line, &t) == nil && t.Message != nil {
+	if unmarshal(line, &t) == nil && t.Message != nil {
 		w = wireEntry{wireFields: t.wireFields, Message: &wireMessage{wireMessageFields: t.Message.wireMessageFields}}
 		w.Message.Content = []wireBlock{{Type: "text", Text: t.Message.Content}}
 		return &w, nil
