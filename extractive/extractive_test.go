@@ -2,6 +2,7 @@ package extractive
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -812,5 +813,21 @@ func TestFirstRequestQuotedAgain(t *testing.T) {
 	out = run(t, s, req)
 	if n := strings.Count(out, ask); n != 1 {
 		t.Errorf("with an earlier summary quoting it, the first request appears %d times:\n%s", n, out)
+	}
+}
+
+// TestIdentifiersBounded: a history naming more identifiers than any
+// budget keeps lists at most maxIdentifiers of them, the most important
+// first (so the budget's shrink never drops thousands of lines one by
+// one).
+func TestIdentifiersBounded(t *testing.T) {
+	var msgs []*compact.Message
+	for i := 0; i < maxIdentifiers+2000; i++ {
+		msgs = append(msgs, user(fmt.Sprintf("look at ticket %d", 100000+i)))
+	}
+	out := run(t, New(Options{}), history(msgs...))
+	ids := sectionBody(t, out, "### Identifiers")
+	if n := strings.Count(ids, "`"); n/2 > maxIdentifiers || n == 0 {
+		t.Errorf("%d identifiers listed, want between 1 and %d", n/2, maxIdentifiers)
 	}
 }

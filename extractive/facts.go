@@ -70,12 +70,22 @@ func addShellFiles(s *section, cmds []command, known ...[]string) {
 // hold, the most important first (signals.ByPriority), a fixed number per
 // item. s lists its most important item first, so the budget shrink
 // drops the least important ones.
+// maxIdentifiers bounds the identifiers considered for the section, the
+// most important first: about 20,000 tokens of them, over the largest
+// summary budget.
+const maxIdentifiers = 4000
+
 func addIdentifiers(d *document, s *section, msgs []*compact.Message) {
 	ids := signals.Identifiers(msgs)
 	if len(ids) == 0 {
 		return
 	}
 	signals.ByPriority(ids)
+	if len(ids) > maxIdentifiers {
+		// More than any budget keeps: the shrink would drop them one
+		// line at a time, re-rendering the summary each time.
+		ids = ids[:maxIdentifiers]
+	}
 	text := signals.Normalize(d.render())
 	var line []string
 	flush := func() {
