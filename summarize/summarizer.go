@@ -233,13 +233,36 @@ func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest)
 		kind:         req.Kind,
 		maxTokens:    maxTokens,
 		instructions: defuse(clean(req.Instructions), tagFocus),
-		summary:      defuse(strings.TrimSpace(compact.StripFileLists(req.PreviousSummary)), tagSummary),
+		summary:      defuse(runningSummary(req), tagSummary),
 	}
 	if err := r.do(ctx, units); err != nil {
 		return nil, err
 	}
 	usage := r.usage
 	return &compact.Summary{Text: r.summary, Summarizer: s.opts.Model, Usage: &usage}, nil
+}
+
+// firstRequestLabel opens the line of the running summary that quotes
+// the session's first request (compact.SummaryRequest.FirstRequest).
+const firstRequestLabel = "The session's first request, word for word: "
+
+// runningSummary is the summary the first request merges into: the
+// previous summary without its file lists, preceded by the session's
+// first request when an earlier compaction summarized it and the
+// previous summary does not quote it.
+func runningSummary(req *compact.SummaryRequest) string {
+	prev := strings.TrimSpace(compact.StripFileLists(req.PreviousSummary))
+	if req.FirstRequest == nil {
+		return prev
+	}
+	first := strings.TrimSpace(req.FirstRequest.Text())
+	if first == "" || strings.Contains(prev, first) {
+		return prev
+	}
+	if prev == "" {
+		return firstRequestLabel + first
+	}
+	return firstRequestLabel + first + "\n\n" + prev
 }
 
 // run is the state of one Summarize call.
