@@ -107,6 +107,12 @@ func TestUsageIsOneWrite(t *testing.T) {
 	c.header.Set("X-Claude-Code-Session-Id", "one-write")
 	for i := 1; i <= 8; i++ {
 		c.step(i)
+		// The usage is written after the handler returns, which is after
+		// the client has the answer's last byte; a turn sent in between
+		// finds no pending work yet and reads the record, legitimately.
+		// Wait for each turn's write, so the count below is exact.
+		waitWrites(t, st.opsStore, i)
+		srv.bg.Wait() // and for the rest of that turn's work
 	}
 	ts.Close() // waits for the handlers
 	srv.bg.Wait()
@@ -136,4 +142,26 @@ func identityKeyOf(t *testing.T, srv *Server, c *client) string {
 		t.Fatal("the client sends no session header")
 	}
 	return id.key
+}
+
+// waitWrites waits until the store has finished n writes of usage (a
+// record put or a last-call put), failing the test after 5 s.
+func waitWrites(t *testing.T, st *opsStore, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		done := 0
+		for _, op := range st.list() {
+			if op == "put-done" || op == "putlast" {
+				done++
+			}
+		}
+		if done >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d usage writes after 5 s, want %d: %s", done, n, strings.Join(st.list(), " "))
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
