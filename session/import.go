@@ -110,3 +110,16 @@ func FromTranscript(t *compact.Transcript, name string, opts Options) (*Session,
 	}
 	return parse(buf.Bytes(), name, opts)
 }
+
+// SaveAs writes the session, as WriteTo does, to a new file at path, the
+// way Fork writes its file: a temporary file beside it, synced, then
+// linked into place, so that an interruption leaves no partial file. It
+// refuses a path that exists (the error wraps fs.ErrExist). It is how a
+// session made with FromTranscript becomes a file; s is not changed and
+// does not become that file.
+func (s *Session) SaveAs(path string) error {
+	if err := s.writeAtomic(path, s.WriteTo, true, nil, nil); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

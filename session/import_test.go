@@ -3,6 +3,10 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -102,5 +106,30 @@ func TestEncodeTranscriptPrettyRawValues(t *testing.T) {
 	}
 	if got := s.Path()[1].Message.ToolCalls()[0].FilePath(); got != "a\nb" {
 		t.Errorf("path argument %q", got)
+	}
+}
+
+func TestSaveAs(t *testing.T) {
+	tr := &compact.Transcript{SessionID: "s1", Timestamp: "2026-01-01T00:00:00.000Z", Entries: []*compact.Entry{
+		{Kind: compact.KindMessage, ID: "a", Message: compact.TextMessage(compact.RoleUser, "hi")},
+	}}
+	s, err := FromTranscript(tr, "t", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := s.SaveAs(path); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	EncodeTranscript(&want, tr)
+	if got, _ := os.ReadFile(path); string(got) != want.String() {
+		t.Errorf("saved %q, want %q", got, want.String())
+	}
+	if err := s.SaveAs(path); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("SaveAs over an existing file: %v, want fs.ErrExist", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("%d files in the folder, want the one saved", len(entries))
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,18 +76,13 @@ on this machine: --cwd sets the one written into OUT.`,
 			if cwd != "" {
 				t.Cwd = cwd
 			}
-			var buf bytes.Buffer
-			if err := session.EncodeTranscript(&buf, t); err != nil {
-				return fmt.Errorf("%s: %w", file, err)
-			}
-			// What was written must read back as a session before it is
-			// put in place.
-			s, err := session.Read(bytes.NewReader(buf.Bytes()), out, session.Options{})
+			// The converted session is read back before it is written.
+			s, err := session.FromTranscript(t, file, session.Options{})
 			if err != nil {
 				return fmt.Errorf("%s: the converted session does not read back: %w", file, err)
 			}
-			if err := writeNew(out, buf.Bytes()); err != nil {
-				return err
+			if err := s.SaveAs(out); err != nil {
+				return fmt.Errorf("-o %w", err)
 			}
 			r := importReport{File: file, Format: f.Name, Output: out, Entries: len(s.Entries()),
 				Unknown: t.Unknown, Warnings: t.Warnings}
@@ -119,33 +113,4 @@ on this machine: --cwd sets the one written into OUT.`,
 	a.addFormatFlag(cmd)
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
-}
-
-// writeNew writes data to a new file at path, never over an existing
-// one: a temporary file beside it, synced, then linked into place.
-func writeNew(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if err := os.Chmod(name, 0o644); err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	if err := os.Link(name, path); err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
-	}
-	return nil
 }
