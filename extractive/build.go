@@ -625,11 +625,11 @@ func planItems(text string, max int) []string {
 		if fence || t == "" {
 			continue
 		}
-		if numberedRe.MatchString(t) {
-			add(strings.TrimSpace(listMarkerRe.ReplaceAllString(t, "")))
+		if numbered(t) {
+			add(strings.TrimSpace(stripListMarker(t)))
 			continue
 		}
-		for _, s := range splitSentences(strings.TrimSpace(listMarkerRe.ReplaceAllString(t, ""))) {
+		for _, s := range splitSentences(strings.TrimSpace(stripListMarker(t))) {
 			if planWords.match(s) {
 				add(s)
 			}

@@ -1,7 +1,6 @@
 package extractive
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
@@ -110,6 +109,7 @@ func extract(msgs []*compact.Message) *facts {
 	successes := make(map[string]int)
 	touched := make(map[string]*fileTouch)
 	readSeen := make(map[string]bool)
+	shells := make(shellCache)
 
 	for i, m := range msgs {
 		if m == nil {
@@ -117,7 +117,7 @@ func extract(msgs []*compact.Message) *facts {
 		}
 		switch m.Role {
 		case compact.RoleUser:
-			text := strings.TrimSpace(normalizeNewlines(m.Text()))
+			text := strings.TrimSpace(normalizeNewlines(messageText(m)))
 			images := 0
 			for _, p := range m.Content {
 				if p.Type == compact.PartImage {
@@ -142,7 +142,7 @@ func extract(msgs []*compact.Message) *facts {
 			default:
 				successes["model"] = i
 			}
-			if text := strings.TrimSpace(normalizeNewlines(m.Text())); text != "" {
+			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				f.lastText, f.lastTextIdx = text, i
 				f.decisions = append(f.decisions, matchSentences(text, decisionWords)...)
 			}
@@ -169,7 +169,7 @@ func extract(msgs []*compact.Message) *facts {
 			if name == "" && ci != nil {
 				name = ci.call.Name
 			}
-			text := normalizeNewlines(m.Text())
+			text := normalizeNewlines(messageText(m))
 			if ci != nil {
 				if ci.done {
 					continue // a second result for the same call
@@ -188,7 +188,7 @@ func extract(msgs []*compact.Message) *facts {
 				if ci != nil {
 					cmd = compact.ShellCommand(ci.call)
 				}
-				sh := signals.ParseShell(cmd)
+				sh := shells.parse(cmd)
 				status := signals.ShellStatus(m, text)
 				ok := status == "exit 0"
 				if ci != nil {
@@ -206,7 +206,7 @@ func extract(msgs []*compact.Message) *facts {
 				case ok:
 					successes[key] = i
 				case status == "aborted" || status == "cancelled":
-				case status == "exit 1" && signals.NoOutput(text) && sh.ReadOnly:
+				case status == "exit 1" && sh.ReadOnly && signals.NoOutput(text):
 					// grep and friends report "nothing found" this way.
 				default:
 					f.failures = append(f.failures, &failure{idx: idx, tool: name, target: cmd, status: status,
@@ -244,7 +244,7 @@ func extract(msgs []*compact.Message) *facts {
 			}
 			cmd := strings.TrimSpace(m.Command)
 			key := "\x00user\x00" + commandKey(cmd)
-			sh := signals.ParseShell(cmd)
+			sh := shells.parse(cmd)
 			if ok && !sh.ReadOnly && signals.PrintsErrors(m.Output) {
 				status, ok = "exit 0, errors printed", false
 			}
@@ -257,7 +257,7 @@ func extract(msgs []*compact.Message) *facts {
 			}
 
 		case compact.RoleBranchSummary, compact.RoleCompactionSummary:
-			if text := strings.TrimSpace(normalizeNewlines(m.Text())); text != "" {
+			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				label := "Summary of an abandoned branch"
 				if m.Role == compact.RoleCompactionSummary {
 					label = "Earlier compaction summary"
@@ -266,7 +266,7 @@ func extract(msgs []*compact.Message) *facts {
 			}
 
 		case compact.RoleCustom:
-			if text := strings.TrimSpace(normalizeNewlines(m.Text())); text != "" {
+			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				label := "Injected message"
 				if m.CustomType != "" {
 					label += " (" + m.CustomType + ")"
@@ -281,7 +281,7 @@ func extract(msgs []*compact.Message) *facts {
 		if ci.bash && !ci.done {
 			ci.status = "no result"
 			cmd := compact.ShellCommand(ci.call)
-			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: signals.ParseShell(cmd)})
+			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: shells.parse(cmd)})
 		}
 	}
 	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })
@@ -300,6 +300,41 @@ func extract(msgs []*compact.Message) *facts {
 		}
 	}
 	return f
+}
+
+// shellCache holds the reading of each distinct command line of one
+// summary: agents run the same commands (go test, git status) again and
+// again, and the shell parser is the costliest step of reading one. The
+// Shell values are shared, so their Files are only read.
+type shellCache map[string]signals.Shell
+
+func (c shellCache) parse(cmd string) signals.Shell {
+	sh, ok := c[cmd]
+	if !ok {
+		sh = signals.ParseShell(cmd)
+		c[cmd] = sh
+	}
+	return sh
+}
+
+// messageText is m.Text() without the copy Text makes when the message
+// has a single text part, the usual case: tool outputs can be large.
+func messageText(m *compact.Message) string {
+	if m.Role != compact.RoleBash {
+		n, at := 0, 0
+		for i := range m.Content {
+			if m.Content[i].Type == compact.PartText {
+				n, at = n+1, i
+			}
+		}
+		switch n {
+		case 0:
+			return ""
+		case 1:
+			return m.Content[at].Text
+		}
+	}
+	return m.Text()
 }
 
 // recordFiles notes the files a successful tool call read or changed,
@@ -353,40 +388,6 @@ func failureText(output string) string {
 		return "(no output)"
 	}
 	return strings.Join(lines, " ⏎ ")
-}
-
-// argString returns the first non-empty string argument among keys. An
-// array of strings (a command vector) is joined with spaces.
-func argString(args json.RawMessage, keys ...string) string {
-	if bytes.IndexByte(args, '[') < 0 {
-		// No array anywhere: read the strings without decoding the rest
-		// (the arguments are read once per call, and they may be large).
-		for _, k := range keys {
-			if v, ok := compact.TopLevelString(args, k); ok && strings.TrimSpace(v) != "" {
-				return strings.TrimSpace(v)
-			}
-		}
-		return ""
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil {
-		return ""
-	}
-	for _, k := range keys {
-		raw, ok := obj[k]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal(raw, &s) == nil && strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-		var parts []string
-		if json.Unmarshal(raw, &parts) == nil && len(parts) > 0 {
-			return strings.TrimSpace(strings.Join(parts, " "))
-		}
-	}
-	return ""
 }
 
 // commandKey is what makes two shell commands "the same" when deciding

@@ -151,50 +151,37 @@ var (
 	numberedRe   = regexp.MustCompile(`^\d+[.)]\s+\S`)
 
 	// constraintWords find user sentences that state a rule or a wish.
-	constraintWords = phrases{"must", "mustn't", "never", "always", "don't", "dont", "do not", "doesn't",
+	constraintWords = newPhrases("must", "mustn't", "never", "always", "don't", "dont", "do not", "doesn't",
 		"does not", "prefer", "preferably", "should", "shouldn't", "make sure", "avoid", "only", "ensure",
-		"required", "not allowed", "no need"}
+		"required", "not allowed", "no need")
 	// decisionWords find assistant sentences that announce a choice.
-	decisionWords = phrases{"i'll use", "i will use", "we'll use", "we will use", "let's use", "let's go with",
+	decisionWords = newPhrases("i'll use", "i will use", "we'll use", "we will use", "let's use", "let's go with",
 		"instead", "decided", "decide to", "decision", "going with", "go with", "chose", "chosen", "switch to",
 		"switched to", "switching to", "rather than", "opted", "opt for", "settled on", "the approach",
-		"better approach"}
+		"better approach")
 	// planWords find assistant sentences that state what comes next.
-	planWords = phrases{"next", "then", "i will", "i'll", "we'll", "we will", "let me", "need to", "needs to",
-		"todo", "remaining", "still need", "after that", "afterwards", "finally"}
+	planWords = newPhrases("next", "then", "i will", "i'll", "we'll", "we will", "let me", "need to", "needs to",
+		"todo", "remaining", "still need", "after that", "afterwards", "finally")
 )
 
-// phrases is a list of lower-case words or word groups to look for.
-type phrases []string
-
-// match reports whether s contains one of the phrases as whole words,
-// ignoring case and typographic apostrophes.
-func (p phrases) match(s string) bool {
-	l := strings.ToLower(normalizeQuotes(s))
-	for _, ph := range p {
-		for i := 0; i < len(l); {
-			j := strings.Index(l[i:], ph)
-			if j < 0 {
-				break
-			}
-			j += i
-			if !wordByte(l, j-1) && !wordByte(l, j+len(ph)) {
-				return true
-			}
-			i = j + 1
-		}
+// stripListMarker removes a list marker, quote marker or heading marker
+// from the start of a trimmed line (listMarkerRe). Most lines start with
+// none, which their first byte tells without running the expression.
+func stripListMarker(t string) string {
+	if t == "" {
+		return t
 	}
-	return false
+	switch c := t[0]; {
+	case c == '-' || c == '*' || c == '+' || c == '>' || c == '#' || c >= '0' && c <= '9':
+		return listMarkerRe.ReplaceAllString(t, "")
+	}
+	return t
 }
 
-// wordByte reports whether l[i] exists and is an ASCII letter, digit or
-// underscore (what a regexp \b treats as a word character).
-func wordByte(l string, i int) bool {
-	if i < 0 || i >= len(l) {
-		return false
-	}
-	c := l[i]
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+// numbered reports whether a line is a numbered list item (numberedRe),
+// looking at its first byte before running the expression.
+func numbered(t string) bool {
+	return t != "" && t[0] >= '0' && t[0] <= '9' && numberedRe.MatchString(t)
 }
 
 var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "approx": true}
@@ -214,7 +201,7 @@ func proseLines(text string) []string {
 		if fence || t == "" || utf8.RuneCountInString(t) > 600 {
 			continue
 		}
-		t = strings.TrimSpace(listMarkerRe.ReplaceAllString(t, ""))
+		t = strings.TrimSpace(stripListMarker(t))
 		if t != "" {
 			out = append(out, t)
 		}
@@ -265,7 +252,7 @@ func normalizeQuotes(s string) string {
 
 // matchSentences returns the sentences of text's prose that contain one
 // of the phrases, each cut to 300 characters.
-func matchSentences(text string, p phrases) []string {
+func matchSentences(text string, p *phrases) []string {
 	var out []string
 	for _, l := range proseLines(text) {
 		for _, s := range splitSentences(l) {
