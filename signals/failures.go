@@ -156,13 +156,11 @@ func ShellStatus(m *compact.Message, text string) string {
 	if len(tail) > 1024 {
 		tail = tail[len(tail)-1024:] // the status line ends the output
 	}
-	if all := exitCodeRe.FindAllStringSubmatch(tail, -1); len(all) > 0 {
-		if code, err := strconv.Atoi(all[len(all)-1][1]); err == nil {
-			if code == 0 && m.IsError {
-				return "error"
-			}
-			return "exit " + strconv.Itoa(code)
+	if code, ok := lastExitCode(tail); ok {
+		if code == 0 && m.IsError {
+			return "error"
 		}
+		return "exit " + strconv.Itoa(code)
 	}
 	switch {
 	case m.IsError && abortedRe.MatchString(tail):
@@ -175,11 +173,43 @@ func ShellStatus(m *compact.Message, text string) string {
 	return "exit 0"
 }
 
+// lastExitCode returns the code of the last status line of an output
+// (exitCodeRe).
+func lastExitCode(text string) (int, bool) {
+	if !mayHoldExit(text) {
+		return 0, false
+	}
+	all := exitCodeRe.FindAllStringSubmatch(text, -1)
+	if len(all) == 0 {
+		return 0, false
+	}
+	code, err := strconv.Atoi(all[len(all)-1][1])
+	return code, err == nil
+}
+
 // NoOutput reports whether a shell output holds nothing but its status
 // line (pi writes "(no output)" for an empty output).
 func NoOutput(text string) bool {
-	t := strings.TrimSpace(exitCodeRe.ReplaceAllString(text, ""))
+	t := text
+	if mayHoldExit(t) {
+		t = exitCodeRe.ReplaceAllString(t, "")
+	}
+	t = strings.TrimSpace(t)
 	return t == "" || t == "(no output)"
+}
+
+// mayHoldExit reports whether s holds "xit" in any case, as every text
+// exitCodeRe matches does ("exit", "exited"): the expression, costly on
+// long text, runs only on those. Unicode case folding gives none of these
+// three letters a non-ASCII form, so comparing bytes is enough.
+func mayHoldExit(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		// c|0x20 lower-cases an ASCII letter; only 'X' and 'x' give 'x'.
+		if s[i]|0x20 == 'x' && s[i+1]|0x20 == 'i' && s[i+2]|0x20 == 't' {
+			return true
+		}
+	}
+	return false
 }
 
 // PrintsErrors reports whether an output has a line that compilers,
@@ -264,7 +294,23 @@ func errorish(l string) bool {
 			return true
 		}
 	}
-	return locationRe.MatchString(l)
+	return colonDigit(l) && locationRe.MatchString(l)
+}
+
+// colonDigit reports whether a ':' followed by a digit occurs in l, as in
+// every location locationRe finds: most lines have none, and the test is
+// much cheaper than the expression.
+func colonDigit(l string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(l[i:], ':')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i < len(l) && l[i] >= '0' && l[i] <= '9' {
+			return true
+		}
+	}
 }
 
 // DistinctiveLine picks the line that identifies the error in a failed
@@ -276,7 +322,11 @@ func errorish(l string) bool {
 // removed; status lines ("Command exited with code 1") do not count. The
 // line is cut to MaxLineRunes runes. It returns "" for an empty output.
 func DistinctiveLine(output string) string {
-	lines := outputLines(output)
+	return distinctiveLine(outputLines(output))
+}
+
+// distinctiveLine is DistinctiveLine of an output's lines (outputLines).
+func distinctiveLine(lines []string) string {
 	pick := ""
 	for _, l := range lines {
 		if strong(l) && utf8.RuneCountInString(l) >= 8 {
@@ -350,12 +400,13 @@ func cutRunes(s string, n int) string {
 // word (at most 300 characters each), normalized and cut like it. It
 // returns nil for an empty output.
 func ErrorLines(output string, n int) []string {
-	first := DistinctiveLine(output)
+	lines := outputLines(output) // read once for both passes
+	first := distinctiveLine(lines)
 	if first == "" || n <= 0 {
 		return nil
 	}
 	out := []string{first}
-	for _, l := range outputLines(output) {
+	for _, l := range lines {
 		if len(out) >= n {
 			break
 		}

@@ -41,14 +41,13 @@ type Identifier struct {
 }
 
 var (
-	urlRe      = regexp.MustCompile("https?://[^\\s<>\"'`]+")
-	backtickRe = regexp.MustCompile("`([^`\n]+)`")
-	uuidRe     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	hexRe      = regexp.MustCompile(`^[0-9a-f]{7,64}$|^[0-9A-F]{7,64}$`)
-	issueRe    = regexp.MustCompile(`^#\d+$`)
-	numberRe   = regexp.MustCompile(`^[-+]?\d[\d,_]*(?:\.\d+)?(?:%|ms|s|x|k|K|KB|MB|GB|KiB|MiB|GiB)?$`)
-	idRe       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/@+-]*[A-Za-z0-9]$`)
-	unitRe     = regexp.MustCompile(`^\d{1,2}[a-zA-Z]{1,3}$`)
+	urlRe    = regexp.MustCompile("https?://[^\\s<>\"'`]+")
+	uuidRe   = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	hexRe    = regexp.MustCompile(`^[0-9a-f]{7,64}$|^[0-9A-F]{7,64}$`)
+	issueRe  = regexp.MustCompile(`^#\d+$`)
+	numberRe = regexp.MustCompile(`^[-+]?\d[\d,_]*(?:\.\d+)?(?:%|ms|s|x|k|K|KB|MB|GB|KiB|MiB|GiB)?$`)
+	idRe     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/@+-]*[A-Za-z0-9]$`)
+	unitRe   = regexp.MustCompile(`^\d{1,2}[a-zA-Z]{1,3}$`)
 )
 
 // Identifiers returns the identifiers written in the text of the user
@@ -89,17 +88,16 @@ func IdentifiersIn(text string) []Identifier {
 	var out []Identifier
 	for _, block := range prose(text) {
 		if strings.Contains(block, "`") {
-			block = backtickRe.ReplaceAllStringFunc(block, func(s string) string {
-				name := strings.TrimSpace(s[1 : len(s)-1])
+			block = cutBackticks(block, func(s string) {
+				name := strings.TrimSpace(s)
 				if n := utf8.RuneCountInString(name); n >= 2 && n <= MaxNameRunes && strings.IndexFunc(name, isAlnum) >= 0 {
 					out = append(out, Identifier{Text: Normalize(name), Kind: IdentName})
 				}
-				return " "
 			})
 		}
 		if strings.Contains(block, "://") {
 			block = urlRe.ReplaceAllStringFunc(block, func(s string) string {
-				s = strings.TrimRight(s, ".,;:!?)]}*")
+				s = strings.TrimRightFunc(s, urlTrailer)
 				if len(s) > len("https://x") {
 					out = append(out, Identifier{Text: s, Kind: IdentURL})
 				}
@@ -107,7 +105,7 @@ func IdentifiersIn(text string) []Identifier {
 			})
 		}
 		for _, tok := range strings.Fields(block) {
-			tok = strings.Trim(tok, "()[]{}<>\"',;:!?*")
+			tok = strings.TrimFunc(tok, tokenPunct)
 			tok = strings.TrimRight(tok, ".")
 			if kind, ok := classify(tok); ok {
 				out = append(out, Identifier{Text: tok, Kind: kind})
@@ -115,6 +113,61 @@ func IdentifiersIn(text string) []Identifier {
 		}
 	}
 	return out
+}
+
+// cutBackticks calls name with the text inside each backticked span of
+// block, in order, as backtickRe finds them (on one line, not empty), and
+// returns block with each span replaced by a space. It reads the block
+// once with IndexByte instead of running the expression.
+func cutBackticks(block string, name func(string)) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		j := strings.IndexByte(block[i:], '`')
+		if j < 0 {
+			break
+		}
+		start := i + j
+		k := strings.IndexAny(block[start+1:], "`\n")
+		if k < 0 {
+			break // no closing backtick, nor any later span
+		}
+		end := start + 1 + k
+		switch {
+		case block[end] == '\n':
+			i = end + 1 // a span does not cross a line
+		case k == 0:
+			i = end // "``": the second backtick may open a span
+		default:
+			name(block[start+1 : end])
+			b.WriteString(block[last:start])
+			b.WriteByte(' ')
+			last, i = end+1, end+1
+		}
+	}
+	if last == 0 {
+		return block
+	}
+	b.WriteString(block[last:])
+	return b.String()
+}
+
+// tokenPunct is the punctuation trimmed from both ends of a token.
+func tokenPunct(r rune) bool {
+	switch r {
+	case '(', ')', '[', ']', '{', '}', '<', '>', '"', '\'', ',', ';', ':', '!', '?', '*':
+		return true
+	}
+	return false
+}
+
+// urlTrailer is the punctuation trimmed from the end of a URL.
+func urlTrailer(r rune) bool {
+	switch r {
+	case '.', ',', ';', ':', '!', '?', ')', ']', '}', '*':
+		return true
+	}
+	return false
 }
 
 // classify says which kind of identifier a bare token is, if any.

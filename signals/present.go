@@ -11,6 +11,9 @@ import (
 // so that a fact quoted with another line layout (a list item's indent, a
 // line joined with the next) still counts as present.
 func Normalize(s string) string {
+	if normalized(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
@@ -69,6 +72,28 @@ func Contains(text, needle string) bool {
 		from = i + size
 	}
 	return false
+}
+
+// normalized reports whether Normalize would return s unchanged, for
+// ASCII text: no blank at either end, no blank but single spaces. Most
+// lines of tool output are so, and need no copy. Text with other bytes is
+// left to Normalize, which also replaces invalid UTF-8.
+func normalized(s string) bool {
+	if s == "" {
+		return true
+	}
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 0x80, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && s[i+1] == ' ': // s does not end with a space
+			return false
+		}
+	}
+	return true
 }
 
 func wordRune(r rune) bool {

@@ -1,0 +1,108 @@
+package signals
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The hand-written scanners must find what the expressions they stand
+// for find.
+
+func TestCutBackticks(t *testing.T) {
+	ref := regexp.MustCompile("`([^`\n]+)`")
+	for _, block := range []string{
+		"", "no ticks", "`a`", "use `x` and `y z`.", "``", "```", "`` `a`", "`a\nb` `c`", "`open", "a `b` `",
+		"`a``b`", "x`\n`y`", "`é` `\t`", "``a``", strings.Repeat("`k` ", 3) + "`\n",
+	} {
+		var got []string
+		out := cutBackticks(block, func(s string) { got = append(got, s) })
+		var want []string
+		wantOut := ref.ReplaceAllStringFunc(block, func(s string) string {
+			want = append(want, s[1:len(s)-1])
+			return " "
+		})
+		if out != wantOut || strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Errorf("cutBackticks(%q) = %q %q, want %q %q", block, out, got, wantOut, want)
+		}
+	}
+}
+
+func TestMayHoldExit(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{
+		{"Command exited with code 1", true},
+		{"EXIT STATUS: 2", true},
+		{"eXiT", true},
+		{"xi", false},
+		{"exi t", false},
+		{"", false},
+		{"no status here", false},
+	} {
+		if got := mayHoldExit(tt.s); got != tt.want {
+			t.Errorf("mayHoldExit(%q) = %v", tt.s, got)
+		}
+		if tt.want == false && exitCodeRe.MatchString(tt.s) {
+			t.Errorf("exitCodeRe matches %q, which mayHoldExit rules out", tt.s)
+		}
+	}
+}
+
+func TestNoOutput(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{
+		{"", true},
+		{"(no output)\n\nCommand exited with code 1", true},
+		{"  \n", true},
+		{"found\nCommand exited with code 1", false},
+		{"exit code: 1", true},
+		{"something", false},
+	} {
+		if got := NoOutput(tt.s); got != tt.want {
+			t.Errorf("NoOutput(%q) = %v", tt.s, got)
+		}
+	}
+}
+
+func TestNormalizeKeepsNormalText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"a b c", "a b c"},
+		{" a", "a"},
+		{"a ", "a"},
+		{"a  b", "a b"},
+		{"a\tb", "a b"},
+		{"a\vb", "a b"},
+		{"a\u00a0b", "a b"},
+		{"é  ü", "é ü"},
+		{"x\xffy", "x\uFFFDy"},
+	} {
+		if got := Normalize(tt.in); got != tt.want {
+			t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestColonDigit(t *testing.T) {
+	for _, tt := range []struct {
+		l    string
+		want bool
+	}{
+		{"a.go:3: x", true},
+		{"key: value", false},
+		{"ends with:", false},
+		{"a: b :9", true},
+		{"", false},
+	} {
+		if got := colonDigit(tt.l); got != tt.want {
+			t.Errorf("colonDigit(%q) = %v", tt.l, got)
+		}
+		if !tt.want && locationRe.MatchString(tt.l) {
+			t.Errorf("locationRe matches %q, which colonDigit rules out", tt.l)
+		}
+	}
+}
