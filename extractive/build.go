@@ -629,7 +629,7 @@ func planItems(text string, max int) []string {
 			add(strings.TrimSpace(stripListMarker(t)))
 			continue
 		}
-		for _, s := range splitSentences(strings.TrimSpace(stripListMarker(t))) {
+		for s := range sentences(strings.TrimSpace(stripListMarker(t))) {
 			if planWords.match(s) {
 				add(s)
 			}

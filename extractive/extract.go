@@ -109,7 +109,7 @@ func extract(msgs []*compact.Message) *facts {
 	successes := make(map[string]int)
 	touched := make(map[string]*fileTouch)
 	readSeen := make(map[string]bool)
-	shells := make(shellCache)
+	cmds := make(commandCache)
 
 	for i, m := range msgs {
 		if m == nil {
@@ -188,13 +188,13 @@ func extract(msgs []*compact.Message) *facts {
 				if ci != nil {
 					cmd = compact.ShellCommand(ci.call)
 				}
-				sh := shells.parse(cmd)
+				sh, ck := cmds.read(cmd)
 				status := signals.ShellStatus(m, text)
 				ok := status == "exit 0"
 				if ci != nil {
 					ci.status = status
 				}
-				key := "bash\x00" + commandKey(cmd)
+				key := "bash\x00" + ck
 				switch {
 				case ok && !sh.ReadOnly && signals.PrintsErrors(text):
 					// Exit 0, but the compiler or the tests printed errors
@@ -243,8 +243,8 @@ func extract(msgs []*compact.Message) *facts {
 				ok = *m.ExitCode == 0
 			}
 			cmd := strings.TrimSpace(m.Command)
-			key := "\x00user\x00" + commandKey(cmd)
-			sh := shells.parse(cmd)
+			sh, ck := cmds.read(cmd)
+			key := "\x00user\x00" + ck
 			if ok && !sh.ReadOnly && signals.PrintsErrors(m.Output) {
 				status, ok = "exit 0, errors printed", false
 			}
@@ -281,7 +281,8 @@ func extract(msgs []*compact.Message) *facts {
 		if ci.bash && !ci.done {
 			ci.status = "no result"
 			cmd := compact.ShellCommand(ci.call)
-			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: shells.parse(cmd)})
+			sh, _ := cmds.read(cmd)
+			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: sh})
 		}
 	}
 	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })
@@ -302,19 +303,27 @@ func extract(msgs []*compact.Message) *facts {
 	return f
 }
 
-// shellCache holds the reading of each distinct command line of one
+// commandCache holds the reading of each distinct command line of one
 // summary: agents run the same commands (go test, git status) again and
 // again, and the shell parser is the costliest step of reading one. The
 // Shell values are shared, so their Files are only read.
-type shellCache map[string]signals.Shell
+type commandCache map[string]readCommand
 
-func (c shellCache) parse(cmd string) signals.Shell {
-	sh, ok := c[cmd]
+// readCommand is what a summary reads of a command line.
+type readCommand struct {
+	shell signals.Shell
+	key   string // commandKey
+}
+
+// read returns the command line as the shell reads it and its
+// commandKey.
+func (c commandCache) read(cmd string) (signals.Shell, string) {
+	r, ok := c[cmd]
 	if !ok {
-		sh = signals.ParseShell(cmd)
-		c[cmd] = sh
+		r = readCommand{shell: signals.ParseShell(cmd), key: commandKey(cmd)}
+		c[cmd] = r
 	}
-	return sh
+	return r.shell, r.key
 }
 
 // messageText is m.Text() without the copy Text makes when the message

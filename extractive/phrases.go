@@ -10,14 +10,15 @@ type phrases struct {
 	byFirst [256][]string
 }
 
-// newPhrases indexes a list of phrases. Each phrase must start with a
-// lower-case ASCII letter and hold only ASCII: a match then always starts
-// at the start of a word, which is where match looks.
+// newPhrases indexes a list of phrases. Each phrase must start and end
+// with a lower-case ASCII letter and hold only ASCII: a match then always
+// starts at the start of a word, which is where match looks, and ends at
+// the end of one (matchSentences relies on it).
 func newPhrases(list ...string) *phrases {
 	p := &phrases{}
 	for _, ph := range list {
-		if ph == "" || ph[0] < 'a' || ph[0] > 'z' || !isASCII(ph) || strings.ToLower(ph) != ph {
-			panic("extractive: phrase " + ph + " is not lower-case ASCII starting with a letter")
+		if ph == "" || !lowerLetter(ph[0]) || !lowerLetter(ph[len(ph)-1]) || !isASCII(ph) || strings.ToLower(ph) != ph {
+			panic("extractive: phrase " + ph + " is not lower-case ASCII starting and ending with a letter")
 		}
 		p.byFirst[ph[0]] = append(p.byFirst[ph[0]], ph)
 	}
@@ -34,17 +35,28 @@ func (p *phrases) match(s string) bool {
 	if !isASCII(s) {
 		l = strings.ToLower(normalizeQuotes(s))
 	}
+	inWord := false
 	for i := 0; i < len(l); i++ {
-		if wordByte(l, i-1) {
+		c := l[i]
+		if inWord {
+			inWord = wordChar(c)
 			continue // not the start of a word
 		}
-		for _, ph := range p.byFirst[lowerASCII(l[i])] {
+		inWord = wordChar(c)
+		for _, ph := range p.byFirst[lowerASCII(c)] {
 			if hasPrefixFold(l[i:], ph) && !wordByte(l, i+len(ph)) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+func lowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// wordChar reports whether c is an ASCII letter, digit or underscore.
+func wordChar(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // hasPrefixFold reports whether s starts with the lower-case ASCII
@@ -83,6 +95,5 @@ func wordByte(l string, i int) bool {
 	if i < 0 || i >= len(l) {
 		return false
 	}
-	c := l[i]
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	return wordChar(l[i])
 }

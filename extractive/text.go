@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"iter"
 	"regexp"
 	"sort"
 	"strconv"
@@ -186,60 +187,60 @@ func numbered(t string) bool {
 
 var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "approx": true}
 
-// proseLines returns the lines of text outside fenced code blocks, trimmed,
-// without list markers, skipping empty lines and very long ones (pasted
-// logs rather than prose).
-func proseLines(text string) []string {
-	var out []string
-	fence := false
-	for _, l := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			fence = !fence
-			continue
-		}
-		if fence || t == "" || utf8.RuneCountInString(t) > 600 {
-			continue
-		}
-		t = strings.TrimSpace(stripListMarker(t))
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// splitSentences cuts a line after '.', '!' or '?' followed by a space,
-// except after common abbreviations.
-func splitSentences(line string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if c != '.' && c != '!' && c != '?' {
-			continue
-		}
-		if i+1 < len(line) && line[i+1] != ' ' {
-			continue
-		}
-		if c == '.' {
-			w := line[start:i]
-			if j := strings.LastIndexByte(w, ' '); j >= 0 {
-				w = w[j+1:]
-			}
-			if abbreviations[strings.ToLower(w)] {
+// proseLines yields the lines of text outside fenced code blocks,
+// trimmed, without list markers, skipping empty lines and very long ones
+// (pasted logs rather than prose).
+func proseLines(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		fence := false
+		for l := range strings.SplitSeq(text, "\n") {
+			t := strings.TrimSpace(l)
+			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				fence = !fence
 				continue
 			}
+			if fence || t == "" || utf8.RuneCountInString(t) > 600 {
+				continue
+			}
+			t = strings.TrimSpace(stripListMarker(t))
+			if t != "" && !yield(t) {
+				return
+			}
 		}
-		if s := strings.TrimSpace(line[start : i+1]); s != "" {
-			out = append(out, s)
+	}
+}
+
+// sentences yields the sentences of a line, cut after '.', '!' or '?'
+// followed by a space, except after common abbreviations, trimmed.
+func sentences(line string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			if c != '.' && c != '!' && c != '?' {
+				continue
+			}
+			if i+1 < len(line) && line[i+1] != ' ' {
+				continue
+			}
+			if c == '.' {
+				w := line[start:i]
+				if j := strings.LastIndexByte(w, ' '); j >= 0 {
+					w = w[j+1:]
+				}
+				if abbreviations[strings.ToLower(w)] {
+					continue
+				}
+			}
+			if s := strings.TrimSpace(line[start : i+1]); s != "" && !yield(s) {
+				return
+			}
+			start = i + 1
 		}
-		start = i + 1
+		if s := strings.TrimSpace(line[start:]); s != "" {
+			yield(s)
+		}
 	}
-	if s := strings.TrimSpace(line[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
 }
 
 // normalizeQuotes makes typographic apostrophes plain for matching.
@@ -252,10 +253,18 @@ func normalizeQuotes(s string) string {
 
 // matchSentences returns the sentences of text's prose that contain one
 // of the phrases, each cut to 300 characters.
+//
+// A line is matched as a whole first: a phrase found in one of its
+// sentences is found in it too (a sentence starts and ends at a blank or
+// its line's ends, and a phrase does not end with punctuation), so the
+// sentences of the many lines without any are not looked at.
 func matchSentences(text string, p *phrases) []string {
 	var out []string
-	for _, l := range proseLines(text) {
-		for _, s := range splitSentences(l) {
+	for l := range proseLines(text) {
+		if !p.match(l) {
+			continue
+		}
+		for s := range sentences(l) {
 			if p.match(s) {
 				out = append(out, cutRunes(s, 300))
 			}

@@ -57,11 +57,12 @@ var (
 func Identifiers(msgs []*compact.Message) []Identifier {
 	var out []Identifier
 	at := make(map[string]int)
+	seen := make(map[string]bool)
 	for i, m := range msgs {
 		if m == nil || (m.Role != compact.RoleUser && m.Role != compact.RoleAssistant) {
 			continue
 		}
-		seen := make(map[string]bool)
+		clear(seen)
 		for _, id := range IdentifiersIn(m.Text()) {
 			if seen[id.Text] {
 				continue
@@ -104,7 +105,10 @@ func IdentifiersIn(text string) []Identifier {
 				return " "
 			})
 		}
-		for _, tok := range strings.Fields(block) {
+		for tok := range strings.FieldsSeq(block) {
+			if !hasDigit(tok) {
+				continue // every kind of bare token has a digit (classify)
+			}
 			tok = strings.TrimFunc(tok, tokenPunct)
 			tok = strings.TrimRight(tok, ".")
 			if kind, ok := classify(tok); ok {
@@ -150,6 +154,16 @@ func cutBackticks(block string, name func(string)) string {
 	}
 	b.WriteString(block[last:])
 	return b.String()
+}
+
+// hasDigit reports whether s holds an ASCII digit.
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenPunct is the punctuation trimmed from both ends of a token.
