@@ -39,7 +39,7 @@ func tokens(s string) int { return (utf16Len(s) + 3) / 4 }
 // cutRunes returns s cut to at most n characters, with "…" appended when
 // something was cut.
 func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
 	i := 0
@@ -56,6 +56,9 @@ func cutRunes(s string, n int) string {
 // how many of how many characters were left out. Text that fits is
 // returned unchanged.
 func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s // no more characters than bytes
+	}
 	total := utf8.RuneCountInString(s)
 	if total <= n {
 		return s
@@ -199,7 +202,7 @@ func proseLines(text string) iter.Seq[string] {
 				fence = !fence
 				continue
 			}
-			if fence || t == "" || utf8.RuneCountInString(t) > 600 {
+			if fence || t == "" || len(t) > 600 && utf8.RuneCountInString(t) > 600 {
 				continue
 			}
 			t = strings.TrimSpace(stripListMarker(t))

@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"iter"
 	"regexp"
 	"sort"
 	"strings"
@@ -105,10 +106,7 @@ func IdentifiersIn(text string) []Identifier {
 				return " "
 			})
 		}
-		for tok := range strings.FieldsSeq(block) {
-			if !hasDigit(tok) {
-				continue // every kind of bare token has a digit (classify)
-			}
+		for tok := range digitFields(block) {
 			tok = strings.TrimFunc(tok, tokenPunct)
 			tok = strings.TrimRight(tok, ".")
 			if kind, ok := classify(tok); ok {
@@ -144,6 +142,9 @@ func cutBackticks(block string, name func(string)) string {
 			i = end // "``": the second backtick may open a span
 		default:
 			name(block[start+1 : end])
+			if last == 0 {
+				b.Grow(len(block))
+			}
 			b.WriteString(block[last:start])
 			b.WriteByte(' ')
 			last, i = end+1, end+1
@@ -156,14 +157,37 @@ func cutBackticks(block string, name func(string)) string {
 	return b.String()
 }
 
-// hasDigit reports whether s holds an ASCII digit.
-func hasDigit(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			return true
+// digitFields yields the fields of s that hold an ASCII digit, split at
+// blanks as strings.Fields splits them: every kind of bare token has a
+// digit (classify), and most words have none.
+func digitFields(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		start, digit := -1, false // the current field's start, -1 between fields
+		for i := 0; i < len(s); {
+			c, size := s[i], 1
+			space := c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+			if c >= utf8.RuneSelf {
+				var r rune
+				r, size = utf8.DecodeRuneInString(s[i:])
+				space = unicode.IsSpace(r)
+			}
+			switch {
+			case space:
+				if start >= 0 && digit && !yield(s[start:i]) {
+					return
+				}
+				start, digit = -1, false
+			case start < 0:
+				start, digit = i, c >= '0' && c <= '9'
+			case c >= '0' && c <= '9':
+				digit = true
+			}
+			i += size
+		}
+		if start >= 0 && digit {
+			yield(s[start:])
 		}
 	}
-	return false
 }
 
 // tokenPunct is the punctuation trimmed from both ends of a token.

@@ -106,3 +106,24 @@ func TestColonDigit(t *testing.T) {
 		}
 	}
 }
+
+func TestDigitFields(t *testing.T) {
+	for _, s := range []string{
+		"", "no digits here", "port 8080, v1.2\tand\u00a0x9\u2003y7 z", " 1 ", "a1\n\nb2\v3c", "\xff1 \xe2\x80\x80 2\xe2\x80",
+		"é3 ü", "trailing4",
+	} {
+		var want []string
+		for _, f := range strings.Fields(s) {
+			if strings.ContainsAny(f, "0123456789") {
+				want = append(want, f)
+			}
+		}
+		var got []string
+		for f := range digitFields(s) {
+			got = append(got, f)
+		}
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+			t.Errorf("digitFields(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
