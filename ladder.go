@@ -142,16 +142,30 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 // path is built once and shared by the strategies of this package, so a
 // preview of every strategy costs little more than one.
 func Preview(ctx context.Context, path []*Entry, strategies []Strategy) ([]PassReport, error) {
+	out := make([]PassReport, 0, len(strategies))
+	err := PreviewEach(ctx, path, strategies, func(r PassReport) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// PreviewEach is Preview handing each report to fn as soon as it is made
+// rather than returning them all. A caller that keeps only the figures
+// lets each pass's edits (new content for up to every message of the
+// path) be collected before the next strategy runs, where Preview holds
+// the edits of every strategy at once. An error from fn stops the
+// preview and is returned as it is.
+func PreviewEach(ctx context.Context, path []*Entry, strategies []Strategy, fn func(PassReport) error) error {
 	cur := BuildContext(path)
 	u := Measure(cur)
-	out := make([]PassReport, 0, len(strategies))
 	for _, s := range strategies {
 		if err := ctx.Err(); err != nil {
-			return out, err
+			return err
 		}
 		ce, err := planOn(s, path, cur, StrategyEnv{Usage: u})
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", s.Name(), err)
+			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
 		if ce != nil && len(ce.Edits) > 0 {
@@ -168,7 +182,9 @@ func Preview(ctx context.Context, path []*Entry, strategies []Strategy) ([]PassR
 			}
 			rep.TokensAfter = Measure(BuildContext(append(path[:len(path):len(path)], entry))).Tokens
 		}
-		out = append(out, rep)
+		if err := fn(rep); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }

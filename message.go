@@ -1,6 +1,10 @@
 package compact
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+	"strings"
+)
 
 // Role says who produced a message. The three provider roles (user,
 // assistant, tool result) are what every chat API knows; the others are the
@@ -92,6 +96,12 @@ type Usage struct {
 	CacheWrite int
 	// Total is the provider's own total, when it reports one.
 	Total int
+
+	// Stored is the JSON text of the usage object as a session file
+	// stored it, when it holds more than the counts above (pi's cost,
+	// say); "" otherwise. Codecs write it back while its counts still
+	// agree with the fields. (A string keeps Usage comparable.)
+	Stored string
 }
 
 // ContextTokens is the size of the context the call saw plus what it
@@ -130,17 +140,18 @@ type Message struct {
 	Model        string
 	ErrorMessage string
 
-	// Tool results.
-	ToolCallID string
-	ToolName   string
-	IsError    bool
-
 	// Bash executions.
 	Command            string
 	Output             string
 	ExitCode           *int
 	Cancelled          bool
 	ExcludeFromContext bool
+
+	// Tool results. (IsError comes first, beside the flags above, which
+	// keeps the struct 8 bytes smaller.)
+	IsError    bool
+	ToolCallID string
+	ToolName   string
 
 	// Custom messages.
 	CustomType string
@@ -149,9 +160,12 @@ type Message struct {
 	Timestamp int64
 
 	// Extra holds fields of the stored message this package does not model.
+	// Messages may share one map: copies of a message do, and a session
+	// reader gives the messages that store the same single extra field one
+	// map. Replace the map rather than change it.
 	Extra map[string]json.RawMessage
 
-	tokens   int
+	tokens   int32 // the cached estimate, while tokensOK
 	tokensOK bool
 }
 
@@ -164,19 +178,31 @@ func (m *Message) Text() string {
 		}
 		return m.Command + "\n" + m.Output
 	}
-	var out []byte
-	first := true
-	for _, p := range m.Content {
-		if p.Type != PartText {
-			continue
+	// One text part, the common case, is returned as it is: no copy.
+	n, size, only := 0, 0, ""
+	for i := range m.Content {
+		if p := &m.Content[i]; p.Type == PartText {
+			n++
+			size += len(p.Text)
+			only = p.Text
 		}
-		if !first {
-			out = append(out, '\n')
-		}
-		first = false
-		out = append(out, p.Text...)
 	}
-	return string(out)
+	if n <= 1 {
+		return only
+	}
+	var b strings.Builder
+	b.Grow(size + n - 1)
+	first := true
+	for i := range m.Content {
+		if p := &m.Content[i]; p.Type == PartText {
+			if !first {
+				b.WriteByte('\n')
+			}
+			first = false
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
 
 // ToolCalls returns the tool calls of an assistant message, in order.
@@ -211,10 +237,10 @@ func (m *Message) ValidUsage() (Usage, bool) {
 // only through a copy, or call ResetTokens afterwards.
 func (m *Message) Tokens() int {
 	if !m.tokensOK {
-		m.tokens = EstimateTokens(m)
+		m.tokens = int32(min(EstimateTokens(m), math.MaxInt32))
 		m.tokensOK = true
 	}
-	return m.tokens
+	return int(m.tokens)
 }
 
 // ResetTokens drops the cached estimate after the content was changed.

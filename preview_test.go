@@ -2,6 +2,7 @@ package compact_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -43,5 +44,42 @@ func TestPreviewMatchesSingleLadders(t *testing.T) {
 		if edited == 0 {
 			t.Errorf("%s: no strategy edited anything; the comparison proves little", name)
 		}
+	}
+}
+
+// TestPreviewEach: PreviewEach hands over the reports Preview returns,
+// one per strategy in order, and stops at the first error of its
+// callback, returning it.
+func TestPreviewEach(t *testing.T) {
+	s := loadFixture(t, "large-session.jsonl")
+	ctx := context.Background()
+	strategies := []compact.Strategy{compact.Mask{}, compact.Truncate{}, compact.Prune{}}
+	want, err := compact.Preview(ctx, s.Path(), strategies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []compact.PassReport
+	if err := compact.PreviewEach(ctx, s.Path(), strategies, func(r compact.PassReport) error {
+		got = append(got, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d reports, Preview %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Strategy != want[i].Strategy || got[i].TokensAfter != want[i].TokensAfter || got[i].CacheBreakIndex != want[i].CacheBreakIndex {
+			t.Errorf("report %d: %+v, Preview %+v", i, got[i], want[i])
+		}
+	}
+	stop := errors.New("enough")
+	calls := 0
+	err = compact.PreviewEach(ctx, s.Path(), strategies, func(compact.PassReport) error {
+		calls++
+		return stop
+	})
+	if err != stop || calls != 1 {
+		t.Errorf("error %v after %d calls, want %v after 1", err, calls, stop)
 	}
 }

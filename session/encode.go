@@ -188,11 +188,16 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 		if m.Usage != nil {
 			u := m.Usage
 			wu := wireUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total}
-			// A stored usage object (kept whole in Extra because it has
-			// members Usage does not model, such as cost) is written
-			// back when its counts still agree with Usage.
+			// A stored usage object (kept whole because it has members
+			// Usage does not model, such as cost) is written back when
+			// its counts still agree with Usage. Messages built before
+			// Usage.Stored kept it in Extra.
+			raw := []byte(u.Stored)
+			if len(raw) == 0 {
+				raw = m.Extra["usage"]
+			}
 			var stored wireUsage
-			if raw, ok := m.Extra["usage"]; ok && stdjson.Unmarshal(raw, &stored) == nil && stored == wu {
+			if len(raw) > 0 && stdjson.Unmarshal(raw, &stored) == nil && stored == wu {
 				o.raw("usage", raw)
 			} else {
 				o.val("usage", wu)

@@ -45,9 +45,14 @@ func messageExtras(line []byte, m *compact.Message) {
 		switch {
 		case string(key) == "usage" && m.Role == compact.RoleAssistant:
 			// The usage object is modelled only in part (cost is not):
-			// keep it whole when it has more than the modelled counts.
+			// keep it whole, in Usage.Stored, when it has more than the
+			// modelled counts.
 			if !onlyKeys(val, "input", "output", "cacheRead", "cacheWrite", "totalTokens") {
-				setExtra(&m.Extra, key, val)
+				if m.Usage != nil {
+					m.Usage.Stored = string(val)
+				} else {
+					setExtra(&m.Extra, key, val)
+				}
 			}
 		case messageKeyWritten(m.Role, string(key)):
 		case m.Role == compact.RoleBash && string(key) == "truncated" && string(val) == "false",

@@ -62,12 +62,19 @@ type fastDecoder struct {
 	i int    // position in b
 
 	entries chunk[compact.Entry]
-	msgs    chunk[msgBox]
+	msgs    chunk[compact.Message]
+	usages  chunk[compact.Usage]
 	calls   chunk[compact.ToolCall]
 	parts   []compact.Part // free part of the current part chunk
 	strs    []byte         // the current string chunk, up to its free part
 	// partSize and strSize are the sizes of the last chunks allocated.
 	partSize, strSize int
+
+	// extras are the one-member Extra maps made so far, by member: the
+	// messages that store the same single unmodelled member (pi's "api"
+	// on every assistant message) share one map, where a map each costs
+	// some 370 bytes.
+	extras map[member1]map[string]stdjson.RawMessage
 
 	scratch []compact.Part // parts of the content array being decoded
 	// tmp receives the decoded contents of a string; it is longer than
@@ -76,10 +83,36 @@ type fastDecoder struct {
 	tmp []byte
 }
 
-// msgBox allocates a message with its usage.
-type msgBox struct {
-	m compact.Message
-	u compact.Usage
+// member1 is a member of an object by value, the key of
+// fastDecoder.extras.
+type member1 struct{ key, val string }
+
+// Bounds of the Extra maps a decoder shares: members with longer values
+// are rarely repeated, and past maxShared distinct members the decoder
+// makes maps of their own.
+const (
+	maxSharedVal = 64
+	maxShared    = 256
+)
+
+// sharedExtra returns an Extra map holding only mb: the one made for the
+// same member earlier when there is one.
+func (d *fastDecoder) sharedExtra(mb member) map[string]stdjson.RawMessage {
+	if len(mb.val) > maxSharedVal {
+		return map[string]stdjson.RawMessage{mb.key: mb.val}
+	}
+	k := member1{mb.key, unsafe.String(unsafe.SliceData(mb.val), len(mb.val))}
+	if x, ok := d.extras[k]; ok {
+		return x
+	}
+	x := map[string]stdjson.RawMessage{mb.key: mb.val}
+	if len(d.extras) < maxShared {
+		if d.extras == nil {
+			d.extras = make(map[member1]map[string]stdjson.RawMessage)
+		}
+		d.extras[k] = x
+	}
+	return x
 }
 
 // chunk hands out pointers to the elements of slices allocated a few at a
@@ -366,15 +399,14 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 
 // message decodes the message object at d.i into f.msg.
 func (d *fastDecoder) message(f *entryFields) bool {
-	box := d.msgs.next(entryChunk)
-	m := &box.m
+	m := d.msgs.next(entryChunk)
 	var (
 		pend     [24]member
 		n        int
 		role     string
 		hasRole  bool
+		usageRaw []byte // the usage object, when it has more than the counts
 		array    bool // content is an array
-		usageAll bool // usage has members beyond the modelled counts
 		ms       seen
 	)
 	ok := d.object(func(key string) bool {
@@ -429,11 +461,17 @@ func (d *fastDecoder) message(f *entryFields) bool {
 			}
 			switch d.peek() {
 			case '{':
-				other, ok := d.usage(&box.u)
+				// A usage of its own, not one beside every message: most
+				// messages (user, tool results) have none.
+				u := d.usages.next(entryChunk)
+				other, ok := d.usage(u)
 				if !ok {
 					return false
 				}
-				m.Usage, usageAll = &box.u, other
+				if other {
+					usageRaw = d.b[start:d.i]
+				}
+				m.Usage = u
 			case 'n':
 				if !d.null() {
 					return false
@@ -547,14 +585,19 @@ func (d *fastDecoder) message(f *entryFields) bool {
 			m.Content[i].Extra = nil
 		}
 	}
-	// The same choices as messageExtras.
+	// The same choices as messageExtras. An assistant's usage with more
+	// than the counts (cost, ...) is kept whole in the usage rather than in
+	// an Extra map of the message.
+	if usageRaw != nil && m.Role == compact.RoleAssistant {
+		m.Usage.Stored = unsafe.String(&usageRaw[0], len(usageRaw))
+	}
 	extra := 0
 	keep := func(mb *member) bool {
 		switch {
 		case mb.key == "content" && array && m.Role != compact.RoleBash:
 			return false
 		case mb.key == "usage" && m.Role == compact.RoleAssistant:
-			return usageAll
+			return false // in Usage.Stored (below) when more than the counts
 		case messageKeyWritten(m.Role, mb.key):
 			return false
 		case m.Role == compact.RoleBash && mb.key == "truncated" && string(mb.val) == "false",
@@ -568,7 +611,13 @@ func (d *fastDecoder) message(f *entryFields) bool {
 			extra++
 		}
 	}
-	if extra > 0 {
+	if extra == 1 {
+		for i := 0; i < n; i++ {
+			if keep(&pend[i]) {
+				m.Extra = d.sharedExtra(pend[i])
+			}
+		}
+	} else if extra > 0 {
 		m.Extra = make(map[string]stdjson.RawMessage, extra)
 		for i := 0; i < n; i++ {
 			if keep(&pend[i]) {

@@ -70,7 +70,7 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 	for i, e := range entries {
 		c := *e
 		if c.ID == "" {
-			c.ID = newID(taken)
+			c.ID = newID(func(id string) bool { return taken[id] != nil })
 			taken[c.ID] = &c
 		}
 		if c.ParentID == "" && i > 0 {

@@ -632,7 +632,6 @@ func derivedID(prefix uint64, fileIndex int, taken map[string]bool) [8]byte {
 
 // index builds the id map, the leaf and the labels, and checks ids.
 func (s *Session) index() error {
-	s.byID = make(map[string]*compact.Entry, len(s.records))
 	s.pos = make(map[string]int, len(s.records))
 	s.labels = make(map[string]string)
 	for i, r := range s.records {
@@ -640,14 +639,13 @@ func (s *Session) index() error {
 		if e.ID == "" {
 			return &LineError{File: s.name, Line: r.line, Err: fmt.Errorf("%w: field id: missing", ErrMalformed)}
 		}
-		if _, dup := s.byID[e.ID]; dup {
+		if _, dup := s.pos[e.ID]; dup {
 			err := &LineError{File: s.name, Line: r.line, Err: fmt.Errorf("%w: field id: %q is used by an earlier entry", ErrMalformed, e.ID)}
 			if !s.opts.Lenient {
 				return err
 			}
 			s.warn(err.Error() + " (the later entry wins)")
 		}
-		s.byID[e.ID] = e
 		s.pos[e.ID] = i
 		s.leaf = e.ID
 		if e.Kind == compact.KindLabel {
@@ -672,7 +670,7 @@ func (s *Session) checkCycles() error {
 		done
 	)
 	// An id stands for the record s.pos gives, the last one with the id,
-	// as in s.byID.
+	// as in Entry.
 	state := make([]uint8, len(s.records))
 	var chain []int
 	for _, r := range s.records {

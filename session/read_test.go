@@ -374,9 +374,13 @@ func TestMessageExtras(t *testing.T) {
 	s := mustOpen(t, p, Options{})
 	e := s.Entries()
 	a := e[0].Message
-	want := map[string]string{"api": `"anthropic-messages"`, "usage": `{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"total":0.5}}`}
+	want := map[string]string{"api": `"anthropic-messages"`}
 	if got := extraStrings(a.Extra); !mapsEqual(got, want) {
 		t.Errorf("assistant extras %v, want %v", got, want)
+	}
+	// The usage with its cost is kept whole in the usage, not in Extra.
+	if got, w := a.Usage.Stored, `{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"total":0.5}}`; got != w {
+		t.Errorf("assistant usage stored %s, want %s", got, w)
 	}
 	parts := []map[string]string{{"thinkingSignature": `"sig=="`}, {"textSignature": `{"k":[1,"]"]}`}, {"partialJson": `"{\"command\""`}}
 	for i, w := range parts {
@@ -396,8 +400,8 @@ func TestMessageExtras(t *testing.T) {
 	if got := extraStrings(e[3].Message.Extra); !mapsEqual(got, map[string]string{"truncated": "true", "fullOutputPath": `"/tmp/o"`}) {
 		t.Errorf("bash extras %v", got)
 	}
-	if e[4].Message.Extra != nil {
-		t.Errorf("usage with only the modelled counts went to Extra: %v", extraStrings(e[4].Message.Extra))
+	if e[4].Message.Extra != nil || e[4].Message.Usage.Stored != "" {
+		t.Errorf("usage with only the modelled counts kept: extras %v, stored %q", extraStrings(e[4].Message.Extra), e[4].Message.Usage.Stored)
 	}
 	// Encoding the message read gives the stored members back.
 	lines := fileLines(t, p)

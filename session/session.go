@@ -74,6 +74,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -92,15 +93,17 @@ type Session struct {
 	headerRaw  []byte
 	headerLine int
 	records    []*record
-	byID       map[string]*compact.Entry
-	pos        map[string]int
-	leaf       string
-	labels     map[string]string
-	warnings   []string
-	skipped    []int
-	tornLine   int
-	v1         bool
-	v1Index    []v1Ref
+	// pos maps an id to its record in records: the one index of the
+	// entries (a second map from id to entry would cost some 50 bytes
+	// per entry for what records[pos[id]] gives).
+	pos      map[string]int
+	leaf     string
+	labels   map[string]string
+	warnings []string
+	skipped  []int
+	tornLine int
+	v1       bool
+	v1Index  []v1Ref
 	// lines is the number of lines in the file (the last one possibly
 	// without a newline); an appended entry lands on line lines+1.
 	lines int
@@ -146,7 +149,18 @@ func (s *Session) Entries() []*compact.Entry {
 }
 
 // Entry returns the entry with the given id, or nil.
-func (s *Session) Entry(id string) *compact.Entry { return s.byID[id] }
+func (s *Session) Entry(id string) *compact.Entry {
+	if i, ok := s.pos[id]; ok {
+		return s.records[i].entry
+	}
+	return nil
+}
+
+// has reports whether an entry has the id.
+func (s *Session) has(id string) bool {
+	_, ok := s.pos[id]
+	return ok
+}
 
 // Index returns the position of the entry in Entries (0 for the first
 // entry), or -1. pi's version 1 firstKeptEntryIndex counts the header
@@ -174,7 +188,7 @@ func (s *Session) Leaf() string { return s.leaf }
 // Branch moves the leaf to the entry id. The next Append becomes a child
 // of that entry, starting a new branch; nothing is written.
 func (s *Session) Branch(id string) error {
-	if _, ok := s.byID[id]; !ok {
+	if !s.has(id) {
 		return fmt.Errorf("%s: branch to %q: %w", s.name, id, compact.ErrNoEntry)
 	}
 	s.leaf = id
@@ -196,11 +210,29 @@ func (s *Session) PathTo(id string) ([]*compact.Entry, error) {
 	if id == "" {
 		id = s.leaf
 	}
-	p, err := compact.PathByID(s.byID, s.records[len(s.records)-1].entry, id)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.name, err)
+	i, ok := len(s.records)-1, true
+	if id != "" {
+		if i, ok = s.pos[id]; !ok {
+			return nil, fmt.Errorf("%s: entry %q: %w", s.name, id, compact.ErrNoEntry)
+		}
 	}
-	return p, nil
+	var rev []*compact.Entry
+	for {
+		e := s.records[i].entry
+		// A path longer than the number of entries has met an entry twice.
+		if len(rev) >= len(s.records) {
+			return nil, fmt.Errorf("%s: entry %q: parent links form a cycle", s.name, e.ID)
+		}
+		rev = append(rev, e)
+		if e.ParentID == "" {
+			break
+		}
+		if i, ok = s.pos[e.ParentID]; !ok {
+			break
+		}
+	}
+	slices.Reverse(rev)
+	return rev, nil
 }
 
 // Context returns what the model sees at the current leaf. When no entry
@@ -305,13 +337,13 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 		}
 	}()
 	if e.ID == "" {
-		e.ID = newID(s.byID)
-	} else if _, taken := s.byID[e.ID]; taken {
+		e.ID = newID(s.has)
+	} else if s.has(e.ID) {
 		return fmt.Errorf("%s: append: entry id %q is already used", s.name, e.ID)
 	}
 	if e.ParentID == "" {
 		e.ParentID = s.leaf
-	} else if _, ok := s.byID[e.ParentID]; !ok {
+	} else if !s.has(e.ParentID) {
 		return fmt.Errorf("%s: append: parent %q: %w", s.name, e.ParentID, compact.ErrNoEntry)
 	}
 	if e.Timestamp == "" {
@@ -341,7 +373,6 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	}
 	s.nextIndex++
 	s.records = append(s.records, rec)
-	s.byID[e.ID] = e
 	s.pos[e.ID] = len(s.records) - 1
 	s.leaf = e.ID
 	if e.Kind == compact.KindLabel {
@@ -493,7 +524,7 @@ func (s *Session) AppendMessage(ctx context.Context, m *compact.Message) (*compa
 // SetLabel appends a label entry naming the target; an empty label clears
 // it.
 func (s *Session) SetLabel(ctx context.Context, targetID, label string) error {
-	if _, ok := s.byID[targetID]; !ok {
+	if !s.has(targetID) {
 		return fmt.Errorf("%s: label %q: %w", s.name, targetID, compact.ErrNoEntry)
 	}
 	return s.Append(ctx, &compact.Entry{Kind: compact.KindLabel, TargetID: targetID, Label: label})

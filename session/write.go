@@ -16,15 +16,15 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// newID returns a fresh 8-hex-digit entry id not in taken.
-func newID(taken map[string]*compact.Entry) string {
+// newID returns a fresh 8-hex-digit entry id that taken does not report.
+func newID(taken func(id string) bool) string {
 	var b [4]byte
 	for {
 		if _, err := rand.Read(b[:]); err != nil {
 			panic(err) // crypto/rand does not fail on supported platforms
 		}
 		id := fmt.Sprintf("%x", b[:])
-		if _, ok := taken[id]; !ok {
+		if !taken(id) {
 			return id
 		}
 	}
@@ -501,17 +501,15 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 		inPath[e.ID] = true
 		last = e.ID
 	}
-	taken := make(map[string]*compact.Entry, len(s.byID))
-	for k, v := range s.byID {
-		taken[k] = v
-	}
+	added := make(map[string]bool)
+	taken := func(id string) bool { return s.has(id) || added[id] }
 	for _, target := range sortedKeys(s.labels) {
 		if !inPath[target] {
 			continue
 		}
 		le := &compact.Entry{Kind: compact.KindLabel, ID: newID(taken), ParentID: last, Timestamp: s.timestamp(),
 			TargetID: target, Label: s.labels[target]}
-		taken[le.ID] = le
+		added[le.ID] = true
 		line, err := encodeEntry(le, -1)
 		if err != nil {
 			return nil, err

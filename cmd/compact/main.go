@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 )
@@ -35,6 +36,7 @@ func main() {
 	stopProfile := startProfile(os.Getenv("COMPACT_CPUPROFILE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stopProfile()
+	writeMemProfile(os.Getenv("COMPACT_MEMPROFILE"), os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -60,5 +62,26 @@ func startProfile(path string, stderr io.Writer) func() {
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+}
+
+// writeMemProfile writes the allocation profile of the whole run to path
+// (go tool pprof -sample_index=alloc_space shows where the bytes were
+// allocated, inuse_space what was still live at the end); with path ""
+// it does nothing. A failure is reported on stderr only.
+func writeMemProfile(path string, stderr io.Writer) {
+	if path == "" {
+		return
+	}
+	runtime.GC() // the profile counts allocations up to the last collection
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "compact: COMPACT_MEMPROFILE: %v\n", err)
 	}
 }

@@ -463,13 +463,15 @@ func planStrategies(ctx context.Context, s *session.Session) ([]passReport, erro
 		}
 		strategies = append(strategies, st)
 	}
-	passes, err := compact.Preview(ctx, s.Path(), strategies)
+	// Only the figures are kept: each strategy's edits can be collected
+	// before the next one runs.
+	out := make([]passReport, 0, len(strategies))
+	err := compact.PreviewEach(ctx, s.Path(), strategies, func(p compact.PassReport) error {
+		out = append(out, newPassReport(p))
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name(), err)
-	}
-	out := make([]passReport, 0, len(passes))
-	for _, p := range passes {
-		out = append(out, newPassReport(p))
 	}
 	return out, nil
 }

@@ -204,3 +204,19 @@ func TestStartProfile(t *testing.T) {
 	}
 	startProfile("", &stderr)()
 }
+
+// TestWriteMemProfile: COMPACT_MEMPROFILE writes the allocation profile;
+// a path that cannot be created is reported on stderr.
+func TestWriteMemProfile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mem.prof")
+	var stderr strings.Builder
+	writeMemProfile(p, &stderr)
+	if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || stderr.Len() > 0 {
+		t.Errorf("profile %v, %v; stderr %q", fi, err, stderr.String())
+	}
+	writeMemProfile(filepath.Join(p, "no", "such"), &stderr)
+	if !strings.Contains(stderr.String(), "COMPACT_MEMPROFILE") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	writeMemProfile("", &stderr)
+}
