@@ -406,7 +406,7 @@ func (d *fastDecoder) message(f *entryFields) bool {
 		role     string
 		hasRole  bool
 		usageRaw []byte // the usage object, when it has more than the counts
-		array    bool // content is an array
+		array    bool   // content is an array
 		ms       seen
 	)
 	ok := d.object(func(key string) bool {
