@@ -349,7 +349,7 @@ func parsePrevious(text string) []prevPart {
 		case headingLineRe(line):
 			b.text = "**" + strings.TrimSpace(strings.TrimLeft(line, "#")) + "**"
 			kind = "prose"
-		case strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "* ") || numberedRe.MatchString(line):
+		case strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "* ") || numbered(line):
 			kind = "item"
 		default:
 			kind = "prose"

@@ -107,8 +107,7 @@ func extract(msgs []*compact.Message) *facts {
 	var order []*callInfo
 	var todos []todoCandidate
 	successes := make(map[string]int)
-	touched := make(map[string]*fileTouch)
-	readSeen := make(map[string]bool)
+	files := newFileRecorder()
 	cmds := make(commandCache)
 
 	for i, m := range msgs {
@@ -146,7 +145,12 @@ func extract(msgs []*compact.Message) *facts {
 				f.lastText, f.lastTextIdx = text, i
 				f.decisions = append(f.decisions, matchSentences(text, decisionWords)...)
 			}
-			for _, call := range m.ToolCalls() {
+			for k := range m.Content {
+				// m.ToolCalls() without its slice.
+				call := m.Content[k].ToolCall
+				if m.Content[k].Type != compact.PartToolCall || call == nil {
+					continue
+				}
 				ci := &callInfo{call: call, idx: i, todo: -1}
 				ci.args = call.Arguments
 				ci.bash = compact.IsShellTool(call.Name)
@@ -230,7 +234,7 @@ func extract(msgs []*compact.Message) *facts {
 			successes[key] = i
 			if ci != nil {
 				ci.status = "ok"
-				recordFiles(ci.call, f, touched, readSeen)
+				files.record(ci.call, f)
 			}
 
 		case compact.RoleBash:
@@ -346,17 +350,36 @@ func messageText(m *compact.Message) string {
 	return m.Text()
 }
 
-// recordFiles notes the files a successful tool call read or changed,
-// using the root package's knowledge of tool names and arguments.
-func recordFiles(call *compact.ToolCall, f *facts, touched map[string]*fileTouch, readSeen map[string]bool) {
-	var ops compact.FileOps
-	ops.AddMessage(&compact.Message{Role: compact.RoleAssistant, Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: call}}})
+// fileRecorder notes the files successful tool calls read or changed,
+// using the root package's knowledge of tool names and arguments
+// (compact.FileOps). It reuses its maps and buffers from call to call.
+type fileRecorder struct {
+	touched  map[string]*fileTouch
+	readSeen map[string]bool
+	ops      compact.FileOps
+	part     [1]compact.Part
+	msg      compact.Message
+	keys     []string
+}
+
+func newFileRecorder() *fileRecorder {
+	return &fileRecorder{touched: make(map[string]*fileTouch), readSeen: make(map[string]bool)}
+}
+
+// record adds the files of one call to f.modified and f.read.
+func (r *fileRecorder) record(call *compact.ToolCall, f *facts) {
+	clear(r.ops.Read)
+	clear(r.ops.Written)
+	clear(r.ops.Edited)
+	r.part[0] = compact.Part{Type: compact.PartToolCall, ToolCall: call}
+	r.msg = compact.Message{Role: compact.RoleAssistant, Content: r.part[:]}
+	r.ops.AddMessage(&r.msg)
 	touch := func(set map[string]bool, write bool) {
-		for _, p := range sortedKeys(set) {
-			t := touched[p]
+		for _, p := range r.sortedKeys(set) {
+			t := r.touched[p]
 			if t == nil {
 				t = &fileTouch{path: p}
-				touched[p] = t
+				r.touched[p] = t
 				f.modified = append(f.modified, t)
 			}
 			if write {
@@ -366,26 +389,25 @@ func recordFiles(call *compact.ToolCall, f *facts, touched map[string]*fileTouch
 			}
 		}
 	}
-	touch(ops.Written, true)
-	touch(ops.Edited, false)
-	for _, p := range sortedKeys(ops.Read) {
-		if !readSeen[p] {
-			readSeen[p] = true
+	touch(r.ops.Written, true)
+	touch(r.ops.Edited, false)
+	for _, p := range r.sortedKeys(r.ops.Read) {
+		if !r.readSeen[p] {
+			r.readSeen[p] = true
 			f.read = append(f.read, p)
 		}
 	}
 }
 
-func sortedKeys(m map[string]bool) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(m))
+// sortedKeys returns the keys of m, sorted, in a buffer the next call
+// overwrites.
+func (r *fileRecorder) sortedKeys(m map[string]bool) []string {
+	r.keys = r.keys[:0]
 	for k := range m {
-		keys = append(keys, k)
+		r.keys = append(r.keys, k)
 	}
-	sort.Strings(keys)
-	return keys
+	sort.Strings(r.keys)
+	return r.keys
 }
 
 // failureText is how a failure is quoted: the output's distinctive line

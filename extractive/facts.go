@@ -152,7 +152,7 @@ func dropDoneSteps(next, done *section, f *facts) {
 	}
 	var keep []*block
 	for _, b := range next.prev {
-		if b.pinned || !strings.HasPrefix(b.text, "- ") && !numberedRe.MatchString(b.text) {
+		if b.pinned || !strings.HasPrefix(b.text, "- ") && !numbered(b.text) {
 			keep = append(keep, b)
 			continue
 		}

@@ -58,25 +58,3 @@ func TestPhrasesMatch(t *testing.T) {
 		}
 	}
 }
-
-func TestStripListMarker(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"- item", "item"},
-		{"* [x] done", "done"},
-		{"12. step", "step"},
-		{"3) step", "step"},
-		{"> quoted", "quoted"},
-		{"## Heading", "Heading"},
-		{"-notmarker", "-notmarker"},
-		{"2024 was", "2024 was"},
-		{"plain", "plain"},
-		{"", ""},
-	} {
-		if got := stripListMarker(tt.in); got != tt.want {
-			t.Errorf("stripListMarker(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-		if ref := listMarkerRe.ReplaceAllString(tt.in, ""); ref != tt.want {
-			t.Errorf("listMarkerRe on %q gives %q, want %q", tt.in, ref, tt.want)
-		}
-	}
-}

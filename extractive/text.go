@@ -2,7 +2,6 @@ package extractive
 
 import (
 	"iter"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,9 +150,6 @@ func plural(n int, one, many string) string {
 }
 
 var (
-	listMarkerRe = regexp.MustCompile(`^(?:[-*+]\s+(?:\[[ xX~]\]\s+)?|\d+[.)]\s+|>\s*|#+\s+)`)
-	numberedRe   = regexp.MustCompile(`^\d+[.)]\s+\S`)
-
 	// constraintWords find user sentences that state a rule or a wish.
 	constraintWords = newPhrases("must", "mustn't", "never", "always", "don't", "dont", "do not", "doesn't",
 		"does not", "prefer", "preferably", "should", "shouldn't", "make sure", "avoid", "only", "ensure",
@@ -167,26 +163,6 @@ var (
 	planWords = newPhrases("next", "then", "i will", "i'll", "we'll", "we will", "let me", "need to", "needs to",
 		"todo", "remaining", "still need", "after that", "afterwards", "finally")
 )
-
-// stripListMarker removes a list marker, quote marker or heading marker
-// from the start of a trimmed line (listMarkerRe). Most lines start with
-// none, which their first byte tells without running the expression.
-func stripListMarker(t string) string {
-	if t == "" {
-		return t
-	}
-	switch c := t[0]; {
-	case c == '-' || c == '*' || c == '+' || c == '>' || c == '#' || c >= '0' && c <= '9':
-		return listMarkerRe.ReplaceAllString(t, "")
-	}
-	return t
-}
-
-// numbered reports whether a line is a numbered list item (numberedRe),
-// looking at its first byte before running the expression.
-func numbered(t string) bool {
-	return t != "" && t[0] >= '0' && t[0] <= '9' && numberedRe.MatchString(t)
-}
 
 var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "approx": true}
 

@@ -88,7 +88,7 @@ func Identifiers(msgs []*compact.Message) []Identifier {
 // in the order of the text. Only Text and Kind are set.
 func IdentifiersIn(text string) []Identifier {
 	var out []Identifier
-	for _, block := range prose(text) {
+	for block := range prose(text) {
 		if strings.Contains(block, "`") {
 			block = cutBackticks(block, func(s string) {
 				name := strings.TrimSpace(s)
@@ -240,31 +240,35 @@ func classify(tok string) (IdentKind, bool) {
 	return "", false
 }
 
-// prose returns the parts of a text outside fenced code blocks.
-func prose(text string) []string {
-	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
-		return []string{text}
-	}
-	var out []string
-	var cur []string
-	fence := ""
-	for _, l := range strings.Split(text, "\n") {
-		t := strings.TrimSpace(l)
-		if fence != "" {
-			if strings.HasPrefix(t, fence) {
-				fence = ""
+// prose yields the parts of a text outside fenced code blocks.
+func prose(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+			yield(text)
+			return
+		}
+		var cur []string
+		fence := ""
+		for l := range strings.SplitSeq(text, "\n") {
+			t := strings.TrimSpace(l)
+			if fence != "" {
+				if strings.HasPrefix(t, fence) {
+					fence = ""
+				}
+				continue
 			}
-			continue
+			if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				fence = t[:3]
+				if !yield(strings.Join(cur, "\n")) {
+					return
+				}
+				cur = nil
+				continue
+			}
+			cur = append(cur, l)
 		}
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			fence = t[:3]
-			out = append(out, strings.Join(cur, "\n"))
-			cur = nil
-			continue
-		}
-		cur = append(cur, l)
+		yield(strings.Join(cur, "\n"))
 	}
-	return append(out, strings.Join(cur, "\n"))
 }
 
 func isAlnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
