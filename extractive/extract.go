@@ -107,6 +107,7 @@ func extract(msgs []*compact.Message) *facts {
 	var order []*callInfo
 	var todos []todoCandidate
 	successes := make(map[string]int)
+	var toolOK []toolSuccess
 	files := newFileRecorder()
 	cmds := make(commandCache)
 
@@ -219,19 +220,16 @@ func extract(msgs []*compact.Message) *facts {
 				f.commands = append(f.commands, command{idx: idx, text: cmd, status: status, ok: ok, shell: sh})
 				continue
 			}
-			target := ""
-			if ci != nil {
-				target = argString(ci.args, "path", "file_path", "filePath", "notebook_path", "pattern", "query", "url")
-			}
-			key := name + "\x00" + target
 			if m.IsError {
+				target := callTarget(ci)
 				if ci != nil {
 					ci.status = "error"
 				}
-				f.failures = append(f.failures, &failure{idx: idx, tool: name, target: target, text: failureText(text), key: key})
+				f.failures = append(f.failures, &failure{idx: idx, tool: name, target: target, text: failureText(text),
+					key: name + "\x00" + target})
 				continue
 			}
-			successes[key] = i
+			toolOK = append(toolOK, toolSuccess{name: name, ci: ci, idx: i})
 			if ci != nil {
 				ci.status = "ok"
 				files.record(ci.call, f)
@@ -291,6 +289,7 @@ func extract(msgs []*compact.Message) *facts {
 	}
 	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })
 
+	addToolSuccesses(successes, toolOK, f.failures)
 	for _, fl := range f.failures {
 		if s, ok := successes[fl.key]; ok && s > fl.idx {
 			fl.resolved = true
@@ -305,6 +304,59 @@ func extract(msgs []*compact.Message) *facts {
 		}
 	}
 	return f
+}
+
+// toolSuccess is a successful call of a tool other than a shell, at the
+// index of its result.
+type toolSuccess struct {
+	name string
+	ci   *callInfo
+	idx  int
+}
+
+// callTarget is the path, pattern or URL a call worked on, "" when unknown.
+func callTarget(ci *callInfo) string {
+	if ci == nil {
+		return ""
+	}
+	return argString(ci.args, "path", "file_path", "filePath", "notebook_path", "pattern", "query", "url")
+}
+
+// addToolSuccesses records in successes, under the key of a failure of
+// the same tool on the same target, the index of each successful tool
+// call: the newest success of a key is what clears a failure before it.
+// Reading a call's target costs a pass over its arguments (those of an
+// edit or a write hold whole files), so only the calls of tools that
+// failed somewhere are read.
+func addToolSuccesses(successes map[string]int, calls []toolSuccess, failures []*failure) {
+	if len(failures) == 0 {
+		return
+	}
+	// failed tells, for each tool name, whether a failure's key starts
+	// with the name and the separator: only then can a key match.
+	failed := make(map[string]bool)
+	for _, c := range calls {
+		if _, seen := failed[c.name]; seen {
+			continue
+		}
+		prefix := c.name + "\x00"
+		failed[c.name] = false
+		for _, fl := range failures {
+			if strings.HasPrefix(fl.key, prefix) {
+				failed[c.name] = true
+				break
+			}
+		}
+	}
+	for _, c := range calls {
+		if !failed[c.name] {
+			continue
+		}
+		key := c.name + "\x00" + callTarget(c.ci)
+		if s, ok := successes[key]; !ok || c.idx > s {
+			successes[key] = c.idx
+		}
+	}
 }
 
 // commandCache holds the reading of each distinct command line of one
