@@ -175,10 +175,17 @@ func ShellStatus(m *compact.Message, text string) string {
 
 // lastExitCode returns the code of the last status line of an output
 // (exitCodeRe).
+//
+// A match is a line start, blanks, then words that hold "xit": no
+// match has its words before the first line holding "xit", so the
+// expression runs from that line's start only, not over the whole
+// output (cutting there drops at most blank lines a match began with).
 func lastExitCode(text string) (int, bool) {
-	if !mayHoldExit(text) {
+	i := indexExit(text)
+	if i < 0 {
 		return 0, false
 	}
+	text = text[strings.LastIndexByte(text[:i], '\n')+1:]
 	all := exitCodeRe.FindAllStringSubmatch(text, -1)
 	if len(all) == 0 {
 		return 0, false
@@ -202,14 +209,18 @@ func NoOutput(text string) bool {
 // exitCodeRe matches does ("exit", "exited"): the expression, costly on
 // long text, runs only on those. Unicode case folding gives none of these
 // three letters a non-ASCII form, so comparing bytes is enough.
-func mayHoldExit(s string) bool {
+func mayHoldExit(s string) bool { return indexExit(s) >= 0 }
+
+// indexExit is the index of the first "xit" in s in any case, -1 when
+// none.
+func indexExit(s string) int {
 	for i := 0; i+2 < len(s); i++ {
 		// c|0x20 lower-cases an ASCII letter; only 'X' and 'x' give 'x'.
 		if s[i]|0x20 == 'x' && s[i+1]|0x20 == 'i' && s[i+2]|0x20 == 't' {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // PrintsErrors reports whether an output has a line that compilers,

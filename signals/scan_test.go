@@ -2,6 +2,7 @@ package signals
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,6 +125,28 @@ func TestDigitFields(t *testing.T) {
 		}
 		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
 			t.Errorf("digitFields(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestLastExitCode(t *testing.T) {
+	ref := func(text string) (int, bool) {
+		all := exitCodeRe.FindAllStringSubmatch(text, -1)
+		if len(all) == 0 {
+			return 0, false
+		}
+		code, err := strconv.Atoi(all[len(all)-1][1])
+		return code, err == nil
+	}
+	for _, text := range []string{
+		"", "ok\n", "out\nCommand exited with code 2", "out\n\n  \nCommand exited with code 2\n", "exit code: 1\nexit status 3",
+		"Exit Code:\n  4\n", "text exit code 5", "line\nEXITED WITH CODE -1  ", "exit code 99999999999999999999",
+		"a\nexit\ncode 1", "exit code 1\nmore", "\n\nexit code 7", "prefix exit\nexit code 8",
+	} {
+		code, ok := lastExitCode(text)
+		wantCode, wantOK := ref(text)
+		if code != wantCode || ok != wantOK {
+			t.Errorf("lastExitCode(%q) = %d, %v; the expression gives %d, %v", text, code, ok, wantCode, wantOK)
 		}
 	}
 }
