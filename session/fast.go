@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	stdjson "encoding/json"
+	"hash/crc32"
 	"math/bits"
 	"unicode"
 	"unicode/utf16"
@@ -76,6 +77,17 @@ type fastDecoder struct {
 	// some 370 bytes.
 	extras map[member1]map[string]stdjson.RawMessage
 
+	// inPlace makes escaped strings be unescaped into the line itself,
+	// where they were stored, rather than copied out (see overwrite).
+	// spans and journal record the pieces of the current line so changed
+	// and their stored bytes, so that a line the fast path gives up on is
+	// restored before the reference path reads it; lineCRC is the
+	// checksum of the line as stored, taken before its first change.
+	inPlace bool
+	spans   []span
+	journal []byte
+	lineCRC uint32
+
 	scratch []compact.Part // parts of the content array being decoded
 	// tmp receives the decoded contents of a string; it is longer than
 	// the line, which no decoded string can outgrow but by bytes that
@@ -140,7 +152,40 @@ func (d *fastDecoder) decode(line []byte) decodedLine {
 	if out, ok := d.fast(line); ok {
 		return out
 	}
+	d.restore()
 	return decodeLine(line)
+}
+
+// span is a piece of a line unescaped in place: start and length in the
+// line (its stored bytes are the same length in the journal).
+type span struct{ start, n int }
+
+// overwrite writes s, a string decoded from the line's bytes at start,
+// over those bytes and returns it as a string pointing there. Unescaping
+// never makes a string longer (the lines with bytes that are not UTF-8,
+// which can, are copied instead), so it fits within its own quotes: no
+// copy is made and the decoded text costs no memory beyond the file's
+// buffer. The line is changed, so its record is marked (decodedLine
+// inPlace) and Session reads it back from the file when it needs the
+// stored bytes (storedLines).
+func (d *fastDecoder) overwrite(start int, s []byte) string {
+	if len(d.spans) == 0 {
+		d.lineCRC = crc32.ChecksumIEEE(d.b)
+	}
+	d.journal = append(d.journal, d.b[start:start+len(s)]...)
+	d.spans = append(d.spans, span{start, len(s)})
+	copy(d.b[start:], s)
+	return unsafe.String(&d.b[start], len(s))
+}
+
+// restore puts back the stored bytes of the pieces of the current line
+// that overwrite changed.
+func (d *fastDecoder) restore() {
+	off := 0
+	for _, sp := range d.spans {
+		off += copy(d.b[sp.start:sp.start+sp.n], d.journal[off:off+sp.n])
+	}
+	d.spans, d.journal = d.spans[:0], d.journal[:0]
 }
 
 // member is a member of a stored object kept until the object is complete,
@@ -148,6 +193,9 @@ func (d *fastDecoder) decode(line []byte) decodedLine {
 type member struct {
 	key string
 	val []byte
+	// inPlace is true when a string inside val was unescaped in place:
+	// val no longer holds the stored bytes and cannot go to Extra.
+	inPlace bool
 }
 
 // Names of the members of an entry line the reference decoder reads.
@@ -221,6 +269,7 @@ type entryFields struct {
 // exactly as the reference path does.
 func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 	d.b, d.i = line, 0
+	d.spans, d.journal = d.spans[:0], d.journal[:0]
 	if need := len(line) + utf8.UTFMax + 8; len(d.tmp) < need {
 		d.tmp = make([]byte, max(need, 2*len(d.tmp), 4<<10))
 	}
@@ -240,6 +289,9 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 	e := d.entries.next(entryChunk)
 	*e = compact.Entry{ID: f.id, ParentID: f.parentID, Kind: kind, Timestamp: f.timestamp}
 	out := decodedLine{e: e, noParent: !f.hasParent, hookRole: f.hookRole}
+	if len(d.spans) > 0 {
+		out.inPlace, out.crc = true, d.lineCRC
+	}
 	switch kind {
 	case compact.KindMessage:
 		if f.msg == nil {
@@ -410,7 +462,7 @@ func (d *fastDecoder) message(f *entryFields) bool {
 		ms       seen
 	)
 	ok := d.object(func(key string) bool {
-		start := d.i
+		start, spans0 := d.i, len(d.spans)
 		switch key {
 		case "role":
 			if !ms.first(0) {
@@ -567,7 +619,7 @@ func (d *fastDecoder) message(f *entryFields) bool {
 		if n == len(pend) {
 			return false
 		}
-		pend[n] = member{key, d.b[start:d.i:d.i]}
+		pend[n] = member{key, d.b[start:d.i:d.i], len(d.spans) > spans0}
 		n++
 		return true
 	})
@@ -608,6 +660,9 @@ func (d *fastDecoder) message(f *entryFields) bool {
 	}
 	for i := 0; i < n; i++ {
 		if keep(&pend[i]) {
+			if pend[i].inPlace {
+				return false // its stored bytes are gone: the reference path keeps them
+			}
 			extra++
 		}
 	}
@@ -712,7 +767,7 @@ func (d *fastDecoder) block() (compact.Part, bool) {
 		bs                                            seen
 	)
 	ok := d.object(func(key string) bool {
-		start := d.i
+		start, spans0 := d.i, len(d.spans)
 		var dst *string
 		var bit uint
 		switch key {
@@ -762,7 +817,7 @@ func (d *fastDecoder) block() (compact.Part, bool) {
 		if n == len(pend) {
 			return false
 		}
-		pend[n] = member{key, d.b[start:d.i:d.i]}
+		pend[n] = member{key, d.b[start:d.i:d.i], len(d.spans) > spans0}
 		n++
 		return true
 	})
@@ -790,6 +845,9 @@ func (d *fastDecoder) block() (compact.Part, bool) {
 	extra := 0
 	for i := 0; i < n; i++ {
 		if !partKeyWritten(&p, pend[i].key) {
+			if pend[i].inPlace {
+				return compact.Part{}, false // as in message
+			}
 			extra++
 		}
 	}
@@ -1330,6 +1388,9 @@ func (d *fastDecoder) finish(start, end, prev, w int, decode, escaped, invalid b
 		return d.unescape(b[start:end])
 	case escaped:
 		w += copy(d.tmp[w:], b[prev:end])
+		if d.inPlace && w > 0 {
+			return d.overwrite(start, d.tmp[:w])
+		}
 		return d.keep(d.tmp[:w])
 	case end == start:
 		return ""

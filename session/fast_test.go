@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"hash/crc32"
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
@@ -141,7 +142,38 @@ func checkFast(t *testing.T, line []byte) bool {
 	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
 		t.Fatalf("fast vs reference: %s\nline %.500q", diff, line)
 	}
+	checkInPlace(t, line, want)
 	return true
+}
+
+// checkInPlace decodes line with strings unescaped into the line itself
+// (as Open does): the entry must be the reference path's, the checksum
+// the stored line's, and a line the fast path gives up on must be put
+// back byte for byte before the reference path reads it.
+func checkInPlace(t *testing.T, line []byte, want decodedLine) {
+	t.Helper()
+	d := fastDecoder{inPlace: true}
+	buf := bytes.Clone(line)
+	got, ok := d.fast(buf)
+	if !ok {
+		d.restore()
+		if !bytes.Equal(buf, line) {
+			t.Fatalf("a line given up on in place is not restored:\nline %.500q\nnow  %.500q", line, buf)
+		}
+		return
+	}
+	// (A line marked may still read the same: "a\\\\" unescaped over
+	// itself leaves it as it was.)
+	if !got.inPlace && !bytes.Equal(buf, line) {
+		t.Fatalf("the line changed but is not marked\nline %.500q", line)
+	}
+	if got.inPlace && got.crc != crc32.ChecksumIEEE(line) {
+		t.Fatalf("checksum %08x, the stored line's %08x", got.crc, crc32.ChecksumIEEE(line))
+	}
+	got.inPlace, got.crc = false, 0
+	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
+		t.Fatalf("in place vs reference: %s\nline %.500q", diff, line)
+	}
 }
 
 // fixtureLines returns the entry lines of a fixture (the header left out).

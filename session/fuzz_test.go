@@ -129,6 +129,7 @@ func checkRead(t *testing.T, data []byte, lenient bool) {
 		t.Fatalf("lenient=%v: WriteTo: %v\ninput %q", lenient, err, data)
 	}
 	written := out.String()
+	checkOpenSame(t, data, opts, s, written)
 	s2, err := Read(&out, "again", opts)
 	if err != nil {
 		t.Fatalf("lenient=%v: re-reading the written session: %v\ninput   %q\nwritten %q", lenient, err, data, written)
@@ -174,4 +175,26 @@ func countNodes(roots []*Node) int {
 		n++
 	}
 	return n
+}
+
+// checkOpenSame checks that Open, which unescapes strings into the file's
+// bytes rather than into copies (parseOwned), reads what Read read and
+// writes what it wrote: the lines it changed are read back from the file.
+func checkOpenSame(t *testing.T, data []byte, opts Options, read *Session, written string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open(p, opts)
+	if err != nil {
+		t.Fatalf("Open fails where Read succeeds: %v\ninput %q", err, data)
+	}
+	if !reflect.DeepEqual(o.Entries(), read.Entries()) {
+		t.Fatalf("Open and Read decode differently\ninput %q", data)
+	}
+	var out bytes.Buffer
+	if _, err := o.WriteTo(&out); err != nil || out.String() != written {
+		t.Fatalf("Open then WriteTo: %v\nRead's %q\nOpen's %q", err, written, out.String())
+	}
 }

@@ -92,6 +92,11 @@ type record struct {
 	keptIndex bool
 	// hookRole is true for a version 2 message with role hookMessage.
 	hookRole bool
+	// inPlace is true when the decoder unescaped strings into the line:
+	// raw no longer holds the stored bytes, whose IEEE CRC-32 is crc (see
+	// Session.storedLines).
+	inPlace bool
+	crc     uint32
 }
 
 // Read parses a session from r. name is used in errors and warnings.
@@ -110,7 +115,7 @@ func Open(path string, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := parse(data, path, opts)
+	s, err := parseOwned(data, path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +134,22 @@ func Open(path string, opts Options) (*Session, error) {
 // over buffers that nothing else refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {
 	return parseWith(data, name, opts, newFastDecoder)
+}
+
+// parseOwned is parse for Open, which can read the file again: escaped
+// strings are unescaped in place, into data, instead of into copies
+// (fastDecoder.overwrite), so that the decoded text costs no memory
+// beyond the file's bytes. The lines so changed are marked in their
+// records, with a checksum of their stored bytes, and storedLines reads
+// them back from the file when the session is written out (Migrate,
+// Fork). data is written to while parsing, and not afterwards.
+func parseOwned(data []byte, name string, opts Options) (*Session, error) {
+	s, err := parseWith(data, name, opts, func() lineDecoder { return &fastDecoder{inPlace: true} })
+	if err != nil {
+		return nil, err
+	}
+	s.data = data
+	return s, nil
 }
 
 // parseWith is parse with the entry lines decoded by the decoders that
@@ -227,6 +248,10 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 		}
 		rec.assignedParent = d.noParent
 		rec.hookRole = d.hookRole
+		if d.inPlace {
+			rec.inPlace, rec.crc = true, d.crc
+			s.inPlace++
+		}
 		s.records = append(s.records, rec)
 	}
 	for i, l := range lines {
@@ -316,6 +341,10 @@ type decodedLine struct {
 	noParent bool
 	// hookRole is true for a message stored with role hookMessage.
 	hookRole bool
+	// inPlace is true when strings were unescaped into the line, which no
+	// longer holds the stored bytes; crc is the IEEE CRC-32 of those.
+	inPlace bool
+	crc     uint32
 }
 
 // parallelBytes is the file size from which lines are decoded by several

@@ -114,6 +114,10 @@ type Session struct {
 	// (a torn write): the next append then starts with one.
 	endsWithNewline bool
 	now             func() time.Time
+	// data is the file's bytes when Open unescaped strings in place
+	// (parseOwned); inPlace counts the records whose lines changed.
+	data    []byte
+	inPlace int
 	// ops are the file calls writes make; nil means the real ones.
 	// Tests set it to inject faults.
 	ops fileOps

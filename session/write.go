@@ -7,11 +7,13 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/compactkit/compact"
 )
@@ -151,13 +153,13 @@ func dropField(fields []field, key string) []field {
 	return out
 }
 
-// currentLine returns the entry's line in the current format: the stored
-// bytes, patched with what migration added.
-func (r *record) currentLine() ([]byte, error) {
+// currentLine returns the entry's line in the current format: its stored
+// bytes (see Session.storedLines), patched with what migration added.
+func (r *record) currentLine(stored []byte) ([]byte, error) {
 	if !r.assignedID && !r.assignedParent && !r.keptIndex && !r.hookRole {
-		return r.raw, nil
+		return stored, nil
 	}
-	fields, err := splitObject(r.raw)
+	fields, err := splitObject(stored)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +212,12 @@ func (s *Session) WriteTo(w io.Writer) (int64, error) {
 	}
 	buf.Write(header)
 	buf.WriteByte('\n')
+	stored, err := s.storedLines()
+	if err != nil {
+		return 0, err
+	}
 	for _, r := range s.records {
-		line, err := r.currentLine()
+		line, err := r.currentLine(stored(r))
 		if err != nil {
 			return 0, &LineError{File: s.name, Line: r.line, Err: err}
 		}
@@ -478,6 +484,10 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 	}
 	headerLine, _ := header.bytes()
 
+	stored, err := s.storedLines()
+	if err != nil {
+		return nil, err
+	}
 	inPath := make(map[string]bool, len(path))
 	var lines [][]byte
 	last := ""
@@ -486,7 +496,7 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 			continue // re-created below from the resolved labels, as pi does
 		}
 		rec := s.records[s.pos[e.ID]]
-		line, err := rec.currentLine()
+		line, err := rec.currentLine(stored(rec))
 		if err != nil {
 			return nil, &LineError{File: s.name, Line: rec.line, Err: err}
 		}
@@ -546,4 +556,46 @@ func withParent(line []byte, parent string) ([]byte, error) {
 		val = quote(parent)
 	}
 	return joinObject(setField(fields, "parentId", val, "id")), nil
+}
+
+// storedLines returns the function giving each record's line as the file
+// stores it. Open unescapes strings in place, into the lines themselves
+// (see parseOwned), so the lines it changed are read back from the file,
+// whose first bytes must still be the ones read: each such line is
+// checked against the checksum taken before it changed, and a difference
+// is ErrChanged. Other lines, and every line of a session read from a
+// reader, are the bytes held.
+func (s *Session) storedLines() (func(*record) []byte, error) {
+	held := func(r *record) []byte { return r.raw }
+	if s.inPlace == 0 {
+		return held, nil
+	}
+	f, err := os.Open(s.file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the stored lines again: %w", s.name, bare(err))
+	}
+	defer f.Close()
+	again := make([]byte, len(s.data))
+	if _, err := io.ReadFull(f, again); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %w since it was read: it is shorter than the %d bytes read; read it again", s.name, ErrChanged, len(s.data))
+		}
+		return nil, fmt.Errorf("%s: reading the stored lines again: %w", s.name, bare(err))
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(s.data)))
+	at := func(r *record) []byte {
+		off := int(uintptr(unsafe.Pointer(unsafe.SliceData(r.raw))) - base)
+		return again[off : off+len(r.raw) : off+len(r.raw)]
+	}
+	for _, r := range s.records {
+		if r.inPlace && crc32.ChecksumIEEE(at(r)) != r.crc {
+			return nil, fmt.Errorf("%s: %w since it was read: line %d differs; read it again", s.name, ErrChanged, r.line)
+		}
+	}
+	return func(r *record) []byte {
+		if r.inPlace {
+			return at(r)
+		}
+		return r.raw
+	}, nil
 }

@@ -64,6 +64,10 @@ type app struct {
 	// to the session file. Tests use it to write to the file the way an
 	// agent would between the load and the append.
 	beforeAppend func(file string)
+	// loaded, when set, runs after a session file of size bytes is
+	// loaded. main sets it to bound the heap (heapBound); tests leave it
+	// nil, so that they change nothing process-wide.
+	loaded func(size int64)
 
 	// Global flags.
 	jsonOut    bool
@@ -87,8 +91,13 @@ type app struct {
 // whole program minus the process: main passes os.Args[1:], the standard
 // streams and os.Getenv.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, logger: slog.New(slog.DiscardHandler)}
-	return a.execute(ctx, args)
+	return newApp(stdin, stdout, stderr, getenv).execute(ctx, args)
+}
+
+// newApp returns the command line reading stdin and getenv and writing
+// to stdout and stderr.
+func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
+	return &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, logger: slog.New(slog.DiscardHandler)}
 }
 
 // execute runs the command line and turns an error into one line on
@@ -211,6 +220,11 @@ func (a *app) load(path string, writing bool) (*session.Session, error) {
 		return nil, err
 	}
 	a.logger.Debug("loaded session", "file", path, "entries", len(s.Entries()), "version", s.Header().Version)
+	if a.loaded != nil {
+		if fi, err := os.Stat(path); err == nil {
+			a.loaded(fi.Size())
+		}
+	}
 	return s, nil
 }
 

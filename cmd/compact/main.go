@@ -34,7 +34,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile(os.Getenv("COMPACT_CPUPROFILE"), os.Stderr)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	a.loaded = heapBound(os.Getenv, setMemoryLimit, heapInUse)
+	code := a.execute(ctx, os.Args[1:])
 	stopProfile()
 	writeMemProfile(os.Getenv("COMPACT_MEMPROFILE"), os.Stderr)
 	stop()
