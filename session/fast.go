@@ -35,8 +35,12 @@ import (
 // they point into the line, and so into the buffer the whole file was read
 // into (see parse). Raw values (tool call arguments, extras, details) are
 // sub-slices of the line with their capacity cut to their length. This is
-// sound because that buffer is never written after parse starts and stays
-// reachable anyway, since every record keeps its raw line.
+// sound because the buffer stays reachable (every record keeps its raw
+// line) and no byte a string or raw value points to is written after the
+// line is decoded. A decoder made for Open (inPlace) also unescapes the
+// strings with escapes into the line, over their stored bytes, instead of
+// copying them out (overwrite); Read, which cannot read its lines again,
+// copies them.
 
 // maxDepth bounds the nesting of skipped values; deeper lines go through
 // the reference path.

@@ -126,10 +126,10 @@ func Open(path string, opts Options) (*Session, error) {
 
 // parse reads a session held in memory.
 //
-// data is never written to once parsing starts, and the session keeps
-// it: records hold their lines as slices of it, and the fast decoder
-// makes strings and raw values that point into it rather than copies
-// (see fast.go). Lines are cut with their capacity at their length, so
+// data is never written to once parsing starts (parseOwned, for Open,
+// writes unescaped strings into it), and the session keeps it: records
+// hold their lines as slices of it, and the fast decoder makes strings and
+// raw values that point into it rather than copies (see fast.go). Lines are cut with their capacity at their length, so
 // that appending to one cannot write into the next. Read and Open hand
 // over buffers that nothing else refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {

@@ -32,9 +32,14 @@
 // lines are decoded by hand-written code (fast.go) rather than by a JSON
 // library: one pass over each line builds the entry, its message, parts,
 // tool calls, usage and Extra maps directly, with no intermediate structs
-// and no second scan for the extras. Strings without escapes are not
-// copied: they point into the buffer the file was read into, which is
-// never modified and is kept anyway for the raw lines. Entries, messages
+// and no second scan for the extras. Strings are not copied: they point
+// into the buffer the file was read into, which is kept anyway for the
+// raw lines, and Open unescapes the strings with escapes (most text, for
+// its newlines) in place, into their own stored bytes, so the decoded
+// text costs no memory beyond the file's size. The lines so changed are
+// read back from the file, and checked against a CRC-32 taken before the
+// change, when the session is written out (Migrate, Fork); a session from
+// Read, which cannot read its lines again, copies escaped strings out. Entries, messages
 // and parts are allocated in batches, and the lines of large files are
 // decoded on all cores. The fast path takes only what it can decode
 // exactly like the reference path, which decodes into wire structs with
