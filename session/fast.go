@@ -48,10 +48,12 @@ const maxDepth = 200
 
 // Largest sizes of the chunks the decoder allocates from. Chunks start
 // small and double up to these, so that a small file costs little.
+// Chunks of entries, messages, usages and tool calls hold at most
+// chunkBytes: one of the allocator's size classes, which a chunk of 64
+// messages (232 bytes each) overshot by 10 %.
 const (
-	entryChunk = 64
+	chunkBytes = 16 << 10
 	partChunk  = 256
-	callChunk  = 64
 	strChunk   = 64 << 10
 	// strOwn is the decoded string size from which a string gets an
 	// allocation of its own rather than a piece of a chunk.
@@ -132,12 +134,14 @@ func (d *fastDecoder) sharedExtra(mb member) map[string]stdjson.RawMessage {
 }
 
 // chunk hands out pointers to the elements of slices allocated a few at a
-// time: 8, then twice as many each time up to a largest size.
+// time: 8, then twice as many each time up to chunkBytes.
 type chunk[T any] struct{ buf []T }
 
-// next returns a new zero element; largest bounds the size of chunks.
-func (c *chunk[T]) next(largest int) *T {
+// next returns a new zero element.
+func (c *chunk[T]) next() *T {
 	if len(c.buf) == cap(c.buf) {
+		var zero T
+		largest := max(chunkBytes/int(unsafe.Sizeof(zero)), 8)
 		c.buf = make([]T, 0, grow(cap(c.buf), 8, largest))
 	}
 	c.buf = c.buf[:len(c.buf)+1]
@@ -290,7 +294,7 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 		// context_edit lines are rare and left to the reference path.
 		return decodedLine{}, false
 	}
-	e := d.entries.next(entryChunk)
+	e := d.entries.next()
 	*e = compact.Entry{ID: f.id, ParentID: f.parentID, Kind: kind, Timestamp: f.timestamp}
 	out := decodedLine{e: e, noParent: !f.hasParent, hookRole: f.hookRole}
 	if len(d.spans) > 0 {
@@ -455,7 +459,7 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 
 // message decodes the message object at d.i into f.msg.
 func (d *fastDecoder) message(f *entryFields) bool {
-	m := d.msgs.next(entryChunk)
+	m := d.msgs.next()
 	var (
 		pend     [24]member
 		n        int
@@ -519,7 +523,7 @@ func (d *fastDecoder) message(f *entryFields) bool {
 			case '{':
 				// A usage of its own, not one beside every message: most
 				// messages (user, tool results) have none.
-				u := d.usages.next(entryChunk)
+				u := d.usages.next()
 				other, ok := d.usage(u)
 				if !ok {
 					return false
@@ -840,7 +844,7 @@ func (d *fastDecoder) block() (compact.Part, bool) {
 		if len(args) == 0 {
 			args = []byte("{}")
 		}
-		c := d.calls.next(callChunk)
+		c := d.calls.next()
 		*c = compact.ToolCall{ID: id, Name: name, Arguments: args}
 		p = compact.Part{Type: compact.PartToolCall, ToolCall: c}
 	default:
