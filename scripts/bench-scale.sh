@@ -9,6 +9,8 @@
 #   scripts/bench-scale.sh               # 3 rounds, sizes 10 50 200, and 1M tiny entries
 #   scripts/bench-scale.sh --quick       # 1 round, sizes 10 50, no tiny file
 #   ROUNDS=5 SIZES="10 200" scripts/bench-scale.sh
+#   BASE=bdbb4b7 scripts/bench-scale.sh  # also the compact of that revision,
+#                                        # interleaved, rows marked base: / new:
 #
 # Files are generated once into ${COMPACT_SCALE_DIR:-/tmp/compact-scale}.
 set -euo pipefail
@@ -27,6 +29,17 @@ if [[ ${1:-} == --quick ]]; then rounds=1; sizes="10 50"; tiny=0; fi
 mkdir -p "$dir"
 bin=$dir/compact
 (cd "$root" && go build -o "$bin" ./cmd/compact && go build -o "$dir/bigsession" ./internal/cmd/bigsession)
+# bins: label=binary pairs, run one after the other for every command.
+bins=("new=$bin")
+if [[ -n ${BASE:-} ]]; then
+	base_src=$dir/base-src
+	rm -rf "$base_src" && mkdir -p "$base_src"
+	(cd "$root" && git archive "$BASE") | tar -x -C "$base_src" ||
+		{ echo "bench-scale: cannot extract revision $BASE" >&2; exit 1; }
+	(cd "$base_src" && go build -o "$dir/compact-base" ./cmd/compact)
+	bins=("base=$dir/compact-base" "new=$bin")
+	echo "base: $BASE ($(cd "$root" && git rev-parse --short "$BASE")), new: the working tree ($(cd "$root" && git rev-parse --short HEAD)$(cd "$root" && git diff --quiet HEAD || echo ', with uncommitted changes'))"
+fi
 
 files=()
 for mb in $sizes; do
@@ -46,15 +59,20 @@ results=$dir/results.txt
 for ((r = 1; r <= rounds; r++)); do
 	for f in "${files[@]}"; do
 		for cmd in inspect "run --dry-run" run; do
-			target=$f
-			if [[ $cmd == run ]]; then
-				target=$dir/copy.jsonl
-				cp "$f" "$target"
-			fi
-			# shellcheck disable=SC2086
-			/usr/bin/time -f "%e %U %S %M" -o "$dir/time.txt" "$bin" $cmd "$target" >/dev/null 2>"$dir/stderr.txt" ||
-				{ echo "bench-scale: compact $cmd $target failed:" >&2; cat "$dir/stderr.txt" >&2; exit 1; }
-			echo "$(basename "$f") $(stat -c %s "$f") ${cmd// /_} $(cat "$dir/time.txt")" >> "$results"
+			for lb in "${bins[@]}"; do
+				label=${lb%%=*} b=${lb#*=}
+				target=$f
+				if [[ $cmd == run ]]; then
+					target=$dir/copy.jsonl
+					cp "$f" "$target"
+				fi
+				# shellcheck disable=SC2086
+				/usr/bin/time -f "%e %U %S %M" -o "$dir/time.txt" "$b" $cmd "$target" >/dev/null 2>"$dir/stderr.txt" ||
+					{ echo "bench-scale: compact ($label) $cmd $target failed:" >&2; cat "$dir/stderr.txt" >&2; exit 1; }
+				name=${cmd// /_}
+				((${#bins[@]} > 1)) && name=$label:$name
+				echo "$(basename "$f") $(stat -c %s "$f") $name $(cat "$dir/time.txt")" >> "$results"
+			done
 		done
 	done
 done
@@ -69,11 +87,11 @@ function median(arr, k, m,    i, j, t, v) {
 	return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
 }
 END {
-	printf "%-22s %-12s %9s %9s %9s %11s %10s %9s\n", "file", "command", "MB", "wall s", "cpu s", "cpu ms/MB", "peak MiB", "x file"
+	printf "%-22s %-18s %9s %9s %9s %11s %10s %9s\n", "file", "command", "MB", "wall s", "cpu s", "cpu ms/MB", "peak MiB", "x file"
 	for (key in n) {
 		split(key, p, " ")
 		mb = size[key] / 1e6
 		w = median(wall, key, n[key]); c = median(cpu, key, n[key]); m = median(rss, key, n[key])
-		printf "%-22s %-12s %9.1f %9.2f %9.2f %11.1f %10.0f %9.2f\n", p[1], p[2], mb, w, c, c * 1000 / mb, m / 1024, m * 1024 / size[key]
+		printf "%-22s %-18s %9.1f %9.2f %9.2f %11.1f %10.0f %9.2f\n", p[1], p[2], mb, w, c, c * 1000 / mb, m / 1024, m * 1024 / size[key]
 	}
 }' "$results" | sort -k1,1V -k2,2
