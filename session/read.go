@@ -97,6 +97,10 @@ type record struct {
 	// Session.storedLines).
 	inPlace bool
 	crc     uint32
+	// parent is the index in Session.records of the entry's parent (the
+	// last entry with its ParentID), -1 for a root or a missing parent:
+	// walking a path follows it rather than looking ids up.
+	parent int32
 }
 
 // Read parses a session from r. name is used in errors and warnings.
@@ -685,7 +689,21 @@ func (s *Session) index() error {
 			}
 		}
 	}
+	for _, r := range s.records {
+		r.parent = s.parentOf(r.entry)
+	}
 	return s.checkCycles()
+}
+
+// parentOf returns the index in records of e's parent, -1 if none.
+func (s *Session) parentOf(e *compact.Entry) int32 {
+	if e.ParentID == "" {
+		return -1
+	}
+	if j, ok := s.pos[e.ParentID]; ok {
+		return int32(j)
+	}
+	return -1
 }
 
 // checkCycles fails when parent links loop (an entry that is its own
@@ -708,7 +726,8 @@ func (s *Session) checkCycles() error {
 		for ok && state[j] == unseen {
 			state[j] = open
 			chain = append(chain, j)
-			j, ok = s.pos[s.records[j].entry.ParentID]
+			p := s.records[j].parent
+			j, ok = int(p), p >= 0
 		}
 		if ok && state[j] == open {
 			line, id := s.records[j].line, s.records[j].entry.ID

@@ -227,18 +227,16 @@ func (s *Session) PathTo(id string) ([]*compact.Entry, error) {
 	}
 	var rev []*compact.Entry
 	for {
-		e := s.records[i].entry
+		r := s.records[i]
 		// A path longer than the number of entries has met an entry twice.
 		if len(rev) >= len(s.records) {
-			return nil, fmt.Errorf("%s: entry %q: parent links form a cycle", s.name, e.ID)
+			return nil, fmt.Errorf("%s: entry %q: parent links form a cycle", s.name, r.entry.ID)
 		}
-		rev = append(rev, e)
-		if e.ParentID == "" {
+		rev = append(rev, r.entry)
+		if r.parent < 0 {
 			break
 		}
-		if i, ok = s.pos[e.ParentID]; !ok {
-			break
-		}
+		i = int(r.parent)
 	}
 	slices.Reverse(rev)
 	return rev, nil
@@ -370,7 +368,7 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: append %s entry: %w", s.name, e.Kind, err)
 	}
-	rec := &record{entry: e, raw: line, fileIndex: s.nextIndex, keptIndex: keptIndex >= 0}
+	rec := &record{entry: e, raw: line, fileIndex: s.nextIndex, keptIndex: keptIndex >= 0, parent: s.parentOf(e)}
 	if s.file != "" {
 		if err := s.Appendable(); err != nil {
 			return err
@@ -557,7 +555,7 @@ func (s *Session) Tree() []*Node {
 	parent := make([]int, n)
 	for i, r := range s.records {
 		parent[i] = -1
-		if j, ok := s.pos[r.entry.ParentID]; ok && j != i {
+		if j := int(r.parent); j >= 0 && j != i {
 			parent[i] = j
 		}
 	}
