@@ -48,12 +48,14 @@
 // repeated or differing from a known one only in case, ...) goes through
 // the reference path, which remains the definition of the format.
 // Differential tests over the fixtures and random lines, and a fuzz
-// target, hold the two paths to the same results. Measured on a 2-core
-// AMD EPYC, parsing and migrating pi's 974 KB and 2.4 MB fixtures takes
-// about 1.7 and 2.4 ms, against 3.8 to 5.0 and 3.7 to 4.2 ms through
-// goccy/go-json and 4.0 and 7.0 ms for pi's own TypeScript loader (node
-// 20); decoding alone, on one core, takes 1.5 and 3.3 ms against 3.4 and
-// 5.6 ms. No line of either fixture needs the reference path.
+// target, hold the two paths to the same results. On a 2-core machine,
+// timed in the same rounds as pi's own loader (scripts/bench-vs-pi.sh,
+// BENCHMARKS.md), parsing and migrating pi's 974 KB and 2.4 MB fixtures
+// in a benchmark loop took 2.9 and 4.3 ms against pi's 3.8 and 6.8 ms
+// (node 20), of which about half is the collector's work, and loading
+// them (reading the file, parsing, the path and its context) 4.5 and 8.6
+// ms against 12.7 and 27.0 ms. No line of either fixture needs the
+// reference path.
 //
 // The hand decoder is kept, rather than a maintained library, because
 // none comes near it (bench/decoders, BENCHMARKS.md, "Session decoder:
