@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // DefaultLadder is the order in which the cheap strategies are tried by
@@ -101,14 +102,8 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", s.Name(), err))
 		}
-		rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
+		rep := planReport(s, ce, u, before)
 		if ce != nil && len(ce.Edits) > 0 {
-			for i, id := range before.EntryIDs {
-				if id == ce.FirstChangedID {
-					rep.CacheBreakIndex = i
-					break
-				}
-			}
 			entry := NewContextEditEntry(ce)
 			if dryRun {
 				// The next strategy sees the path as this pass leaves it.
@@ -134,6 +129,17 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 	}
 	res.UnderTarget = target > 0 && res.TokensAfter <= target
 	return res, nil
+}
+
+// planReport is the report of strategy s's pass ce, planned on the
+// context c measured at u, before the pass is applied (TokensAfter is
+// still TokensBefore): the cache breaks at the first message it changes.
+func planReport(s Strategy, ce *ContextEdit, u ContextUsage, c *Context) PassReport {
+	rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
+	if ce != nil && len(ce.Edits) > 0 {
+		rep.CacheBreakIndex = slices.Index(c.EntryIDs, ce.FirstChangedID)
+	}
+	return rep
 }
 
 // Preview plans each strategy alone on path, as a dry run of a Ladder
@@ -167,14 +173,8 @@ func PreviewEach(ctx context.Context, path []*Entry, strategies []Strategy, fn f
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}
-		rep := PassReport{Strategy: s.Name(), Edit: ce, TokensBefore: u.Tokens, TokensAfter: u.Tokens, CacheBreakIndex: -1}
+		rep := planReport(s, ce, u, cur)
 		if ce != nil && len(ce.Edits) > 0 {
-			for i, id := range cur.EntryIDs {
-				if id == ce.FirstChangedID {
-					rep.CacheBreakIndex = i
-					break
-				}
-			}
 			entry := NewContextEditEntry(ce)
 			entry.ID = "preview-" + s.Name()
 			if len(path) > 0 {

@@ -240,15 +240,22 @@ func (a *app) loadAt(path, leafID string, writing bool) (*session.Session, error
 	if err != nil {
 		return nil, err
 	}
-	if leafID != "" {
-		if s.Entry(leafID) == nil {
-			return nil, fmt.Errorf("%s: --leaf %q: %w", path, leafID, compact.ErrNoEntry)
-		}
-		if err := s.Branch(leafID); err != nil {
-			return nil, err
-		}
+	if err := branchTo(s, path, leafID); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// branchTo moves the leaf of s, read from path, to leafID (--leaf) when
+// one is given.
+func branchTo(s *session.Session, path, leafID string) error {
+	if leafID == "" {
+		return nil
+	}
+	if s.Entry(leafID) == nil {
+		return fmt.Errorf("%s: --leaf %q: %w", path, leafID, compact.ErrNoEntry)
+	}
+	return s.Branch(leafID)
 }
 
 const helpFooter = `

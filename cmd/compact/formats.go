@@ -60,13 +60,8 @@ func (a *app) openRead(path, leafID string) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if leafID != "" {
-		if s.Entry(leafID) == nil {
-			return nil, fmt.Errorf("%s: --leaf %q: %w", path, leafID, compact.ErrNoEntry)
-		}
-		if err := s.Branch(leafID); err != nil {
-			return nil, err
-		}
+	if err := branchTo(s, path, leafID); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
