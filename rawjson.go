@@ -235,15 +235,24 @@ func plainASCII8(b []byte) bool {
 }
 
 // skipString returns the index after the JSON string starting at
-// raw[start], or -1.
+// raw[start], or -1. It jumps from quote to quote (the arguments of edits
+// and writes hold whole files): a quote ends the string when an even run
+// of backslashes precedes it.
 func skipString(raw []byte, start int) int {
-	for i := start + 1; i < len(raw); i++ {
-		switch raw[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for j := start + 1; j < len(raw); {
+		q := bytes.IndexByte(raw[j:], '"')
+		if q < 0 {
+			return -1
 		}
+		q += j
+		n := 0
+		for k := q - 1; k > start && raw[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
 	return -1
 }
@@ -336,6 +345,53 @@ func TopLevelString(raw []byte, key string) (string, bool) {
 				return "", false
 			}
 			return s, true
+		}
+		i = skipSpace(raw, vend)
+		if i < len(raw) && raw[i] == ',' {
+			i++
+		}
+	}
+}
+
+// TopLevelValues sets vals[k] to the raw JSON value of the member keys[k]
+// of the object raw, in one pass over its members and decoding none: a
+// key present more than once takes its last value, as decoding into a
+// map does, and the value of an absent key stays as it was (nil). A raw
+// that is no object leaves them all. It returns false when it cannot read
+// raw this way: a key written with an escape, or JSON cut short. vals must
+// be as long as keys.
+func TopLevelValues(raw []byte, keys []string, vals [][]byte) bool {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return true
+	}
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) || raw[i] != '"' {
+			return true // the object's "}"
+		}
+		kend := skipString(raw, i)
+		if kend < 0 {
+			return false
+		}
+		key := raw[i+1 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		i = skipSpace(raw, kend)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		vend := skipValue(raw, i)
+		if vend < 0 {
+			return false
+		}
+		for k, want := range keys {
+			if string(key) == want {
+				vals[k] = raw[i:vend]
+			}
 		}
 		i = skipSpace(raw, vend)
 		if i < len(raw) && raw[i] == ',' {

@@ -107,3 +107,63 @@ func FuzzUTF16Len(f *testing.F) {
 		}
 	})
 }
+
+func TestTopLevelValues(t *testing.T) {
+	keys := []string{"path", "cmd", "missing"}
+	for _, tt := range []struct {
+		name, raw string
+		ok        bool
+		want      []string // "" for nil
+	}{
+		{"members", `{"path":"a.go","x":{"path":"no"},"cmd":["go","test"],"n":3}`, true, []string{`"a.go"`, `["go","test"]`, ""}},
+		{"last wins", `{"path":"a","path":"b"}`, true, []string{`"b"`, "", ""}},
+		{"blanks", ` { "cmd" : 1 , "path" : "x\"y" } `, true, []string{`"x\"y"`, "1", ""}},
+		{"not an object", `["path"]`, true, []string{"", "", ""}},
+		{"escaped key", `{"p\u0061th":"a"}`, false, []string{"", "", ""}},
+		{"cut short", `{"path":"a`, false, []string{"", "", ""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			vals := make([][]byte, len(keys))
+			if ok := TopLevelValues([]byte(tt.raw), keys, vals); ok != tt.ok {
+				t.Fatalf("ok %v, want %v", ok, tt.ok)
+			}
+			if !tt.ok {
+				return
+			}
+			for k := range keys {
+				if string(vals[k]) != tt.want[k] {
+					t.Errorf("%s = %q, want %q", keys[k], vals[k], tt.want[k])
+				}
+			}
+		})
+	}
+}
+
+// skipStringByByte is skipString as it was, one byte at a time.
+func skipStringByByte(raw []byte, start int) int {
+	for i := start + 1; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// FuzzSkipString: jumping from quote to quote ends a string where reading
+// it byte by byte does.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b"x`, `"a\\"b`, `"\\\"`, `"`, `"\`, `"x\\\\"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) == 0 || s[0] != '"' {
+			return
+		}
+		if got, want := skipString([]byte(s), 0), skipStringByByte([]byte(s), 0); got != want {
+			t.Fatalf("%q: %d, want %d", s, got, want)
+		}
+	})
+}
