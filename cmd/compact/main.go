@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 )
@@ -35,7 +36,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startProfile(os.Getenv("COMPACT_CPUPROFILE"), os.Stderr)
 	a := newApp(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	a.loaded = heapBound(os.Getenv, setMemoryLimit, heapInUse)
+	a.loaded = heapBound(os.Getenv, debug.SetMemoryLimit, heapInUse)
 	code := a.execute(ctx, os.Args[1:])
 	stopProfile()
 	writeMemProfile(os.Getenv("COMPACT_MEMPROFILE"), os.Stderr)

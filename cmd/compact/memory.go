@@ -2,7 +2,6 @@ package main
 
 import (
 	"runtime"
-	"runtime/debug"
 )
 
 // minHeadroom is the least the heap may grow beyond the loaded session
@@ -47,6 +46,3 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
-
-// setMemoryLimit is debug.SetMemoryLimit.
-func setMemoryLimit(limit int64) int64 { return debug.SetMemoryLimit(limit) }
