@@ -77,8 +77,8 @@ func replayCalibration(t *testing.T, name string) *calibrationRun {
 			learned.Reset(c)
 			continue
 		case compact.KindModelChange:
-			plain.SetModel(e.ModelID)
-			learned.SetModel(e.ModelID)
+			plain.SetModel(e.Metadata().ModelID)
+			learned.SetModel(e.Metadata().ModelID)
 		}
 		if !e.IsContextMessage() {
 			continue

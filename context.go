@@ -128,9 +128,10 @@ func buildContext(path []*Entry, applyEdits bool) *Context {
 	for i, e := range path {
 		switch e.Kind {
 		case KindThinkingLevelChange:
-			c.ThinkingLevel = e.ThinkingLevel
+			c.ThinkingLevel = e.Metadata().ThinkingLevel
 		case KindModelChange:
-			c.Provider, c.Model = e.Provider, e.ModelID
+			m := e.Metadata()
+			c.Provider, c.Model = m.Provider, m.ModelID
 		case KindMessage:
 			if e.Message != nil && e.Message.Role == RoleAssistant && e.Message.Model != "" {
 				c.Provider, c.Model = e.Message.Provider, e.Message.Model
@@ -240,11 +241,12 @@ func newPinState(path []*Entry, compIdx int, edits map[string][]Part) *pinState 
 		if e.Kind != KindLabel {
 			continue
 		}
-		ps.before[i] = labels[e.TargetID]
-		if e.Label == "" {
-			delete(labels, e.TargetID)
+		m := e.Metadata()
+		ps.before[i] = labels[m.TargetID]
+		if m.Label == "" {
+			delete(labels, m.TargetID)
 		} else {
-			labels[e.TargetID] = e.Label
+			labels[m.TargetID] = m.Label
 		}
 	}
 	ps.pinned = pinnedFrom(path, labels)
@@ -267,13 +269,14 @@ func newPinState(path []*Entry, compIdx int, edits map[string][]Part) *pinState 
 // adds to a usage reported before the label.
 func (ps *pinState) grown(i int) int {
 	e := ps.path[i]
-	was, now := IsPinLabel(ps.before[i]), IsPinLabel(e.Label)
+	m := e.Metadata()
+	was, now := IsPinLabel(ps.before[i]), IsPinLabel(m.Label)
 	if was == now {
 		return 0
 	}
 	t := -1
 	for j, x := range ps.path {
-		if x.ID == e.TargetID {
+		if x.ID == m.TargetID {
 			t = j
 			break
 		}

@@ -38,7 +38,7 @@ func TestBuildContext(t *testing.T) {
 	b.assistant(1)                  // e5
 	b.compaction("first", u2.ID)    // e6
 	u3 := b.user(1)                 // e7
-	b.add(&Entry{Kind: KindModelChange, Provider: "openai", ModelID: "gpt-5"})
+	b.add(&Entry{Kind: KindModelChange, Meta: &EntryMeta{Provider: "openai", ModelID: "gpt-5"}})
 	b.assistant(1)                // e9
 	b.compaction("second", u3.ID) // e10
 	b.add(&Entry{Kind: KindCustomMessage, Message: TextMessage(RoleCustom, "note")})

@@ -43,6 +43,19 @@ type Entry struct {
 	// Compaction is set for compaction entries.
 	Compaction *Compaction
 
+	// Edit is set for context_edit entries.
+	Edit *ContextEdit
+
+	// Meta holds the fields of the metadata kinds: model and thinking
+	// level changes, labels, session info and custom entries. It is nil
+	// for the other kinds, so that a message, the bulk of any session,
+	// carries no room for them.
+	Meta *EntryMeta
+}
+
+// EntryMeta holds the fields of the metadata entry kinds. Each kind uses
+// the few fields named beside it; the others stay empty.
+type EntryMeta struct {
 	// Provider and ModelID are set for model_change entries.
 	Provider string
 	ModelID  string
@@ -64,9 +77,15 @@ type Entry struct {
 	// Data is the JSON a custom entry stores for its extension, as
 	// stored; nil when there is none.
 	Data json.RawMessage
+}
 
-	// Edit is set for context_edit entries.
-	Edit *ContextEdit
+// Metadata returns a copy of *e.Meta, or the zero EntryMeta when Meta is
+// nil: the metadata fields, read without a nil check.
+func (e *Entry) Metadata() EntryMeta {
+	if e.Meta == nil {
+		return EntryMeta{}
+	}
+	return *e.Meta
 }
 
 // ContextEdit is one non-destructive pass over the context: for each

@@ -55,7 +55,7 @@ func (b *builder) result(callID, name string, tokens int) *Entry {
 }
 
 func (b *builder) meta(kind EntryKind) *Entry {
-	return b.add(&Entry{Kind: kind, ThinkingLevel: "high"})
+	return b.add(&Entry{Kind: kind, Meta: &EntryMeta{ThinkingLevel: "high"}})
 }
 
 func (b *builder) compaction(summary, firstKept string) *Entry {

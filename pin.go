@@ -57,10 +57,11 @@ func Labels(path []*Entry) map[string]string {
 		if e.Kind != KindLabel {
 			continue
 		}
-		if e.Label == "" {
-			delete(labels, e.TargetID)
+		m := e.Metadata()
+		if m.Label == "" {
+			delete(labels, m.TargetID)
 		} else {
-			labels[e.TargetID] = e.Label
+			labels[m.TargetID] = m.Label
 		}
 	}
 	return labels
@@ -183,7 +184,7 @@ func Pin(ctx context.Context, log Log, id string) error {
 	if IsPinLabel(labels[id]) {
 		return nil
 	}
-	return log.Append(ctx, &Entry{Kind: KindLabel, TargetID: id, Label: pinnedLabel(labels[id])})
+	return log.Append(ctx, &Entry{Kind: KindLabel, Meta: &EntryMeta{TargetID: id, Label: pinnedLabel(labels[id])}})
 }
 
 // Unpin undoes the pins that hold the entry id of log's current path: for
@@ -203,7 +204,7 @@ func Unpin(ctx context.Context, log Log, id string) (bool, error) {
 			continue
 		}
 		any = true
-		if err := log.Append(ctx, &Entry{Kind: KindLabel, TargetID: g, Label: unpinnedLabel(labels[g])}); err != nil {
+		if err := log.Append(ctx, &Entry{Kind: KindLabel, Meta: &EntryMeta{TargetID: g, Label: unpinnedLabel(labels[g])}}); err != nil {
 			return false, err
 		}
 	}

@@ -33,7 +33,7 @@ func TestPinLabels(t *testing.T) {
 	b, ids := pinSession()
 	log := NewMemory(b.path()...)
 	// An entry labelled before keeps its label inside the pin.
-	if err := log.Append(ctx, &Entry{Kind: KindLabel, TargetID: ids["answer"], Label: "checkpoint"}); err != nil {
+	if err := log.Append(ctx, &Entry{Kind: KindLabel, Meta: &EntryMeta{TargetID: ids["answer"], Label: "checkpoint"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{ids["ask"], ids["answer"]} {

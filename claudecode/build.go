@@ -141,7 +141,7 @@ func (b *builder) record(r *record) error {
 func (b *builder) custom(r *record, kind string) {
 	data := make([]byte, len(r.raw))
 	copy(data, r.raw)
-	it := &item{e: &compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":" + kind, Timestamp: r.timestamp, Data: data},
+	it := &item{e: &compact.Entry{Kind: compact.KindCustom, Timestamp: r.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: data}},
 		recs: []*record{r}, parentUUID: r.parent, alwaysMain: true}
 	b.add(it, r)
 }

@@ -327,7 +327,7 @@ func TestCompaction(t *testing.T) {
 		if e.Kind == compact.KindCompaction {
 			comp = e
 		}
-		if e.Kind == compact.KindCustom && e.CustomType == "claude-code:system" && bytes.Contains(e.Data, []byte(`"compact_boundary"`)) {
+		if e.Kind == compact.KindCustom && e.Metadata().CustomType == "claude-code:system" && bytes.Contains(e.Metadata().Data, []byte(`"compact_boundary"`)) {
 			boundary = i
 		}
 	}

@@ -72,7 +72,7 @@ func TestBranches(t *testing.T) {
 	if e := findEntry(tr, "r1"); e.ParentID != "a1" || e.Message.Role != compact.RoleToolResult {
 		t.Errorf("abandoned result's parent %q role %s", e.ParentID, e.Message.Role)
 	}
-	if e := tr.Entries[5]; e.Kind != compact.KindCustom || e.CustomType != "claude-code:summary" || !strings.Contains(string(e.Data), "A title") {
+	if e := tr.Entries[5]; e.Kind != compact.KindCustom || e.Metadata().CustomType != "claude-code:summary" || !strings.Contains(string(e.Metadata().Data), "A title") {
 		t.Errorf("summary entry %+v", e)
 	}
 	if n := len(s.Context().Messages); n != 2 {
@@ -96,11 +96,11 @@ func TestSidechainInMainFile(t *testing.T) {
 	if got["user"] != 1 || got["assistant"] != 1 || got["custom"] != 2 {
 		t.Errorf("entries %v", got)
 	}
-	if e := tr.Entries[2]; e.CustomType != "claude-code:sidechain" || string(e.Data) != side {
-		t.Errorf("sidechain entry %s %s", e.CustomType, e.Data)
+	if e := tr.Entries[2]; e.Metadata().CustomType != "claude-code:sidechain" || string(e.Metadata().Data) != side {
+		t.Errorf("sidechain entry %s %s", e.Metadata().CustomType, e.Metadata().Data)
 	}
 	// Read on its own, the subagent's records are the conversation.
-	sub, err := Read(lines(string(tr.Entries[1].Data), side), "agent.jsonl")
+	sub, err := Read(lines(string(tr.Entries[1].Metadata().Data), side), "agent.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

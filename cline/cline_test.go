@@ -398,8 +398,8 @@ func TestSynthetic(t *testing.T) {
 				if tr.Unknown["system"] != 1 || tr.Unknown["block:document"] != 1 || tr.Unknown["reasoning"] != 0 {
 					t.Errorf("unknown = %v", tr.Unknown)
 				}
-				if tr.Entries[0].CustomType != "cline:system" || tr.Entries[1].CustomType != "cline:reasoning" {
-					t.Errorf("custom entries %q %q", tr.Entries[0].CustomType, tr.Entries[1].CustomType)
+				if tr.Entries[0].Metadata().CustomType != "cline:system" || tr.Entries[1].Metadata().CustomType != "cline:reasoning" {
+					t.Errorf("custom entries %q %q", tr.Entries[0].Metadata().CustomType, tr.Entries[1].Metadata().CustomType)
 				}
 				if !strings.Contains(string(tr.Entries[2].Message.Extra["unknownBlocks"]), "document") {
 					t.Errorf("block lost")
@@ -440,7 +440,7 @@ func TestSynthetic(t *testing.T) {
 				}
 				var left []string
 				for _, e := range tr.Entries {
-					if e.CustomType == "cline:api_req_started" {
+					if e.Metadata().CustomType == "cline:api_req_started" {
 						left = append(left, e.ID)
 					}
 				}
@@ -469,7 +469,7 @@ func TestSynthetic(t *testing.T) {
 			check: func(t *testing.T, tr *compact.Transcript) {
 				n := 0
 				for _, e := range tr.Entries {
-					if e.CustomType == "cline:api_req_started" {
+					if e.Metadata().CustomType == "cline:api_req_started" {
 						n++
 					}
 				}

@@ -239,8 +239,7 @@ func (b *builder) build() {
 	}
 	for _, r := range reqs {
 		if !r.used && r.info.hasUsage() {
-			b.add(&compact.Entry{ID: fmt.Sprintf("ui%d", r.ui.index), Kind: compact.KindCustom, CustomType: Format + ":api_req_started",
-				Timestamp: rfc3339(r.ui.Ts), Data: r.ui.raw})
+			b.add(&compact.Entry{ID: fmt.Sprintf("ui%d", r.ui.index), Kind: compact.KindCustom, Timestamp: rfc3339(r.ui.Ts), Meta: &compact.EntryMeta{CustomType: Format + ":api_req_started", Data: r.ui.raw}})
 		}
 	}
 	b.finish()
@@ -269,8 +268,7 @@ func (b *builder) message(m *apiMessage) {
 		if kind != "reasoning" {
 			b.t.Unknown[kind]++
 		}
-		b.add(&compact.Entry{ID: entryID(m.index, 0), Kind: compact.KindCustom, CustomType: Format + ":" + kind,
-			Timestamp: rfc3339(ts), Data: m.raw})
+		b.add(&compact.Entry{ID: entryID(m.index, 0), Kind: compact.KindCustom, Timestamp: rfc3339(ts), Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: m.raw}})
 	}
 }
 

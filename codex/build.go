@@ -98,7 +98,7 @@ func (b *builder) rollback(n int) {
 func (b *builder) custom(r *record, kind string) {
 	data := make([]byte, len(r.raw))
 	copy(data, r.raw)
-	b.add(&compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":" + kind, Data: data}, r)
+	b.add(&compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: data}}, r)
 }
 
 func (b *builder) unknown(kind string) {

@@ -32,7 +32,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 		rest := extras(obj, nil, "history")
 		if len(rest) > 0 {
 			d, _ := json.Marshal(rest)
-			t.Entries = append(t.Entries, &compact.Entry{ID: "checkpoint", Kind: compact.KindCustom, CustomType: Format + ":checkpoint", Data: d})
+			t.Entries = append(t.Entries, &compact.Entry{ID: "checkpoint", Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":checkpoint", Data: d}})
 		}
 	}
 	var contents []json.RawMessage
@@ -132,7 +132,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 			}
 		default:
 			t.Unknown["role:"+content.Role]++
-			t.Entries = append(t.Entries, &compact.Entry{ID: c.id(id), Kind: compact.KindCustom, CustomType: Format + ":content", Data: raw})
+			t.Entries = append(t.Entries, &compact.Entry{ID: c.id(id), Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":content", Data: raw}})
 		}
 	}
 	if len(t.Unknown) == 0 {

@@ -75,7 +75,7 @@ func TestReadFiles(t *testing.T) {
 				case e.Message != nil:
 					roles[e.Message.Role]++
 				case e.Kind == compact.KindCustom:
-					customs[e.CustomType]++
+					customs[e.Metadata().CustomType]++
 				case e.Kind == compact.KindCompaction:
 					comps++
 				}
@@ -208,8 +208,8 @@ func TestSynthetic(t *testing.T) {
 			name: "unknown record and message type",
 			data: meta + `{"foo":1}` + "\n" + `{"id":"a","type":"hint","content":"x"}` + "\n",
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if tr.Unknown["record"] != 1 || tr.Unknown["type:hint"] != 1 || tr.Entries[1].CustomType != "gemini-cli:record" ||
-					tr.Entries[2].CustomType != "gemini-cli:hint" {
+				if tr.Unknown["record"] != 1 || tr.Unknown["type:hint"] != 1 || tr.Entries[1].Metadata().CustomType != "gemini-cli:record" ||
+					tr.Entries[2].Metadata().CustomType != "gemini-cli:hint" {
 					t.Errorf("unknown %v", tr.Unknown)
 				}
 			},
@@ -227,7 +227,7 @@ func TestSynthetic(t *testing.T) {
 			name: "masking sync keeps the stored content",
 			data: meta + `{"id":"a","type":"user","content":"hi"}` + "\n" + `{"$set":{"messages":[{"id":"a","type":"user","content":"[masked]"}]}}` + "\n",
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if tr.Entries[1].Message.Text() != "hi" || tr.Entries[2].CustomType != "gemini-cli:history-sync" {
+				if tr.Entries[1].Message.Text() != "hi" || tr.Entries[2].Metadata().CustomType != "gemini-cli:history-sync" {
 					t.Errorf("entries %+v %+v", tr.Entries[1], tr.Entries[2])
 				}
 			},
@@ -308,7 +308,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// A message that cannot be mapped is kept as stored, with a warning.
 	tr, err := Read([]byte(meta+`{"id":"a","type":"gemini","content":5}`+"\n"), "t.jsonl")
-	if err != nil || len(tr.Warnings) != 1 || tr.Entries[1].CustomType != "gemini-cli:invalid" || !strings.Contains(tr.Warnings[0], "t.jsonl:2: message a: field content") {
+	if err != nil || len(tr.Warnings) != 1 || tr.Entries[1].Metadata().CustomType != "gemini-cli:invalid" || !strings.Contains(tr.Warnings[0], "t.jsonl:2: message a: field content") {
 		t.Errorf("err %v warnings %q", err, tr.Warnings)
 	}
 }

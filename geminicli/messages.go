@@ -78,7 +78,7 @@ func (c *converter) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
 	default:
 		c.t.Unknown["type:"+r.typ]++
 	}
-	return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, CustomType: Format + ":" + r.typ, Timestamp: ts, Data: r.raw}}, nil
+	return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, Timestamp: ts, Meta: &compact.EntryMeta{CustomType: Format + ":" + r.typ, Data: r.raw}}}, nil
 }
 
 // user maps a user message: its text and images; functionResponse parts
@@ -131,7 +131,7 @@ func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	if len(msg.Content) == 0 && len(results) == 0 && dup > 0 {
 		// Only outputs already given by the calls' own records: keep the
 		// record, out of the context.
-		return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, CustomType: Format + ":tool-response", Timestamp: ts, Data: r.raw}}, nil
+		return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, Timestamp: ts, Meta: &compact.EntryMeta{CustomType: Format + ":tool-response", Data: r.raw}}}, nil
 	}
 	var out []*compact.Entry
 	for k, res := range results {

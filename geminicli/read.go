@@ -97,8 +97,7 @@ func build(f *fold) *compact.Transcript {
 			buf.Write(f.meta[k])
 		}
 		buf.WriteByte('}')
-		t.Entries = append(t.Entries, &compact.Entry{ID: root, Kind: compact.KindCustom, CustomType: Format + ":session",
-			Timestamp: t.Timestamp, Data: buf.Bytes()})
+		t.Entries = append(t.Entries, &compact.Entry{ID: root, Kind: compact.KindCustom, Timestamp: t.Timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":session", Data: buf.Bytes()}})
 	}
 	var nextKept []*compact.Entry // compactions waiting for the next entry as first kept
 	add := func(e *compact.Entry) {
@@ -116,8 +115,7 @@ func build(f *fold) *compact.Transcript {
 			if err != nil {
 				c.warn("%s:%d: message %s: %v (kept as stored)", f.name, s.rec.line, s.rec.id, err)
 				t.Unknown["invalid message"]++
-				entries = []*compact.Entry{{ID: c.id(s.rec.id), Kind: compact.KindCustom, CustomType: Format + ":invalid",
-					Timestamp: s.rec.timestamp, Data: s.rec.raw}}
+				entries = []*compact.Entry{{ID: c.id(s.rec.id), Kind: compact.KindCustom, Timestamp: s.rec.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":invalid", Data: s.rec.raw}}}
 			}
 			if s.branch {
 				parent := root
@@ -126,8 +124,7 @@ func build(f *fold) *compact.Transcript {
 				}
 				if parent == "" && len(t.Entries) > 0 {
 					// No metadata entry to branch from: start a root.
-					t.Entries = append(t.Entries, &compact.Entry{ID: c.id("branch"), Kind: compact.KindCustom,
-						CustomType: Format + ":branch", Timestamp: s.rec.timestamp, Data: json.RawMessage(`{}`)})
+					t.Entries = append(t.Entries, &compact.Entry{ID: c.id("branch"), Kind: compact.KindCustom, Timestamp: s.rec.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":branch", Data: json.RawMessage(`{}`)}})
 					parent = t.Entries[len(t.Entries)-1].ID
 				}
 				entries[0].ParentID = parent
@@ -149,8 +146,7 @@ func build(f *fold) *compact.Transcript {
 				nextKept = append(nextKept, e)
 			}
 		case ev.custom != nil:
-			add(&compact.Entry{ID: c.id(fmt.Sprintf("line-%d", ev.custom.line)), Kind: compact.KindCustom,
-				CustomType: Format + ":" + ev.custom.kind, Data: ev.custom.raw})
+			add(&compact.Entry{ID: c.id(fmt.Sprintf("line-%d", ev.custom.line)), Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + ev.custom.kind, Data: ev.custom.raw}})
 		}
 	}
 	for _, e := range t.Entries {

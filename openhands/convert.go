@@ -228,7 +228,7 @@ func (c *converter) message(ev *event, m *compact.Message) {
 }
 
 func (c *converter) custom(ev *event, typ string) {
-	c.add(ev, &compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":" + typ, Data: ev.raw})
+	c.add(ev, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: ev.raw}})
 }
 
 // event maps one event. Errors start with the path inside it.

@@ -116,7 +116,7 @@ func (r *reader) header(fields []jsonrec.Member) {
 
 // custom appends a custom entry of the given record type.
 func (r *reader) custom(typ string, data []byte) {
-	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":" + typ, Data: json.RawMessage(data)})
+	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: json.RawMessage(data)}})
 }
 
 // add appends a message entry.

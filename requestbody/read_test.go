@@ -37,11 +37,11 @@ func TestReadFiles(t *testing.T) {
 					t.Errorf("cache_control of the result not kept: %q", got)
 				}
 				sys := tr.Entries[1]
-				if sys.CustomType != "request-body:system" || !strings.Contains(string(sys.Data), "operating inside pi") {
-					t.Errorf("system entry = %s %.60s", sys.CustomType, sys.Data)
+				if sys.Metadata().CustomType != "request-body:system" || !strings.Contains(string(sys.Metadata().Data), "operating inside pi") {
+					t.Errorf("system entry = %s %.60s", sys.Metadata().CustomType, sys.Metadata().Data)
 				}
 				var req map[string]json.RawMessage
-				if err := json.Unmarshal(tr.Entries[0].Data, &req); err != nil {
+				if err := json.Unmarshal(tr.Entries[0].Metadata().Data, &req); err != nil {
 					t.Fatal(err)
 				}
 				if _, ok := req["tools"]; !ok || len(req) != 4 {
@@ -72,7 +72,7 @@ func TestReadFiles(t *testing.T) {
 				var req struct {
 					Tools []json.RawMessage `json:"tools"`
 				}
-				if err := json.Unmarshal(tr.Entries[0].Data, &req); err != nil || len(req.Tools) != 10 {
+				if err := json.Unmarshal(tr.Entries[0].Metadata().Data, &req); err != nil || len(req.Tools) != 10 {
 					t.Errorf("request entry holds %d tools (%v)", len(req.Tools), err)
 				}
 				// opencode sends "" beside tool calls: no empty text part.

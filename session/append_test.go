@@ -355,21 +355,21 @@ func TestCustomEntryData(t *testing.T) {
 	p := writeSession(t, v3Header)
 	s := mustOpen(t, p, Options{})
 	data := json.RawMessage(`{"step":3,"notes":["a","b"],"nested":{"ok":true}}`)
-	e := &compact.Entry{Kind: compact.KindCustom, CustomType: "my-extension", Data: data}
+	e := &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: "my-extension", Data: data}}
 	if err := s.Append(bg, e); err != nil {
 		t.Fatal(err)
 	}
 	got := mustOpen(t, p, Options{}).Entry(e.ID)
-	if got == nil || got.CustomType != "my-extension" || string(got.Data) != string(data) {
+	if got == nil || got.Metadata().CustomType != "my-extension" || string(got.Metadata().Data) != string(data) {
 		t.Fatalf("custom entry read back as %+v", got)
 	}
 	line := []byte(`{"type":"custom","id":"c1","parentId":null,"timestamp":"t","customType":"x","data":[1,{"a":null}]}`)
 	var d fastDecoder
 	fast, ref := d.decode(line), decodeLine(line)
-	if ref.err != nil || fast.err != nil || string(fast.e.Data) != `[1,{"a":null}]` || string(ref.e.Data) != string(fast.e.Data) {
-		t.Fatalf("data: fast %q (%v), reference %q (%v)", fast.e.Data, fast.err, ref.e.Data, ref.err)
+	if ref.err != nil || fast.err != nil || string(fast.e.Metadata().Data) != `[1,{"a":null}]` || string(ref.e.Metadata().Data) != string(fast.e.Metadata().Data) {
+		t.Fatalf("data: fast %q (%v), reference %q (%v)", fast.e.Metadata().Data, fast.err, ref.e.Metadata().Data, ref.err)
 	}
-	bad := &compact.Entry{Kind: compact.KindCustom, CustomType: "x", Data: json.RawMessage(`{`)}
+	bad := &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: "x", Data: json.RawMessage(`{`)}}
 	if err := s.Append(bg, bad); err == nil {
 		t.Fatal("invalid data accepted")
 	}

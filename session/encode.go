@@ -252,6 +252,7 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 // so that pi's own migration of the file resolves the kept entry.
 func encodeEntry(e *compact.Entry, firstKeptIndex int) ([]byte, error) {
 	var o object
+	meta := e.Metadata()
 	o.str("type", string(e.Kind))
 	o.str("id", e.ID)
 	if e.ParentID == "" {
@@ -317,7 +318,7 @@ func encodeEntry(e *compact.Entry, firstKeptIndex int) ([]byte, error) {
 		if e.Message != nil {
 			summary = e.Message.Text()
 		}
-		o.str("fromId", e.TargetID)
+		o.str("fromId", meta.TargetID)
 		o.str("summary", summary)
 	case compact.KindCustomMessage:
 		var parts []compact.Part
@@ -328,28 +329,28 @@ func encodeEntry(e *compact.Entry, firstKeptIndex int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.str("customType", e.CustomType)
+		o.str("customType", meta.CustomType)
 		o.raw("content", c)
 		o.val("display", true)
 	case compact.KindModelChange:
-		o.str("provider", e.Provider)
-		o.str("modelId", e.ModelID)
+		o.str("provider", meta.Provider)
+		o.str("modelId", meta.ModelID)
 	case compact.KindThinkingLevelChange:
-		o.str("thinkingLevel", e.ThinkingLevel)
+		o.str("thinkingLevel", meta.ThinkingLevel)
 	case compact.KindLabel:
-		o.str("targetId", e.TargetID)
-		if e.Label != "" {
-			o.str("label", e.Label)
+		o.str("targetId", meta.TargetID)
+		if meta.Label != "" {
+			o.str("label", meta.Label)
 		}
 	case compact.KindSessionInfo:
-		o.str("name", e.Name)
+		o.str("name", meta.Name)
 	case compact.KindCustom:
-		o.str("customType", e.CustomType)
-		if len(e.Data) > 0 {
-			if !stdjson.Valid(e.Data) {
+		o.str("customType", meta.CustomType)
+		if len(meta.Data) > 0 {
+			if !stdjson.Valid(meta.Data) {
 				return nil, fmt.Errorf("field data: invalid JSON")
 			}
-			o.raw("data", e.Data)
+			o.raw("data", meta.Data)
 		}
 	case compact.KindContextEdit:
 		ce := e.Edit

@@ -313,7 +313,7 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 		e.Compaction = c
 		out.keptIndex, out.hasKeptIndex = f.keptIndex, f.hasKeptIndex
 	case compact.KindBranchSummary:
-		e.TargetID = f.fromID
+		e.Meta = &compact.EntryMeta{TargetID: f.fromID}
 		if f.summary != "" {
 			e.Message = compact.TextMessage(compact.RoleBranchSummary, f.summary)
 		}
@@ -322,23 +322,23 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 		if err != nil {
 			return decodedLine{}, false
 		}
-		e.CustomType = f.customType
+		e.Meta = &compact.EntryMeta{CustomType: f.customType}
 		e.Message = &compact.Message{Role: compact.RoleCustom, CustomType: f.customType, Content: parts}
 	case compact.KindModelChange:
-		e.Provider, e.ModelID = f.provider, f.modelID
+		e.Meta = &compact.EntryMeta{Provider: f.provider, ModelID: f.modelID}
 	case compact.KindThinkingLevelChange:
-		e.ThinkingLevel = f.thinkingLevel
+		e.Meta = &compact.EntryMeta{ThinkingLevel: f.thinkingLevel}
 	case compact.KindLabel:
-		e.TargetID = f.targetID
+		e.Meta = &compact.EntryMeta{TargetID: f.targetID}
 		if f.hasLabel {
-			e.Label = f.label
+			e.Meta.Label = f.label
 		}
 	case compact.KindSessionInfo:
-		e.Name = f.name
+		e.Meta = &compact.EntryMeta{Name: f.name}
 	case compact.KindCustom:
-		e.CustomType = f.customType
+		e.Meta = &compact.EntryMeta{CustomType: f.customType}
 		if len(f.data) > 0 {
-			e.Data = f.data
+			e.Meta.Data = f.data
 		}
 	}
 	return out, true

@@ -63,7 +63,7 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 		if provider == "" {
 			provider = "unknown"
 		}
-		mc := &compact.Entry{Kind: compact.KindModelChange, Provider: provider, ModelID: t.Model}
+		mc := &compact.Entry{Kind: compact.KindModelChange, Meta: &compact.EntryMeta{Provider: provider, ModelID: t.Model}}
 		entries = append([]*compact.Entry{mc}, entries...)
 	}
 	last, lastTS := "", ts

@@ -23,7 +23,7 @@ func TestFromTranscript(t *testing.T) {
 				Usage:   &compact.Usage{Input: 100, Output: 10}, StopReason: compact.StopToolUse}},
 			{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleToolResult, ToolCallID: "c1", ToolName: "read",
 				Content: []compact.Part{{Type: compact.PartText, Text: "package a"}}, Extra: map[string]json.RawMessage{"agentOnly": json.RawMessage(`{"x":1}`)}}},
-			{Kind: compact.KindCustom, CustomType: "other-record", Data: []byte(`{"type":"other"}`)},
+			{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: "other-record", Data: []byte(`{"type":"other"}`)}},
 		},
 	}
 	s, err := FromTranscript(tr, "t.jsonl", Options{})
@@ -89,7 +89,7 @@ func TestFromTranscriptModel(t *testing.T) {
 
 func TestEncodeTranscriptPrettyRawValues(t *testing.T) {
 	tr := &compact.Transcript{Entries: []*compact.Entry{
-		{Kind: compact.KindCustom, CustomType: "x:record", Data: json.RawMessage("{\n  \"a\": [1,\n 2]\n}")},
+		{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: "x:record", Data: json.RawMessage("{\n  \"a\": [1,\n 2]\n}")}},
 		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleAssistant, StopReason: compact.StopToolUse,
 			Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "c", Name: "t", Arguments: json.RawMessage("{\n \"path\": \"a\\nb\"\n}")}}}}},
 	}}

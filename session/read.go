@@ -682,10 +682,10 @@ func (s *Session) index() error {
 		s.pos[e.ID] = i
 		s.leaf = e.ID
 		if e.Kind == compact.KindLabel {
-			if e.Label != "" {
-				s.labels[e.TargetID] = e.Label
+			if m := e.Metadata(); m.Label != "" {
+				s.labels[m.TargetID] = m.Label
 			} else {
-				delete(s.labels, e.TargetID)
+				delete(s.labels, m.TargetID)
 			}
 		}
 	}

@@ -349,11 +349,11 @@ func TestUnknownKindsAndFields(t *testing.T) {
 	if e[1].Kind != "future_thing" || e[1].Message != nil || e[1].IsContextMessage() || e[1].ParentID != "00000001" {
 		t.Errorf("unknown entry read as %+v", e[1])
 	}
-	if e[2].Provider != "openai" || e[2].ModelID != "gpt-5" {
+	if e[2].Metadata().Provider != "openai" || e[2].Metadata().ModelID != "gpt-5" {
 		t.Errorf("model change read as %+v", e[2])
 	}
-	if e[3].TargetID != "00000001" || e[3].Message.Text() != "went elsewhere" {
-		t.Errorf("branch summary: fromId %q, text %q", e[3].TargetID, e[3].Message.Text())
+	if e[3].Metadata().TargetID != "00000001" || e[3].Message.Text() != "went elsewhere" {
+		t.Errorf("branch summary: fromId %q, text %q", e[3].Metadata().TargetID, e[3].Message.Text())
 	}
 	c := s.Context()
 	if !slices.Equal(c.EntryIDs, []string{"00000001", "00000004"}) || c.Model != "gpt-5" {

@@ -385,10 +385,10 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	s.pos[e.ID] = len(s.records) - 1
 	s.leaf = e.ID
 	if e.Kind == compact.KindLabel {
-		if e.Label != "" {
-			s.labels[e.TargetID] = e.Label
+		if m := e.Metadata(); m.Label != "" {
+			s.labels[m.TargetID] = m.Label
 		} else {
-			delete(s.labels, e.TargetID)
+			delete(s.labels, m.TargetID)
 		}
 	}
 	return nil
@@ -536,7 +536,7 @@ func (s *Session) SetLabel(ctx context.Context, targetID, label string) error {
 	if !s.has(targetID) {
 		return fmt.Errorf("%s: label %q: %w", s.name, targetID, compact.ErrNoEntry)
 	}
-	return s.Append(ctx, &compact.Entry{Kind: compact.KindLabel, TargetID: targetID, Label: label})
+	return s.Append(ctx, &compact.Entry{Kind: compact.KindLabel, Meta: &compact.EntryMeta{TargetID: targetID, Label: label}})
 }
 
 // Node is an entry in the session tree.

@@ -261,7 +261,7 @@ func TestFork(t *testing.T) {
 			labels := map[string]string{}
 			for _, e := range f.Entries() {
 				if e.Kind == compact.KindLabel {
-					labels[e.TargetID] = e.Label
+					labels[e.Metadata().TargetID] = e.Metadata().Label
 					continue
 				}
 				got = append(got, e.ID)

@@ -324,7 +324,7 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 	case compact.KindBranchSummary:
 		// Entry has no field of its own for fromId; TargetID holds it, as
 		// encodeEntry expects.
-		e.TargetID = w.FromID
+		e.Meta = &compact.EntryMeta{TargetID: w.FromID}
 		if w.Summary != "" {
 			m := compact.TextMessage(compact.RoleBranchSummary, w.Summary)
 			e.Message = m
@@ -334,23 +334,23 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("field content: %v", err)
 		}
-		e.CustomType = w.CustomType
+		e.Meta = &compact.EntryMeta{CustomType: w.CustomType}
 		e.Message = &compact.Message{Role: compact.RoleCustom, CustomType: w.CustomType, Content: parts}
 	case compact.KindModelChange:
-		e.Provider, e.ModelID = w.Provider, w.ModelID
+		e.Meta = &compact.EntryMeta{Provider: w.Provider, ModelID: w.ModelID}
 	case compact.KindThinkingLevelChange:
-		e.ThinkingLevel = w.ThinkingLevel
+		e.Meta = &compact.EntryMeta{ThinkingLevel: w.ThinkingLevel}
 	case compact.KindLabel:
-		e.TargetID = w.TargetID
+		e.Meta = &compact.EntryMeta{TargetID: w.TargetID}
 		if w.Label != nil {
-			e.Label = *w.Label
+			e.Meta.Label = *w.Label
 		}
 	case compact.KindSessionInfo:
-		e.Name = w.Name
+		e.Meta = &compact.EntryMeta{Name: w.Name}
 	case compact.KindCustom:
-		e.CustomType = w.CustomType
+		e.Meta = &compact.EntryMeta{CustomType: w.CustomType}
 		if len(w.Data) > 0 {
-			e.Data = w.Data
+			e.Meta.Data = w.Data
 		}
 	case compact.KindContextEdit:
 		ce := &compact.ContextEdit{Strategy: w.Strategy, TokensFreed: w.TokensFreed, FirstChangedID: w.FirstChangedID}

@@ -517,8 +517,7 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 		if !inPath[target] {
 			continue
 		}
-		le := &compact.Entry{Kind: compact.KindLabel, ID: newID(taken), ParentID: last, Timestamp: s.timestamp(),
-			TargetID: target, Label: s.labels[target]}
+		le := &compact.Entry{Kind: compact.KindLabel, ID: newID(taken), ParentID: last, Timestamp: s.timestamp(), Meta: &compact.EntryMeta{TargetID: target, Label: s.labels[target]}}
 		added[le.ID] = true
 		line, err := encodeEntry(le, -1)
 		if err != nil {

@@ -170,7 +170,7 @@ type reader struct {
 
 // custom appends a custom entry of the given record type.
 func (r *reader) custom(typ string, data json.RawMessage) {
-	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindCustom, CustomType: Format + ":" + typ, Data: data})
+	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: data}})
 }
 
 // add appends a message entry.

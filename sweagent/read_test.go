@@ -49,11 +49,11 @@ func TestReadFiles(t *testing.T) {
 						APICalls   int `json:"api_calls"`
 					} `json:"model_stats"`
 				}
-				if err := json.Unmarshal(info.Data, &v); err != nil || info.CustomType != "swe-agent:info" || v.ExitStatus != "submitted" || v.Stats.TokensSent != 7141 || v.Stats.APICalls != 5 {
-					t.Errorf("info entry = %s %+v %v", info.CustomType, v, err)
+				if err := json.Unmarshal(info.Metadata().Data, &v); err != nil || info.Metadata().CustomType != "swe-agent:info" || v.ExitStatus != "submitted" || v.Stats.TokensSent != 7141 || v.Stats.APICalls != 5 {
+					t.Errorf("info entry = %s %+v %v", info.Metadata().CustomType, v, err)
 				}
 				var steps []json.RawMessage
-				if err := json.Unmarshal(tr.Entries[len(tr.Entries)-2].Data, &steps); err != nil || len(steps) != 5 {
+				if err := json.Unmarshal(tr.Entries[len(tr.Entries)-2].Metadata().Data, &steps); err != nil || len(steps) != 5 {
 					t.Errorf("trajectory entry holds %d steps (%v)", len(steps), err)
 				}
 			},
@@ -158,8 +158,8 @@ func TestReadCases(t *testing.T) {
 			body:  `{"attempts":[{"history":[{"role":"user","content":"first"}]},{"history":[{"role":"user","content":"second"},{"role":"assistant","content":"done"}]}]}`,
 			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1},
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if tr.Entries[0].CustomType != "swe-agent:attempts" || tr.Entries[1].Message.Text() != "second" {
-					t.Errorf("entries: %s, %q", tr.Entries[0].CustomType, tr.Entries[1].Message.Text())
+				if tr.Entries[0].Metadata().CustomType != "swe-agent:attempts" || tr.Entries[1].Message.Text() != "second" {
+					t.Errorf("entries: %s, %q", tr.Entries[0].Metadata().CustomType, tr.Entries[1].Message.Text())
 				}
 			},
 		},

@@ -229,24 +229,25 @@ func messageText(m *compact.Message) string {
 
 // entryPreview is a one-line description of any entry, for the tree.
 func entryPreview(e *compact.Entry) string {
+	m := e.Metadata()
 	switch e.Kind {
 	case compact.KindCompaction:
 		if e.Compaction != nil {
 			return compact.StripFileLists(e.Compaction.Summary)
 		}
 	case compact.KindModelChange:
-		return e.Provider + "/" + e.ModelID
+		return m.Provider + "/" + m.ModelID
 	case compact.KindThinkingLevelChange:
-		return e.ThinkingLevel
+		return m.ThinkingLevel
 	case compact.KindLabel:
-		if e.Label == "" {
-			return "clear label of " + e.TargetID
+		if m.Label == "" {
+			return "clear label of " + m.TargetID
 		}
-		return fmt.Sprintf("%q on %s", e.Label, e.TargetID)
+		return fmt.Sprintf("%q on %s", m.Label, m.TargetID)
 	case compact.KindSessionInfo:
-		return e.Name
+		return m.Name
 	case compact.KindCustom:
-		return e.CustomType
+		return m.CustomType
 	}
 	if e.Message != nil {
 		m := e.Message

@@ -164,7 +164,7 @@ func FuzzObject(f *testing.F) {
 
 func TestOneLine(t *testing.T) {
 	tr := &compact.Transcript{Entries: []*compact.Entry{
-		{Kind: compact.KindCustom, Data: json.RawMessage("{\n  \"a\": [1,\n 2]\n}")},
+		{Kind: compact.KindCustom, Meta: &compact.EntryMeta{Data: json.RawMessage("{\n  \"a\": [1,\n 2]\n}")}},
 		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleAssistant,
 			Extra: map[string]json.RawMessage{"x": json.RawMessage("[\r\n1]"), "y": json.RawMessage(`"keep  this"`)},
 			Content: []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: "c", Arguments: json.RawMessage("{\n\"s\": \"a b\"\n}")},
@@ -172,7 +172,7 @@ func TestOneLine(t *testing.T) {
 	}}
 	OneLine(tr)
 	m := tr.Entries[1].Message
-	got := []string{string(tr.Entries[0].Data), string(m.Extra["x"]), string(m.Extra["y"]), string(m.Content[0].ToolCall.Arguments), string(m.Content[0].Extra["z"])}
+	got := []string{string(tr.Entries[0].Metadata().Data), string(m.Extra["x"]), string(m.Extra["y"]), string(m.Content[0].ToolCall.Arguments), string(m.Content[0].Extra["z"])}
 	want := []string{`{"a":[1,2]}`, `[1]`, `"keep  this"`, `{"s":"a b"}`, `{}`}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("OneLine: %q, want %q", got, want)
@@ -184,7 +184,7 @@ func TestSafeExtras(t *testing.T) {
 		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleUser,
 			Extra:   map[string]json.RawMessage{"Model": json.RawMessage(`"x"`), "agent": json.RawMessage(`"main"`), "f.Model": json.RawMessage(`1`)},
 			Content: []compact.Part{{Type: compact.PartText, Text: "hi", Extra: map[string]json.RawMessage{"ID": json.RawMessage(`7`), "cache_control": json.RawMessage(`{}`)}}}}},
-		{Kind: compact.KindCustom, Data: json.RawMessage(`{"model":1}`)},
+		{Kind: compact.KindCustom, Meta: &compact.EntryMeta{Data: json.RawMessage(`{"model":1}`)}},
 	}}
 	SafeExtras(tr, "f")
 	m := tr.Entries[0].Message

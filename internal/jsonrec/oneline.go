@@ -15,7 +15,9 @@ import (
 // Only white space between tokens is removed; the value is the same.
 func OneLine(t *compact.Transcript) {
 	for _, e := range t.Entries {
-		e.Data = oneLine(e.Data)
+		if e.Meta != nil {
+			e.Meta.Data = oneLine(e.Meta.Data)
+		}
 		m := e.Message
 		if m == nil {
 			continue

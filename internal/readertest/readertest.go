@@ -43,8 +43,8 @@ func RoundTrip(t testing.TB, tr *compact.Transcript, wantContext int) {
 	got := back.Entries()
 	if tr.Model != "" && len(got) > 0 && got[0].Kind == compact.KindModelChange && (len(tr.Entries) == 0 || tr.Entries[0].Kind != compact.KindModelChange) {
 		// The model_change entry EncodeTranscript puts first for t.Model.
-		if got[0].ModelID != tr.Model {
-			t.Errorf("model_change names %q, want %q", got[0].ModelID, tr.Model)
+		if got[0].Metadata().ModelID != tr.Model {
+			t.Errorf("model_change names %q, want %q", got[0].Metadata().ModelID, tr.Model)
 		}
 		got = got[1:]
 	}
@@ -63,7 +63,7 @@ func RoundTrip(t testing.TB, tr *compact.Transcript, wantContext int) {
 // spacing does not count.
 func EntryFacts(e *compact.Entry) string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "%s %s data=%s", e.Kind, e.CustomType, compactJSON(e.Data))
+	fmt.Fprintf(&b, "%s %s data=%s", e.Kind, e.Metadata().CustomType, compactJSON(e.Metadata().Data))
 	if c := e.Compaction; c != nil {
 		fmt.Fprintf(&b, " compaction{%q kept=%s before=%d}", c.Summary, c.FirstKeptID, c.TokensBefore)
 	}
@@ -154,7 +154,7 @@ func Customs(tr *compact.Transcript) map[string]int {
 	out := map[string]int{}
 	for _, e := range tr.Entries {
 		if e.Kind == compact.KindCustom {
-			out[e.CustomType]++
+			out[e.Metadata().CustomType]++
 		}
 	}
 	return out
@@ -201,7 +201,7 @@ func Kinds(tr *compact.Transcript) []string {
 		if e.Message != nil {
 			out = append(out, string(e.Message.Role))
 		} else {
-			out = append(out, e.CustomType)
+			out = append(out, e.Metadata().CustomType)
 		}
 	}
 	return out

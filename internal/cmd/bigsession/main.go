@@ -86,8 +86,10 @@ func run(in string, mb, tiny int, out string) error {
 				cc.FirstKeptID = rename(cc.FirstKeptID)
 				c.Compaction = &cc
 			}
-			if e.TargetID != "" {
-				c.TargetID = rename(e.TargetID)
+			if e.Meta != nil && e.Meta.TargetID != "" {
+				cm := *e.Meta
+				cm.TargetID = rename(cm.TargetID)
+				c.Meta = &cm
 			}
 			t.Entries = append(t.Entries, &c)
 		}
