@@ -168,7 +168,7 @@ func charsToTokens(chars int, ratio float64) int {
 // its learned ratio instead.
 func messageSize(m *Message) (chars, images int) {
 	if m.Role == RoleBash {
-		return utf16Len(m.Command) + utf16Len(m.Output), 0
+		return utf16Len(m.Metadata().Command) + utf16Len(m.Metadata().Output), 0
 	}
 	for i := range m.Content {
 		p := &m.Content[i]

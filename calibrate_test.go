@@ -27,7 +27,7 @@ func calibrationMessages() []*Message {
 			call("x", `not json`),
 			{Type: PartToolCall},
 		}},
-		{Role: RoleBash, Command: "ls -la", Output: strings.Repeat("file\n", 37), ExitCode: &exit},
+		{Role: RoleBash, Meta: &MessageMeta{Command: "ls -la", Output: strings.Repeat("file\n", 37), ExitCode: &exit}},
 		TextMessage(RoleCompactionSummary, strings.Repeat("summary ", 101)),
 		{Role: RoleCustom, Content: []Part{{Type: PartText, Text: "abc"}}},
 	}

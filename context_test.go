@@ -174,9 +174,9 @@ func TestForModel(t *testing.T) {
 	in := []*Message{
 		TextMessage(RoleCompactionSummary, "## Goal\nship it"),
 		TextMessage(RoleUser, "hi"),
-		{Role: RoleBash, Command: "make", Output: "boom", ExitCode: &exit},
-		{Role: RoleBash, Command: "secret", ExcludeFromContext: true},
-		{Role: RoleCustom, CustomType: "note", Content: []Part{{Type: PartText, Text: "from a hook"}}},
+		{Role: RoleBash, Meta: &MessageMeta{Command: "make", Output: "boom", ExitCode: &exit}},
+		{Role: RoleBash, Meta: &MessageMeta{Command: "secret", ExcludeFromContext: true}},
+		{Role: RoleCustom, Content: []Part{{Type: PartText, Text: "from a hook"}}, Meta: &MessageMeta{CustomType: "note"}},
 		TextMessage(RoleBranchSummary, "tried another way"),
 		TextMessage(RoleAssistant, "ok"),
 	}

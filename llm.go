@@ -61,12 +61,19 @@ func ForModel(msgs []*Message) []*Message {
 		case RoleBranchSummary:
 			out = append(out, asUser(m, BranchPreface+"\n\n<summary>\n"+m.Text()+"\n</summary>"))
 		case RoleBash:
-			if !m.ExcludeFromContext {
+			if !m.Metadata().ExcludeFromContext {
 				out = append(out, asUser(m, bashText(m)))
 			}
 		case RoleCustom:
 			u := *m
-			u.Role, u.CustomType = RoleUser, ""
+			u.Role = RoleUser
+			if mm := m.Metadata(); mm.CustomType != "" {
+				mm.CustomType = ""
+				u.Meta = &mm
+				if mm == (MessageMeta{}) {
+					u.Meta = nil
+				}
+			}
 			u.ResetTokens()
 			out = append(out, &u)
 		default:
@@ -85,22 +92,23 @@ func asUser(m *Message, text string) *Message {
 // bashText renders a shell command the user ran, with its output and a
 // failing exit status.
 func bashText(m *Message) string {
+	run := m.Metadata()
 	var b strings.Builder
 	b.WriteString("I ran `")
-	b.WriteString(m.Command)
+	b.WriteString(run.Command)
 	b.WriteString("`")
-	if m.Output != "" {
+	if run.Output != "" {
 		b.WriteString("\n```\n")
-		b.WriteString(m.Output)
+		b.WriteString(run.Output)
 		b.WriteString("\n```")
 	} else {
 		b.WriteString(" (no output)")
 	}
 	switch {
-	case m.Cancelled:
+	case run.Cancelled:
 		b.WriteString("\nThe command was cancelled.")
-	case m.ExitCode != nil && *m.ExitCode != 0:
-		b.WriteString("\nExit status: " + strconv.Itoa(*m.ExitCode))
+	case run.ExitCode != nil && *run.ExitCode != 0:
+		b.WriteString("\nExit status: " + strconv.Itoa(*run.ExitCode))
 	}
 	return b.String()
 }

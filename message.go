@@ -134,30 +134,22 @@ type Message struct {
 	Content []Part
 
 	// Assistant messages.
-	Usage        *Usage
-	StopReason   StopReason
-	Provider     string
-	Model        string
-	ErrorMessage string
+	Usage      *Usage
+	StopReason StopReason
+	Provider   string
+	Model      string
 
-	// Bash executions.
-	Command            string
-	Output             string
-	ExitCode           *int
-	Cancelled          bool
-	ExcludeFromContext bool
-
-	// Tool results. (IsError comes first, beside the flags above, which
-	// keeps the struct 8 bytes smaller.)
-	IsError    bool
+	// Tool results.
 	ToolCallID string
 	ToolName   string
 
-	// Custom messages.
-	CustomType string
-
 	// Timestamp is the message time in Unix milliseconds, 0 when unknown.
 	Timestamp int64
+
+	// Meta holds the fields few messages set: bash executions' command and
+	// output, an assistant's error message, a custom message's type. It is
+	// nil when none is set, which keeps the common message small.
+	Meta *MessageMeta
 
 	// Extra holds fields of the stored message this package does not model.
 	// Messages may share one map: copies of a message do, and a session
@@ -167,16 +159,48 @@ type Message struct {
 
 	tokens   int32 // the cached estimate, while tokensOK
 	tokensOK bool
+	// IsError is set on a tool result that reports a failure.
+	IsError bool
+}
+
+// MessageMeta holds the fields of a Message that only some roles set, and
+// few messages of those.
+type MessageMeta struct {
+	// ErrorMessage is an assistant message's error, as the provider gave it.
+	ErrorMessage string
+
+	// Command, Output and ExitCode describe a bash execution; ExitCode is
+	// nil when the command did not finish. Cancelled is set when the user
+	// stopped it, ExcludeFromContext when its output must not reach the
+	// model.
+	Command            string
+	Output             string
+	ExitCode           *int
+	Cancelled          bool
+	ExcludeFromContext bool
+
+	// CustomType names the extension of a custom message.
+	CustomType string
+}
+
+// Metadata returns a copy of *m.Meta, or the zero MessageMeta when Meta is
+// nil: the rarely set fields, read without a nil check.
+func (m *Message) Metadata() MessageMeta {
+	if m.Meta == nil {
+		return MessageMeta{}
+	}
+	return *m.Meta
 }
 
 // Text joins the message's text parts with newlines. For bash executions
 // it is the command and its output; for summaries, the summary.
 func (m *Message) Text() string {
 	if m.Role == RoleBash {
-		if m.Output == "" {
-			return m.Command
+		run := m.Metadata()
+		if run.Output == "" {
+			return run.Command
 		}
-		return m.Command + "\n" + m.Output
+		return run.Command + "\n" + run.Output
 	}
 	// One text part, the common case, is returned as it is: no copy.
 	n, size, only := 0, 0, ""

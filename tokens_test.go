@@ -30,7 +30,7 @@ func TestEstimateTokens(t *testing.T) {
 			call("bash", `{ "z": "<&>", "a" : [1, 2.50, true, null] }`)}}, (4 + len(`{"z":"<&>","a":[1,2.5,true,null]}`) + 3) / 4},
 		{"escapes in args", &Message{Role: RoleAssistant, Content: []Part{
 			call("w", `{"t":"line\nnext \"q\" \u00e9 \/"}`)}}, (1 + len(`{"t":"line\nnext \"q\" é /"}`) - 1 + 3) / 4},
-		{"bash execution", &Message{Role: RoleBash, Command: "ls", Output: "a\nb", ExitCode: &exit}, 2},
+		{"bash execution", &Message{Role: RoleBash, Meta: &MessageMeta{Command: "ls", Output: "a\nb", ExitCode: &exit}}, 2},
 		{"summary", TextMessage(RoleCompactionSummary, strings.Repeat("s", 40)), 10},
 	}
 	for _, tt := range tests {

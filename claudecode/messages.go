@@ -306,10 +306,14 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 	}
 	if apiErr, _ := jsonrec.OptBool(r.fields, "isApiErrorMessage"); apiErr {
 		m.StopReason = compact.StopError
-		m.ErrorMessage = m.Text()
-		if m.ErrorMessage == "" {
-			m.ErrorMessage = "API error"
+		text := m.Text()
+		if text == "" {
+			text = "API error"
 		}
+		if m.Meta == nil {
+			m.Meta = &compact.MessageMeta{}
+		}
+		m.Meta.ErrorMessage = text
 	}
 	return nil
 }

@@ -147,8 +147,8 @@ func TestMessageMapping(t *testing.T) {
 		t.Errorf("orphan result: %q, warnings %q", e.Message.Text(), tr.Warnings)
 	}
 	apiErr := tr.Entries[5].Message
-	if apiErr.StopReason != compact.StopError || apiErr.ErrorMessage != "API Error: 529 overloaded" {
-		t.Errorf("api error: %s %q", apiErr.StopReason, apiErr.ErrorMessage)
+	if apiErr.StopReason != compact.StopError || apiErr.Metadata().ErrorMessage != "API Error: 529 overloaded" {
+		t.Errorf("api error: %s %q", apiErr.StopReason, apiErr.Metadata().ErrorMessage)
 	}
 	call := tr.Entries[1].Message
 	if call.StopReason != compact.StopToolUse || *call.Usage != (compact.Usage{Input: 10, Output: 5, CacheRead: 100, CacheWrite: 7}) {

@@ -133,7 +133,7 @@ func extract(msgs []*compact.Message) *facts {
 		case compact.RoleAssistant:
 			switch m.StopReason {
 			case compact.StopError:
-				msg := strings.TrimSpace(m.ErrorMessage)
+				msg := strings.TrimSpace(m.Metadata().ErrorMessage)
 				if msg == "" {
 					msg = "the model call failed without a message"
 				}
@@ -238,24 +238,24 @@ func extract(msgs []*compact.Message) *facts {
 		case compact.RoleBash:
 			status, ok := "no result", false
 			switch {
-			case m.Cancelled:
+			case m.Metadata().Cancelled:
 				status = "cancelled"
-			case m.ExitCode != nil:
-				status = "exit " + strconv.Itoa(*m.ExitCode)
-				ok = *m.ExitCode == 0
+			case m.Metadata().ExitCode != nil:
+				status = "exit " + strconv.Itoa(*m.Metadata().ExitCode)
+				ok = *m.Metadata().ExitCode == 0
 			}
-			cmd := strings.TrimSpace(m.Command)
+			cmd := strings.TrimSpace(m.Metadata().Command)
 			sh, ck := cmds.read(cmd)
 			key := "\x00user\x00" + ck
-			if ok && !sh.ReadOnly && signals.PrintsErrors(m.Output) {
+			if ok && !sh.ReadOnly && signals.PrintsErrors(m.Metadata().Output) {
 				status, ok = "exit 0, errors printed", false
 			}
 			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true, shell: sh})
 			if ok {
 				successes[key] = i
-			} else if m.ExitCode != nil {
+			} else if m.Metadata().ExitCode != nil {
 				f.failures = append(f.failures, &failure{idx: i, target: cmd, status: status,
-					text: failureText(normalizeNewlines(m.Output)), key: key})
+					text: failureText(normalizeNewlines(m.Metadata().Output)), key: key})
 			}
 
 		case compact.RoleBranchSummary, compact.RoleCompactionSummary:
@@ -270,8 +270,8 @@ func extract(msgs []*compact.Message) *facts {
 		case compact.RoleCustom:
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				label := "Injected message"
-				if m.CustomType != "" {
-					label += " (" + m.CustomType + ")"
+				if m.Metadata().CustomType != "" {
+					label += " (" + m.Metadata().CustomType + ")"
 				}
 				f.others = append(f.others, otherMsg{label: label, text: text})
 			}

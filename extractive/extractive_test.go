@@ -44,7 +44,7 @@ func result(id, name, text string, isError bool) *compact.Message {
 }
 
 func userBash(cmd, out string, code *int, cancelled bool) *compact.Message {
-	return &compact.Message{Role: compact.RoleBash, Command: cmd, Output: out, ExitCode: code, Cancelled: cancelled}
+	return &compact.Message{Role: compact.RoleBash, Meta: &compact.MessageMeta{Command: cmd, Output: out, ExitCode: code, Cancelled: cancelled}}
 }
 
 func intp(i int) *int { return &i }
@@ -288,7 +288,7 @@ func TestFailuresAndCommands(t *testing.T) {
 		userBash("git status", "clean", intp(0), false),
 		userBash("make lint", "lint.go:3: unused variable", intp(2), false),
 		userBash("sleep 100", "", nil, true),
-		{Role: compact.RoleAssistant, StopReason: compact.StopError, ErrorMessage: "overloaded_error: try again\nmore detail"},
+		{Role: compact.RoleAssistant, StopReason: compact.StopError, Meta: &compact.MessageMeta{ErrorMessage: "overloaded_error: try again\nmore detail"}},
 	}
 	out := run(t, New(Options{}), history(msgs...))
 

@@ -264,7 +264,7 @@ func (c *converter) actionEvent(ev *event) error {
 		if err := jsonrec.String(ev.args, "command", &cmd); err != nil {
 			return fmt.Errorf(".args%w", err)
 		}
-		m := &compact.Message{Role: compact.RoleBash, Command: cmd, Extra: map[string]json.RawMessage{"openhandsEvent": ev.raw}}
+		m := &compact.Message{Role: compact.RoleBash, Extra: map[string]json.RawMessage{"openhandsEvent": ev.raw}, Meta: &compact.MessageMeta{Command: cmd}}
 		if ev.hasID {
 			c.bash[ev.id] = m
 		}
@@ -483,7 +483,8 @@ func (c *converter) observationEvent(ev *event) error {
 	}
 	if ev.hasCause {
 		if b := c.bash[ev.cause]; b != nil {
-			b.Output = content
+			// b was made with its MessageMeta (the command).
+			b.Meta.Output = content
 			var extras struct {
 				ExitCode *int `json:"exit_code"`
 				Metadata struct {
@@ -491,9 +492,9 @@ func (c *converter) observationEvent(ev *event) error {
 				} `json:"metadata"`
 			}
 			_ = json.Unmarshal(ev.f["extras"], &extras)
-			b.ExitCode = extras.Metadata.ExitCode
-			if b.ExitCode == nil {
-				b.ExitCode = extras.ExitCode
+			b.Meta.ExitCode = extras.Metadata.ExitCode
+			if b.Meta.ExitCode == nil {
+				b.Meta.ExitCode = extras.ExitCode
 			}
 			b.Extra["openhandsObservation"] = ev.raw
 			return nil

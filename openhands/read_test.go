@@ -110,7 +110,7 @@ func TestReadFiles(t *testing.T) {
 					t.Errorf("user image = %+v", img)
 				}
 				b := byID["8"].Message
-				if b.Role != compact.RoleBash || b.Command != "python -m pytest -q" || b.Output != "F\n1 failed in 0.02s" || b.ExitCode == nil || *b.ExitCode != 1 {
+				if b.Role != compact.RoleBash || b.Metadata().Command != "python -m pytest -q" || b.Metadata().Output != "F\n1 failed in 0.02s" || b.Metadata().ExitCode == nil || *b.Metadata().ExitCode != 1 {
 					t.Errorf("user command = %+v", b)
 				}
 				comp := byID["10"]

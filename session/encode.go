@@ -163,6 +163,7 @@ func encodeParts(parts []compact.Part) ([]byte, error) {
 
 // EncodeMessage returns the pi JSON of a message.
 func EncodeMessage(m *compact.Message) ([]byte, error) {
+	meta := m.Metadata()
 	var o object
 	o.str("role", string(m.Role))
 	written := []string{"role"}
@@ -208,8 +209,8 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 			o.str("stopReason", string(m.StopReason))
 			written = append(written, "stopReason")
 		}
-		if m.ErrorMessage != "" {
-			o.str("errorMessage", m.ErrorMessage)
+		if meta.ErrorMessage != "" {
+			o.str("errorMessage", meta.ErrorMessage)
 			written = append(written, "errorMessage")
 		}
 	case compact.RoleToolResult:
@@ -220,18 +221,18 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 		o.val("isError", m.IsError)
 		written = append(written, "isError")
 	case compact.RoleBash:
-		o.str("command", m.Command)
-		o.str("output", m.Output)
-		o.val("exitCode", m.ExitCode)
-		o.val("cancelled", m.Cancelled)
+		o.str("command", meta.Command)
+		o.str("output", meta.Output)
+		o.val("exitCode", meta.ExitCode)
+		o.val("cancelled", meta.Cancelled)
 		o.rawOr("truncated", m.Extra, "false")
 		written = append(written, "command", "output", "exitCode", "cancelled", "truncated")
-		if m.ExcludeFromContext {
+		if meta.ExcludeFromContext {
 			o.val("excludeFromContext", true)
 			written = append(written, "excludeFromContext")
 		}
 	case compact.RoleCustom:
-		o.str("customType", m.CustomType)
+		o.str("customType", meta.CustomType)
 		content()
 		o.rawOr("display", m.Extra, "true")
 		written = append(written, "customType", "display")

@@ -323,7 +323,7 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 			return decodedLine{}, false
 		}
 		e.Meta = &compact.EntryMeta{CustomType: f.customType}
-		e.Message = &compact.Message{Role: compact.RoleCustom, CustomType: f.customType, Content: parts}
+		e.Message = &compact.Message{Role: compact.RoleCustom, Content: parts, Meta: &compact.MessageMeta{CustomType: f.customType}}
 	case compact.KindModelChange:
 		e.Meta = &compact.EntryMeta{Provider: f.provider, ModelID: f.modelID}
 	case compact.KindThinkingLevelChange:
@@ -548,18 +548,17 @@ func (d *fastDecoder) message(f *entryFields) bool {
 				return false
 			}
 			if !null {
-				m.ExitCode = &v
+				metaOf(m).ExitCode = &v
 			}
 		case "isError", "cancelled", "excludeFromContext":
-			var dst *bool
 			var bit uint
 			switch key {
 			case "isError":
-				dst, bit = &m.IsError, 5
+				bit = 5
 			case "cancelled":
-				dst, bit = &m.Cancelled, 6
+				bit = 6
 			default:
-				dst, bit = &m.ExcludeFromContext, 7
+				bit = 7
 			}
 			if !ms.first(bit) {
 				return false
@@ -568,7 +567,15 @@ func (d *fastDecoder) message(f *entryFields) bool {
 			if !ok {
 				return false
 			}
-			*dst = b
+			switch {
+			case bit == 5:
+				m.IsError = b
+			case !b: // false is the zero value: no MessageMeta for it
+			case bit == 6:
+				metaOf(m).Cancelled = true
+			default:
+				metaOf(m).ExcludeFromContext = true
+			}
 		case "stopReason", "provider", "model", "errorMessage", "toolCallId", "toolName", "command", "output", "customType":
 			var bit uint
 			var s string
@@ -607,17 +614,25 @@ func (d *fastDecoder) message(f *entryFields) bool {
 			case "model":
 				m.Model = s
 			case "errorMessage":
-				m.ErrorMessage = s
+				if s != "" {
+					metaOf(m).ErrorMessage = s
+				}
 			case "toolCallId":
 				m.ToolCallID = s
 			case "toolName":
 				m.ToolName = s
 			case "command":
-				m.Command = s
+				if s != "" {
+					metaOf(m).Command = s
+				}
 			case "output":
-				m.Output = s
+				if s != "" {
+					metaOf(m).Output = s
+				}
 			default:
-				m.CustomType = s
+				if s != "" {
+					metaOf(m).CustomType = s
+				}
 			}
 		default:
 			if foldsTo(key, messageNames) || !d.skip(0) {
@@ -690,6 +705,15 @@ func (d *fastDecoder) message(f *entryFields) bool {
 	}
 	f.msg = m
 	return true
+}
+
+// metaOf returns m.Meta, allocating it the first time a message sets one
+// of its fields.
+func metaOf(m *compact.Message) *compact.MessageMeta {
+	if m.Meta == nil {
+		m.Meta = new(compact.MessageMeta)
+	}
+	return m.Meta
 }
 
 // usage decodes the usage object at d.i into u and reports whether it has

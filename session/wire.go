@@ -237,22 +237,12 @@ func (b *wireBlock) part() compact.Part {
 }
 
 func (w *wireMessage) message() *compact.Message {
-	m := &compact.Message{
-		Role:               compact.Role(w.Role),
-		StopReason:         compact.StopReason(w.StopReason),
-		Provider:           w.Provider,
-		Model:              w.Model,
-		ErrorMessage:       w.ErrorMessage,
-		ToolCallID:         w.ToolCallID,
-		ToolName:           w.ToolName,
-		IsError:            w.IsError,
-		Command:            w.Command,
-		Output:             w.Output,
-		ExitCode:           w.ExitCode,
-		Cancelled:          w.Cancelled,
-		ExcludeFromContext: w.ExcludeFromContext,
-		CustomType:         w.CustomType,
-		Timestamp:          int64(w.Timestamp),
+	m := &compact.Message{Role: compact.Role(w.Role), StopReason: compact.StopReason(w.StopReason), Provider: w.Provider,
+		Model: w.Model, ToolCallID: w.ToolCallID, ToolName: w.ToolName, IsError: w.IsError, Timestamp: int64(w.Timestamp)}
+	meta := compact.MessageMeta{ErrorMessage: w.ErrorMessage, Command: w.Command, Output: w.Output, ExitCode: w.ExitCode,
+		Cancelled: w.Cancelled, ExcludeFromContext: w.ExcludeFromContext, CustomType: w.CustomType}
+	if meta != (compact.MessageMeta{}) {
+		m.Meta = &meta
 	}
 	if m.Role == "hookMessage" { // v2 name of the custom role
 		m.Role = compact.RoleCustom
@@ -335,7 +325,7 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 			return nil, fmt.Errorf("field content: %v", err)
 		}
 		e.Meta = &compact.EntryMeta{CustomType: w.CustomType}
-		e.Message = &compact.Message{Role: compact.RoleCustom, CustomType: w.CustomType, Content: parts}
+		e.Message = &compact.Message{Role: compact.RoleCustom, Content: parts, Meta: &compact.MessageMeta{CustomType: w.CustomType}}
 	case compact.KindModelChange:
 		e.Meta = &compact.EntryMeta{Provider: w.Provider, ModelID: w.ModelID}
 	case compact.KindThinkingLevelChange:

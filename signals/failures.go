@@ -103,12 +103,12 @@ func Failures(msgs []*compact.Message) []Failure {
 		case compact.RoleBash:
 			st := "no result"
 			switch {
-			case m.Cancelled:
+			case m.Metadata().Cancelled:
 				st = "cancelled"
-			case m.ExitCode != nil:
-				st = "exit " + strconv.Itoa(*m.ExitCode)
+			case m.Metadata().ExitCode != nil:
+				st = "exit " + strconv.Itoa(*m.Metadata().ExitCode)
 			}
-			if f, ok := shellFailure(i, "", strings.TrimSpace(m.Command), st, m.Output); ok {
+			if f, ok := shellFailure(i, "", strings.TrimSpace(m.Metadata().Command), st, m.Metadata().Output); ok {
 				out = append(out, f)
 			}
 		}

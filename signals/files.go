@@ -31,7 +31,7 @@ func AddFiles(ops *compact.FileOps, m *compact.Message) {
 			}
 		}
 	case compact.RoleBash:
-		AddShellFiles(ops, m.Command)
+		AddShellFiles(ops, m.Metadata().Command)
 	}
 }
 

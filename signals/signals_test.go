@@ -108,7 +108,7 @@ func TestFailures(t *testing.T) {
 		{"file tool error", []*compact.Message{call("e", "edit", map[string]any{"path": "a.go"}),
 			result("e", "edit", "Could not find the exact text in a.go.", true)},
 			[]Failure{{Index: 1, Tool: "edit", Target: "a.go", Status: "error", Line: "Could not find the exact text in a.go."}}},
-		{"user's own command", []*compact.Message{{Role: compact.RoleBash, Command: "make", Output: "make: *** No rule to make target 'x'.  Stop.", ExitCode: code(2)}},
+		{"user's own command", []*compact.Message{{Role: compact.RoleBash, Meta: &compact.MessageMeta{Command: "make", Output: "make: *** No rule to make target 'x'.  Stop.", ExitCode: code(2)}}},
 			[]Failure{{Index: 0, Target: "make", Status: "exit 2", Line: "make: *** No rule to make target 'x'. Stop."}}},
 		{"exit code from details", []*compact.Message{call("1", "bash", map[string]any{"command": "npm test"}),
 			{Role: compact.RoleToolResult, ToolCallID: "1", ToolName: "bash", Content: []compact.Part{{Type: compact.PartText, Text: "Error: boom"}},
@@ -207,7 +207,7 @@ func TestFilesTouched(t *testing.T) {
 	msgs := []*compact.Message{
 		call("1", "read", map[string]any{"path": "a.go"}),
 		call("2", "bash", map[string]any{"command": "sed -i s/x/y/ b.go"}),
-		{Role: compact.RoleBash, Command: "mv c.go d.go"},
+		{Role: compact.RoleBash, Meta: &compact.MessageMeta{Command: "mv c.go d.go"}},
 	}
 	ops := FilesTouched(msgs)
 	if got := FileList(&ops); !reflect.DeepEqual(got, []string{"a.go", "b.go", "c.go", "d.go"}) {

@@ -92,14 +92,14 @@ func (s serializer) units(msgs []*compact.Message) []unit {
 		case compact.RoleUser:
 			out = s.add(out, true, block{"[user]", s.contentText(m)})
 		case compact.RoleBash:
-			if m.ExcludeFromContext {
+			if m.Metadata().ExcludeFromContext {
 				continue
 			}
 			out = s.add(out, true, block{"[user shell command]", s.bashText(m)})
 		case compact.RoleCustom:
 			h := "[note]"
-			if m.CustomType != "" {
-				h = "[note: " + oneLine(m.CustomType) + "]"
+			if m.Metadata().CustomType != "" {
+				h = "[note: " + oneLine(m.Metadata().CustomType) + "]"
 			}
 			out = s.add(out, true, block{h, s.contentText(m)})
 		case compact.RoleCompactionSummary:
@@ -183,9 +183,9 @@ func (s serializer) assistant(out []unit, msgs []*compact.Message, i int, used m
 		}
 	}
 	switch {
-	case m.StopReason == compact.StopError || m.ErrorMessage != "":
+	case m.StopReason == compact.StopError || m.Metadata().ErrorMessage != "":
 		msg := "the model call failed"
-		if e := strings.TrimSpace(m.ErrorMessage); e != "" {
+		if e := strings.TrimSpace(m.Metadata().ErrorMessage); e != "" {
 			msg += ": " + s.capText(clean(e))
 		}
 		text = append(text, "("+msg+")")
@@ -241,15 +241,15 @@ func (s serializer) contentText(m *compact.Message) string {
 
 func (s serializer) bashText(m *compact.Message) string {
 	var b strings.Builder
-	b.WriteString("$ " + strings.TrimSpace(m.Command))
-	if out := clean(m.Output); out != "" {
+	b.WriteString("$ " + strings.TrimSpace(m.Metadata().Command))
+	if out := clean(m.Metadata().Output); out != "" {
 		b.WriteString("\n" + s.capText(out))
 	}
 	switch {
-	case m.Cancelled:
+	case m.Metadata().Cancelled:
 		b.WriteString("\n(cancelled)")
-	case m.ExitCode != nil && *m.ExitCode != 0:
-		b.WriteString("\n(exit status " + strconv.Itoa(*m.ExitCode) + ")")
+	case m.Metadata().ExitCode != nil && *m.Metadata().ExitCode != 0:
+		b.WriteString("\n(exit status " + strconv.Itoa(*m.Metadata().ExitCode) + ")")
 	}
 	return b.String()
 }

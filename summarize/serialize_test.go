@@ -15,7 +15,7 @@ func TestTranscript(t *testing.T) {
 	failed.IsError = true
 	aborted := assistant("half a thought")
 	aborted.StopReason = compact.StopAborted
-	errored := &compact.Message{Role: compact.RoleAssistant, StopReason: compact.StopError, ErrorMessage: "overloaded"}
+	errored := &compact.Message{Role: compact.RoleAssistant, StopReason: compact.StopError, Meta: &compact.MessageMeta{ErrorMessage: "overloaded"}}
 	thinking := &compact.Message{Role: compact.RoleAssistant, StopReason: compact.StopEnd, Content: []compact.Part{
 		{Type: compact.PartThinking, Thinking: "Let me look."}, {Type: compact.PartText, Text: "Looking now."}}}
 	img := &compact.Message{Role: compact.RoleUser, Content: []compact.Part{
@@ -46,9 +46,9 @@ func TestTranscript(t *testing.T) {
 			"[assistant reasoning]\nLet me look.\n\n[assistant]\nLooking now.\n\n" +
 				"[assistant]\nhalf a thought\n(stopped by the user)\n\n[assistant]\n(the model call failed: overloaded)"},
 		{"shell command, note, summaries, image", []*compact.Message{
-			{Role: compact.RoleBash, Command: "make", Output: "error 2\n", ExitCode: &exit2},
-			{Role: compact.RoleBash, Command: "secret", ExcludeFromContext: true},
-			{Role: compact.RoleCustom, CustomType: "hook", Content: []compact.Part{{Type: compact.PartText, Text: "injected"}}},
+			{Role: compact.RoleBash, Meta: &compact.MessageMeta{Command: "make", Output: "error 2\n", ExitCode: &exit2}},
+			{Role: compact.RoleBash, Meta: &compact.MessageMeta{Command: "secret", ExcludeFromContext: true}},
+			{Role: compact.RoleCustom, Content: []compact.Part{{Type: compact.PartText, Text: "injected"}}, Meta: &compact.MessageMeta{CustomType: "hook"}},
 			compact.TextMessage(compact.RoleBranchSummary, "other branch"),
 			compact.TextMessage(compact.RoleCompactionSummary, "older work"),
 			img},

@@ -166,8 +166,8 @@ func roleLabel(m *compact.Message) string {
 	case compact.RoleBranchSummary:
 		return "branchSummary, sent as user"
 	case compact.RoleCustom:
-		if m.CustomType != "" {
-			return "custom " + m.CustomType
+		if m.Metadata().CustomType != "" {
+			return "custom " + m.Metadata().CustomType
 		}
 	case compact.RoleAssistant:
 		if m.StopReason == compact.StopError || m.StopReason == compact.StopAborted {
@@ -184,17 +184,17 @@ func messageText(m *compact.Message) string {
 	var parts []string
 	switch m.Role {
 	case compact.RoleBash:
-		s := "$ " + m.Command
-		if m.Output != "" {
-			s += "\n" + strings.TrimRight(m.Output, "\n")
+		s := "$ " + m.Metadata().Command
+		if m.Metadata().Output != "" {
+			s += "\n" + strings.TrimRight(m.Metadata().Output, "\n")
 		}
 		switch {
-		case m.Cancelled:
+		case m.Metadata().Cancelled:
 			s += "\n(cancelled)"
-		case m.ExitCode != nil:
-			s += fmt.Sprintf("\n(exit %d)", *m.ExitCode)
+		case m.Metadata().ExitCode != nil:
+			s += fmt.Sprintf("\n(exit %d)", *m.Metadata().ExitCode)
 		}
-		if m.ExcludeFromContext {
+		if m.Metadata().ExcludeFromContext {
 			s += "\n(excluded from the context)"
 		}
 		return s
@@ -221,8 +221,8 @@ func messageText(m *compact.Message) string {
 			}
 		}
 	}
-	if m.ErrorMessage != "" {
-		parts = append(parts, "(error) "+m.ErrorMessage)
+	if m.Metadata().ErrorMessage != "" {
+		parts = append(parts, "(error) "+m.Metadata().ErrorMessage)
 	}
 	return strings.Join(parts, "\n")
 }
