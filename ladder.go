@@ -142,6 +142,47 @@ func planReport(s Strategy, ce *ContextEdit, u ContextUsage, c *Context) PassRep
 	return rep
 }
 
+// tokensAfter returns what Measure gives on the context of path with ce
+// appended as its last entry, c being the context of path and u its
+// measure. Unless ce edits a pinned message, it does so without building
+// that context: only the edited messages after the last usable report are
+// counted again, and the report is lowered by what ce frees, as Measure
+// does for every pass recorded after a report. An edit of a pinned message
+// (which the strategies of this package never make) changes what the
+// pins themselves add, so the context is then built.
+func tokensAfter(path []*Entry, c *Context, u ContextUsage, ce *ContextEdit) int {
+	edits := make(map[string][]Part, len(ce.Edits))
+	for _, ed := range ce.Edits {
+		if c.pinned[ed.TargetID] {
+			entry := NewContextEditEntry(ce)
+			entry.ID = "preview-" + ce.Strategy
+			if len(path) > 0 {
+				entry.ParentID = path[len(path)-1].ID
+			}
+			return Measure(BuildContext(append(path[:len(path):len(path)], entry))).Tokens
+		}
+		edits[ed.TargetID] = ed.Content // the later edit of an entry wins
+	}
+	usage := u.UsageTokens
+	if ce.TokensFreed > 0 && u.LastUsageIndex >= 0 {
+		usage = max(usage-ce.TokensFreed, 0)
+	}
+	trailing := 0
+	for i := u.LastUsageIndex + 1; i < len(c.Messages); i++ {
+		m := c.Messages[i]
+		content, ok := edits[c.EntryIDs[i]]
+		if !ok || (i == 0 && c.Compaction != nil) {
+			trailing += m.Tokens()
+			continue
+		}
+		edited := *m
+		edited.Content = content
+		edited.ResetTokens()
+		trailing += edited.Tokens()
+	}
+	return usage + trailing
+}
+
 // Preview plans each strategy alone on path, as a dry run of a Ladder
 // holding only that strategy would, and returns one report per strategy
 // in order (Edit nil when it had nothing worth doing). The context of
@@ -175,12 +216,7 @@ func PreviewEach(ctx context.Context, path []*Entry, strategies []Strategy, fn f
 		}
 		rep := planReport(s, ce, u, cur)
 		if ce != nil && len(ce.Edits) > 0 {
-			entry := NewContextEditEntry(ce)
-			entry.ID = "preview-" + s.Name()
-			if len(path) > 0 {
-				entry.ParentID = path[len(path)-1].ID
-			}
-			rep.TokensAfter = Measure(BuildContext(append(path[:len(path):len(path)], entry))).Tokens
+			rep.TokensAfter = tokensAfter(path, cur, u, ce)
 		}
 		if err := fn(rep); err != nil {
 			return err

@@ -3,6 +3,7 @@ package compact_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -81,5 +82,121 @@ func TestPreviewEach(t *testing.T) {
 	})
 	if err != stop || calls != 1 {
 		t.Errorf("error %v after %d calls, want %v after 1", err, calls, stop)
+	}
+}
+
+// TestPreviewTokensAfterMatchesContext: the TokensAfter of each preview,
+// which PreviewEach counts without building the edited context, is what
+// Measure gives on the context built with the edit appended to the path.
+// The paths cover a compaction, an earlier context edit on the path, pinned
+// messages the strategies would otherwise edit, and an edit whose freed
+// tokens exceed the provider's report.
+func TestPreviewTokensAfterMatchesContext(t *testing.T) {
+	ctx := context.Background()
+	strategies := []compact.Strategy{compact.StripImages{}, compact.Mask{}, compact.Truncate{}, compact.Prune{}, compact.ClearToolUses{}}
+	type variant struct {
+		name string
+		path []*compact.Entry
+	}
+	var variants []variant
+	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+		path := loadFixture(t, name).Path()
+		variants = append(variants, variant{name, path})
+
+		// An earlier mask pass on the path: the strategies plan on top of it.
+		reps, err := compact.Preview(ctx, path, []compact.Strategy{compact.Mask{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reps[0].Edit != nil {
+			e := compact.NewContextEditEntry(reps[0].Edit)
+			e.ID, e.ParentID = "earlier-mask", path[len(path)-1].ID
+			variants = append(variants, variant{name + " after a mask pass", append(path[:len(path):len(path)], e)})
+		}
+
+		// Pins on every third tool result and on an assistant message.
+		pinned := path[:len(path):len(path)]
+		n := 0
+		for _, e := range path {
+			m := e.Message
+			if m == nil || !(m.Role == compact.RoleToolResult || m.Role == compact.RoleAssistant) {
+				continue
+			}
+			if n++; n%3 != 0 {
+				continue
+			}
+			pinned = append(pinned, &compact.Entry{ID: fmt.Sprintf("pin%d", n), ParentID: pinned[len(pinned)-1].ID,
+				Kind: compact.KindLabel, Meta: &compact.EntryMeta{TargetID: e.ID, Label: compact.PinLabel}})
+		}
+		variants = append(variants, variant{name + " with pins", pinned})
+
+		// An edit of the latest messages, pinned or not, as a strategy that
+		// ignores pins would make: the pinned ones keep their content.
+		ce := &compact.ContextEdit{Strategy: "test", TokensFreed: 5}
+		for i := len(path) - 1; i >= 0 && len(ce.Edits) < 12; i-- {
+			if path[i].IsContextMessage() {
+				ce.Edits = append(ce.Edits, compact.Edit{TargetID: path[i].ID, Content: []compact.Part{{Type: compact.PartText, Text: "x"}}})
+			}
+		}
+		// Without any provider report, so that every message is counted,
+		// and with an edit naming the compaction: the summary it stands for
+		// is not an edited message.
+		bare := make([]*compact.Entry, len(path))
+		named := &compact.ContextEdit{Strategy: "test", TokensFreed: 5, Edits: ce.Edits[:len(ce.Edits):len(ce.Edits)]}
+		for i, e := range path {
+			c := *e
+			if e.Kind == compact.KindCompaction {
+				named.Edits = append(named.Edits, compact.Edit{TargetID: e.ID, Content: []compact.Part{{Type: compact.PartText, Text: "x"}}})
+			}
+			if e.Message != nil {
+				m := *e.Message
+				m.Usage = nil
+				c.Message = &m
+			}
+			bare[i] = &c
+		}
+		for _, p := range []struct {
+			what string
+			path []*compact.Entry
+			ce   *compact.ContextEdit
+		}{{"an edit of pinned messages", pinned, ce}, {"no usage, an edit naming the compaction", bare, named}} {
+			e := compact.NewContextEditEntry(p.ce)
+			e.ID, e.ParentID = "edit", p.path[len(p.path)-1].ID
+			want := compact.Measure(compact.BuildContext(append(p.path[:len(p.path):len(p.path)], e))).Tokens
+			if got := compact.TokensAfter(p.path, p.ce); got != want {
+				t.Errorf("%s: %s: TokensAfter %d, the built context measures %d", name, p.what, got, want)
+			}
+		}
+	}
+	for _, v := range variants {
+		edited := 0
+		err := compact.PreviewEach(ctx, v.path, strategies, func(r compact.PassReport) error {
+			if r.Edit == nil {
+				return nil
+			}
+			edited++
+			e := compact.NewContextEditEntry(r.Edit)
+			e.ID, e.ParentID = "preview", v.path[len(v.path)-1].ID
+			want := compact.Measure(compact.BuildContext(append(v.path[:len(v.path):len(v.path)], e))).Tokens
+			if r.TokensAfter != want {
+				t.Errorf("%s, %s: TokensAfter %d, the built context measures %d", v.name, r.Strategy, r.TokensAfter, want)
+			}
+			// The same edit claiming to free more than the report holds.
+			big := *r.Edit
+			big.TokensFreed = r.TokensBefore * 2
+			e = compact.NewContextEditEntry(&big)
+			e.ID, e.ParentID = "preview", v.path[len(v.path)-1].ID
+			want = compact.Measure(compact.BuildContext(append(v.path[:len(v.path):len(v.path)], e))).Tokens
+			if got := compact.TokensAfter(v.path, &big); got != want {
+				t.Errorf("%s, %s, freeing %d: TokensAfter %d, the built context measures %d", v.name, r.Strategy, big.TokensFreed, got, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edited == 0 {
+			t.Errorf("%s: %d strategies edited: the comparison proves nothing", v.name, edited)
+		}
 	}
 }

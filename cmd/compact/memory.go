@@ -5,23 +5,31 @@ import (
 )
 
 // minHeadroom is the least the heap may grow beyond the loaded session
-// before the collector works harder: room for the command's own working
-// set (contexts, previews, the summary). The headroom is a quarter of
-// the heap when that is more.
+// before the collector works harder, when the session is too dense for
+// the file-size bound: room for the command's own working set (contexts,
+// previews, the summary). The headroom is a quarter of the heap when that
+// is more.
 const minHeadroom = 64 << 20
+
+// reserve is what the process holds beyond the memory the Go runtime
+// counts against its limit: mostly the binary's code as mapped. Measured
+// at 10 to 15 MiB on linux/amd64.
+const reserve = 16 << 20
 
 // heapBound returns the hook the command line runs after loading a
 // session file of size bytes. It sets the Go runtime's soft memory limit
-// to twice the file's size, or to the heap just after loading plus a
-// quarter (at least minHeadroom) when that is more (a file of many tiny
-// entries loads into several times its size, and a limit under what the
-// command needs would make the collector run without end), and never
-// lowers a limit it set before (bench loads several files). A one-shot command then keeps its peak memory
-// near that bound, at the price of more collections, where the
-// collector's default pacing lets the heap grow to twice what is live
-// (a 200 MB session peaked at 3.4 times its size in inspect). With
-// GOMEMLIMIT set in the environment the runtime's own setting stands and
-// the hook does nothing.
+// so that the whole process stays within twice the file's size (the limit
+// is that, less reserve) when that leaves the loaded heap an eighth to
+// grow. A session too dense for that (many tiny entries load into several
+// times their file's size) gets the heap just after loading plus a
+// quarter, at least minHeadroom: a limit under what the command needs
+// would make the collector run without end. The hook never lowers a limit
+// it set before (bench loads several files). A one-shot command then
+// keeps its peak memory near that bound, at the price of more
+// collections, where the collector's default pacing lets the heap grow
+// to twice what is live (a 200 MB session peaked at 3.4 times its size in
+// inspect). With GOMEMLIMIT set in the environment the runtime's own
+// setting stands and the hook does nothing.
 //
 // set is debug.SetMemoryLimit and heap reports the bytes of heap in use;
 // tests pass fakes.
@@ -32,7 +40,11 @@ func heapBound(getenv func(string) string, set func(int64) int64, heap func() ui
 	var bound int64
 	return func(size int64) {
 		h := int64(heap())
-		limit := max(2*size, h+max(h/4, minHeadroom), bound)
+		limit := h + max(h/4, minHeadroom)
+		if fit := 2*size - reserve; fit >= h+h/8 {
+			limit = fit
+		}
+		limit = max(limit, bound)
 		if limit != bound {
 			bound = limit
 			set(limit)
