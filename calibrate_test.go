@@ -16,7 +16,7 @@ func calibrationMessages() []*Message {
 		TextMessage(RoleUser, "hello"),
 		TextMessage(RoleUser, "héllo wörld, 你好, 🙂🙂"),
 		TextMessage(RoleToolResult, "bad utf-8: \xff\xfe"),
-		{Role: RoleUser, Content: []Part{{Type: PartText, Text: "see"}, {Type: PartImage, MimeType: "image/png", Data: "AAAA"}}},
+		{Role: RoleUser, Content: []Part{{Type: PartText, Text: "see"}, {Type: PartImage, Image: &Image{MimeType: "image/png", Data: "AAAA"}}}},
 		{Role: RoleToolResult, Content: []Part{{Type: PartImage}, {Type: PartImage}}},
 		{Role: RoleUser, Content: []Part{{Type: PartThinking, Thinking: "ignored outside replies"}}},
 		{Role: RoleAssistant, Content: []Part{

@@ -48,16 +48,32 @@ type Part struct {
 	// Thinking is the reasoning text of a thinking part.
 	Thinking string
 
-	// MimeType and Data describe an image part (Data is base64 as stored).
-	MimeType string
-	Data     string
-
 	// ToolCall is set on tool-call parts.
 	ToolCall *ToolCall
+
+	// Image is set on image parts.
+	Image *Image
 
 	// Extra holds fields of the stored part this package does not model,
 	// so that codecs can write them back unchanged.
 	Extra map[string]json.RawMessage
+}
+
+// Picture returns *p.Image, or the zero Image when Image is nil: an image
+// part's fields, read without a nil check.
+func (p *Part) Picture() Image {
+	if p.Image == nil {
+		return Image{}
+	}
+	return *p.Image
+}
+
+// Image is the picture of an image part.
+type Image struct {
+	// MimeType is the picture's media type ("image/png", ...).
+	MimeType string
+	// Data is the picture, base64-encoded as stored.
+	Data string
 }
 
 // ToolCall is a model's request to run a tool.

@@ -41,7 +41,7 @@ func (s StripImages) planView(v *strategyView, _ StrategyEnv) (*ContextEdit, err
 				out = make([]Part, len(content))
 				copy(out, content)
 			}
-			mime := part.MimeType
+			mime := part.Picture().MimeType
 			if mime == "" {
 				mime = "image"
 			}

@@ -493,7 +493,7 @@ func TestTruncateSkipsClearedMessages(t *testing.T) {
 }
 
 func TestStripImages(t *testing.T) {
-	img := Part{Type: PartImage, MimeType: "image/png", Data: "iVBORw0KGgo="}
+	img := Part{Type: PartImage, Image: &Image{MimeType: "image/png", Data: "iVBORw0KGgo="}}
 	var b builder
 	oldUser := b.msg(&Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "look"}, img}})
 	call := b.call("screenshot", `{}`)

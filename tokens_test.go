@@ -21,7 +21,7 @@ func TestEstimateTokens(t *testing.T) {
 		{"rounds up per message", TextMessage(RoleUser, "abcde"), 2},
 		{"utf-16 units: é is one, 😀 is two", TextMessage(RoleUser, "é😀é"), 1},
 		{"text parts add up", &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "abcd"}, {Type: PartText, Text: "efgh"}}}, 2},
-		{"user image counts 1200", &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "look"}, {Type: PartImage, Data: "xx"}}}, 1201},
+		{"user image counts 1200", &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "look"}, {Type: PartImage, Image: &Image{Data: "xx"}}}}, 1201},
 		{"tool result image", &Message{Role: RoleToolResult, Content: []Part{{Type: PartImage}, {Type: PartImage}}}, 2400},
 		{"assistant text, thinking, tool call", &Message{Role: RoleAssistant, Content: []Part{
 			{Type: PartText, Text: "1234"}, {Type: PartThinking, Thinking: "5678"}, call("read", `{"path":"a"}`)}}, 2 + 4},

@@ -363,10 +363,11 @@ func part(bl block) (compact.Part, error) {
 		}
 		p := compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(f, "type", "source")}
 		if st, _ := jsonrec.OptString(src, "type"); ok && st == "base64" {
-			if p.MimeType, err = jsonrec.OptString(src, "media_type"); err != nil {
+			p.Image = &compact.Image{}
+			if p.Image.MimeType, err = jsonrec.OptString(src, "media_type"); err != nil {
 				return compact.Part{}, fmt.Errorf("field source.%w", trimField(err))
 			}
-			if p.Data, err = jsonrec.OptString(src, "data"); err != nil {
+			if p.Image.Data, err = jsonrec.OptString(src, "data"); err != nil {
 				return compact.Part{}, fmt.Errorf("field source.%w", trimField(err))
 			}
 			return p, nil

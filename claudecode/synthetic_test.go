@@ -133,11 +133,11 @@ func TestMessageMapping(t *testing.T) {
 		t.Fatalf("entries %s, want %s", got, want)
 	}
 	img := tr.Entries[0].Message.Content[1]
-	if img.Type != compact.PartImage || img.MimeType != "image/png" || img.Data != "iVBORw0K" {
+	if img.Type != compact.PartImage || img.Image.MimeType != "image/png" || img.Image.Data != "iVBORw0K" {
 		t.Errorf("image %+v", img)
 	}
 	res := tr.Entries[2]
-	if res.ID != "r1" || !res.Message.IsError || res.Message.ToolName != "Bash" || len(res.Message.Content) != 2 || res.Message.Content[1].MimeType != "image/jpeg" {
+	if res.ID != "r1" || !res.Message.IsError || res.Message.ToolName != "Bash" || len(res.Message.Content) != 2 || res.Message.Content[1].Image.MimeType != "image/jpeg" {
 		t.Errorf("result %s %+v", res.ID, res.Message)
 	}
 	if e := tr.Entries[3]; e.ID != "r1-2" || e.Message.Text() != "[Request interrupted by user]" {

@@ -104,8 +104,7 @@ func imagePart(b block) (compact.Part, bool) {
 	if json.Unmarshal(b.fields["source"], &src) != nil || src.Type != "base64" {
 		return compact.Part{}, false
 	}
-	return compact.Part{Type: compact.PartImage, MimeType: src.MediaType, Data: src.Data,
-		Extra: extras(b.fields, partKeys, "type", "source")}, true
+	return compact.Part{Type: compact.PartImage, Extra: extras(b.fields, partKeys, "type", "source"), Image: &compact.Image{MimeType: src.MediaType, Data: src.Data}}, true
 }
 
 // thinkingPart maps the reasoning blocks: Anthropic thinking (its

@@ -312,7 +312,7 @@ func TestExtrasKept(t *testing.T) {
 			img = &u.Content[i]
 		}
 	}
-	if img == nil || img.MimeType != "image/png" || img.Data == "" {
+	if img == nil || img.Image.MimeType != "image/png" || img.Image.Data == "" {
 		t.Errorf("image not mapped: %+v", u.Content)
 	}
 	roo := readertest.ReadTestdata(t, ReadFile, "roo-task")

@@ -315,7 +315,7 @@ func contentParts(raw json.RawMessage) ([]compact.Part, error) {
 				return nil, fmt.Errorf("[%d].%w", i, trimField(err))
 			}
 			if mime, data, ok := splitDataURL(url); ok {
-				parts = append(parts, compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: jsonrec.Extras(it, "type", "image_url")})
+				parts = append(parts, compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(it, "type", "image_url"), Image: &compact.Image{MimeType: mime, Data: data}})
 			} else {
 				// A link, not inline data: kept as it was.
 				parts = append(parts, compact.Part{Type: compact.PartType(typ), Extra: jsonrec.Extras(it, "type")})

@@ -53,7 +53,7 @@ func TestItemMapping(t *testing.T) {
 		t.Fatalf("entries\n%s\nwant\n%s", got, want)
 	}
 	img := tr.Entries[2].Message.Content[1]
-	if img.Type != compact.PartImage || img.MimeType != "image/png" || img.Data != "iVBORw0K" {
+	if img.Type != compact.PartImage || img.Image.MimeType != "image/png" || img.Image.Data != "iVBORw0K" {
 		t.Errorf("user image %+v", img)
 	}
 	// A call after an output starts a new response.
@@ -65,7 +65,7 @@ func TestItemMapping(t *testing.T) {
 		t.Errorf("arguments string not kept: %v", tr.Entries[3].Message.Content[0].Extra)
 	}
 	res := tr.Entries[4].Message
-	if res.ToolName != "view" || len(res.Content) != 2 || res.Content[1].MimeType != "image/jpeg" || res.IsError {
+	if res.ToolName != "view" || len(res.Content) != 2 || res.Content[1].Image.MimeType != "image/jpeg" || res.IsError {
 		t.Errorf("image result %+v", res)
 	}
 	if denied := tr.Entries[6].Message; !denied.IsError || denied.Text() != "denied" || denied.ToolName != "mcp__x" {

@@ -136,8 +136,7 @@ func contentPart(p part) (compact.Part, bool) {
 		if json.Unmarshal(p.fields["inlineData"], &d) != nil || !strings.HasPrefix(d.MimeType, "image/") {
 			return compact.Part{}, false
 		}
-		return compact.Part{Type: compact.PartImage, MimeType: d.MimeType, Data: d.Data,
-			Extra: extras(p.fields, partKeys, "inlineData")}, true
+		return compact.Part{Type: compact.PartImage, Extra: extras(p.fields, partKeys, "inlineData"), Image: &compact.Image{MimeType: d.MimeType, Data: d.Data}}, true
 	}
 	return compact.Part{}, false
 }

@@ -441,7 +441,7 @@ func (c *converter) messageAction(ev *event) error {
 		}
 		for _, u := range urls {
 			if mime, data, ok := jsonrec.SplitDataURL(u); ok {
-				m.Content = append(m.Content, compact.Part{Type: compact.PartImage, MimeType: mime, Data: data})
+				m.Content = append(m.Content, compact.Part{Type: compact.PartImage, Image: &compact.Image{MimeType: mime, Data: data}})
 			} else {
 				m.Content = append(m.Content, compact.Part{Type: compact.PartText, Text: "[image: " + u + "]"})
 			}

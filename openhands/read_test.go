@@ -106,7 +106,7 @@ func TestReadFiles(t *testing.T) {
 					t.Errorf("usage = %+v", u)
 				}
 				img := byID["1"].Message.Content
-				if len(img) != 2 || img[1].Type != compact.PartImage || img[1].MimeType != "image/png" {
+				if len(img) != 2 || img[1].Type != compact.PartImage || img[1].Image.MimeType != "image/png" {
 					t.Errorf("user image = %+v", img)
 				}
 				b := byID["8"].Message

@@ -133,7 +133,7 @@ func anthropicPart(b anthropicBlock) (compact.Part, bool) {
 		return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}}, true
 	case "image":
 		if b.Source != nil {
-			return compact.Part{Type: compact.PartImage, MimeType: b.Source.MediaType, Data: b.Source.Data}, true
+			return compact.Part{Type: compact.PartImage, Image: &compact.Image{MimeType: b.Source.MediaType, Data: b.Source.Data}}, true
 		}
 	}
 	if b.Text != "" {

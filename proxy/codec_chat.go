@@ -96,7 +96,7 @@ func chatToMessage(m *chatMessage) *compact.Message {
 			for _, pt := range parts {
 				switch {
 				case pt.Type == "image_url" && pt.ImageURL != nil:
-					out.Content = append(out.Content, compact.Part{Type: compact.PartImage, MimeType: "image/*", Data: pt.ImageURL.URL})
+					out.Content = append(out.Content, compact.Part{Type: compact.PartImage, Image: &compact.Image{MimeType: "image/*", Data: pt.ImageURL.URL}})
 				case pt.Text != "":
 					out.Content = append(out.Content, compact.Part{Type: compact.PartText, Text: pt.Text})
 				}

@@ -116,7 +116,7 @@ func preview(m *compact.Message) string {
 			case compact.PartThinking:
 				text += p.Thinking + " "
 			case compact.PartImage:
-				text += "[image " + p.MimeType + "] "
+				text += "[image " + p.Picture().MimeType + "] "
 			}
 		}
 	}

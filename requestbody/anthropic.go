@@ -133,7 +133,7 @@ func (r *reader) anthropicPart(typ string, blk block, assistant bool) (compact.P
 		}
 		_ = json.Unmarshal(b["source"], &src)
 		if src.Type == "base64" {
-			return compact.Part{Type: compact.PartImage, MimeType: src.MediaType, Data: src.Data, Extra: jsonrec.Extras(b, "type", "source")}, nil
+			return compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(b, "type", "source"), Image: &compact.Image{MimeType: src.MediaType, Data: src.Data}}, nil
 		}
 		text := ""
 		if src.URL != "" {

@@ -230,7 +230,7 @@ func (r *reader) chatPart(raw json.RawMessage) (compact.Part, error) {
 					extra = jsonrec.Set(extra, k, v)
 				}
 			}
-			return compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: extra}, nil
+			return compact.Part{Type: compact.PartImage, Extra: extra, Image: &compact.Image{MimeType: mime, Data: data}}, nil
 		}
 		text := ""
 		if img.URL != "" {

@@ -125,7 +125,7 @@ func TestReadFiles(t *testing.T) {
 			customs: map[string]int{"request-body:request": 1, "request-body:system": 2},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				last := tr.Entries[len(tr.Entries)-1].Message
-				if len(last.Content) != 2 || last.Content[1].Type != compact.PartImage || last.Content[1].MimeType != "image/png" || last.Content[1].Data != "iVBORw0KGgo=" {
+				if len(last.Content) != 2 || last.Content[1].Type != compact.PartImage || last.Content[1].Image.MimeType != "image/png" || last.Content[1].Image.Data != "iVBORw0KGgo=" {
 					t.Errorf("image part = %+v", last.Content)
 				}
 				first := tr.Entries[4].Message

@@ -127,8 +127,9 @@ func encodeParts(parts []compact.Part) ([]byte, error) {
 			o.str("thinking", p.Thinking)
 			written = append(written, "thinking")
 		case compact.PartImage:
-			o.str("data", p.Data)
-			o.str("mimeType", p.MimeType)
+			img := p.Picture()
+			o.str("data", img.Data)
+			o.str("mimeType", img.MimeType)
 			written = append(written, "data", "mimeType")
 		case compact.PartToolCall:
 			if p.ToolCall == nil {

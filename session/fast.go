@@ -863,7 +863,7 @@ func (d *fastDecoder) block() (compact.Part, bool) {
 	case "thinking":
 		p = compact.Part{Type: compact.PartThinking, Thinking: thinking}
 	case "image":
-		p = compact.Part{Type: compact.PartImage, Data: data, MimeType: mimeType}
+		p = compact.Part{Type: compact.PartImage, Image: &compact.Image{Data: data, MimeType: mimeType}}
 	case "toolCall":
 		if len(args) == 0 {
 			args = []byte("{}")

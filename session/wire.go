@@ -225,7 +225,7 @@ func (b *wireBlock) part() compact.Part {
 	case "thinking":
 		return compact.Part{Type: compact.PartThinking, Thinking: b.Thinking}
 	case "image":
-		return compact.Part{Type: compact.PartImage, Data: b.Data, MimeType: b.MimeType}
+		return compact.Part{Type: compact.PartImage, Image: &compact.Image{Data: b.Data, MimeType: b.MimeType}}
 	case "toolCall":
 		args := b.Arguments
 		if len(args) == 0 {

@@ -19,7 +19,7 @@ func TestTranscript(t *testing.T) {
 	thinking := &compact.Message{Role: compact.RoleAssistant, StopReason: compact.StopEnd, Content: []compact.Part{
 		{Type: compact.PartThinking, Thinking: "Let me look."}, {Type: compact.PartText, Text: "Looking now."}}}
 	img := &compact.Message{Role: compact.RoleUser, Content: []compact.Part{
-		{Type: compact.PartText, Text: "see screenshot"}, {Type: compact.PartImage, MimeType: "image/png", Data: "AAAA"}}}
+		{Type: compact.PartText, Text: "see screenshot"}, {Type: compact.PartImage, Image: &compact.Image{MimeType: "image/png", Data: "AAAA"}}}}
 
 	tests := []struct {
 		name string

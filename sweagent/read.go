@@ -370,7 +370,7 @@ func (r *reader) part(p json.RawMessage) (compact.Part, error) {
 		}
 		_ = json.Unmarshal(f["image_url"], &img)
 		if mime, data, ok := jsonrec.SplitDataURL(img.URL); ok {
-			return compact.Part{Type: compact.PartImage, MimeType: mime, Data: data, Extra: jsonrec.Extras(f, "type", "image_url")}, nil
+			return compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(f, "type", "image_url"), Image: &compact.Image{MimeType: mime, Data: data}}, nil
 		}
 	case "":
 		return compact.Part{}, fmt.Errorf(".type: missing")

@@ -139,7 +139,7 @@ func TestReadCases(t *testing.T) {
 			warnings: []string{`x.traj: tool call "c1": arguments are not a JSON object`, `x.traj:4: tool result for call "c9"`},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				u := tr.Entries[1].Message
-				if len(u.Content) != 3 || u.Content[1].Type != compact.PartImage || u.Content[1].Data != "iVBO" || u.Content[2].Text != "[audio]" {
+				if len(u.Content) != 3 || u.Content[1].Type != compact.PartImage || u.Content[1].Image.Data != "iVBO" || u.Content[2].Text != "[audio]" {
 					t.Errorf("user parts = %+v", u.Content)
 				}
 				a := tr.Entries[2].Message

@@ -210,7 +210,7 @@ func messageText(m *compact.Message) string {
 				parts = append(parts, "(thinking) "+p.Thinking)
 			}
 		case compact.PartImage:
-			parts = append(parts, fmt.Sprintf("[image %s]", p.MimeType))
+			parts = append(parts, fmt.Sprintf("[image %s]", p.Picture().MimeType))
 		case compact.PartToolCall:
 			if p.ToolCall != nil {
 				parts = append(parts, fmt.Sprintf("%s(%s)", p.ToolCall.Name, compactJSON(p.ToolCall.Arguments)))

@@ -74,7 +74,7 @@ func EntryFacts(e *compact.Entry) string {
 		}
 		fmt.Fprintf(&b, " extra=%s [", extraFacts(m.Extra))
 		for _, p := range m.Content {
-			fmt.Fprintf(&b, "{%s %q %q %s %d", p.Type, p.Text, p.Thinking, p.MimeType, len(p.Data))
+			fmt.Fprintf(&b, "{%s %q %q %s %d", p.Type, p.Text, p.Thinking, p.Picture().MimeType, len(p.Picture().Data))
 			if p.ToolCall != nil {
 				fmt.Fprintf(&b, " %s %s %s", p.ToolCall.ID, p.ToolCall.Name, compactJSON(p.ToolCall.Arguments))
 			}
