@@ -70,7 +70,8 @@ func ForModel(msgs []*Message) []*Message {
 			if mm := m.Metadata(); mm.CustomType != "" {
 				mm.CustomType = ""
 				u.Meta = &mm
-				if mm == (MessageMeta{}) {
+				if mm.ErrorMessage == "" && mm.Command == "" && mm.Output == "" && mm.ExitCode == nil &&
+					!mm.Cancelled && !mm.ExcludeFromContext && mm.Details == nil {
 					u.Meta = nil
 				}
 			}

@@ -197,6 +197,11 @@ type MessageMeta struct {
 
 	// CustomType names the extension of a custom message.
 	CustomType string
+
+	// Details is the JSON a tool result carries beside its content for
+	// the agent's own use (pi's edit diffs, read ranges, exit codes), as
+	// stored; nil when there is none. It never reaches the model.
+	Details json.RawMessage
 }
 
 // Metadata returns a copy of *m.Meta, or the zero MessageMeta when Meta is

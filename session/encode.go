@@ -219,6 +219,10 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 		o.str("toolName", m.ToolName)
 		written = append(written, "toolCallId", "toolName")
 		content()
+		if len(meta.Details) > 0 {
+			o.raw("details", meta.Details)
+			written = append(written, "details")
+		}
 		o.val("isError", m.IsError)
 		written = append(written, "isError")
 	case compact.RoleBash:

@@ -80,8 +80,16 @@ func TestEncodeMessageRoundTrip(t *testing.T) {
 			[]string{`"arguments":{}`}},
 		{"tool result", &compact.Message{Role: compact.RoleToolResult, ToolCallID: "toolu_1", ToolName: "bash",
 			Content: []compact.Part{text("exit 1")}, IsError: true, Timestamp: 4,
-			Extra: map[string]json.RawMessage{"details": raw(`{"exitCode":1,"truncation":null}`)}},
-			nil, []string{`"toolCallId":"toolu_1"`, `"isError":true`, `"details":{"exitCode":1,"truncation":null}`}},
+			Meta: &compact.MessageMeta{Details: raw(`{"exitCode":1,"truncation":null}`)}},
+			nil, []string{`"toolCallId":"toolu_1"`, `"content":[{"type":"text","text":"exit 1"}],"details":{"exitCode":1,"truncation":null},"isError":true`}},
+		// Details kept in Extra, as messages built before
+		// MessageMeta.Details held them, are written and read back into
+		// Details.
+		{"tool result with details in Extra", &compact.Message{Role: compact.RoleToolResult, ToolCallID: "toolu_1", ToolName: "bash",
+			Content: []compact.Part{text("exit 1")}, Extra: map[string]json.RawMessage{"details": raw(`{"exitCode":1}`)}},
+			&compact.Message{Role: compact.RoleToolResult, ToolCallID: "toolu_1", ToolName: "bash",
+				Content: []compact.Part{text("exit 1")}, Meta: &compact.MessageMeta{Details: raw(`{"exitCode":1}`)}},
+			[]string{`"details":{"exitCode":1}`}},
 		{"tool result ok", &compact.Message{Role: compact.RoleToolResult, ToolCallID: "t2", ToolName: "read",
 			Content: []compact.Part{text("file body"), {Type: compact.PartImage, Image: &compact.Image{MimeType: "image/jpeg", Data: "/9j/"}}}},
 			nil, []string{`"isError":false`}},

@@ -54,6 +54,11 @@ func messageExtras(line []byte, m *compact.Message) {
 					setExtra(&m.Extra, key, val)
 				}
 			}
+		case string(key) == "details" && m.Role == compact.RoleToolResult:
+			if m.Meta == nil {
+				m.Meta = &compact.MessageMeta{}
+			}
+			m.Meta.Details = val
 		case messageKeyWritten(m.Role, string(key)):
 		case m.Role == compact.RoleBash && string(key) == "truncated" && string(val) == "false",
 			m.Role == compact.RoleCustom && string(key) == "display" && string(val) == "true":
@@ -80,7 +85,7 @@ func messageKeyWritten(role compact.Role, key string) bool {
 		}
 	case compact.RoleToolResult:
 		switch key {
-		case "toolCallId", "toolName", "content", "isError":
+		case "toolCallId", "toolName", "content", "isError", "details":
 			return true
 		}
 	case compact.RoleBash:

@@ -682,6 +682,12 @@ func (d *fastDecoder) message(f *entryFields) bool {
 		return true
 	}
 	for i := 0; i < n; i++ {
+		if pend[i].key == "details" && m.Role == compact.RoleToolResult {
+			if pend[i].inPlace {
+				return false
+			}
+			metaOf(m).Details = pend[i].val
+		}
 		if keep(&pend[i]) {
 			if pend[i].inPlace {
 				return false // its stored bytes are gone: the reference path keeps them

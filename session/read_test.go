@@ -391,8 +391,8 @@ func TestMessageExtras(t *testing.T) {
 	if a.Content[1].Text != `a "quoted" \ text` {
 		t.Errorf("text %q", a.Content[1].Text)
 	}
-	if got := string(e[1].Message.Extra["details"]); got != `{"exitCode":2}` || len(e[1].Message.Extra) != 1 {
-		t.Errorf("tool result extras %v", extraStrings(e[1].Message.Extra))
+	if got := string(e[1].Message.Metadata().Details); got != `{"exitCode":2}` || len(e[1].Message.Extra) != 0 {
+		t.Errorf("tool result details %s, extras %v", got, extraStrings(e[1].Message.Extra))
 	}
 	if e[2].Message.Extra != nil || e[2].Message.Content[0].Extra != nil {
 		t.Errorf("a plain user message got extras %v", extraStrings(e[2].Message.Extra))

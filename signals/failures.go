@@ -141,7 +141,11 @@ func shellFailure(i int, tool, cmd, status, output string) (Failure, bool) {
 // "aborted", "timed out" or "error" from the error flag and the output,
 // else "exit 0".
 func ShellStatus(m *compact.Message, text string) string {
-	if raw, ok := m.Extra["details"]; ok {
+	raw := m.Metadata().Details
+	if raw == nil {
+		raw = m.Extra["details"] // messages built before MessageMeta.Details
+	}
+	if raw != nil {
 		var d struct {
 			ExitCode *int `json:"exitCode"`
 		}

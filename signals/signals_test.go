@@ -112,8 +112,12 @@ func TestFailures(t *testing.T) {
 			[]Failure{{Index: 0, Target: "make", Status: "exit 2", Line: "make: *** No rule to make target 'x'. Stop."}}},
 		{"exit code from details", []*compact.Message{call("1", "bash", map[string]any{"command": "npm test"}),
 			{Role: compact.RoleToolResult, ToolCallID: "1", ToolName: "bash", Content: []compact.Part{{Type: compact.PartText, Text: "Error: boom"}},
-				Extra: map[string]json.RawMessage{"details": json.RawMessage(`{"exitCode":3}`)}}},
+				Meta: &compact.MessageMeta{Details: json.RawMessage(`{"exitCode":3}`)}}},
 			[]Failure{{Index: 1, Tool: "bash", Target: "npm test", Status: "exit 3", Line: "Error: boom"}}},
+		{"exit code from details kept in Extra", []*compact.Message{call("1", "bash", map[string]any{"command": "npm test"}),
+			{Role: compact.RoleToolResult, ToolCallID: "1", ToolName: "bash", Content: []compact.Part{{Type: compact.PartText, Text: "Error: boom"}},
+				Extra: map[string]json.RawMessage{"details": json.RawMessage(`{"exitCode":4}`)}}},
+			[]Failure{{Index: 1, Tool: "bash", Target: "npm test", Status: "exit 4", Line: "Error: boom"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Failures(tt.msgs)
