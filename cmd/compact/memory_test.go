@@ -14,12 +14,12 @@ func TestHeapBound(t *testing.T) {
 	heap = 10 * mib
 	bound(200 * mib) // a large file with a small heap: twice the file, less the reserve
 	heap = 320 * mib
-	bound(200 * mib) // a heap of 1.6 times the file still fits: the limit stays
+	bound(200 * mib) // a heap of 1.6 times the file still fits (320 + 40 <= 368): the limit stays
 	heap = 900 * mib
 	bound(180 * mib) // many tiny entries: the heap plus a quarter
 	heap = 5 * mib
 	bound(1 * mib) // a small file after a larger one: the limit stays
-	want := []int64{384 * mib, 1125 * mib}
+	want := []int64{368 * mib, 1125 * mib}
 	if len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
 		t.Fatalf("limits set %v, want %v", set, want)
 	}
@@ -34,10 +34,10 @@ func TestHeapBound(t *testing.T) {
 	// A heap just too large for twice the file, less the reserve, to
 	// leave it an eighth: the heap plus a quarter.
 	set = nil
-	dense := heapBound(func(string) string { return "" }, func(l int64) int64 { set = append(set, l); return 0 }, func() uint64 { return 344 * mib })
-	dense(200 * mib)
-	if len(set) != 1 || set[0] != 430*mib {
-		t.Errorf("a dense file: limits %v, want the heap plus a quarter (%d)", set, 430*mib)
+	dense := heapBound(func(string) string { return "" }, func(l int64) int64 { set = append(set, l); return 0 }, func() uint64 { return 336 * mib })
+	dense(200 * mib) // 336 + 42 > 368
+	if len(set) != 1 || set[0] != 420*mib {
+		t.Errorf("a dense file: limits %v, want the heap plus a quarter (%d)", set, 420*mib)
 	}
 
 	set = nil
