@@ -1,8 +1,9 @@
 package compact
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // Strategy is one cheap way to free context tokens without a model: a
@@ -104,13 +105,22 @@ func startsTurn(m *Message) bool {
 // pass collects the replacements of one strategy run.
 type pass struct {
 	v     *strategyView
-	edits map[int][]Part // by context index
-	saved map[int]int    // tokens freed, by context index
+	edits map[int]proposal // by context index
 	freed int
+	// scratch is the message a proposal is estimated on: one per pass
+	// rather than a copy per proposal.
+	scratch Message
+}
+
+// proposal is the content a pass gives a message and the tokens that
+// frees.
+type proposal struct {
+	content []Part
+	saved   int
 }
 
 func newPass(v *strategyView) *pass {
-	return &pass{v: v, edits: map[int][]Part{}, saved: map[int]int{}}
+	return &pass{v: v, edits: map[int]proposal{}}
 }
 
 // propose replaces the content of message i when that frees tokens
@@ -122,23 +132,22 @@ func (p *pass) propose(i int, content []Part) int {
 		return 0 // the summary, and pinned messages, are never edited
 	}
 	cur := p.v.cur.Messages[i]
-	m := *cur
-	m.Content = content
-	m.ResetTokens()
-	saved := cur.Tokens() - EstimateTokens(&m)
+	p.scratch = *cur
+	p.scratch.Content = content
+	saved := cur.Tokens() - EstimateTokens(&p.scratch)
+	p.scratch = Message{} // hold no content beyond the call
 	if saved <= 0 {
 		return 0
 	}
-	p.freed += saved - p.saved[i]
-	p.edits[i] = content
-	p.saved[i] = saved
+	p.freed += saved - p.edits[i].saved
+	p.edits[i] = proposal{content, saved}
 	return saved
 }
 
 // current returns the content of message i as this pass leaves it.
 func (p *pass) current(i int) []Part {
-	if c, ok := p.edits[i]; ok {
-		return c
+	if e, ok := p.edits[i]; ok {
+		return e.content
 	}
 	return p.v.cur.Messages[i].Content
 }
@@ -168,8 +177,9 @@ func (p *pass) result(name string, minFree int) *ContextEdit {
 		return nil
 	}
 	ce := &ContextEdit{Strategy: name, TokensFreed: p.freed, FirstChangedID: p.v.cur.EntryIDs[idx[0]]}
-	for _, i := range idx {
-		ce.Edits = append(ce.Edits, Edit{TargetID: p.v.cur.EntryIDs[i], Content: p.edits[i]})
+	ce.Edits = make([]Edit, len(idx))
+	for k, i := range idx {
+		ce.Edits[k] = Edit{TargetID: p.v.cur.EntryIDs[i], Content: p.edits[i].content}
 	}
 	return ce
 }
@@ -177,7 +187,7 @@ func (p *pass) result(name string, minFree int) *ContextEdit {
 // originalSize describes the stored content of a message: its text in
 // characters (UTF-16 code units, as the estimate counts them) and its
 // images.
-func originalSize(m *Message) string {
+func originalSize(b *strings.Builder, m *Message) {
 	chars, images := 0, 0
 	for _, part := range m.Content {
 		switch part.Type {
@@ -187,14 +197,17 @@ func originalSize(m *Message) string {
 			images++
 		}
 	}
-	s := fmt.Sprintf("%d chars", chars)
+	b.WriteString(strconv.Itoa(chars))
+	b.WriteString(" chars")
 	switch {
 	case images == 1:
-		s += " and 1 image"
+		b.WriteString(" and 1 image")
 	case images > 1:
-		s += fmt.Sprintf(" and %d images", images)
+		b.WriteString(" and " + strconv.Itoa(images) + " images")
 	}
-	return fmt.Sprintf("%s, ~%d tokens", s, m.Tokens())
+	b.WriteString(", ~")
+	b.WriteString(strconv.Itoa(m.Tokens()))
+	b.WriteString(" tokens")
 }
 
 // clearedResult is the placeholder that replaces a tool result: what was
@@ -204,8 +217,19 @@ func clearedResult(strategy, entryID string, orig *Message) []Part {
 	if tool == "" {
 		tool = "tool"
 	}
-	return []Part{{Type: PartText, Text: fmt.Sprintf("[%s output removed by %s: %s; original in entry %s]",
-		tool, strategy, originalSize(orig), entryID)}}
+	// Built in one buffer: a pass may clear tens of thousands of results.
+	var b strings.Builder
+	b.Grow(len(tool) + len(strategy) + len(entryID) + 100)
+	b.WriteString("[")
+	b.WriteString(tool)
+	b.WriteString(" output removed by ")
+	b.WriteString(strategy)
+	b.WriteString(": ")
+	originalSize(&b, orig)
+	b.WriteString("; original in entry ")
+	b.WriteString(entryID)
+	b.WriteString("]")
+	return []Part{{Type: PartText, Text: b.String()}}
 }
 
 // resultIndex maps each tool call id to the context index of its result,

@@ -81,7 +81,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sort"
 	"time"
 
@@ -227,21 +226,25 @@ func (s *Session) PathTo(id string) ([]*compact.Entry, error) {
 			return nil, fmt.Errorf("%s: entry %q: %w", s.name, id, compact.ErrNoEntry)
 		}
 	}
-	var rev []*compact.Entry
-	for {
-		r := s.records[i]
+	// Count the path first, so that it is allocated once at its size (a
+	// path of a large session is most of its entries).
+	n := 0
+	for j := i; ; j = int(s.records[j].parent) {
 		// A path longer than the number of entries has met an entry twice.
-		if len(rev) >= len(s.records) {
-			return nil, fmt.Errorf("%s: entry %q: parent links form a cycle", s.name, r.entry.ID)
+		if n >= len(s.records) {
+			return nil, fmt.Errorf("%s: entry %q: parent links form a cycle", s.name, s.records[j].entry.ID)
 		}
-		rev = append(rev, r.entry)
-		if r.parent < 0 {
+		n++
+		if s.records[j].parent < 0 {
 			break
 		}
-		i = int(r.parent)
 	}
-	slices.Reverse(rev)
-	return rev, nil
+	path := make([]*compact.Entry, n)
+	for j := i; n > 0; j = int(s.records[j].parent) {
+		n--
+		path[n] = s.records[j].entry
+	}
+	return path, nil
 }
 
 // Context returns what the model sees at the current leaf. When no entry
