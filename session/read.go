@@ -354,8 +354,14 @@ type decodedLine struct {
 }
 
 // parallelBytes is the file size from which lines are decoded by several
-// goroutines; below it the coordination costs more than it saves.
-const parallelBytes = 256 << 10
+// goroutines; below it the coordination costs more than it saves. On two
+// vCPUs, decoding the 1 MB large-session on two goroutines saved nothing
+// (BenchmarkParse 3.1-3.4 ms against 2.6-3.0 on one), and the first plan
+// after such a load took twice as long (compact's BenchmarkPlanFirst
+// 0.41-0.59 ms against 0.20-0.29): the text it reads was last written by
+// the other core. From 2.4 MB (before-compaction) two goroutines decode
+// 15-20 % faster and the plan after them costs the same.
+const parallelBytes = 2 << 20
 
 // runsPerWorker is how many runs of lines decodeLines cuts per worker.
 const runsPerWorker = 8
