@@ -168,7 +168,8 @@ func charsToTokens(chars int, ratio float64) int {
 // its learned ratio instead.
 func messageSize(m *Message) (chars, images int) {
 	if m.Role == RoleBash {
-		return utf16Len(m.Metadata().Command) + utf16Len(m.Metadata().Output), 0
+		run := m.Metadata()
+		return utf16Len(run.Command) + utf16Len(run.Output), 0
 	}
 	for i := range m.Content {
 		p := &m.Content[i]

@@ -70,8 +70,7 @@ func ForModel(msgs []*Message) []*Message {
 			if mm := m.Metadata(); mm.CustomType != "" {
 				mm.CustomType = ""
 				u.Meta = &mm
-				if mm.ErrorMessage == "" && mm.Command == "" && mm.Output == "" && mm.ExitCode == nil &&
-					!mm.Cancelled && !mm.ExcludeFromContext && mm.Details == nil {
+				if mm.IsZero() {
 					u.Meta = nil
 				}
 			}

@@ -204,6 +204,13 @@ type MessageMeta struct {
 	Details json.RawMessage
 }
 
+// IsZero reports whether no field of m is set: a message with such a Meta
+// may as well have none.
+func (m *MessageMeta) IsZero() bool {
+	return m.ErrorMessage == "" && m.Command == "" && m.Output == "" && m.ExitCode == nil &&
+		!m.Cancelled && !m.ExcludeFromContext && m.CustomType == "" && m.Details == nil
+}
+
 // Metadata returns a copy of *m.Meta, or the zero MessageMeta when Meta is
 // nil: the rarely set fields, read without a nil check.
 func (m *Message) Metadata() MessageMeta {

@@ -236,26 +236,27 @@ func extract(msgs []*compact.Message) *facts {
 			}
 
 		case compact.RoleBash:
+			run := m.Metadata()
 			status, ok := "no result", false
 			switch {
-			case m.Metadata().Cancelled:
+			case run.Cancelled:
 				status = "cancelled"
-			case m.Metadata().ExitCode != nil:
-				status = "exit " + strconv.Itoa(*m.Metadata().ExitCode)
-				ok = *m.Metadata().ExitCode == 0
+			case run.ExitCode != nil:
+				status = "exit " + strconv.Itoa(*run.ExitCode)
+				ok = *run.ExitCode == 0
 			}
-			cmd := strings.TrimSpace(m.Metadata().Command)
+			cmd := strings.TrimSpace(run.Command)
 			sh, ck := cmds.read(cmd)
 			key := "\x00user\x00" + ck
-			if ok && !sh.ReadOnly && signals.PrintsErrors(m.Metadata().Output) {
+			if ok && !sh.ReadOnly && signals.PrintsErrors(run.Output) {
 				status, ok = "exit 0, errors printed", false
 			}
 			f.commands = append(f.commands, command{idx: i, text: cmd, status: status, ok: ok, byUser: true, shell: sh})
 			if ok {
 				successes[key] = i
-			} else if m.Metadata().ExitCode != nil {
+			} else if run.ExitCode != nil {
 				f.failures = append(f.failures, &failure{idx: i, target: cmd, status: status,
-					text: failureText(normalizeNewlines(m.Metadata().Output)), key: key})
+					text: failureText(normalizeNewlines(run.Output)), key: key})
 			}
 
 		case compact.RoleBranchSummary, compact.RoleCompactionSummary:
@@ -270,8 +271,8 @@ func extract(msgs []*compact.Message) *facts {
 		case compact.RoleCustom:
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				label := "Injected message"
-				if m.Metadata().CustomType != "" {
-					label += " (" + m.Metadata().CustomType + ")"
+				if ct := m.Metadata().CustomType; ct != "" {
+					label += " (" + ct + ")"
 				}
 				f.others = append(f.others, otherMsg{label: label, text: text})
 			}

@@ -55,10 +55,7 @@ func messageExtras(line []byte, m *compact.Message) {
 				}
 			}
 		case string(key) == "details" && m.Role == compact.RoleToolResult:
-			if m.Meta == nil {
-				m.Meta = &compact.MessageMeta{}
-			}
-			m.Meta.Details = val
+			metaOf(m).Details = val
 		case messageKeyWritten(m.Role, string(key)):
 		case m.Role == compact.RoleBash && string(key) == "truncated" && string(val) == "false",
 			m.Role == compact.RoleCustom && string(key) == "display" && string(val) == "true":

@@ -241,8 +241,7 @@ func (w *wireMessage) message() *compact.Message {
 		Model: w.Model, ToolCallID: w.ToolCallID, ToolName: w.ToolName, IsError: w.IsError, Timestamp: int64(w.Timestamp)}
 	meta := compact.MessageMeta{ErrorMessage: w.ErrorMessage, Command: w.Command, Output: w.Output, ExitCode: w.ExitCode,
 		Cancelled: w.Cancelled, ExcludeFromContext: w.ExcludeFromContext, CustomType: w.CustomType}
-	if meta.ErrorMessage != "" || meta.Command != "" || meta.Output != "" || meta.ExitCode != nil ||
-		meta.Cancelled || meta.ExcludeFromContext || meta.CustomType != "" {
+	if !meta.IsZero() {
 		m.Meta = &meta
 	}
 	if m.Role == "hookMessage" { // v2 name of the custom role

@@ -101,14 +101,15 @@ func Failures(msgs []*compact.Message) []Failure {
 			}
 			out = append(out, Failure{Index: i, Tool: name, Target: target, Status: "error", Line: DistinctiveLine(text)})
 		case compact.RoleBash:
+			run := m.Metadata()
 			st := "no result"
 			switch {
-			case m.Metadata().Cancelled:
+			case run.Cancelled:
 				st = "cancelled"
-			case m.Metadata().ExitCode != nil:
-				st = "exit " + strconv.Itoa(*m.Metadata().ExitCode)
+			case run.ExitCode != nil:
+				st = "exit " + strconv.Itoa(*run.ExitCode)
 			}
-			if f, ok := shellFailure(i, "", strings.TrimSpace(m.Metadata().Command), st, m.Metadata().Output); ok {
+			if f, ok := shellFailure(i, "", strings.TrimSpace(run.Command), st, run.Output); ok {
 				out = append(out, f)
 			}
 		}

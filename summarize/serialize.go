@@ -98,8 +98,8 @@ func (s serializer) units(msgs []*compact.Message) []unit {
 			out = s.add(out, true, block{"[user shell command]", s.bashText(m)})
 		case compact.RoleCustom:
 			h := "[note]"
-			if m.Metadata().CustomType != "" {
-				h = "[note: " + oneLine(m.Metadata().CustomType) + "]"
+			if ct := m.Metadata().CustomType; ct != "" {
+				h = "[note: " + oneLine(ct) + "]"
 			}
 			out = s.add(out, true, block{h, s.contentText(m)})
 		case compact.RoleCompactionSummary:
@@ -240,16 +240,17 @@ func (s serializer) contentText(m *compact.Message) string {
 }
 
 func (s serializer) bashText(m *compact.Message) string {
+	run := m.Metadata()
 	var b strings.Builder
-	b.WriteString("$ " + strings.TrimSpace(m.Metadata().Command))
-	if out := clean(m.Metadata().Output); out != "" {
+	b.WriteString("$ " + strings.TrimSpace(run.Command))
+	if out := clean(run.Output); out != "" {
 		b.WriteString("\n" + s.capText(out))
 	}
 	switch {
-	case m.Metadata().Cancelled:
+	case run.Cancelled:
 		b.WriteString("\n(cancelled)")
-	case m.Metadata().ExitCode != nil && *m.Metadata().ExitCode != 0:
-		b.WriteString("\n(exit status " + strconv.Itoa(*m.Metadata().ExitCode) + ")")
+	case run.ExitCode != nil && *run.ExitCode != 0:
+		b.WriteString("\n(exit status " + strconv.Itoa(*run.ExitCode) + ")")
 	}
 	return b.String()
 }

@@ -166,8 +166,8 @@ func roleLabel(m *compact.Message) string {
 	case compact.RoleBranchSummary:
 		return "branchSummary, sent as user"
 	case compact.RoleCustom:
-		if m.Metadata().CustomType != "" {
-			return "custom " + m.Metadata().CustomType
+		if ct := m.Metadata().CustomType; ct != "" {
+			return "custom " + ct
 		}
 	case compact.RoleAssistant:
 		if m.StopReason == compact.StopError || m.StopReason == compact.StopAborted {
@@ -184,17 +184,18 @@ func messageText(m *compact.Message) string {
 	var parts []string
 	switch m.Role {
 	case compact.RoleBash:
-		s := "$ " + m.Metadata().Command
-		if m.Metadata().Output != "" {
-			s += "\n" + strings.TrimRight(m.Metadata().Output, "\n")
+		run := m.Metadata()
+		s := "$ " + run.Command
+		if run.Output != "" {
+			s += "\n" + strings.TrimRight(run.Output, "\n")
 		}
 		switch {
-		case m.Metadata().Cancelled:
+		case run.Cancelled:
 			s += "\n(cancelled)"
-		case m.Metadata().ExitCode != nil:
-			s += fmt.Sprintf("\n(exit %d)", *m.Metadata().ExitCode)
+		case run.ExitCode != nil:
+			s += fmt.Sprintf("\n(exit %d)", *run.ExitCode)
 		}
-		if m.Metadata().ExcludeFromContext {
+		if run.ExcludeFromContext {
 			s += "\n(excluded from the context)"
 		}
 		return s
@@ -221,8 +222,8 @@ func messageText(m *compact.Message) string {
 			}
 		}
 	}
-	if m.Metadata().ErrorMessage != "" {
-		parts = append(parts, "(error) "+m.Metadata().ErrorMessage)
+	if em := m.Metadata().ErrorMessage; em != "" {
+		parts = append(parts, "(error) "+em)
 	}
 	return strings.Join(parts, "\n")
 }
