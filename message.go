@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"sync/atomic"
 )
 
 // Role says who produced a message. The three provider roles (user,
@@ -173,8 +174,9 @@ type Message struct {
 	// map. Replace the map rather than change it.
 	Extra map[string]json.RawMessage
 
-	tokens   int32 // the cached estimate, while tokensOK
-	tokensOK bool
+	// tokens is the cached estimate plus one, 0 until computed; it is
+	// read and written atomically (see Tokens).
+	tokens int32
 	// IsError is set on a tool result that reports a failure.
 	IsError bool
 }
@@ -285,18 +287,27 @@ func (m *Message) ValidUsage() (Usage, bool) {
 }
 
 // Tokens returns the estimated token count of the message (see
-// EstimateTokens), computed once and cached. Change a message's content
-// only through a copy, or call ResetTokens afterwards.
+// EstimateTokens), computed on the first call and cached in the message.
+// Change a message's content only through a copy, or call ResetTokens
+// afterwards.
+//
+// The cache is read and written atomically, so goroutines may call Tokens
+// on a shared message at the same time. Readers do not compute estimates
+// ahead of time (session.Open leaves them to the first plan or measure,
+// as pi does); a program that copies a message (*m) in one goroutine
+// while another may make the first Tokens call should call Tokens once
+// before sharing it.
 func (m *Message) Tokens() int {
-	if !m.tokensOK {
-		m.tokens = int32(min(EstimateTokens(m), math.MaxInt32))
-		m.tokensOK = true
+	if t := atomic.LoadInt32(&m.tokens); t != 0 {
+		return int(t - 1)
 	}
-	return int(m.tokens)
+	t := int32(min(EstimateTokens(m), math.MaxInt32-1))
+	atomic.StoreInt32(&m.tokens, t+1)
+	return int(t)
 }
 
 // ResetTokens drops the cached estimate after the content was changed.
-func (m *Message) ResetTokens() { m.tokensOK = false }
+func (m *Message) ResetTokens() { atomic.StoreInt32(&m.tokens, 0) }
 
 // TextMessage returns a message of the given role holding one text part.
 func TextMessage(role Role, text string) *Message {

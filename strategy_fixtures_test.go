@@ -74,6 +74,7 @@ func BenchmarkStrategies(b *testing.B) {
 		for _, f := range fixtures {
 			b.Run(tc.name+"/"+f, func(b *testing.B) {
 				path := loadFixture(b, f).Path()
+				warmEstimates(path)
 				env := compact.StrategyEnv{Usage: compact.Measure(compact.BuildContext(path))}
 				b.ReportAllocs()
 				b.ResetTimer()

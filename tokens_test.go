@@ -3,6 +3,7 @@ package compact
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 )
@@ -166,4 +167,40 @@ func FuzzSkipString(f *testing.F) {
 			t.Fatalf("%q: %d, want %d", s, got, want)
 		}
 	})
+}
+
+// Tokens computes the estimate on its first call and caches it; the cache
+// is safe for goroutines that share a message (run with -race), holds 0
+// as a real estimate, and ResetTokens makes the next call re-estimate.
+func TestTokensCache(t *testing.T) {
+	m := &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: strings.Repeat("abcd", 250)}}}
+	const goroutines = 8
+	got := make([]int, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() { got[g] = m.Tokens() })
+	}
+	wg.Wait()
+	for g, n := range got {
+		if n != 250 {
+			t.Errorf("goroutine %d: Tokens() = %d, want 250", g, n)
+		}
+	}
+
+	// The cached value stands until ResetTokens, even after a change.
+	m.Content[0].Text = "abcdefgh"
+	if n := m.Tokens(); n != 250 {
+		t.Errorf("cached Tokens() after a change without reset = %d, want 250", n)
+	}
+	m.ResetTokens()
+	if n := m.Tokens(); n != 2 {
+		t.Errorf("Tokens() after ResetTokens = %d, want 2", n)
+	}
+
+	empty := &Message{Role: RoleUser}
+	for range 2 {
+		if n := empty.Tokens(); n != 0 {
+			t.Errorf("empty message: Tokens() = %d, want 0", n)
+		}
+	}
 }

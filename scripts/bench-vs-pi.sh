@@ -21,14 +21,15 @@
 # What each side times (see bench/vspi/pi.mjs and the Go benchmarks):
 #   parse + migrate  pi: parseSessionEntries + migrateSessionEntries of the
 #                    file's text in memory; compact: session BenchmarkParse
-#                    (bytes in memory, decoded, migrated, token estimates).
+#                    (bytes in memory, decoded, migrated, indexed; token
+#                    estimates are left to the first plan, as pi does).
 #   load             pi: read + parse + migrate + index + buildSessionContext
 #                    of the leaf; compact: session BenchmarkLoad (Open +
 #                    the leaf's path + compact.BuildContext).
 #   plan             pi: prepareCompaction with its default settings on a
 #                    session loaded just before; compact: BenchmarkPlanFirst,
-#                    PlanCompaction on a session loaded just before with the
-#                    estimates dropped, so it estimates as pi does. Loading,
+#                    PlanCompaction on a session loaded just before, which
+#                    estimates every message as pi's does. Loading,
 #                    the path and a garbage collection are untimed on both.
 #   append + check   compact only: BenchmarkAppendAndCheck.
 #

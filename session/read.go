@@ -380,7 +380,6 @@ func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
 		d := newDecoder()
 		for i := range lines {
 			out[i] = d.decode(lines[i].b)
-			estimate(&out[i])
 		}
 		return out
 	}
@@ -412,7 +411,6 @@ func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
 			}
 			for j := from; j < ends[k]; j++ {
 				out[j] = d.decode(lines[j].b)
-				estimate(&out[j])
 			}
 		}
 	}
@@ -423,15 +421,6 @@ func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
 	work()
 	wg.Wait()
 	return out
-}
-
-// estimate computes and caches the token estimate of a decoded message
-// while its text is hot in the cache, and in parallel for large files, so
-// that measuring and planning after a load only add cached numbers.
-func estimate(d *decodedLine) {
-	if d.e != nil && d.e.Message != nil {
-		d.e.Message.Tokens()
-	}
 }
 
 // decodeLine parses one entry line into its wire form and domain entry:
@@ -517,7 +506,6 @@ func decodeGlued(parts [][]byte) ([]decodedLine, error) {
 		if err := out[k].err; err != nil {
 			return nil, fmt.Errorf("entry %d: %w", k+1, err)
 		}
-		estimate(&out[k])
 	}
 	return out, nil
 }

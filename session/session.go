@@ -39,9 +39,12 @@
 // text costs no memory beyond the file's size. The lines so changed are
 // read back from the file, and checked against a CRC-32 taken before the
 // change, when the session is written out (Migrate, Fork); a session from
-// Read, which cannot read its lines again, copies escaped strings out. Entries, messages
-// and parts are allocated in batches, and the lines of large files are
-// decoded on all cores. The fast path takes only what it can decode
+// Read, which cannot read its lines again, copies escaped strings out.
+// Entries, messages and parts are allocated in batches, and the lines of
+// large files are decoded on all cores. Token estimates are not computed
+// while loading: each message computes its own on first use
+// (compact.Message.Tokens), as pi estimates when it plans, so commands
+// that never plan (context, tree, import) do not pay for them. The fast path takes only what it can decode
 // exactly like the reference path, which decodes into wire structs with
 // github.com/goccy/go-json and then scans the line for the extras; any
 // other line (invalid JSON, a value of an unexpected type, a member name
