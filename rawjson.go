@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -91,63 +92,25 @@ func jsStringifyLenFast(raw []byte) (n int, ok bool) {
 
 // jsStringLen measures the JSON string starting at raw[start] (a quote)
 // as JSON.stringify would print its value, and returns the index after
-// the closing quote.
+// the closing quote. It reads the bytes once: runs of plain ASCII eight
+// bytes at a time up to the next byte that needs a look (see stops8),
+// which in agent transcripts is an escaped newline or quote every dozen
+// bytes or so. Escapes JSON.stringify writes back the same way count as
+// stored; the others count what they decode to, printed.
 func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
-	// Fast path: find the closing quote, and if the literal holds only the
-	// escapes JSON.stringify itself writes (no \u, no \/), its printed
-	// length is its stored length with UTF-8 counted as UTF-16.
-	end := start + 1
-	for {
-		j := bytes.IndexByte(raw[end:], '"')
-		if j < 0 {
-			return 0, 0, false
-		}
-		end += j
-		slashes := 0
-		for k := end - 1; k > start && raw[k] == '\\'; k-- {
-			slashes++
-		}
-		if slashes%2 == 0 {
-			break
-		}
-		end++
-	}
-	if n, ok := plainLiteralLen(raw[start+1 : end]); ok {
-		return 2 + n, end + 1, true
-	}
-	return jsStringLenSlow(raw, start)
-}
-
-// plainLiteralLen returns the UTF-16 length of the inside of a string
-// literal whose escapes JSON.stringify would write the same way; ok is
-// false at the first \u or \/ escape. Every other escape prints as
-// stored, so only the UTF-8 of the literal needs converting.
-func plainLiteralLen(seg []byte) (n int, ok bool) {
-	for i := 0; ; {
-		j := bytes.IndexByte(seg[i:], '\\')
-		if j < 0 {
-			break
-		}
-		i += j
-		if i+1 >= len(seg) || seg[i+1] == 'u' || seg[i+1] == '/' {
-			return 0, false
-		}
-		i += 2
-	}
-	return utf16LenBytes(seg), true
-}
-
-// jsStringLenSlow is jsStringLen decoding every escape.
-func jsStringLenSlow(raw []byte, start int) (n, next int, ok bool) {
 	n = 2
 	i := start + 1
 	for i < len(raw) {
-		// Eight plain ASCII bytes (no quote, backslash, control or
-		// non-ASCII byte) count eight units.
-		if i+8 <= len(raw) && plainASCII8(raw[i:i+8]) {
-			n += 8
-			i += 8
-			continue
+		if i+8 <= len(raw) {
+			m := stops8(binary.LittleEndian.Uint64(raw[i:]))
+			if m == 0 {
+				n += 8
+				i += 8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			n += k
+			i += k
 		}
 		c := raw[i]
 		switch {
@@ -219,19 +182,14 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plainASCII8 reports whether none of the eight bytes is a quote, a
-// backslash, a control character or non-ASCII.
-func plainASCII8(b []byte) bool {
-	w := binary.LittleEndian.Uint64(b)
-	if w&highs != 0 {
-		return false
-	}
-	// A byte is zero in x exactly when the matching byte of w equals the
-	// probe; (x - ones) &^ x & highs is non-zero when some byte is zero.
+// stops8 has the high bit set in the bytes of w that are a quote, a
+// backslash, a control character or not ASCII. Only the lowest marked
+// byte is sure to be one: a byte that matches can mark those above it
+// falsely, which does not matter to a scan that stops at the lowest.
+func stops8(w uint64) uint64 {
 	quote := w ^ ('"' * ones)
 	slash := w ^ ('\\' * ones)
-	control := (w - 0x20*ones) &^ w & highs // some byte below 0x20
-	return (quote-ones)&^quote&highs == 0 && (slash-ones)&^slash&highs == 0 && control == 0
+	return ((quote-ones)&^quote | (slash-ones)&^slash | (w-0x20*ones)&^w | w) & highs
 }
 
 // skipString returns the index after the JSON string starting at
