@@ -57,6 +57,9 @@ func TestJSStringifyLenFastMatchesSlow(t *testing.T) {
 	if got := JSStringifyLen(json.RawMessage(`{"a":`)); got != len(`{"a":`) {
 		t.Errorf("invalid JSON counts its raw length, got %d", got)
 	}
+	if raw := `{ "a" : "bad \q escape" }`; JSStringifyLen(json.RawMessage(raw)) != len(raw) {
+		t.Errorf("an invalid escape counts the raw length %d, got %d", len(raw), JSStringifyLen(json.RawMessage(raw)))
+	}
 	if got := JSStringifyLen(nil); got != 4 {
 		t.Errorf("missing arguments count as null, got %d", got)
 	}
