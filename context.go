@@ -20,9 +20,15 @@ func Path(entries []*Entry, leafID string) ([]*Entry, error) {
 // PathByID is Path for callers that keep an index of entries by id. last
 // is the entry used when leafID is "".
 func PathByID(byID map[string]*Entry, last *Entry, leafID string) ([]*Entry, error) {
+	return pathBy(func(id string) *Entry { return byID[id] }, len(byID), last, leafID)
+}
+
+// pathBy is PathByID with the entries found by lookup; n is how many
+// there are.
+func pathBy(lookup func(id string) *Entry, n int, last *Entry, leafID string) ([]*Entry, error) {
 	leaf := last
 	if leafID != "" {
-		leaf = byID[leafID]
+		leaf = lookup(leafID)
 		if leaf == nil {
 			return nil, fmt.Errorf("entry %q: %w", leafID, ErrNoEntry)
 		}
@@ -33,14 +39,14 @@ func PathByID(byID map[string]*Entry, last *Entry, leafID string) ([]*Entry, err
 	var rev []*Entry
 	for e := leaf; e != nil; {
 		// A path longer than the number of entries has met an entry twice.
-		if len(rev) > len(byID) {
+		if len(rev) > n {
 			return nil, fmt.Errorf("entry %q: parent links form a cycle", e.ID)
 		}
 		rev = append(rev, e)
 		if e.ParentID == "" {
 			break
 		}
-		e = byID[e.ParentID]
+		e = lookup(e.ParentID)
 	}
 	path := make([]*Entry, len(rev))
 	for i, e := range rev {

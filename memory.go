@@ -10,29 +10,86 @@ import (
 // Memory is a Log kept in memory: for agents that hold their conversation
 // in a slice, for tests, and for request-scoped work. The zero value is an
 // empty log. Memory is not safe for concurrent use.
+//
+// The entries Append names ("m1", "m2", ...) are indexed by their number
+// in a slice, the others in a map: an append then costs the same whatever
+// the length of the log, where inserting into a map of a hundred thousand
+// ids misses the cache.
 type Memory struct {
 	entries []*Entry
-	byID    map[string]*Entry
+	byID    map[string]*Entry // entries named from outside
+	gen     []*Entry          // gen[k-1] is the entry Append named "m<k>", if any
 	leaf    string
-	next    int
+	// generatedForm is set once an entry named from outside has an id of
+	// the form Append generates ("m" and digits): until then a generated
+	// id cannot be taken and Append does not look it up.
+	generatedForm bool
 }
 
 // NewMemory returns a log holding entries, the leaf being the last one.
 func NewMemory(entries ...*Entry) *Memory {
 	m := &Memory{}
 	for _, e := range entries {
-		m.index(e)
+		m.index(e, false)
 	}
 	return m
 }
 
-func (m *Memory) index(e *Entry) {
+// index adds e, named by generatedID when generated.
+func (m *Memory) index(e *Entry, generated bool) {
+	m.entries = append(m.entries, e)
+	m.leaf = e.ID
+	if generated {
+		m.gen = append(m.gen, e)
+		return
+	}
 	if m.byID == nil {
 		m.byID = make(map[string]*Entry)
 	}
-	m.entries = append(m.entries, e)
 	m.byID[e.ID] = e
-	m.leaf = e.ID
+	if ofGeneratedForm(e.ID) {
+		m.generatedForm = true
+	}
+}
+
+// generatedID returns the next id of the form "m1", "m2", ... that no
+// entry has, leaving a nil in gen for each one it steps over.
+func (m *Memory) generatedID() string {
+	for {
+		id := "m" + strconv.Itoa(len(m.gen)+1)
+		if !m.generatedForm {
+			return id
+		}
+		if _, taken := m.byID[id]; !taken {
+			return id
+		}
+		m.gen = append(m.gen, nil)
+	}
+}
+
+// entry returns the entry named id, nil if none.
+func (m *Memory) entry(id string) *Entry {
+	if ofGeneratedForm(id) {
+		if k, err := strconv.Atoi(id[1:]); err == nil && k >= 1 && k <= len(m.gen) {
+			if e := m.gen[k-1]; e != nil && e.ID == id {
+				return e
+			}
+		}
+	}
+	return m.byID[id]
+}
+
+// ofGeneratedForm reports whether id looks like one generatedID makes.
+func ofGeneratedForm(id string) bool {
+	if len(id) < 2 || id[0] != 'm' {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Entries returns every entry, in the order added.
@@ -43,7 +100,7 @@ func (m *Memory) Path() []*Entry {
 	if len(m.entries) == 0 {
 		return nil
 	}
-	p, err := PathByID(m.byID, m.entries[len(m.entries)-1], m.leaf)
+	p, err := pathBy(m.entry, len(m.entries), m.entries[len(m.entries)-1], m.leaf)
 	if err != nil {
 		return nil
 	}
@@ -53,7 +110,7 @@ func (m *Memory) Path() []*Entry {
 // Branch moves the leaf to the entry id; the next append starts a new
 // branch there.
 func (m *Memory) Branch(id string) error {
-	if _, ok := m.byID[id]; !ok {
+	if m.entry(id) == nil {
 		return fmt.Errorf("branch to %q: %w", id, ErrNoEntry)
 	}
 	m.leaf = id
@@ -65,16 +122,10 @@ func (m *Memory) Append(ctx context.Context, e *Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if e.ID == "" {
-		for {
-			m.next++
-			id := "m" + strconv.Itoa(m.next)
-			if _, taken := m.byID[id]; !taken {
-				e.ID = id
-				break
-			}
-		}
-	} else if _, taken := m.byID[e.ID]; taken {
+	generated := e.ID == ""
+	if generated {
+		e.ID = m.generatedID()
+	} else if m.entry(e.ID) != nil {
 		return fmt.Errorf("append: entry id %q is already used", e.ID)
 	}
 	if e.ParentID == "" {
@@ -83,7 +134,7 @@ func (m *Memory) Append(ctx context.Context, e *Entry) error {
 	if e.Timestamp == "" {
 		e.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
 	}
-	m.index(e)
+	m.index(e, generated)
 	return nil
 }
 
