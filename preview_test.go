@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -155,11 +157,20 @@ func TestPreviewTokensAfterMatchesContext(t *testing.T) {
 			}
 			bare[i] = &c
 		}
+		// The same edits in context order (as this package's strategies
+		// make them), and with one entry edited twice, the later edit
+		// winning.
+		ordered := &compact.ContextEdit{Strategy: "test", TokensFreed: 5, Edits: slices.Clone(ce.Edits)}
+		slices.Reverse(ordered.Edits)
+		twice := &compact.ContextEdit{Strategy: "test", TokensFreed: 5, Edits: slices.Clone(ordered.Edits)}
+		twice.Edits = append(twice.Edits, compact.Edit{TargetID: twice.Edits[0].TargetID,
+			Content: []compact.Part{{Type: compact.PartText, Text: strings.Repeat("y", 4000)}}})
 		for _, p := range []struct {
 			what string
 			path []*compact.Entry
 			ce   *compact.ContextEdit
-		}{{"an edit of pinned messages", pinned, ce}, {"no usage, an edit naming the compaction", bare, named}} {
+		}{{"an edit of pinned messages", pinned, ce}, {"no usage, an edit naming the compaction", bare, named},
+			{"no usage, edits in context order", bare, ordered}, {"no usage, an entry edited twice", bare, twice}} {
 			e := compact.NewContextEditEntry(p.ce)
 			e.ID, e.ParentID = "edit", p.path[len(p.path)-1].ID
 			want := compact.Measure(compact.BuildContext(append(p.path[:len(p.path):len(p.path)], e))).Tokens
@@ -197,6 +208,83 @@ func TestPreviewTokensAfterMatchesContext(t *testing.T) {
 		}
 		if edited == 0 {
 			t.Errorf("%s: %d strategies edited: the comparison proves nothing", v.name, edited)
+		}
+	}
+}
+
+// PreviewFigures reports what PreviewEach reports, edits without their
+// content: the same strategies, measures, cache break, tokens freed and
+// targets, on the fixtures with and without pins and an earlier pass,
+// and for ClearToolUses clearing inputs too (a pass that builds on its
+// own proposals).
+func TestPreviewFiguresMatchesPreviewEach(t *testing.T) {
+	ctx := context.Background()
+	strategies := []compact.Strategy{compact.StripImages{}, compact.Mask{}, compact.Truncate{}, compact.Prune{},
+		compact.ClearToolUses{}, compact.ClearToolUses{ClearInputs: true, Keep: 1}, compact.Truncate{MinChars: 200}}
+	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+		path := loadFixture(t, name).Path()
+		reps, err := compact.Preview(ctx, path, []compact.Strategy{compact.Mask{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := compact.NewContextEditEntry(reps[0].Edit)
+		e.ID, e.ParentID = "earlier-mask", path[len(path)-1].ID
+		// Without any provider report every message is counted, the
+		// edited ones from what their edit frees.
+		bare := make([]*compact.Entry, len(path))
+		for i, e := range path {
+			c := *e
+			if e.Message != nil {
+				m := *e.Message
+				m.Usage = nil
+				c.Message = &m
+			}
+			bare[i] = &c
+		}
+		paths := map[string][]*compact.Entry{name: path, name + " after a mask pass": append(path[:len(path):len(path)], e),
+			name + " without usage": bare}
+		for what, p := range paths {
+			want, err := compact.Preview(ctx, p, strategies)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []compact.PassReport
+			if err := compact.PreviewFigures(ctx, p, strategies, func(r compact.PassReport) error {
+				got = append(got, r)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d reports, want %d", what, len(got), len(want))
+			}
+			edited := 0
+			for k, w := range want {
+				g := got[k]
+				if g.Strategy != w.Strategy || g.TokensBefore != w.TokensBefore || g.TokensAfter != w.TokensAfter || g.CacheBreakIndex != w.CacheBreakIndex || (g.Edit == nil) != (w.Edit == nil) {
+					t.Errorf("%s, pass %d: got %s %d -> %d (break %d, edit %v), want %s %d -> %d (break %d, edit %v)", what, k,
+						g.Strategy, g.TokensBefore, g.TokensAfter, g.CacheBreakIndex, g.Edit != nil, w.Strategy, w.TokensBefore, w.TokensAfter, w.CacheBreakIndex, w.Edit != nil)
+					continue
+				}
+				if w.Edit == nil {
+					continue
+				}
+				edited++
+				if g.Edit.TokensFreed != w.Edit.TokensFreed || g.Edit.FirstChangedID != w.Edit.FirstChangedID || len(g.Edit.Edits) != len(w.Edit.Edits) {
+					t.Errorf("%s, %s: freed %d from %s in %d edits, want %d from %s in %d", what, w.Strategy,
+						g.Edit.TokensFreed, g.Edit.FirstChangedID, len(g.Edit.Edits), w.Edit.TokensFreed, w.Edit.FirstChangedID, len(w.Edit.Edits))
+					continue
+				}
+				for j, ed := range g.Edit.Edits {
+					if ed.TargetID != w.Edit.Edits[j].TargetID || ed.Content != nil {
+						t.Errorf("%s, %s, edit %d: target %s with %d parts, want %s without content", what, w.Strategy, j, ed.TargetID, len(ed.Content), w.Edit.Edits[j].TargetID)
+						break
+					}
+				}
+			}
+			if edited < 3 {
+				t.Errorf("%s: only %d strategies edited: the comparison proves little", what, edited)
+			}
 		}
 	}
 }

@@ -1,9 +1,10 @@
 package compact
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strconv"
-	"strings"
+	"unsafe"
 )
 
 // Strategy is one cheap way to free context tokens without a model: a
@@ -48,6 +49,12 @@ type strategyView struct {
 	// start is the first index that may be edited: 1 past a compaction
 	// summary, else 0.
 	start int
+	// figures asks for the figures of a pass only (PreviewFigures): its
+	// edits carry no content, and the replacements are built in one
+	// reused buffer, long enough to be estimated. saved then receives,
+	// for each edit of the result, the tokens it frees.
+	figures bool
+	saved   []int
 }
 
 func newStrategyView(path []*Entry) *strategyView {
@@ -104,23 +111,48 @@ func startsTurn(m *Message) bool {
 
 // pass collects the replacements of one strategy run.
 type pass struct {
-	v     *strategyView
-	edits map[int]proposal // by context index
-	freed int
+	v *strategyView
+	// figures is v.figures, unless the strategy builds on its own
+	// proposals (current), which must then be kept.
+	figures bool
+	// buf and part hold the replacement of a figures pass (see text).
+	buf  []byte
+	part [1]Part
+	// edits are the proposals in the order first made, and contents
+	// their new content, which a figures pass does not keep; at[i] is 1
+	// plus the index in edits of message i's, 0 when it has none. A pass
+	// may edit most of a long context, where a map by index cost several
+	// times the proposals themselves.
+	edits    []edit
+	contents [][]Part
+	at       []int32
+	freed    int
 	// scratch is the message a proposal is estimated on: one per pass
 	// rather than a copy per proposal.
 	scratch Message
 }
 
-// proposal is the content a pass gives a message and the tokens that
-// frees.
-type proposal struct {
-	content []Part
-	saved   int
-}
+// edit is a proposal of a pass: the context index of the message, the
+// tokens its new content frees, and the index of that content in
+// pass.contents.
+type edit struct{ i, saved, k int32 }
 
 func newPass(v *strategyView) *pass {
-	return &pass{v: v, edits: map[int]proposal{}}
+	return &pass{v: v, figures: v.figures}
+}
+
+// text returns one text part holding what build appends to an empty
+// buffer. A pass that keeps its edits gets a buffer of its own each time;
+// a figures pass reuses one, so the part is valid only until the next
+// call.
+func (p *pass) text(size int, build func(b []byte) []byte) []Part {
+	if p.figures {
+		p.buf = build(p.buf[:0])
+		p.part[0] = Part{Type: PartText, Text: unsafe.String(unsafe.SliceData(p.buf), len(p.buf))}
+		return p.part[:]
+	}
+	b := build(make([]byte, 0, size))
+	return []Part{{Type: PartText, Text: unsafe.String(unsafe.SliceData(b), len(b))}}
 }
 
 // propose replaces the content of message i when that frees tokens
@@ -139,35 +171,55 @@ func (p *pass) propose(i int, content []Part) int {
 	if saved <= 0 {
 		return 0
 	}
-	p.freed += saved - p.edits[i].saved
-	p.edits[i] = proposal{content, saved}
+	if p.at == nil {
+		p.at = make([]int32, len(p.v.cur.Messages))
+	}
+	if k := p.at[i]; k > 0 {
+		e := &p.edits[k-1]
+		p.freed += saved - int(e.saved)
+		e.saved = int32(saved)
+		if !p.figures {
+			p.contents[e.k] = content
+		}
+		return saved
+	}
+	p.freed += saved
+	e := edit{i: int32(i), saved: int32(saved)}
+	if !p.figures { // a figures pass's content may be the reused buffer (text)
+		e.k = int32(len(p.contents))
+		p.contents = append(p.contents, content)
+	}
+	p.edits = append(p.edits, e)
+	p.at[i] = int32(len(p.edits))
 	return saved
 }
 
-// current returns the content of message i as this pass leaves it.
+// current returns the content of message i as this pass leaves it. A
+// figures pass keeps no content: a strategy that calls current turns
+// figures off for its pass.
 func (p *pass) current(i int) []Part {
-	if e, ok := p.edits[i]; ok {
-		return e.content
+	if p.at != nil && !p.figures {
+		if k := p.at[i]; k > 0 {
+			return p.contents[p.edits[k-1].k]
+		}
 	}
 	return p.v.cur.Messages[i].Content
 }
 
 // result turns the pass into a context edit, or nil when it changed
 // nothing or freed less than minFree (a token count, or CacheRewriteCost;
-// 0 or less otherwise means any saving).
+// 0 or less otherwise means any saving). It is a pass's last step: it
+// puts the edits in context order.
 func (p *pass) result(name string, minFree int) *ContextEdit {
 	if len(p.edits) == 0 {
 		return nil
 	}
-	idx := make([]int, 0, len(p.edits))
-	for i := range p.edits {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
+	slices.SortFunc(p.edits, func(a, b edit) int { return cmp.Compare(a.i, b.i) })
+	first := int(p.edits[0].i)
 	switch {
 	case minFree == CacheRewriteCost:
 		cost := 0
-		for _, m := range p.v.cur.Messages[idx[0]:] {
+		for _, m := range p.v.cur.Messages[first:] {
 			cost += m.Tokens()
 		}
 		if cost -= p.freed; p.freed < cost {
@@ -176,18 +228,27 @@ func (p *pass) result(name string, minFree int) *ContextEdit {
 	case minFree > 0 && p.freed < minFree:
 		return nil
 	}
-	ce := &ContextEdit{Strategy: name, TokensFreed: p.freed, FirstChangedID: p.v.cur.EntryIDs[idx[0]]}
-	ce.Edits = make([]Edit, len(idx))
-	for k, i := range idx {
-		ce.Edits[k] = Edit{TargetID: p.v.cur.EntryIDs[i], Content: p.edits[i].content}
+	ce := &ContextEdit{Strategy: name, TokensFreed: p.freed, FirstChangedID: p.v.cur.EntryIDs[first]}
+	ce.Edits = make([]Edit, len(p.edits))
+	for k, e := range p.edits {
+		ce.Edits[k].TargetID = p.v.cur.EntryIDs[e.i]
+		if !p.figures {
+			ce.Edits[k].Content = p.contents[e.k]
+		}
+	}
+	if p.v.figures {
+		p.v.saved = make([]int, len(p.edits))
+		for k, e := range p.edits {
+			p.v.saved[k] = int(e.saved)
+		}
 	}
 	return ce
 }
 
-// originalSize describes the stored content of a message: its text in
-// characters (UTF-16 code units, as the estimate counts them) and its
-// images.
-func originalSize(b *strings.Builder, m *Message) {
+// appendOriginalSize appends a description of the stored content of a
+// message: its text in characters (UTF-16 code units, as the estimate
+// counts them) and its images.
+func appendOriginalSize(b []byte, m *Message) []byte {
 	chars, images := 0, 0
 	for _, part := range m.Content {
 		switch part.Type {
@@ -197,39 +258,39 @@ func originalSize(b *strings.Builder, m *Message) {
 			images++
 		}
 	}
-	b.WriteString(strconv.Itoa(chars))
-	b.WriteString(" chars")
+	b = strconv.AppendInt(b, int64(chars), 10)
+	b = append(b, " chars"...)
 	switch {
 	case images == 1:
-		b.WriteString(" and 1 image")
+		b = append(b, " and 1 image"...)
 	case images > 1:
-		b.WriteString(" and " + strconv.Itoa(images) + " images")
+		b = append(b, " and "...)
+		b = strconv.AppendInt(b, int64(images), 10)
+		b = append(b, " images"...)
 	}
-	b.WriteString(", ~")
-	b.WriteString(strconv.Itoa(m.Tokens()))
-	b.WriteString(" tokens")
+	b = append(b, ", ~"...)
+	b = strconv.AppendInt(b, int64(m.Tokens()), 10)
+	return append(b, " tokens"...)
 }
 
-// clearedResult is the placeholder that replaces a tool result: what was
+// cleared is the placeholder that replaces a tool result: what was
 // removed, by which strategy, its size and where the original is.
-func clearedResult(strategy, entryID string, orig *Message) []Part {
+func (p *pass) cleared(strategy, entryID string, orig *Message) []Part {
 	tool := orig.ToolName
 	if tool == "" {
 		tool = "tool"
 	}
-	// Built in one buffer: a pass may clear tens of thousands of results.
-	var b strings.Builder
-	b.Grow(len(tool) + len(strategy) + len(entryID) + 100)
-	b.WriteString("[")
-	b.WriteString(tool)
-	b.WriteString(" output removed by ")
-	b.WriteString(strategy)
-	b.WriteString(": ")
-	originalSize(&b, orig)
-	b.WriteString("; original in entry ")
-	b.WriteString(entryID)
-	b.WriteString("]")
-	return []Part{{Type: PartText, Text: b.String()}}
+	return p.text(len(tool)+len(strategy)+len(entryID)+100, func(b []byte) []byte {
+		b = append(b, '[')
+		b = append(b, tool...)
+		b = append(b, " output removed by "...)
+		b = append(b, strategy...)
+		b = append(b, ": "...)
+		b = appendOriginalSize(b, orig)
+		b = append(b, "; original in entry "...)
+		b = append(b, entryID...)
+		return append(b, ']')
+	})
 }
 
 // resultIndex maps each tool call id to the context index of its result,

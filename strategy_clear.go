@@ -89,9 +89,12 @@ func (s ClearToolUses) planView(v *strategyView, env StrategyEnv) (*ContextEdit,
 	uses = uses[:len(uses)-keep]
 
 	p := newPass(v)
+	if s.ClearInputs {
+		p.figures = false // clearing a call's inputs builds on its earlier proposals
+	}
 	for _, u := range uses {
 		if u.result >= 0 {
-			p.propose(u.result, clearedResult(s.Name(), v.cur.EntryIDs[u.result], v.orig[u.result]))
+			p.propose(u.result, p.cleared(s.Name(), v.cur.EntryIDs[u.result], v.orig[u.result]))
 		}
 	}
 	if s.ClearInputs {

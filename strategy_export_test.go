@@ -6,5 +6,5 @@ var CheckStrategy = checkStrategy
 // TokensAfter is tokensAfter on the context of path.
 func TokensAfter(path []*Entry, ce *ContextEdit) int {
 	c := BuildContext(path)
-	return tokensAfter(path, c, Measure(c), ce)
+	return tokensAfter(path, c, Measure(c), ce, nil)
 }

@@ -45,7 +45,7 @@ func (s Mask) planView(v *strategyView, _ StrategyEnv) (*ContextEdit, error) {
 	p := newPass(v)
 	for i := v.start; i < boundary; i++ {
 		if v.cur.Messages[i].Role == RoleToolResult {
-			p.propose(i, clearedResult(s.Name(), v.cur.EntryIDs[i], v.orig[i]))
+			p.propose(i, p.cleared(s.Name(), v.cur.EntryIDs[i], v.orig[i]))
 		}
 	}
 	return p.result(s.Name(), s.MinFree), nil

@@ -59,7 +59,7 @@ func (s Prune) planView(v *strategyView, _ StrategyEnv) (*ContextEdit, error) {
 		}
 		total += m.Tokens()
 		if total > protect {
-			p.propose(i, clearedResult(s.Name(), v.cur.EntryIDs[i], v.orig[i]))
+			p.propose(i, p.cleared(s.Name(), v.cur.EntryIDs[i], v.orig[i]))
 		}
 	}
 	switch {

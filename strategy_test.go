@@ -445,19 +445,24 @@ func TestTruncateHeadAndTail(t *testing.T) {
 		t.Run(fmt.Sprint(tt.chars), func(t *testing.T) {
 			text := strings.Repeat("é", tt.chars) // two bytes each: cuts must fall between characters
 			m := TextMessage(RoleToolResult, text)
-			content, ok := Truncate{}.truncated(m, "e9", 500)
-			if !ok {
-				t.Fatal("not truncated")
-			}
-			got := content[0].Text
-			label := fmt.Sprintf("\n[… truncated by truncate: original %d chars, %d chars left out; original in entry e9 …]\n",
-				tt.chars, tt.chars-tt.head-tt.tail)
-			if want := strings.Repeat("é", tt.head) + label + strings.Repeat("é", tt.tail); got != want {
-				t.Fatalf("got %d bytes, want %d", len(got), len(want))
+			// The same cut whether the pass keeps its edits or, for
+			// PreviewFigures, builds them in a reused buffer.
+			for _, figures := range []bool{false, true} {
+				p := &pass{v: &strategyView{}, figures: figures}
+				content, ok := Truncate{}.truncated(p, m, "e9", 500)
+				if !ok {
+					t.Fatal("not truncated")
+				}
+				got := content[0].Text
+				label := fmt.Sprintf("\n[… truncated by truncate: original %d chars, %d chars left out; original in entry e9 …]\n",
+					tt.chars, tt.chars-tt.head-tt.tail)
+				if want := strings.Repeat("é", tt.head) + label + strings.Repeat("é", tt.tail); got != want {
+					t.Fatalf("figures %v: got %d bytes, want %d", figures, len(got), len(want))
+				}
 			}
 		})
 	}
-	if _, ok := (Truncate{}).truncated(TextMessage(RoleUser, strings.Repeat("x", 499)), "e1", 500); ok {
+	if _, ok := (Truncate{}).truncated(&pass{v: &strategyView{}}, TextMessage(RoleUser, strings.Repeat("x", 499)), "e1", 500); ok {
 		t.Fatal("a 499-char message was truncated")
 	}
 }
@@ -472,7 +477,7 @@ func TestTruncateKeepsOtherParts(t *testing.T) {
 		{Type: PartToolCall, ToolCall: tc},
 		{Type: PartText, Text: strings.Repeat("b", 600)},
 	}}
-	content, ok := Truncate{}.truncated(m, "e1", 500)
+	content, ok := Truncate{}.truncated(&pass{v: &strategyView{}}, m, "e1", 500)
 	if !ok || len(content) != 3 || content[0].Type != PartThinking || content[1].Type != PartText || content[2].ToolCall != tc {
 		t.Fatalf("content %+v", content)
 	}

@@ -1,8 +1,8 @@
 package compact
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -110,7 +110,7 @@ func (s Truncate) planView(v *strategyView, env StrategyEnv) (*ContextEdit, erro
 			if over > 0 && p.freed >= over {
 				return p.result(s.Name(), s.MinFree), nil
 			}
-			if content, ok := s.truncated(v.orig[i], v.cur.EntryIDs[i], minChars); ok {
+			if content, ok := s.truncated(p, v.orig[i], v.cur.EntryIDs[i], minChars); ok {
 				p.propose(i, content)
 			}
 		}
@@ -119,8 +119,9 @@ func (s Truncate) planView(v *strategyView, env StrategyEnv) (*ContextEdit, erro
 }
 
 // truncated returns the stored content of m with its text cut to head,
-// label and tail; false when the text is under minChars.
-func (s Truncate) truncated(m *Message, entryID string, minChars int) ([]Part, bool) {
+// label and tail; false when the text is under minChars. The cut text is
+// built by p.text (reused in a figures pass).
+func (s Truncate) truncated(p *pass, m *Message, entryID string, minChars int) ([]Part, bool) {
 	// The estimate counts at least one char per code point of the text:
 	// a message whose estimate is too small cannot reach minChars.
 	if m.Tokens()*4 < minChars {
@@ -138,10 +139,26 @@ func (s Truncate) truncated(m *Message, entryID string, minChars int) ([]Part, b
 	}
 	headEnd := runeOffset(text, head)
 	tailStart := runeOffset(text, n-tail)
-	cut := fmt.Sprintf("%s\n[… truncated by %s: original %d chars, %d chars left out; original in entry %s …]\n%s",
-		text[:headEnd], s.Name(), n, n-head-tail, entryID, text[tailStart:])
+	name := s.Name()
+	parts := p.text(headEnd+len(text)-tailStart+len(name)+len(entryID)+100, func(b []byte) []byte {
+		b = append(b, text[:headEnd]...)
+		b = append(b, "\n[… truncated by "...)
+		b = append(b, name...)
+		b = append(b, ": original "...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, " chars, "...)
+		b = strconv.AppendInt(b, int64(n-head-tail), 10)
+		b = append(b, " chars left out; original in entry "...)
+		b = append(b, entryID...)
+		b = append(b, " …]\n"...)
+		return append(b, text[tailStart:]...)
+	})
 
-	// The text parts become one, where the first one was.
+	// The text parts become one, where the first one was. A message of
+	// one text part, the usual case, gives the part p.text made.
+	if len(m.Content) == 1 {
+		return parts, true
+	}
 	var out []Part
 	placed := false
 	for _, part := range m.Content {
@@ -150,7 +167,7 @@ func (s Truncate) truncated(m *Message, entryID string, minChars int) ([]Part, b
 			continue
 		}
 		if !placed {
-			out = append(out, Part{Type: PartText, Text: cut})
+			out = append(out, parts[0])
 			placed = true
 		}
 	}

@@ -463,10 +463,10 @@ func planStrategies(ctx context.Context, s *session.Session) ([]passReport, erro
 		}
 		strategies = append(strategies, st)
 	}
-	// Only the figures are kept: each strategy's edits can be collected
-	// before the next one runs.
+	// Only the figures are kept, so the strategies need not build the new
+	// content of every message they would edit.
 	out := make([]passReport, 0, len(strategies))
-	err := compact.PreviewEach(ctx, s.Path(), strategies, func(p compact.PassReport) error {
+	err := compact.PreviewFigures(ctx, s.Path(), strategies, func(p compact.PassReport) error {
 		out = append(out, newPassReport(p))
 		return nil
 	})
