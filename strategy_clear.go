@@ -43,8 +43,8 @@ func (ClearToolUses) Name() string { return "clear_tool_uses" }
 
 // toolUse is one tool call in the context.
 type toolUse struct {
-	call   int // context index of the assistant message
-	result int // context index of the result, -1 if none
+	call   int32 // context index of the assistant message
+	result int32 // context index of the result, -1 if none
 	tc     *ToolCall
 }
 
@@ -66,7 +66,9 @@ func (s ClearToolUses) planView(v *strategyView, env StrategyEnv) (*ContextEdit,
 	excluded := nameSet(s.ExcludeTools)
 	results := resultIndex(v.cur)
 
-	var uses []toolUse
+	// One use per result is the usual count; the slice grows past it
+	// only for calls without one.
+	uses := make([]toolUse, 0, len(results))
 	for i := v.start; i < len(v.cur.Messages); i++ {
 		m := v.cur.Messages[i]
 		if m.Role != RoleAssistant {
@@ -80,7 +82,7 @@ func (s ClearToolUses) planView(v *strategyView, env StrategyEnv) (*ContextEdit,
 			if !ok {
 				r = -1
 			}
-			uses = append(uses, toolUse{call: i, result: r, tc: tc})
+			uses = append(uses, toolUse{call: int32(i), result: int32(r), tc: tc})
 		}
 	}
 	if len(uses) <= keep {
@@ -94,7 +96,8 @@ func (s ClearToolUses) planView(v *strategyView, env StrategyEnv) (*ContextEdit,
 	}
 	for _, u := range uses {
 		if u.result >= 0 {
-			p.propose(u.result, p.cleared(s.Name(), v.cur.EntryIDs[u.result], v.orig[u.result]))
+			r := int(u.result)
+			p.propose(r, p.cleared(s.Name(), v.cur.EntryIDs[r], v.orig[r]))
 		}
 	}
 	if s.ClearInputs {
@@ -102,13 +105,14 @@ func (s ClearToolUses) planView(v *strategyView, env StrategyEnv) (*ContextEdit,
 		for _, u := range uses {
 			cleared[u.tc.ID] = true
 		}
-		last := -1
+		last := int32(-1)
 		for _, u := range uses {
 			if u.call == last {
 				continue
 			}
 			last = u.call
-			p.propose(u.call, clearInputs(s.Name(), v.cur.EntryIDs[u.call], p.current(u.call), cleared))
+			c := int(u.call)
+			p.propose(c, clearInputs(s.Name(), v.cur.EntryIDs[c], p.current(c), cleared))
 		}
 	}
 	return p.result(s.Name(), atLeast), nil

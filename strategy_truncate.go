@@ -88,7 +88,9 @@ func (s Truncate) planView(v *strategyView, env StrategyEnv) (*ContextEdit, erro
 	var results, assistants, users []int
 	for i := v.start; i < len(v.cur.Messages); i++ {
 		m := v.orig[i]
-		if protected[i] {
+		// Messages too short to cut (see truncated) are left out at once:
+		// most messages are.
+		if protected[i] || m.Tokens()*4 < minChars {
 			continue
 		}
 		switch {

@@ -59,12 +59,14 @@ func Identifiers(msgs []*compact.Message) []Identifier {
 	var out []Identifier
 	at := make(map[string]int)
 	seen := make(map[string]bool)
+	var ids []Identifier // one buffer for every message's identifiers
 	for i, m := range msgs {
 		if m == nil || (m.Role != compact.RoleUser && m.Role != compact.RoleAssistant) {
 			continue
 		}
 		clear(seen)
-		for _, id := range IdentifiersIn(m.Text()) {
+		ids = appendIdentifiers(ids[:0], m.Text())
+		for _, id := range ids {
 			if seen[id.Text] {
 				continue
 			}
@@ -87,7 +89,12 @@ func Identifiers(msgs []*compact.Message) []Identifier {
 // the backticked names first, then the URLs, then the other tokens, each
 // in the order of the text. Only Text and Kind are set.
 func IdentifiersIn(text string) []Identifier {
-	var out []Identifier
+	return appendIdentifiers(nil, text)
+}
+
+// appendIdentifiers appends the identifiers of text to out (see
+// IdentifiersIn) and returns the extended slice.
+func appendIdentifiers(out []Identifier, text string) []Identifier {
 	for block := range prose(text) {
 		if strings.Contains(block, "`") {
 			block = cutBackticks(block, func(s string) {
