@@ -354,13 +354,14 @@ type decodedLine struct {
 }
 
 // parallelBytes is the file size from which lines are decoded by several
-// goroutines; below it the coordination costs more than it saves. On two
-// vCPUs, decoding the 1 MB large-session on two goroutines saved nothing
-// (BenchmarkParse 3.1-3.4 ms against 2.6-3.0 on one), and the first plan
-// after such a load took twice as long (compact's BenchmarkPlanFirst
-// 0.41-0.59 ms against 0.20-0.29): the text it reads was last written by
-// the other core. From 2.4 MB (before-compaction) two goroutines decode
-// 15-20 % faster and the plan after them costs the same.
+// goroutines. On two vCPUs, decoding the 1 MB large-session on two
+// goroutines saves little (BenchmarkParse 1.14-1.20 ms against 1.23-1.29
+// on one; BenchmarkLoad 1.28-1.47 against 1.63-1.71), and the first plan
+// after such a load takes up to twice as long (compact's
+// BenchmarkPlanFirst 104-186 µs against 77-83): the text it estimates was
+// last written by the other core. From 2.4 MB (before-compaction) two
+// goroutines decode 15-20 % faster and the plan after them costs the
+// same.
 const parallelBytes = 2 << 20
 
 // runsPerWorker is how many runs of lines decodeLines cuts per worker.

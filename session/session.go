@@ -54,11 +54,10 @@
 // target, hold the two paths to the same results. On a 2-core machine,
 // timed in the same rounds as pi's own loader (scripts/bench-vs-pi.sh,
 // BENCHMARKS.md), parsing and migrating pi's 974 KB and 2.4 MB fixtures
-// in a benchmark loop took 2.9 and 4.3 ms against pi's 3.8 and 6.8 ms
-// (node 20), of which about half is the collector's work, and loading
-// them (reading the file, parsing, the path and its context) 4.5 and 8.6
-// ms against 12.7 and 27.0 ms. No line of either fixture needs the
-// reference path.
+// in a benchmark loop took 1.34 and 1.80 ms against pi's 2.85 and 5.03
+// ms (node 20), and loading them (reading the file, parsing, the path
+// and its context) 1.74 and 2.58 ms against 4.88 and 9.64 ms. No line of
+// either fixture needs the reference path.
 //
 // The hand decoder is kept, rather than a maintained library, because
 // none comes near it (bench/decoders, BENCHMARKS.md, "Session decoder:
@@ -68,8 +67,11 @@
 // takes 1.35-1.72x the hand decoder's CPU time with bytedance/sonic
 // (ConfigDefault, ConfigFastest), 1.6x with goccy/go-json, about 2x with
 // encoding/json/v2 (and its go-json-experiment prototype) and 3.5-3.9x
-// with encoding/json, where replacing it needed at most 1.1x; the libraries allocate 8-18x the objects and raise
-// the peak resident set from 1.9-2.5x the file size to 2.9-9.3x. With a
+// with encoding/json, where replacing it needed at most 1.1x; the
+// libraries allocate 8-18x the objects and raise the peak resident set
+// from 1.9-2.5x the file size to 2.9-9.3x. minio/simdjson-go (v0.4.5,
+// AVX2 and AVX-512) takes 1.55 ms for its tape of the 974 KB fixture
+// alone, more than the whole hand parse (1.34 ms). With a
 // JSON decoder that cost nothing, the parse through the wire structs
 // (mapping them, the second scan for the extras, and the rest) would
 // still take 0.7-0.9x of the hand decoder's time. goccy/go-json
