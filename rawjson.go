@@ -3,11 +3,11 @@ package compact
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file reads raw JSON bytes without decoding them: tool-call
@@ -298,11 +298,7 @@ func TopLevelString(raw []byte, key string) (string, bool) {
 			if inner := raw[i+1 : vend-1]; bytes.IndexByte(inner, '\\') < 0 {
 				return string(inner), true
 			}
-			var s string
-			if json.Unmarshal(raw[i:vend], &s) != nil {
-				return "", false
-			}
-			return s, true
+			return unquote(raw[i+1 : vend-1])
 		}
 		i = skipSpace(raw, vend)
 		if i < len(raw) && raw[i] == ',' {
@@ -356,4 +352,80 @@ func TopLevelValues(raw []byte, keys []string, vals [][]byte) bool {
 			i++
 		}
 	}
+}
+
+// unquote decodes the inside of a JSON string literal that holds escapes
+// as encoding/json does, without its reflection and allocations (a shell
+// command is read this way from every call): a \u escape of half a
+// surrogate pair and every byte that is not valid UTF-8 become U+FFFD. ok
+// is false for an invalid escape or a control character, which
+// encoding/json refuses.
+func unquote(s []byte) (string, bool) {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(s) {
+				return "", false
+			}
+			switch e := s[i+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := hex4u(s[i:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok := hex4u(s[i:])
+					if dec := utf16.DecodeRune(r, r2); ok && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				b = utf8.AppendRune(b, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < 0x20:
+			return "", false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b = utf8.AppendRune(b, utf8.RuneError)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+// hex4u reads the escape \uXXXX at the start of s.
+func hex4u(s []byte) (rune, bool) {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(s[2:6]), 16, 16)
+	return rune(v), err == nil
 }

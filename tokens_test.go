@@ -207,3 +207,32 @@ func TestTokensCache(t *testing.T) {
 		}
 	}
 }
+
+// TopLevelString decodes a value with escapes as encoding/json does: the
+// same string, or a refusal where encoding/json refuses. Only values with
+// a backslash go through the decoder checked here; values without one are
+// returned as stored.
+func FuzzTopLevelStringEscapes(f *testing.F) {
+	for _, s := range []string{`a\nb`, `\"quoted\" \\ \/`, `\u00e9\ud83d\ude00`, `\ud800 lone`, `\udc00\ud800`, "bad\xffbyte\\t",
+		`\u12`, `\x`, "ctl\x01\\n", `\b\f\r\t`, `\uD83D\uDE00 upper`, `\ud83d\u0041`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, inner string) {
+		if !strings.Contains(inner, `\`) || strings.Count(inner, `"`) != strings.Count(inner, `\"`) {
+			return // no escape, or a quote that would end the literal early
+		}
+		raw := []byte(`{"command":"` + inner + `"}`)
+		var want struct{ Command *string }
+		err := json.Unmarshal(raw, &want)
+		got, ok := TopLevelString(raw, "command")
+		if err != nil || want.Command == nil {
+			if ok && skipValue(raw, len(`{"command":`)) == len(raw)-1 {
+				t.Fatalf("%q: TopLevelString gave %q where encoding/json refused: %v", inner, got, err)
+			}
+			return
+		}
+		if !ok || got != *want.Command {
+			t.Fatalf("%q: TopLevelString %q (%v), encoding/json %q", inner, got, ok, *want.Command)
+		}
+	})
+}

@@ -167,7 +167,7 @@ func buildHistory(f *facts, req *compact.SummaryRequest, o Options) *document {
 func turnRequestLines(prev string) []string {
 	var out []string
 	in := false
-	for _, line := range strings.Split(prev, "\n") {
+	for line := range strings.SplitSeq(prev, "\n") {
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "#") {
 			if in {
@@ -377,7 +377,7 @@ func constraintSentences(users []userMsg, max int) []string {
 		// Indented lines are usually pasted output, and questions ask
 		// rather than require.
 		var own []string
-		for _, l := range strings.Split(u.text, "\n") {
+		for l := range strings.SplitSeq(u.text, "\n") {
 			if !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "\t") {
 				own = append(own, l)
 			}
@@ -520,7 +520,7 @@ func splitParagraphs(text string) []string {
 			cur = nil
 		}
 	}
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			fence = !fence
@@ -616,7 +616,7 @@ func planItems(text string, max int) []string {
 		}
 	}
 	fence := false
-	for _, l := range strings.Split(text, "\n") {
+	for l := range strings.SplitSeq(text, "\n") {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			fence = !fence

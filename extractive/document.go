@@ -294,7 +294,7 @@ func parsePrevious(text string) []prevPart {
 	kind := ""
 	fence := ""
 	blank := false
-	for _, line := range strings.Split(normalizeNewlines(text), "\n") {
+	for line := range strings.SplitSeq(normalizeNewlines(text), "\n") {
 		cur := &parts[len(parts)-1]
 		if kind == "fence" {
 			open.text += "\n" + line

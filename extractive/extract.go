@@ -57,8 +57,9 @@ type command struct {
 	ok     bool
 	byUser bool
 	// shell is the command line as the shell reads it: its file
-	// operations and whether it only reads.
-	shell signals.Shell
+	// operations and whether it only reads. Commands with the same line
+	// share it (commandCache).
+	shell *signals.Shell
 }
 
 // failure is an error seen in the conversation.
@@ -193,13 +194,14 @@ func extract(msgs []*compact.Message) *facts {
 				if ci != nil {
 					cmd = compact.ShellCommand(ci.call)
 				}
-				sh, ck := cmds.read(cmd)
+				rc := cmds.read(cmd)
+				sh := &rc.shell
 				status := signals.ShellStatus(m, text)
 				ok := status == "exit 0"
 				if ci != nil {
 					ci.status = status
 				}
-				key := "bash\x00" + ck
+				key := rc.bashKey
 				switch {
 				case ok && !sh.ReadOnly && signals.PrintsErrors(text):
 					// Exit 0, but the compiler or the tests printed errors
@@ -246,8 +248,8 @@ func extract(msgs []*compact.Message) *facts {
 				ok = *run.ExitCode == 0
 			}
 			cmd := strings.TrimSpace(run.Command)
-			sh, ck := cmds.read(cmd)
-			key := "\x00user\x00" + ck
+			rc := cmds.read(cmd)
+			sh, key := &rc.shell, rc.userKey
 			if ok && !sh.ReadOnly && signals.PrintsErrors(run.Output) {
 				status, ok = "exit 0, errors printed", false
 			}
@@ -284,8 +286,7 @@ func extract(msgs []*compact.Message) *facts {
 		if ci.bash && !ci.done {
 			ci.status = "no result"
 			cmd := compact.ShellCommand(ci.call)
-			sh, _ := cmds.read(cmd)
-			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: sh})
+			f.commands = append(f.commands, command{idx: ci.idx, text: cmd, status: "no result", shell: &cmds.read(cmd).shell})
 		}
 	}
 	sort.SliceStable(f.commands, func(a, b int) bool { return f.commands[a].idx < f.commands[b].idx })
@@ -364,23 +365,28 @@ func addToolSuccesses(successes map[string]int, calls []toolSuccess, failures []
 // summary: agents run the same commands (go test, git status) again and
 // again, and the shell parser is the costliest step of reading one. The
 // Shell values are shared, so their Files are only read.
-type commandCache map[string]readCommand
+type commandCache map[string]*readCommand
 
 // readCommand is what a summary reads of a command line.
 type readCommand struct {
 	shell signals.Shell
 	key   string // commandKey
+	// bashKey and userKey are the keys of the line's successes and
+	// failures as a tool call and as a command the user ran, made once
+	// per distinct line rather than once per run.
+	bashKey, userKey string
 }
 
-// read returns the command line as the shell reads it and its
-// commandKey.
-func (c commandCache) read(cmd string) (signals.Shell, string) {
+// read returns what a summary reads of the command line cmd, parsed once
+// per distinct line.
+func (c commandCache) read(cmd string) *readCommand {
 	r, ok := c[cmd]
 	if !ok {
-		r = readCommand{shell: signals.ParseShell(cmd), key: commandKey(cmd)}
+		key := commandKey(cmd)
+		r = &readCommand{shell: signals.ParseShell(cmd), key: key, bashKey: "bash\x00" + key, userKey: "\x00user\x00" + key}
 		c[cmd] = r
 	}
-	return r.shell, r.key
+	return r
 }
 
 // messageText is m.Text() without the copy Text makes when the message

@@ -84,7 +84,7 @@ func leftOutMarker(left, total int) string {
 // cut to max characters.
 func firstLines(s string, n, max int) string {
 	var out []string
-	for _, l := range strings.Split(s, "\n") {
+	for l := range strings.SplitSeq(s, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			out = append(out, l)
 			if len(out) == n {

@@ -367,7 +367,7 @@ func distinctiveLine(lines []string) string {
 // outputLines returns the meaningful lines of an output, normalized.
 func outputLines(output string) []string {
 	var out []string
-	for _, l := range strings.Split(output, "\n") {
+	for l := range strings.SplitSeq(output, "\n") {
 		if strings.IndexByte(l, 0x1b) >= 0 {
 			l = ansiRe.ReplaceAllString(l, "")
 		}

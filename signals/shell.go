@@ -51,7 +51,7 @@ func ParseShell(command string) Shell {
 		r.walk(f)
 		return Shell{Files: r.ops, ReadOnly: r.readOnly && len(f.Stmts) > 0}
 	}
-	for _, line := range strings.Split(command, "\n") {
+	for line := range strings.SplitSeq(command, "\n") {
 		if f, err := parser.Parse(strings.NewReader(line), ""); err == nil {
 			r.walk(f)
 		}
