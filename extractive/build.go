@@ -312,13 +312,16 @@ func userBlocks(users []userMsg, o Options, focus []string) []*block {
 	short := make([]string, n)
 	remaining := o.UserBudgetTokens
 	for _, i := range order {
+		// The items are weighed first and built only when chosen: in a
+		// long history most are left out.
 		text := userText(users[i])
-		full[i] = bullet(text)
-		short[i] = bullet(shorten(text, o.ShortenedChars))
-		if t := tokens(full[i]); t <= remaining {
+		if t := (bulletUnits(text) + 3) / 4; t <= remaining {
 			choice[i], remaining = verbatim, remaining-t
-		} else if t := tokens(short[i]); t <= remaining {
-			choice[i], remaining = shortened, remaining-t
+			full[i] = bullet(text)
+			short[i] = bullet(shorten(text, o.ShortenedChars))
+		} else if st := shorten(text, o.ShortenedChars); (bulletUnits(st)+3)/4 <= remaining {
+			short[i] = bullet(st)
+			choice[i], remaining = shortened, remaining-tokens(short[i])
 		} else {
 			choice[i] = leftOut
 		}

@@ -141,6 +141,27 @@ func bullet(text string) string {
 	return b.String()
 }
 
+// bulletUnits is utf16Len(bullet(text)), counted without building the
+// list item: a summary weighs every user message against its budget,
+// and most of a long history's are left out.
+func bulletUnits(text string) int {
+	n := 2 // "- "
+	first := true
+	for l := range strings.SplitSeq(text, "\n") {
+		l = strings.TrimRightFunc(l, unicode.IsSpace)
+		switch {
+		case first:
+			n += utf16Len(l)
+			first = false
+		case l != "":
+			n += 3 + utf16Len(l) // the newline and two spaces
+		default:
+			n++ // the newline
+		}
+	}
+	return n
+}
+
 // plural returns "1 thing" or "n things".
 func plural(n int, one, many string) string {
 	if n == 1 {
