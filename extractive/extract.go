@@ -104,11 +104,36 @@ type todoCandidate struct {
 // extract walks the messages once, oldest first.
 func extract(msgs []*compact.Message) *facts {
 	f := &facts{lastTextIdx: -1, lastCallIdx: -1, lastUserIdx: -1}
+	// The lists below are sized from a count of the calls first: a long
+	// history holds hundreds of thousands, and growing the lists left as
+	// much again behind. infos holds the calls' records, one allocation
+	// for all of them.
+	nCalls, nShellCalls, nBash := 0, 0, 0
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		switch m.Role {
+		case compact.RoleAssistant:
+			for k := range m.Content {
+				if call := m.Content[k].ToolCall; m.Content[k].Type == compact.PartToolCall && call != nil {
+					nCalls++
+					if compact.IsShellTool(call.Name) {
+						nShellCalls++
+					}
+				}
+			}
+		case compact.RoleBash:
+			nBash++
+		}
+	}
+	infos := make([]callInfo, 0, nCalls)
+	f.commands = make([]command, 0, nShellCalls+nBash)
 	calls := make(map[string]*callInfo)
-	var order []*callInfo
+	order := make([]*callInfo, 0, nCalls)
 	var todos []todoCandidate
 	successes := make(map[string]int)
-	var toolOK []toolSuccess
+	toolOK := make([]toolSuccess, 0, nCalls-nShellCalls)
 	files := newFileRecorder()
 	cmds := make(commandCache)
 
@@ -153,7 +178,13 @@ func extract(msgs []*compact.Message) *facts {
 				if m.Content[k].Type != compact.PartToolCall || call == nil {
 					continue
 				}
-				ci := &callInfo{call: call, idx: i, todo: -1}
+				var ci *callInfo
+				if len(infos) < cap(infos) {
+					infos = append(infos, callInfo{call: call, idx: i, todo: -1})
+					ci = &infos[len(infos)-1]
+				} else {
+					ci = &callInfo{call: call, idx: i, todo: -1}
+				}
 				ci.args = call.Arguments
 				ci.bash = compact.IsShellTool(call.Name)
 				if isTodoTool(call.Name) {

@@ -95,41 +95,50 @@ func IdentifiersIn(text string) []Identifier {
 // appendIdentifiers appends the identifiers of text to out (see
 // IdentifiersIn) and returns the extended slice.
 func appendIdentifiers(out []Identifier, text string) []Identifier {
+	// segs are the pieces of a block between its backticked spans, which
+	// the URLs and the other tokens are looked for in: a span counts as
+	// a blank between them, without a copy of the block made to blank it.
+	var segs []string
 	for block := range prose(text) {
+		segs = append(segs[:0], block)
 		if strings.Contains(block, "`") {
-			block = cutBackticks(block, func(s string) {
+			segs = backtickSegments(block, segs[:0], func(s string) {
 				name := strings.TrimSpace(s)
 				if n := utf8.RuneCountInString(name); n >= 2 && n <= MaxNameRunes && strings.IndexFunc(name, isAlnum) >= 0 {
 					out = append(out, Identifier{Text: Normalize(name), Kind: IdentName})
 				}
 			})
 		}
-		if strings.Contains(block, "://") {
-			block = urlRe.ReplaceAllStringFunc(block, func(s string) string {
-				s = strings.TrimRightFunc(s, urlTrailer)
-				if len(s) > len("https://x") {
-					out = append(out, Identifier{Text: s, Kind: IdentURL})
-				}
-				return " "
-			})
+		for k, seg := range segs {
+			if strings.Contains(seg, "://") {
+				segs[k] = urlRe.ReplaceAllStringFunc(seg, func(s string) string {
+					s = strings.TrimRightFunc(s, urlTrailer)
+					if len(s) > len("https://x") {
+						out = append(out, Identifier{Text: s, Kind: IdentURL})
+					}
+					return " "
+				})
+			}
 		}
-		for tok := range digitFields(block) {
-			tok = strings.TrimFunc(tok, tokenPunct)
-			tok = strings.TrimRight(tok, ".")
-			if kind, ok := classify(tok); ok {
-				out = append(out, Identifier{Text: tok, Kind: kind})
+		for _, seg := range segs {
+			for tok := range digitFields(seg) {
+				tok = strings.TrimFunc(tok, tokenPunct)
+				tok = strings.TrimRight(tok, ".")
+				if kind, ok := classify(tok); ok {
+					out = append(out, Identifier{Text: tok, Kind: kind})
+				}
 			}
 		}
 	}
 	return out
 }
 
-// cutBackticks calls name with the text inside each backticked span of
-// block, in order, as backtickRe finds them (on one line, not empty), and
-// returns block with each span replaced by a space. It reads the block
-// once with IndexByte instead of running the expression.
-func cutBackticks(block string, name func(string)) string {
-	var b strings.Builder
+// backtickSegments calls name with the text inside each backticked span
+// of block, in order, as backtickRe finds them (on one line, not empty),
+// and appends to segs the pieces of block around the spans: joined with a
+// blank for each span, they give block with the spans blanked out. It
+// reads the block once with IndexByte instead of running the expression.
+func backtickSegments(block string, segs []string, name func(string)) []string {
 	last := 0
 	for i := 0; ; {
 		j := strings.IndexByte(block[i:], '`')
@@ -149,19 +158,11 @@ func cutBackticks(block string, name func(string)) string {
 			i = end // "``": the second backtick may open a span
 		default:
 			name(block[start+1 : end])
-			if last == 0 {
-				b.Grow(len(block))
-			}
-			b.WriteString(block[last:start])
-			b.WriteByte(' ')
+			segs = append(segs, block[last:start])
 			last, i = end+1, end+1
 		}
 	}
-	if last == 0 {
-		return block
-	}
-	b.WriteString(block[last:])
-	return b.String()
+	return append(segs, block[last:])
 }
 
 // digitFields yields the fields of s that hold an ASCII digit, split at

@@ -5,26 +5,27 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The hand-written scanners must find what the expressions they stand
 // for find.
 
-func TestCutBackticks(t *testing.T) {
+func TestBacktickSegments(t *testing.T) {
 	ref := regexp.MustCompile("`([^`\n]+)`")
 	for _, block := range []string{
 		"", "no ticks", "`a`", "use `x` and `y z`.", "``", "```", "`` `a`", "`a\nb` `c`", "`open", "a `b` `",
 		"`a``b`", "x`\n`y`", "`é` `\t`", "``a``", strings.Repeat("`k` ", 3) + "`\n",
 	} {
 		var got []string
-		out := cutBackticks(block, func(s string) { got = append(got, s) })
+		out := strings.Join(backtickSegments(block, nil, func(s string) { got = append(got, s) }), " ")
 		var want []string
 		wantOut := ref.ReplaceAllStringFunc(block, func(s string) string {
 			want = append(want, s[1:len(s)-1])
 			return " "
 		})
 		if out != wantOut || strings.Join(got, "\x00") != strings.Join(want, "\x00") {
-			t.Errorf("cutBackticks(%q) = %q %q, want %q %q", block, out, got, wantOut, want)
+			t.Errorf("backtickSegments(%q) = %q %q, want %q %q", block, out, got, wantOut, want)
 		}
 	}
 }
@@ -149,4 +150,56 @@ func TestLastExitCode(t *testing.T) {
 			t.Errorf("lastExitCode(%q) = %d, %v; the expression gives %d, %v", text, code, ok, wantCode, wantOK)
 		}
 	}
+}
+
+// identifiersRef is IdentifiersIn as it was written first: each block
+// copied with its backticked spans blanked out by the expression, then
+// its URLs blanked, then its tokens read.
+func identifiersRef(text string) []Identifier {
+	ticks := regexp.MustCompile("`([^`\n]+)`")
+	var out []Identifier
+	for block := range prose(text) {
+		block = ticks.ReplaceAllStringFunc(block, func(s string) string {
+			name := strings.TrimSpace(s[1 : len(s)-1])
+			if n := utf8.RuneCountInString(name); n >= 2 && n <= MaxNameRunes && strings.IndexFunc(name, isAlnum) >= 0 {
+				out = append(out, Identifier{Text: Normalize(name), Kind: IdentName})
+			}
+			return " "
+		})
+		block = urlRe.ReplaceAllStringFunc(block, func(s string) string {
+			s = strings.TrimRightFunc(s, urlTrailer)
+			if len(s) > len("https://x") {
+				out = append(out, Identifier{Text: s, Kind: IdentURL})
+			}
+			return " "
+		})
+		for _, tok := range strings.Fields(block) {
+			tok = strings.TrimFunc(tok, tokenPunct)
+			tok = strings.TrimRight(tok, ".")
+			if kind, ok := classify(tok); ok {
+				out = append(out, Identifier{Text: tok, Kind: kind})
+			}
+		}
+	}
+	return out
+}
+
+// IdentifiersIn, which reads the pieces between backticked spans in
+// place, finds what the copying reference finds, in the same order.
+func FuzzIdentifiersInMatchesRef(f *testing.F) {
+	for _, s := range []string{"`a` https://x.y/z 12345 #1 9f3c2a1d", "see `pkg/x.go`https://a.b/c`d` v1.2.3",
+		"```\n`x` 42\n```\nafter `y2` 7f3e2d1c0b", "``a`` `b c` x`1`y 10.0.0.1", "http://e.com/`x`/p"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, want := IdentifiersIn(text), identifiersRef(text)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d identifiers %v, want %d %v", text, len(got), got, len(want), want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: identifier %d is %+v, want %+v", text, i, got[i], want[i])
+			}
+		}
+	})
 }
