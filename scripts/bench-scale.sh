@@ -2,8 +2,8 @@
 # Scale measurements for issue 13: the real large-session repeated to 10, 50
 # and 200 MB (internal/cmd/bigsession), and 1M tiny entries; for each,
 # `compact inspect`, `compact run --dry-run` and `compact run` (on a copy)
-# timed with /usr/bin/time: wall and CPU seconds, ms per MB, and peak RSS
-# as a multiple of the file size. Rounds are interleaved and the median is
+# timed by internal/cmd/rusage: wall and CPU seconds to the millisecond,
+# ms per MB, and peak RSS as a multiple of the file size. Rounds are interleaved and the median is
 # printed, with the machine's load average before and after.
 #
 #   scripts/bench-scale.sh               # 3 rounds, sizes 10 50 200, and 1M tiny entries
@@ -25,10 +25,10 @@ tiny=${TINY:-1000000}
 if [[ ${1:-} == --quick ]]; then rounds=1; sizes="10 50"; tiny=0; fi
 
 [[ -f $src ]] || { echo "bench-scale: $src not found (set COMPACT_TESTDATA)" >&2; exit 1; }
-[[ -x /usr/bin/time ]] || { echo "bench-scale: /usr/bin/time is needed (Debian package time)" >&2; exit 1; }
 mkdir -p "$dir"
 bin=$dir/compact
-(cd "$root" && go build -o "$bin" ./cmd/compact && go build -o "$dir/bigsession" ./internal/cmd/bigsession)
+(cd "$root" && go build -o "$bin" ./cmd/compact && go build -o "$dir/bigsession" ./internal/cmd/bigsession &&
+	go build -o "$dir/rusage" ./internal/cmd/rusage)
 # bins: label=binary pairs, run one after the other for every command.
 bins=("new=$bin")
 if [[ -n ${BASE:-} ]]; then
@@ -67,7 +67,7 @@ for ((r = 1; r <= rounds; r++)); do
 					cp "$f" "$target"
 				fi
 				# shellcheck disable=SC2086
-				/usr/bin/time -f "%e %U %S %M" -o "$dir/time.txt" "$b" $cmd "$target" >/dev/null 2>"$dir/stderr.txt" ||
+				"$dir/rusage" -o "$dir/time.txt" "$b" $cmd "$target" >/dev/null 2>"$dir/stderr.txt" ||
 					{ echo "bench-scale: compact ($label) $cmd $target failed:" >&2; cat "$dir/stderr.txt" >&2; exit 1; }
 				name=${cmd// /_}
 				((${#bins[@]} > 1)) && name=$label:$name
@@ -92,6 +92,6 @@ END {
 		split(key, p, " ")
 		mb = size[key] / 1e6
 		w = median(wall, key, n[key]); c = median(cpu, key, n[key]); m = median(rss, key, n[key])
-		printf "%-22s %-18s %9.1f %9.2f %9.2f %11.1f %10.0f %9.2f\n", p[1], p[2], mb, w, c, c * 1000 / mb, m / 1024, m * 1024 / size[key]
+		printf "%-22s %-18s %9.1f %9.3f %9.3f %11.2f %10.0f %9.2f\n", p[1], p[2], mb, w, c, c * 1000 / mb, m / 1024, m * 1024 / size[key]
 	}
 }' "$results" | sort -k1,1V -k2,2
