@@ -128,14 +128,10 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 				n++
 				i += 2
 			case 'u':
-				if i+6 > len(raw) {
+				r, ok := hex4u(raw[i:])
+				if !ok {
 					return 0, 0, false
 				}
-				v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
-				if err != nil {
-					return 0, 0, false
-				}
-				r := rune(v)
 				i += 6
 				switch {
 				case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
@@ -145,8 +141,8 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 				case utf16.IsSurrogate(r):
 					// A high surrogate followed by an escaped low one is a
 					// pair JavaScript prints as is; a lone one it escapes.
-					if r < 0xdc00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						if v2, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16); err == nil && v2 >= 0xdc00 && v2 <= 0xdfff {
+					if r < 0xdc00 {
+						if r2, ok := hex4u(raw[i:]); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
 							n += 2
 							i += 6
 							continue
