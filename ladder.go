@@ -98,7 +98,7 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 			return fail(err)
 		}
 		u := Measure(before)
-		ce, err := planOn(s, path, before, StrategyEnv{Usage: u, Target: target})
+		ce, _, err := planOn(s, path, before, StrategyEnv{Usage: u, Target: target}, false)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", s.Name(), err))
 		}
@@ -263,17 +263,7 @@ func preview(ctx context.Context, path []*Entry, strategies []Strategy, figures 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var ce *ContextEdit
-		var saved []int
-		var err error
-		if vp, ok := s.(viewPlanner); ok {
-			v := viewOf(path, cur)
-			v.figures = figures
-			ce, err = vp.planView(v, env)
-			saved = v.saved
-		} else {
-			ce, err = s.Plan(path, env)
-		}
+		ce, saved, err := planOn(s, path, cur, env, figures)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}

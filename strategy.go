@@ -83,12 +83,18 @@ type viewPlanner interface {
 }
 
 // planOn plans s on path, whose context is cur: on a view of cur when s
-// is one of this package's strategies, else through s.Plan.
-func planOn(s Strategy, path []*Entry, cur *Context, env StrategyEnv) (*ContextEdit, error) {
+// is one of this package's strategies, else through s.Plan. With figures
+// (PreviewFigures) this package's strategies plan a figures pass, and
+// saved holds what each edit of the result frees; it is nil otherwise.
+func planOn(s Strategy, path []*Entry, cur *Context, env StrategyEnv, figures bool) (ce *ContextEdit, saved []int, err error) {
 	if vp, ok := s.(viewPlanner); ok {
-		return vp.planView(viewOf(path, cur), env)
+		v := viewOf(path, cur)
+		v.figures = figures
+		ce, err = vp.planView(v, env)
+		return ce, v.saved, err
 	}
-	return s.Plan(path, env)
+	ce, err = s.Plan(path, env)
+	return ce, nil, err
 }
 
 // usage returns env.Usage, or the measure of the view when it is unset.
