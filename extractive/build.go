@@ -315,11 +315,11 @@ func userBlocks(users []userMsg, o Options, focus []string) []*block {
 		// The items are weighed first and built only when chosen: in a
 		// long history most are left out.
 		text := userText(users[i])
-		if t := (bulletUnits(text) + 3) / 4; t <= remaining {
+		if t := unitsTokens(bulletUnits(text)); t <= remaining {
 			choice[i], remaining = verbatim, remaining-t
 			full[i] = bullet(text)
 			short[i] = bullet(shorten(text, o.ShortenedChars))
-		} else if st := shorten(text, o.ShortenedChars); (bulletUnits(st)+3)/4 <= remaining {
+		} else if st := shorten(text, o.ShortenedChars); unitsTokens(bulletUnits(st)) <= remaining {
 			short[i] = bullet(st)
 			choice[i], remaining = shortened, remaining-tokens(short[i])
 		} else {

@@ -401,10 +401,9 @@ type commandCache map[string]*readCommand
 // readCommand is what a summary reads of a command line.
 type readCommand struct {
 	shell signals.Shell
-	key   string // commandKey
-	// bashKey and userKey are the keys of the line's successes and
-	// failures as a tool call and as a command the user ran, made once
-	// per distinct line rather than once per run.
+	// bashKey and userKey are the keys (commandKey) of the line's
+	// successes and failures as a tool call and as a command the user
+	// ran, made once per distinct line rather than once per run.
 	bashKey, userKey string
 }
 
@@ -414,7 +413,7 @@ func (c commandCache) read(cmd string) *readCommand {
 	r, ok := c[cmd]
 	if !ok {
 		key := commandKey(cmd)
-		r = &readCommand{shell: signals.ParseShell(cmd), key: key, bashKey: "bash\x00" + key, userKey: "\x00user\x00" + key}
+		r = &readCommand{shell: signals.ParseShell(cmd), bashKey: "bash\x00" + key, userKey: "\x00user\x00" + key}
 		c[cmd] = r
 	}
 	return r

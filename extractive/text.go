@@ -33,7 +33,10 @@ func utf16Len(s string) int {
 }
 
 // tokens estimates the tokens of a text: ceil(UTF-16 length / 4).
-func tokens(s string) int { return (utf16Len(s) + 3) / 4 }
+func tokens(s string) int { return unitsTokens(utf16Len(s)) }
+
+// unitsTokens is the estimate for a text of n UTF-16 units.
+func unitsTokens(n int) int { return (n + 3) / 4 }
 
 // cutRunes returns s cut to at most n characters, with "…" appended when
 // something was cut.
