@@ -10,6 +10,12 @@ type lineDecoder interface {
 	decode(line []byte) decodedLine
 }
 
+// reserver is implemented by decoders that can set aside the scratch
+// space for lines up to a given length before they decode the first.
+type reserver interface {
+	reserve(longest int)
+}
+
 // newFastDecoder returns the decoder Read and Open use: the fast path of
 // fast.go, which leaves what it cannot decode to the reference path.
 func newFastDecoder() lineDecoder { return new(fastDecoder) }

@@ -273,12 +273,30 @@ type entryFields struct {
 	seen                                             seen
 }
 
+// reserve sizes tmp, and the journal when decoding in place, for lines
+// of up to longest bytes, so that neither grows on the way (a doubling
+// buffer leaves as much garbage as its final size).
+func (d *fastDecoder) reserve(longest int) {
+	if need := tmpSize(longest); len(d.tmp) < need {
+		d.tmp = make([]byte, need)
+	}
+	if d.inPlace && cap(d.journal) < longest {
+		// The pieces overwrite changes are disjoint parts of the line.
+		d.journal = make([]byte, 0, longest)
+	}
+}
+
+// tmpSize is the length of tmp that a line of n bytes needs: what the
+// longest string in it can decode to (see str), and the eight bytes that
+// scanString's word copies may write past it.
+func tmpSize(n int) int { return n + utf8.UTFMax + 8 }
+
 // fast decodes line, reporting false when the line is not one it decodes
 // exactly as the reference path does.
 func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 	d.b, d.i = line, 0
 	d.spans, d.journal = d.spans[:0], d.journal[:0]
-	if need := len(line) + utf8.UTFMax + 8; len(d.tmp) < need {
+	if need := tmpSize(len(line)); len(d.tmp) < need {
 		d.tmp = make([]byte, max(need, 2*len(d.tmp), 4<<10))
 	}
 	var f entryFields

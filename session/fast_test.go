@@ -374,20 +374,31 @@ func derivedIDOld(sessionID string, fileIndex int, taken map[string]bool) string
 func TestDerivedIDUnchanged(t *testing.T) {
 	for _, sid := range []string{"", "x", "aaaaaaaa-2222-4333-8444-555555555555", "é\x00\xff"} {
 		taken := map[string]bool{}
-		for i := 0; i < 2000; i += 7 {
+		set := idSet{derived: map[uint32]struct{}{}}
+		check := func(what string, i int) {
+			t.Helper()
 			want := derivedIDOld(sid, i, taken)
-			got := derivedID(idPrefix(sid), i, taken)
-			if string(got[:]) != want {
-				t.Fatalf("derivedID(%q, %d) = %s, want %s", sid, i, got[:], want)
+			got, v := derivedID(idPrefix(sid), i, &set)
+			if string(got[:]) != want || fmt.Sprintf("%08x", v) != want {
+				t.Fatalf("%sderivedID(%q, %d) = %s (%08x), want %s", what, sid, i, got[:], v, want)
 			}
 			// Taking the id forces the next call for the same index to
-			// salt it.
+			// salt it. Odd indexes take it as a stored id, even ones as
+			// a derived one.
 			taken[want] = true
-			want = derivedIDOld(sid, i, taken)
-			got = derivedID(idPrefix(sid), i, taken)
-			if string(got[:]) != want {
-				t.Fatalf("salted derivedID(%q, %d) = %s, want %s", sid, i, got[:], want)
+			if i%2 == 1 {
+				if set.stored == nil {
+					set.stored = map[string]bool{}
+				}
+				set.stored[want] = true
+			} else {
+				set.derived[v] = struct{}{}
 			}
+		}
+		for i := 0; i < 2000; i += 7 {
+			check("", i)
+			check("salted ", i)
+			check("twice salted ", i)
 		}
 	}
 }

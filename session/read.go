@@ -164,10 +164,12 @@ func parseWith(data []byte, name string, opts Options, newDecoder func() lineDec
 	lineNo := 0
 	headerSeen := false
 	// Split the lines first: the header is parsed at once, the entries are
-	// decoded below, in parallel for large files. The lines are counted
-	// first (a fast scan) so that the slice is allocated once: growing it
-	// by appending would leave four times its size behind as garbage.
-	lines := make([]rawLine, 0, bytes.Count(data, []byte{'\n'})+1)
+	// decoded below, in parallel for large files, into the records that
+	// hold their lines, which build then keeps or drops. The lines are
+	// counted first (a fast scan) so that the slice is allocated once:
+	// growing it by appending would leave four times its size behind as
+	// garbage.
+	recs := make([]record, 0, bytes.Count(data, []byte{'\n'})+1)
 	for len(data) > 0 {
 		lineNo++
 		var line []byte
@@ -209,25 +211,28 @@ func parseWith(data []byte, name string, opts Options, newDecoder func() lineDec
 			s.header, s.headerRaw, s.headerLine = h, line, lineNo
 			headerSeen = true
 			for _, b := range rest {
-				lines = append(lines, rawLine{no: lineNo, b: b})
+				recs = append(recs, record{line: lineNo, raw: b})
 			}
 			continue
 		}
-		lines = append(lines, rawLine{no: lineNo, b: line})
+		recs = append(recs, record{line: lineNo, raw: line})
 	}
 	if !headerSeen {
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
 	}
 	s.lines = lineNo
-	if err := s.build(lines, decodeLines(lines, newDecoder)); err != nil {
+	if err := s.build(recs, decodeLines(recs, newDecoder)); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// build makes the records from the decoded lines, then migrates and
-// indexes them.
-func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
+// build keeps the records of the decoded lines, in order, and drops the
+// others (torn or, when lenient, malformed lines) or, for a line that
+// holds several entries glued together, puts a record for each in its
+// place; then it migrates and indexes them. notes are decodeLines'
+// notes on recs, by index.
+func (s *Session) build(recs []record, notes []lineNote) error {
 	name, opts := s.name, s.opts
 	// fileIndex counts the lines pi's loader keeps: every line that parses
 	// as JSON, the header included (at 0). Version 1 firstKeptEntryIndex
@@ -237,50 +242,57 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 	// they were separate, so counting them makes later indexes name the
 	// entry pi meant.
 	fileIndex := 0
-	s.records = make([]*record, 0, len(lines))
-	recs := make([]record, 0, len(lines)) // one allocation for all records
+	// The records kept are moved down over recs, which they share until
+	// glued lines would make them overtake the records not yet read; out
+	// then moves to an array of its own.
+	out, shared := recs[:0], true
+	// kept are the records with a stored firstKeptEntryIndex, by index in
+	// out, and that index.
+	var kept []v1Ref
+	keptAt := []int(nil)
 	// last is the last non-empty line, the only one that may be torn.
 	last := 0
-	if len(lines) > 0 {
-		last = lines[len(lines)-1].no
+	if len(recs) > 0 {
+		last = recs[len(recs)-1].line
 	}
-	add := func(l rawLine, d *decodedLine) {
+	add := func(r record, n *lineNote) {
 		fileIndex++
-		recs = append(recs, record{entry: d.e, line: l.no, raw: l.b, fileIndex: fileIndex})
-		rec := &recs[len(recs)-1]
-		if d.hasKeptIndex {
-			rec.keptIndex = true
-			s.v1Index = append(s.v1Index, v1Ref{rec: rec, index: d.keptIndex})
+		r.fileIndex = fileIndex
+		if n != nil && n.hasKeptIndex {
+			r.keptIndex = true
+			kept = append(kept, v1Ref{index: n.keptIndex})
+			keptAt = append(keptAt, len(out))
 		}
-		rec.assignedParent = d.noParent
-		rec.hookRole = d.hookRole
-		if d.inPlace {
-			rec.inPlace, rec.crc = true, d.crc
+		if r.inPlace {
 			s.inPlace++
 		}
-		s.records = append(s.records, rec)
+		out = append(out, r)
 	}
-	for i, l := range lines {
-		d := &decoded[i]
-		err := d.err
-		if err == nil {
-			add(l, d)
+	for i := range recs {
+		r := recs[i] // out may take its place
+		var n *lineNote
+		if len(notes) > 0 && notes[0].i == i {
+			n, notes = &notes[0], notes[1:]
+		}
+		if n == nil || n.err == nil {
+			add(r, n)
 			continue
 		}
+		err := n.err
 		// cutShort handles a line (or the end of one) cut short by an
 		// interrupted write: only the last line may be, unless lenient.
 		cutShort := func(what string) error {
-			if l.no != last && !opts.Lenient {
-				return &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %s (an interrupted write?) followed by more lines; "+
+			if r.line != last && !opts.Lenient {
+				return &LineError{File: name, Line: r.line, Err: fmt.Errorf("%w: %s (an interrupted write?) followed by more lines; "+
 					"read the file with --lenient to skip it (the entries after it may then hang from a missing parent)", ErrMalformed, what)}
 			}
-			s.tornLine = max(s.tornLine, l.no)
+			s.tornLine = max(s.tornLine, r.line)
 			return nil
 		}
-		if parts, tail := splitGlued(l.b); parts != nil {
+		if parts, tail := splitGlued(r.raw); parts != nil {
 			glued, gerr := decodeGlued(parts)
 			if gerr == nil {
-				msg := fmt.Sprintf("%s:%d: %d entries on one line (a lost newline?) read in order", name, l.no, len(parts))
+				msg := fmt.Sprintf("%s:%d: %d entries on one line (a lost newline?) read in order", name, r.line, len(parts))
 				if tail != nil {
 					if err := cutShort("entries on one line, the last one incomplete"); err != nil {
 						return err
@@ -290,47 +302,54 @@ func (s *Session) build(lines []rawLine, decoded []decodedLine) error {
 						complete = fmt.Sprintf("%d complete entries", len(parts))
 					}
 					msg = fmt.Sprintf("%s:%d: %s and an incomplete one on one line (a lost newline, then an interrupted write?): "+
-						"the complete ones read in order, the incomplete one ignored", name, l.no, complete)
+						"the complete ones read in order, the incomplete one ignored", name, r.line, complete)
+				}
+				if shared && len(out)+len(parts) > i+1 {
+					out = append(make([]record, 0, len(recs)+len(parts)), out...)
+					shared = false
 				}
 				for k := range glued {
-					add(rawLine{no: l.no, b: parts[k]}, &glued[k])
+					g := &glued[k]
+					add(record{line: r.line, raw: parts[k]}.decoded(g), &lineNote{keptIndex: g.keptIndex, hasKeptIndex: g.hasKeptIndex})
 				}
 				s.warn(msg + "; the file keeps the line as is")
 				continue
 			}
 			err = fmt.Errorf("%v; as %d entries glued together: %v", err, len(parts), gerr)
-		} else if torn(l.b) {
+		} else if torn(r.raw) {
 			if err := cutShort("incomplete line"); err != nil {
 				return err
 			}
-			if l.no == last {
-				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, l.no))
+			if r.line == last {
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) ignored; the file keeps it", name, r.line))
 			} else {
-				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) followed by more lines, skipped; the file keeps it", name, l.no))
+				s.warn(fmt.Sprintf("%s:%d: incomplete line (an interrupted write?) followed by more lines, skipped; the file keeps it", name, r.line))
 			}
 			continue
 		}
-		lerr := &LineError{File: name, Line: l.no, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		lerr := &LineError{File: name, Line: r.line, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
 		if !opts.Lenient {
 			return lerr
 		}
-		if stdjson.Valid(l.b) {
+		if stdjson.Valid(r.raw) {
 			fileIndex++ // pi keeps the line, so it counts
 		}
-		s.skipped = append(s.skipped, l.no)
+		s.skipped = append(s.skipped, r.line)
 		s.warn(lerr.Error() + " (skipped)")
 	}
+	s.records = make([]*record, len(out))
+	for i := range out {
+		s.records[i] = &out[i]
+	}
+	for k, at := range keptAt {
+		kept[k].rec = &out[at]
+	}
+	s.v1Index = kept
 	s.nextIndex = fileIndex + 1
 	if err := s.migrate(); err != nil {
 		return err
 	}
 	return s.index()
-}
-
-// rawLine is one non-empty line of the file after the header.
-type rawLine struct {
-	no int
-	b  []byte
 }
 
 // decodedLine is the outcome of decoding one line: the entry and the few
@@ -367,22 +386,63 @@ const parallelBytes = 2 << 20
 // runsPerWorker is how many runs of lines decodeLines cuts per worker.
 const runsPerWorker = 8
 
-// decodeLines decodes every line; the lines of large files are decoded
+// lineNote is what decoding a line found beyond the facts a record
+// keeps, for the few lines that have more: the error of a line that is
+// not a valid entry, or a stored firstKeptEntryIndex (version 1).
+type lineNote struct {
+	i            int // the line's index in the records decoded
+	err          error
+	keptIndex    int
+	hasKeptIndex bool
+}
+
+// decoded returns r with the entry and the facts of d.
+func (r record) decoded(d *decodedLine) record {
+	r.entry = d.e
+	r.assignedParent = d.noParent
+	r.hookRole = d.hookRole
+	r.inPlace, r.crc = d.inPlace, d.crc
+	return r
+}
+
+// decodeRecords decodes the lines of recs[from:to] with d into their
+// records and appends the notes on them to notes.
+func decodeRecords(d lineDecoder, recs []record, from, to int, notes []lineNote) []lineNote {
+	for i := from; i < to; i++ {
+		r := &recs[i]
+		dl := d.decode(r.raw)
+		*r = r.decoded(&dl)
+		if dl.err != nil || dl.hasKeptIndex {
+			notes = append(notes, lineNote{i: i, err: dl.err, keptIndex: dl.keptIndex, hasKeptIndex: dl.hasKeptIndex})
+		}
+	}
+	return notes
+}
+
+// decodeLines decodes the line of every record into it, and returns the
+// notes on them in order; the lines of large files are decoded
 // concurrently, by one goroutine per available CPU. Lines are
 // independent, so the result is the same as decoding them in order.
-func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
-	out := make([]decodedLine, len(lines))
-	total := 0
-	for _, l := range lines {
-		total += len(l.b)
+func decodeLines(recs []record, newDecoder func() lineDecoder) []lineNote {
+	total, longest := 0, 0
+	for i := range recs {
+		total += len(recs[i].raw)
+		longest = max(longest, len(recs[i].raw))
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if total < parallelBytes || workers < 2 || len(lines) < 2*workers {
-		d := newDecoder()
-		for i := range lines {
-			out[i] = d.decode(lines[i].b)
+	// A decoder that can size its scratch space for the longest line
+	// allocates it once rather than growing it line by line.
+	newDecoder = func(newDecoder func() lineDecoder) func() lineDecoder {
+		return func() lineDecoder {
+			d := newDecoder()
+			if r, ok := d.(reserver); ok {
+				r.reserve(longest)
+			}
+			return d
 		}
-		return out
+	}(newDecoder)
+	workers := runtime.GOMAXPROCS(0)
+	if total < parallelBytes || workers < 2 || len(recs) < 2*workers {
+		return decodeRecords(newDecoder(), recs, 0, len(recs), nil)
 	}
 	// Cut the lines into runs of similar size in bytes, a few per worker,
 	// which the workers take in turn: a worker that meets cheaper lines
@@ -391,28 +451,36 @@ func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
 	per := total/(workers*runsPerWorker) + 1
 	var ends []int
 	acc := 0
-	for i := range lines {
-		acc += len(lines[i].b)
-		if acc >= per || i == len(lines)-1 {
+	for i := range recs {
+		acc += len(recs[i].raw)
+		if acc >= per || i == len(recs)-1 {
 			ends = append(ends, i+1)
 			acc = 0
 		}
 	}
-	var taken atomic.Int32
+	var (
+		taken atomic.Int32
+		mu    sync.Mutex
+		notes []lineNote
+	)
 	work := func() {
 		d := newDecoder()
+		var mine []lineNote
 		for {
 			k := int(taken.Add(1)) - 1
 			if k >= len(ends) {
-				return
+				break
 			}
 			from := 0
 			if k > 0 {
 				from = ends[k-1]
 			}
-			for j := from; j < ends[k]; j++ {
-				out[j] = d.decode(lines[j].b)
-			}
+			mine = decodeRecords(d, recs, from, ends[k], mine)
+		}
+		if len(mine) > 0 {
+			mu.Lock()
+			notes = append(notes, mine...)
+			mu.Unlock()
 		}
 	}
 	var wg sync.WaitGroup
@@ -421,7 +489,8 @@ func decodeLines(lines []rawLine, newDecoder func() lineDecoder) []decodedLine {
 	}
 	work()
 	wg.Wait()
-	return out
+	slices.SortFunc(notes, func(a, b lineNote) int { return cmp.Compare(a.i, b.i) })
+	return notes
 }
 
 // decodeLine parses one entry line into its wire form and domain entry:
@@ -574,12 +643,19 @@ func (s *Session) migrate() error {
 		s.v1Index = nil
 		return nil
 	}
-	taken := make(map[string]bool, len(s.records))
+	var taken idSet
+	missing := 0
 	for _, r := range s.records {
-		if r.entry.ID != "" {
-			taken[r.entry.ID] = true
+		if r.entry.ID == "" {
+			missing++
+			continue
 		}
+		if taken.stored == nil {
+			taken.stored = make(map[string]bool)
+		}
+		taken.stored[r.entry.ID] = true
 	}
+	taken.derived = make(map[uint32]struct{}, missing)
 	// The derived ids share one buffer, written once and never again.
 	var ids []byte
 	prefix := idPrefix(s.header.ID)
@@ -590,11 +666,11 @@ func (s *Session) migrate() error {
 			if cap(ids)-len(ids) < 8 {
 				ids = make([]byte, 0, 8*len(s.records))
 			}
-			id := derivedID(prefix, r.fileIndex, taken)
+			id, v := derivedID(prefix, r.fileIndex, &taken)
 			n := len(ids)
 			ids = append(ids, id[:]...)
 			e.ID = unsafe.String(&ids[n], 8)
-			taken[e.ID] = true
+			taken.derived[v] = struct{}{}
 			r.assignedID = true
 		}
 		if r.assignedParent {
@@ -631,12 +707,29 @@ func idPrefix(sessionID string) uint64 {
 	return h * fnvPrime // the zero byte
 }
 
+// idSet is the set of ids that migrate has met: the ids stored in the
+// file, by string (a version 1 file, the only kind migrate gives ids to,
+// normally stores none), and the ids derived so far, by the number their
+// eight hex digits spell, which hashes faster than the string.
+type idSet struct {
+	stored  map[string]bool
+	derived map[uint32]struct{}
+}
+
+// has reports whether the derived id id, whose digits spell v, is taken.
+func (t *idSet) has(id [8]byte, v uint32) bool {
+	if _, ok := t.derived[v]; ok {
+		return true
+	}
+	return t.stored[string(id[:])]
+}
+
 // derivedID returns an 8-hex-digit id for the entry at fileIndex of the
-// session whose idPrefix is prefix, unique among taken: the low 32 bits
-// of the FNV-1a hash of the session id, a zero byte and the decimal
-// index, followed by a zero byte and a decimal salt from the second try
-// on.
-func derivedID(prefix uint64, fileIndex int, taken map[string]bool) [8]byte {
+// session whose idPrefix is prefix, unique among taken, and the number
+// its digits spell: the low 32 bits of the FNV-1a hash of the session id,
+// a zero byte and the decimal index, followed by a zero byte and a
+// decimal salt from the second try on.
+func derivedID(prefix uint64, fileIndex int, taken *idSet) (id [8]byte, v uint32) {
 	var num [20]byte
 	for salt := 0; ; salt++ {
 		h := prefix
@@ -649,13 +742,13 @@ func derivedID(prefix uint64, fileIndex int, taken map[string]bool) [8]byte {
 				h = (h ^ uint64(c)) * fnvPrime
 			}
 		}
-		var id [8]byte
+		v = uint32(h)
 		const digits = "0123456789abcdef"
-		for i, v := 7, uint32(h); i >= 0; i, v = i-1, v>>4 {
-			id[i] = digits[v&15]
+		for i, w := 7, v; i >= 0; i, w = i-1, w>>4 {
+			id[i] = digits[w&15]
 		}
-		if !taken[string(id[:])] {
-			return id
+		if !taken.has(id, v) {
+			return id, v
 		}
 	}
 }

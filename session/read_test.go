@@ -522,6 +522,55 @@ func TestGluedLine(t *testing.T) {
 	}
 }
 
+// Records are kept in the array the lines were split into, moved down
+// over the lines dropped before them. A glued line after dropped lines
+// fits in their room; one before them does not, and the records move to
+// an array of their own. Either way every entry keeps its line.
+func TestGluedLineAfterSkippedLines(t *testing.T) {
+	m := func(n int) string {
+		id, parent := fmt.Sprintf("%08d", n), ""
+		if n > 1 {
+			parent = fmt.Sprintf("%08d", n-1)
+		}
+		return msgLine(id, parent, "user", fmt.Sprint("text ", n))
+	}
+	const bad = `{"type":"message","id":7}`
+	for _, tc := range []struct {
+		name string
+		body string
+		// lines maps each entry, by number, to its line.
+		lines []int
+	}{
+		{"skipped lines first", bad + "\n" + bad + "\n" + m(1) + m(2) + "\n" + m(3) + "\n", []int{4, 4, 5}},
+		{"glued line first", m(1) + m(2) + "\n" + bad + "\n" + m(3) + "\n" + bad + "\n" + m(4) + m(5) + m(6) + "\n" + m(7) + "\n",
+			[]int{2, 2, 4, 6, 6, 6, 7}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := writeRaw(t, v3Header+"\n"+tc.body)
+			s, err := Open(p, Options{Lenient: true, Warn: func(string) {}})
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			entries := s.Entries()
+			if len(entries) != len(tc.lines) {
+				t.Fatalf("%d entries, want %d", len(entries), len(tc.lines))
+			}
+			for i, e := range entries {
+				n := i + 1
+				if e.ID != fmt.Sprintf("%08d", n) || e.Message.Text() != fmt.Sprint("text ", n) {
+					t.Errorf("entry %d is %s %q", n, e.ID, e.Message.Text())
+				}
+				if got := s.Line(e.ID); got != tc.lines[i] {
+					t.Errorf("Line(%s) = %d, want %d", e.ID, got, tc.lines[i])
+				}
+			}
+			if got := len(s.Path()); got != len(tc.lines) {
+				t.Errorf("path of %d entries, want %d", got, len(tc.lines))
+			}
+		})
+	}
+}
+
 // In a version 1 file, firstKeptEntryIndex counts each entry of a glued
 // line: pi computed the index from the entries it held in memory, where
 // they were separate. A compaction after the glued line that keeps from
