@@ -165,7 +165,7 @@ func tokensAfter(path []*Entry, c *Context, u ContextUsage, ce *ContextEdit, sav
 			return Measure(BuildContext(append(path[:len(path):len(path)], entry))).Tokens
 		}
 	}
-	editOf := editsByIndex(c, ce.Edits)
+	editOf := editsByIndex(c, ce.Edits, u.LastUsageIndex+1)
 	usage := u.UsageTokens
 	if ce.TokensFreed > 0 && u.LastUsageIndex >= 0 {
 		usage = max(usage-ce.TokensFreed, 0)
@@ -190,17 +190,20 @@ func tokensAfter(path []*Entry, c *Context, u ContextUsage, ce *ContextEdit, sav
 }
 
 // editsByIndex returns a lookup of the edit that applies to the message at
-// each index of c, by its index in edits, the later edit of an entry
-// winning. Edits in context order, one per entry (as this package's
-// strategies make them), are matched in one walk over the context; others
-// go through a map of their targets.
-func editsByIndex(c *Context, edits []Edit) func(i int) (int, bool) {
-	at := make([]int32, len(c.Messages)) // 1 + index in edits
+// each index of c from from on, by its index in edits, the later edit of
+// an entry winning. Edits in context order, one per entry (as this
+// package's strategies make them), are matched in one walk over the
+// context; others go through a map of their targets.
+func editsByIndex(c *Context, edits []Edit, from int) func(i int) (int, bool) {
+	from = min(max(from, 0), len(c.Messages))
+	at := make([]int32, len(c.Messages)-from) // 1 + index in edits
 	j := 0
 	for i, id := range c.EntryIDs {
 		if j < len(edits) && id == edits[j].TargetID {
 			j++
-			at[i] = int32(j)
+			if i >= from {
+				at[i-from] = int32(j)
+			}
 		}
 	}
 	if j < len(edits) {
@@ -214,7 +217,7 @@ func editsByIndex(c *Context, edits []Edit) func(i int) (int, bool) {
 		}
 	}
 	return func(i int) (int, bool) {
-		k := at[i]
+		k := at[i-from]
 		return int(k) - 1, k > 0
 	}
 }
@@ -259,11 +262,12 @@ func preview(ctx context.Context, path []*Entry, strategies []Strategy, figures 
 	cur := BuildContext(path)
 	u := Measure(cur)
 	env := StrategyEnv{Usage: u}
+	var scratch passScratch
 	for _, s := range strategies {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ce, saved, err := planOn(s, path, cur, env, figures)
+		ce, saved, err := planOnWith(s, path, cur, env, figures, &scratch)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}

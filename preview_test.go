@@ -41,6 +41,16 @@ func TestPreviewMatchesSingleLadders(t *testing.T) {
 				edited++
 				if len(g.Edit.Edits) != len(want.Edit.Edits) || g.Edit.TokensFreed != want.Edit.TokensFreed {
 					t.Errorf("%s %s: %d edits freeing %d, ladder %d freeing %d", name, st.Name(), len(g.Edit.Edits), g.Edit.TokensFreed, len(want.Edit.Edits), want.Edit.TokensFreed)
+					continue
+				}
+				// The strategies of a preview share their proposal
+				// buffers, one after the other: what one left must not
+				// show in the next.
+				for k, ed := range g.Edit.Edits {
+					if w := want.Edit.Edits[k]; ed.TargetID != w.TargetID || fmt.Sprint(ed.Content) != fmt.Sprint(w.Content) {
+						t.Errorf("%s %s: edit %d targets %s, ladder %s (or their contents differ)", name, st.Name(), k, ed.TargetID, w.TargetID)
+						break
+					}
 				}
 			}
 		}

@@ -55,6 +55,31 @@ type strategyView struct {
 	// for each edit of the result, the tokens it frees.
 	figures bool
 	saved   []int
+	// scratch, when set, lends its buffers to the pass made on the view
+	// and takes them back after it (see planOn); pass is that pass.
+	scratch *passScratch
+	pass    *pass
+}
+
+// passScratch holds the buffers of a finished pass for the next one, so
+// that a preview of several strategies on a long context allocates its
+// proposals once rather than once per strategy.
+type passScratch struct {
+	edits []edit
+	at    []int32
+	buf   []byte
+}
+
+// reclaim takes back the buffers of p, whose results have been copied
+// out (see result), with at cleared.
+func (sc *passScratch) reclaim(p *pass) {
+	if p.at != nil {
+		for _, e := range p.edits {
+			p.at[e.i] = 0
+		}
+		sc.at = p.at
+	}
+	sc.edits, sc.buf = p.edits[:0], p.buf[:0]
 }
 
 func newStrategyView(path []*Entry) *strategyView {
@@ -87,10 +112,19 @@ type viewPlanner interface {
 // (PreviewFigures) this package's strategies plan a figures pass, and
 // saved holds what each edit of the result frees; it is nil otherwise.
 func planOn(s Strategy, path []*Entry, cur *Context, env StrategyEnv, figures bool) (ce *ContextEdit, saved []int, err error) {
+	return planOnWith(s, path, cur, env, figures, nil)
+}
+
+// planOnWith is planOn with the pass borrowing the buffers of scratch,
+// when not nil, and giving them back.
+func planOnWith(s Strategy, path []*Entry, cur *Context, env StrategyEnv, figures bool, scratch *passScratch) (ce *ContextEdit, saved []int, err error) {
 	if vp, ok := s.(viewPlanner); ok {
 		v := viewOf(path, cur)
-		v.figures = figures
+		v.figures, v.scratch = figures, scratch
 		ce, err = vp.planView(v, env)
+		if scratch != nil && v.pass != nil {
+			scratch.reclaim(v.pass)
+		}
 		return ce, v.saved, err
 	}
 	ce, err = s.Plan(path, env)
@@ -144,7 +178,16 @@ type pass struct {
 type edit struct{ i, saved, k int32 }
 
 func newPass(v *strategyView) *pass {
-	return &pass{v: v, figures: v.figures}
+	p := &pass{v: v, figures: v.figures}
+	if sc := v.scratch; sc != nil {
+		p.edits, p.buf = sc.edits, sc.buf
+		sc.edits, sc.buf = nil, nil
+		if len(sc.at) == len(v.cur.Messages) {
+			p.at, sc.at = sc.at, nil
+		}
+		v.pass = p
+	}
+	return p
 }
 
 // text returns one text part holding what build appends to an empty

@@ -498,6 +498,9 @@ func TestGluedLine(t *testing.T) {
 		if want := []string{"00000001", "00000002", "00000003", "00000004"}; !slices.Equal(ids, want) {
 			t.Fatalf("entries %q, want %q", ids, want)
 		}
+		if s.Len() != 4 {
+			t.Errorf("Len() = %d, want 4", s.Len())
+		}
 		if len(warned) != 1 || !strings.HasPrefix(warned[0], p+":3: 2 entries on one line") {
 			t.Errorf("warnings %q, want one naming line 3", warned)
 		}

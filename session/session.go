@@ -163,6 +163,9 @@ func (s *Session) Entries() []*compact.Entry {
 	return out
 }
 
+// Len returns the number of entries, len(Entries()) without the copy.
+func (s *Session) Len() int { return len(s.records) }
+
 // Entry returns the entry with the given id, or nil.
 func (s *Session) Entry(id string) *compact.Entry {
 	if i, ok := s.pos[id]; ok {

@@ -219,7 +219,7 @@ func (a *app) load(path string, writing bool) (*session.Session, error) {
 		}
 		return nil, err
 	}
-	a.logger.Debug("loaded session", "file", path, "entries", len(s.Entries()), "version", s.Header().Version)
+	a.logger.Debug("loaded session", "file", path, "entries", s.Len(), "version", s.Header().Version)
 	if a.loaded != nil {
 		if fi, err := os.Stat(path); err == nil {
 			a.loaded(fi.Size())

@@ -42,7 +42,7 @@ never overwrites a file.`,
 			if err != nil {
 				return err
 			}
-			r := forkReport{File: args[0], At: at, Output: out, Entries: len(forked.Entries())}
+			r := forkReport{File: args[0], At: at, Output: out, Entries: forked.Len()}
 			if a.jsonOut {
 				return writeJSON(a.stdout, r)
 			}

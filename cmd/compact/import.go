@@ -84,7 +84,7 @@ on this machine: --cwd sets the one written into OUT.`,
 			if err := s.SaveAs(out); err != nil {
 				return fmt.Errorf("-o %w", err)
 			}
-			r := importReport{File: file, Format: f.Name, Output: out, Entries: len(s.Entries()),
+			r := importReport{File: file, Format: f.Name, Output: out, Entries: s.Len(),
 				Unknown: t.Unknown, Warnings: t.Warnings}
 			if r.Unknown == nil {
 				r.Unknown = map[string]int{}

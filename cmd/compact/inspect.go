@@ -154,7 +154,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	r := inspectReport{
 		File:         file,
 		Leaf:         s.Leaf(),
-		Entries:      len(s.Entries()),
+		Entries:      s.Len(),
 		Messages:     len(ctx.Messages),
 		Model:        info.ID,
 		Provider:     ctx.Provider,
@@ -202,7 +202,10 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	r.ByRole, r.ByTool = composition(ctx)
 
 	keep := st.cfg.KeepRecentTokens
-	plan, reason, err := planCompaction(s, keep)
+	// One path for both plans: on a long session it is most of the
+	// entries.
+	path := s.Path()
+	plan, reason, err := planCompaction(s, path, keep)
 	if err != nil {
 		return err
 	}
@@ -214,7 +217,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		r.NextCompaction = nothingReport{NothingToCompact: true, Reason: reason}
 	}
 
-	if r.Strategies, err = planStrategies(cmd.Context(), s); err != nil {
+	if r.Strategies, err = planStrategies(cmd.Context(), s, path); err != nil {
 		return err
 	}
 

@@ -73,7 +73,7 @@ Nothing else in the file is changed.`,
 			if err := s.Appendable(); err != nil {
 				return err
 			}
-			before := len(s.Entries())
+			before := s.Len()
 			r := pinReport{File: file, ID: id, Group: group, Pinned: !unpin}
 			if unpin {
 				if _, err := compact.Unpin(cmd.Context(), s, id); err != nil {
@@ -82,7 +82,7 @@ Nothing else in the file is changed.`,
 			} else if err := compact.Pin(cmd.Context(), s, id); err != nil {
 				return fmt.Errorf("%s: pin: %w", file, err)
 			}
-			r.Changed = len(s.Entries()) > before
+			r.Changed = s.Len() > before
 			if a.jsonOut {
 				return writeJSON(a.stdout, r)
 			}

@@ -45,10 +45,10 @@ type nothingReport struct {
 	Reason           string `json:"reason"`
 }
 
-// planCompaction plans a compaction of the session's current path. It
-// returns a nil plan and the reason when there is nothing to compact.
-func planCompaction(s *session.Session, keep int) (*compact.Plan, string, error) {
-	plan, err := compact.PlanCompaction(s.Path(), compact.PlanOptions{KeepRecentTokens: keep})
+// planCompaction plans a compaction of path, the session's current path.
+// It returns a nil plan and the reason when there is nothing to compact.
+func planCompaction(s *session.Session, path []*compact.Entry, keep int) (*compact.Plan, string, error) {
+	plan, err := compact.PlanCompaction(path, compact.PlanOptions{KeepRecentTokens: keep})
 	if errors.Is(err, compact.ErrNothingToCompact) {
 		return nil, nothingReason(err), nil
 	}

@@ -452,9 +452,9 @@ func printPass(w io.Writer, p passReport, indent string, would bool) {
 		num(p.TokensFreed), plural(p.Edits, "message"), p.CacheBreakIndex, p.FirstChangedID)
 }
 
-// planStrategies plans every strategy alone, at its defaults, on the
-// session's current path, writing nothing.
-func planStrategies(ctx context.Context, s *session.Session) ([]passReport, error) {
+// planStrategies plans every strategy alone, at its defaults, on path,
+// the session's current path, writing nothing.
+func planStrategies(ctx context.Context, s *session.Session, path []*compact.Entry) ([]passReport, error) {
 	strategies := make([]compact.Strategy, 0, len(strategyNames))
 	for _, name := range strategyNames {
 		st, err := compact.StrategyByName(name)
@@ -466,7 +466,7 @@ func planStrategies(ctx context.Context, s *session.Session) ([]passReport, erro
 	// Only the figures are kept, so the strategies need not build the new
 	// content of every message they would edit.
 	out := make([]passReport, 0, len(strategies))
-	err := compact.PreviewFigures(ctx, s.Path(), strategies, func(p compact.PassReport) error {
+	err := compact.PreviewFigures(ctx, path, strategies, func(p compact.PassReport) error {
 		out = append(out, newPassReport(p))
 		return nil
 	})
