@@ -3,7 +3,7 @@ package main
 import "testing"
 
 // TestHeapBound: the limit is twice the file, or the heap after loading
-// plus a quarter (at least 64 MiB) when more; it never falls; GOMEMLIMIT
+// plus two fifths (at least 64 MiB) when more; it never falls; GOMEMLIMIT
 // in the environment turns the hook off.
 func TestHeapBound(t *testing.T) {
 	const mib = 1 << 20
@@ -16,10 +16,10 @@ func TestHeapBound(t *testing.T) {
 	heap = 320 * mib
 	bound(200 * mib) // a heap of 1.6 times the file still fits (320 + 40 <= 368): the limit stays
 	heap = 900 * mib
-	bound(180 * mib) // many tiny entries: the heap plus a quarter
+	bound(180 * mib) // many tiny entries: the heap plus two fifths
 	heap = 5 * mib
 	bound(1 * mib) // a small file after a larger one: the limit stays
-	want := []int64{368 * mib, 1125 * mib}
+	want := []int64{368 * mib, 900*mib + 2*900*mib/5}
 	if len(set) != len(want) || set[0] != want[0] || set[1] != want[1] {
 		t.Fatalf("limits set %v, want %v", set, want)
 	}
@@ -32,12 +32,12 @@ func TestHeapBound(t *testing.T) {
 	}
 
 	// A heap just too large for twice the file, less the reserve, to
-	// leave it an eighth: the heap plus a quarter.
+	// leave it an eighth: the heap plus two fifths.
 	set = nil
 	dense := heapBound(func(string) string { return "" }, func(l int64) int64 { set = append(set, l); return 0 }, func() uint64 { return 336 * mib })
 	dense(200 * mib) // 336 + 42 > 368
-	if len(set) != 1 || set[0] != 420*mib {
-		t.Errorf("a dense file: limits %v, want the heap plus a quarter (%d)", set, 420*mib)
+	if want := int64(336*mib + 2*336*mib/5); len(set) != 1 || set[0] != want {
+		t.Errorf("a dense file: limits %v, want the heap plus two fifths (%d)", set, want)
 	}
 
 	set = nil
