@@ -757,19 +757,25 @@ func derivedID(prefix uint64, fileIndex int, taken *idSet) (id [8]byte, v uint32
 func (s *Session) index() error {
 	s.pos = make(map[string]int, len(s.records))
 	s.labels = make(map[string]string)
+	// unique is true while no id is used twice: every record is then the
+	// one its id names, which spares looking ids up below.
+	unique := true
 	for i, r := range s.records {
 		e := r.entry
 		if e.ID == "" {
 			return &LineError{File: s.name, Line: r.line, Err: fmt.Errorf("%w: field id: missing", ErrMalformed)}
 		}
-		if _, dup := s.pos[e.ID]; dup {
+		// One map operation: an id used before leaves the map's size
+		// as it was (and the later entry wins).
+		n := len(s.pos)
+		if s.pos[e.ID] = i; len(s.pos) == n {
 			err := &LineError{File: s.name, Line: r.line, Err: fmt.Errorf("%w: field id: %q is used by an earlier entry", ErrMalformed, e.ID)}
 			if !s.opts.Lenient {
 				return err
 			}
 			s.warn(err.Error() + " (the later entry wins)")
+			unique = false
 		}
-		s.pos[e.ID] = i
 		s.leaf = e.ID
 		if e.Kind == compact.KindLabel {
 			if m := e.Metadata(); m.Label != "" {
@@ -779,10 +785,15 @@ func (s *Session) index() error {
 			}
 		}
 	}
-	for _, r := range s.records {
+	for i, r := range s.records {
+		// An entry's parent is most often the entry before it.
+		if unique && i > 0 && r.entry.ParentID != "" && s.records[i-1].entry.ID == r.entry.ParentID {
+			r.parent = int32(i - 1)
+			continue
+		}
 		r.parent = s.parentOf(r.entry)
 	}
-	return s.checkCycles()
+	return s.checkCycles(unique)
 }
 
 // parentOf returns the index in records of e's parent, -1 if none.
@@ -799,8 +810,8 @@ func (s *Session) parentOf(e *compact.Entry) int32 {
 // checkCycles fails when parent links loop (an entry that is its own
 // ancestor): pi walks parent links without a guard and would hang on such
 // a file, and no path through the loop has a root. In lenient mode the
-// loop is only reported.
-func (s *Session) checkCycles() error {
+// loop is only reported. unique says that no id is used twice.
+func (s *Session) checkCycles(unique bool) error {
 	const (
 		unseen = iota
 		open
@@ -810,9 +821,12 @@ func (s *Session) checkCycles() error {
 	// as in Entry.
 	state := make([]uint8, len(s.records))
 	var chain []int
-	for _, r := range s.records {
+	for i, r := range s.records {
 		chain = chain[:0]
-		j, ok := s.pos[r.entry.ID]
+		j, ok := i, true
+		if !unique {
+			j, ok = s.pos[r.entry.ID]
+		}
 		for ok && state[j] == unseen {
 			state[j] = open
 			chain = append(chain, j)
