@@ -30,7 +30,9 @@
 #                    session loaded just before; compact: BenchmarkPlanFirst,
 #                    PlanCompaction on a session loaded just before, which
 #                    estimates every message as pi's does. Loading,
-#                    the path and a garbage collection are untimed on both.
+#                    the path and a garbage collection are untimed on both
+#                    (Go's also returns the freed memory to the system, so
+#                    that the runtime does not do it during the plan).
 #   append + check   compact only: BenchmarkAppendAndCheck.
 #
 # Needs go, node and npm. Installs the pinned npm package with `npm ci`

@@ -374,7 +374,7 @@ func derivedIDOld(sessionID string, fileIndex int, taken map[string]bool) string
 func TestDerivedIDUnchanged(t *testing.T) {
 	for _, sid := range []string{"", "x", "aaaaaaaa-2222-4333-8444-555555555555", "é\x00\xff"} {
 		taken := map[string]bool{}
-		set := idSet{derived: map[uint32]struct{}{}}
+		set := idSet{derived: newSet32(0)}
 		check := func(what string, i int) {
 			t.Helper()
 			want := derivedIDOld(sid, i, taken)
@@ -392,7 +392,7 @@ func TestDerivedIDUnchanged(t *testing.T) {
 				}
 				set.stored[want] = true
 			} else {
-				set.derived[v] = struct{}{}
+				set.derived.add(v)
 			}
 		}
 		for i := 0; i < 2000; i += 7 {
@@ -786,4 +786,52 @@ func TestFastDecodeRandom(t *testing.T) {
 	if handled < valid/3 {
 		t.Errorf("the fast path takes only %d of %d valid lines", handled, valid)
 	}
+}
+
+// set32 holds exactly the values added, 0 among them, through growth
+// from an empty set and with values that collide in the table.
+func TestSet32(t *testing.T) {
+	for _, n := range []int{0, 3, 100} {
+		s := newSet32(n)
+		ref := map[uint32]bool{}
+		r := rand.New(rand.NewPCG(1, uint64(n)))
+		for i := range 3000 {
+			var v uint32
+			switch i % 4 {
+			case 0:
+				v = r.Uint32()
+			case 1:
+				v = uint32(i) << 20 // the same low bits: collisions
+			case 2:
+				v = 0
+			default:
+				v = uint32(r.IntN(64))
+			}
+			if s.has(v) != ref[v] {
+				t.Fatalf("n %d: has(%#x) = %v before adding, want %v", n, v, s.has(v), ref[v])
+			}
+			s.add(v)
+			ref[v] = true
+		}
+		for v := range ref {
+			if !s.has(v) {
+				t.Fatalf("n %d: %#x lost", n, v)
+			}
+		}
+		for range 3000 {
+			if v := r.Uint32(); s.has(v) != ref[v] {
+				t.Fatalf("n %d: has(%#x) = %v, want %v", n, v, s.has(v), ref[v])
+			}
+		}
+		if s.n+btoi(s.zero) != len(ref) {
+			t.Errorf("n %d: %d values counted, want %d", n, s.n+btoi(s.zero), len(ref))
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -373,15 +373,17 @@ type decodedLine struct {
 }
 
 // parallelBytes is the file size from which lines are decoded by several
-// goroutines. On two vCPUs, decoding the 1 MB large-session on two
-// goroutines saves little (BenchmarkParse 1.14-1.20 ms against 1.23-1.29
-// on one; BenchmarkLoad 1.28-1.47 against 1.63-1.71), and the first plan
-// after such a load takes up to twice as long (compact's
-// BenchmarkPlanFirst 104-186 µs against 77-83): the text it estimates was
-// last written by the other core. From 2.4 MB (before-compaction) two
-// goroutines decode 15-20 % faster and the plan after them costs the
-// same.
-const parallelBytes = 2 << 20
+// goroutines. On two vCPUs, decoding the 974 KB large-session on two
+// goroutines takes BenchmarkParse from 1.17-1.21 ms to 0.98-1.08 and
+// BenchmarkLoad from 1.48-1.61 to 1.11-1.24 (interleaved, default GOGC;
+// with GOGC=400, 1.05 to 0.69 ms: in a loop that loads and drops
+// sessions the collector takes much of what the second core gives).
+// Below half a megabyte the second goroutine saves too little to be
+// worth its buffers. (This was 2 MiB while the first plan after a
+// two-goroutine load seemed to cost more; it was the runtime's
+// scavenger at work during the timed plan, see compact's
+// BenchmarkPlanFirst.)
+const parallelBytes = 512 << 10
 
 // runsPerWorker is how many runs of lines decodeLines cuts per worker.
 const runsPerWorker = 8
@@ -655,7 +657,7 @@ func (s *Session) migrate() error {
 		}
 		taken.stored[r.entry.ID] = true
 	}
-	taken.derived = make(map[uint32]struct{}, missing)
+	taken.derived = newSet32(missing)
 	// The derived ids share one buffer, written once and never again.
 	var ids []byte
 	prefix := idPrefix(s.header.ID)
@@ -670,7 +672,7 @@ func (s *Session) migrate() error {
 			n := len(ids)
 			ids = append(ids, id[:]...)
 			e.ID = unsafe.String(&ids[n], 8)
-			taken.derived[v] = struct{}{}
+			taken.derived.add(v)
 			r.assignedID = true
 		}
 		if r.assignedParent {
@@ -713,15 +715,81 @@ func idPrefix(sessionID string) uint64 {
 // eight hex digits spell, which hashes faster than the string.
 type idSet struct {
 	stored  map[string]bool
-	derived map[uint32]struct{}
+	derived set32
 }
 
 // has reports whether the derived id id, whose digits spell v, is taken.
 func (t *idSet) has(id [8]byte, v uint32) bool {
-	if _, ok := t.derived[v]; ok {
-		return true
+	return t.derived.has(v) || t.stored[string(id[:])]
+}
+
+// set32 is a set of hash values: open addressing in a table of at least
+// twice as many slots as values, indexed by the value's low bits (the
+// values are hashes already), with linear probing. A map[uint32] did
+// the same at twice the cost, half of it making and clearing its table.
+type set32 struct {
+	slots []uint32 // a value, or empty
+	zero  bool     // whether 0, which marks an empty slot, is in the set
+	n     int
+}
+
+const empty32 = 0
+
+// newSet32 returns a set with room for n values before it grows.
+func newSet32(n int) set32 {
+	size := 16
+	for size < 2*n {
+		size *= 2
 	}
-	return t.stored[string(id[:])]
+	return set32{slots: make([]uint32, size)}
+}
+
+func (s *set32) has(v uint32) bool {
+	if v == empty32 {
+		return s.zero
+	}
+	mask := uint32(len(s.slots) - 1)
+	for i := v & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case v:
+			return true
+		case empty32:
+			return false
+		}
+	}
+}
+
+func (s *set32) add(v uint32) {
+	if v == empty32 {
+		s.zero = true
+		return
+	}
+	if 2*(s.n+1) > len(s.slots) {
+		old, zero := s.slots, s.zero
+		*s = newSet32(2 * (s.n + 1))
+		s.zero = zero
+		for _, w := range old {
+			if w != empty32 {
+				s.insert(w)
+			}
+		}
+	}
+	s.insert(v)
+}
+
+// insert puts v, not empty32, in the set, which has room for it.
+func (s *set32) insert(v uint32) {
+	mask := uint32(len(s.slots) - 1)
+	for i := v & mask; ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case v:
+			return
+		case empty32:
+			s.slots[i] = v
+			s.n++
+			return
+		}
+	}
 }
 
 // derivedID returns an 8-hex-digit id for the entry at fileIndex of the

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -571,6 +573,72 @@ func TestGluedLineAfterSkippedLines(t *testing.T) {
 				t.Errorf("path of %d entries, want %d", got, len(tc.lines))
 			}
 		})
+	}
+}
+
+// A file from parallelBytes up is decoded by several goroutines, each
+// noting the lines it could not decode and the version 1 indexes it met.
+// The session must be the one a single goroutine reads: the same
+// entries, ids, parents and resolved indexes, the same lines skipped and
+// the same warnings, in order.
+func TestParallelDecodeMatchesSerial(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(v1Header + "\n")
+	text := strings.Repeat(`a line\tof text\n`, 40) // JSON escapes
+	n := 0
+	for b.Len() < 3*parallelBytes {
+		n++
+		switch {
+		case n%97 == 0:
+			b.WriteString(`{"type":"message","id":7}` + "\n") // malformed: skipped
+		case n%131 == 0:
+			k := n - 5 // a message: the lines count from the header, at 0
+			if k%97 == 0 {
+				k--
+			}
+			fmt.Fprintf(&b, `{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":%d,"tokensBefore":9}`+"\n", k)
+		default:
+			b.WriteString(v1MsgLine([]string{"user", "assistant"}[n%2], fmt.Sprint(n, text)) + "\n")
+		}
+	}
+	data := []byte(b.String())
+	read := func(procs int) (*Session, []string) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		var warned []string
+		s, err := Read(bytes.NewReader(data), "big.jsonl", Options{Lenient: true, Warn: func(m string) { warned = append(warned, m) }})
+		if err != nil {
+			t.Fatalf("GOMAXPROCS %d: %v", procs, err)
+		}
+		return s, warned
+	}
+	one, oneWarned := read(1)
+	two, twoWarned := read(2)
+	if len(oneWarned) == 0 || !slices.Equal(oneWarned, twoWarned) {
+		t.Errorf("warnings on one goroutine %q, on two %q", oneWarned, twoWarned)
+	}
+	if !slices.Equal(one.SkippedLines(), two.SkippedLines()) {
+		t.Errorf("skipped lines %v on one goroutine, %v on two", one.SkippedLines(), two.SkippedLines())
+	}
+	a, c := one.Entries(), two.Entries()
+	if len(a) != len(c) {
+		t.Fatalf("%d entries on one goroutine, %d on two", len(a), len(c))
+	}
+	kept := 0
+	for i := range a {
+		if a[i].ID != c[i].ID || a[i].ParentID != c[i].ParentID || a[i].Kind != c[i].Kind {
+			t.Fatalf("entry %d: %s<-%s %s on one goroutine, %s<-%s %s on two", i, a[i].ID, a[i].ParentID, a[i].Kind, c[i].ID, c[i].ParentID, c[i].Kind)
+		}
+		if a[i].Compaction != nil {
+			if a[i].Compaction.FirstKeptID == "" || a[i].Compaction.FirstKeptID != c[i].Compaction.FirstKeptID {
+				t.Errorf("entry %d keeps from %q on one goroutine, %q on two", i, a[i].Compaction.FirstKeptID, c[i].Compaction.FirstKeptID)
+			}
+			kept++
+		} else if a[i].Message.Text() != c[i].Message.Text() {
+			t.Errorf("entry %d: texts differ", i)
+		}
+	}
+	if kept == 0 {
+		t.Error("no compaction: the indexes went untested")
 	}
 }
 

@@ -41,7 +41,7 @@
 // change, when the session is written out (Migrate, Fork); a session from
 // Read, which cannot read its lines again, copies escaped strings out.
 // Entries, messages and parts are allocated in batches, and the lines of
-// large files are decoded on all cores. Token estimates are not computed
+// files from half a megabyte up are decoded on all cores. Token estimates are not computed
 // while loading: each message computes its own on first use
 // (compact.Message.Tokens), as pi estimates when it plans, so commands
 // that never plan (context, tree, import) do not pay for them. The fast path takes only what it can decode
