@@ -54,10 +54,11 @@
 // target, hold the two paths to the same results. On a 2-core machine,
 // timed in the same rounds as pi's own loader (scripts/bench-vs-pi.sh,
 // BENCHMARKS.md), parsing and migrating pi's 974 KB and 2.4 MB fixtures
-// in a benchmark loop took 1.31 and 1.74 ms against pi's 2.72 and 4.75
+// in a benchmark loop took 1.09 and 1.58 ms against pi's 2.74 and 4.77
 // ms (node 20), and loading them (reading the file, parsing, the path
-// and its context) 1.66 and 2.23 ms against 4.62 and 9.54 ms. No line of
-// either fixture needs the reference path.
+// and its context) 1.24 and 2.17 ms against 4.58 and 9.19 ms, both
+// decoded on two goroutines. No line of either fixture needs the
+// reference path.
 //
 // The hand decoder is kept, rather than a maintained library, because
 // none comes near it (bench/decoders, BENCHMARKS.md, "Session decoder:
