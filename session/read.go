@@ -246,10 +246,13 @@ func (s *Session) build(recs []record, notes []lineNote) error {
 	// glued lines would make them overtake the records not yet read; out
 	// then moves to an array of its own.
 	out, shared := recs[:0], true
-	// kept are the records with a stored firstKeptEntryIndex, by index in
-	// out, and that index.
-	var kept []v1Ref
-	keptAt := []int(nil)
+	// kept holds a reference for each record with a stored
+	// firstKeptEntryIndex, and keptAt that record's index in out: out may
+	// still move, so the references point at their records at the end.
+	var (
+		kept   []v1Ref
+		keptAt []int
+	)
 	// last is the last non-empty line, the only one that may be torn.
 	last := 0
 	if len(recs) > 0 {
@@ -378,8 +381,9 @@ type decodedLine struct {
 // BenchmarkLoad from 1.48-1.61 to 1.11-1.24 (interleaved, default GOGC;
 // with GOGC=400, 1.05 to 0.69 ms: in a loop that loads and drops
 // sessions the collector takes much of what the second core gives).
-// Below half a megabyte the second goroutine saves too little to be
-// worth its buffers. (This was 2 MiB while the first plan after a
+// Smaller files were not measured: one goroutine decodes them in under
+// 0.6 ms, and a second one's start and buffers weigh more in that. (This
+// was 2 MiB while the first plan after a
 // two-goroutine load seemed to cost more; it was the runtime's
 // scavenger at work during the timed plan, see compact's
 // BenchmarkPlanFirst.)
