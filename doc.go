@@ -7,7 +7,8 @@
 // Registry), trigger policies (Reserve, Ratio, InputLimit), the cut-point
 // planner (PlanCompaction), file tracking (FileOps), the Summarizer
 // interface and the Engine that ties them together. It imports only the
-// standard library.
+// standard library and internal/swar, a leaf package of word-at-a-time
+// byte tests it shares with the session decoder.
 //
 // Storage and summarizers live in subpackages that import this one:
 // session reads and writes pi coding-agent session files, extractive is

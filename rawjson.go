@@ -8,6 +8,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/compactkit/compact/internal/swar"
 )
 
 // This file reads raw JSON bytes without decoding them: tool-call
@@ -93,7 +95,7 @@ func jsStringifyLenFast(raw []byte) (n int, ok bool) {
 // jsStringLen measures the JSON string starting at raw[start] (a quote)
 // as JSON.stringify would print its value, and returns the index after
 // the closing quote. It reads the bytes once: runs of plain ASCII eight
-// bytes at a time up to the next byte that needs a look (see stops8),
+// bytes at a time up to the next byte that needs a look (swar.Stops),
 // which in agent transcripts is an escaped newline or quote every dozen
 // bytes or so. Escapes JSON.stringify writes back the same way count as
 // stored; the others count what they decode to, printed.
@@ -102,7 +104,7 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 	i := start + 1
 	for i < len(raw) {
 		if i+8 <= len(raw) {
-			m := stops8(binary.LittleEndian.Uint64(raw[i:]))
+			m := swar.Stops(binary.LittleEndian.Uint64(raw[i:]))
 			if m == 0 {
 				n += 8
 				i += 8
@@ -171,21 +173,6 @@ func jsStringLen(raw []byte, start int) (n, next int, ok bool) {
 		}
 	}
 	return 0, 0, false
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// stops8 has the high bit set in the bytes of w that are a quote, a
-// backslash, a control character or not ASCII. Only the lowest marked
-// byte is sure to be one: a byte that matches can mark those above it
-// falsely, which does not matter to a scan that stops at the lowest.
-func stops8(w uint64) uint64 {
-	quote := w ^ ('"' * ones)
-	slash := w ^ ('\\' * ones)
-	return ((quote-ones)&^quote | (slash-ones)&^slash | (w-0x20*ones)&^w | w) & highs
 }
 
 // skipString returns the index after the JSON string starting at

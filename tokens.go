@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/compactkit/compact/internal/swar"
 )
 
 // ImageTokens is the estimate for one image, wherever it appears.
@@ -49,12 +51,12 @@ func utf16LenBytes(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if i+32 <= len(s) && (binary.LittleEndian.Uint64(s[i:])|binary.LittleEndian.Uint64(s[i+8:])|
-			binary.LittleEndian.Uint64(s[i+16:])|binary.LittleEndian.Uint64(s[i+24:]))&highs == 0 {
+			binary.LittleEndian.Uint64(s[i+16:])|binary.LittleEndian.Uint64(s[i+24:]))&swar.Highs == 0 {
 			n += 32
 			i += 32
 			continue
 		}
-		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&highs == 0 {
+		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&swar.Highs == 0 {
 			n += 8
 			i += 8
 			continue

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/swar"
 )
 
 // This file holds the fast path for entry lines: one pass over the line
@@ -1205,34 +1206,17 @@ func (d *fastDecoder) skip(depth int) bool {
 	return ok
 }
 
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// stops has the high bit set in the bytes of w that end a run of plain
-// string bytes: a quote, a backslash, a control character, a byte of a
-// multi-byte UTF-8 sequence. Only the lowest marked byte is sure to be
-// one; the bytes above it may be marked falsely, which does not matter as
-// the scan stops at the lowest.
-func stops(w uint64) uint64 {
-	q := w ^ (ones * '"')
-	s := w ^ (ones * '\\')
-	return ((q-ones)&^q | (s-ones)&^s | (w - ones*0x20) | w) & highs
-}
-
-func isStop(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
-
-// nextStop returns the index of the first byte of b from i on that isStop,
+// nextStop returns the index of the first byte of b from i on that is a
+// stop (swar.IsStop),
 // len(b) if none.
 func nextStop(b []byte, i int) int {
 	for i+8 <= len(b) {
-		if m := stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+		if m := swar.Stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 		i += 8
 	}
-	for i < len(b) && !isStop(b[i]) {
+	for i < len(b) && !swar.IsStop(b[i]) {
 		i++
 	}
 	return i
@@ -1321,14 +1305,14 @@ func (d *fastDecoder) scanString(decode bool) (string, bool) {
 		// can be read without more checks.
 		for len(b)-i >= blockMin {
 			blk := (*[64]byte)(b[i : i+64])
-			m := gather(stops(binary.LittleEndian.Uint64(blk[0:]))) |
-				gather(stops(binary.LittleEndian.Uint64(blk[8:])))<<8 |
-				gather(stops(binary.LittleEndian.Uint64(blk[16:])))<<16 |
-				gather(stops(binary.LittleEndian.Uint64(blk[24:])))<<24 |
-				gather(stops(binary.LittleEndian.Uint64(blk[32:])))<<32 |
-				gather(stops(binary.LittleEndian.Uint64(blk[40:])))<<40 |
-				gather(stops(binary.LittleEndian.Uint64(blk[48:])))<<48 |
-				gather(stops(binary.LittleEndian.Uint64(blk[56:])))<<56
+			m := gather(swar.Stops(binary.LittleEndian.Uint64(blk[0:]))) |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[8:])))<<8 |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[16:])))<<16 |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[24:])))<<24 |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[32:])))<<32 |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[40:])))<<40 |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[48:])))<<48 |
+				gather(swar.Stops(binary.LittleEndian.Uint64(blk[56:])))<<56
 			if next > i {
 				if next-i >= 64 {
 					i += 64
