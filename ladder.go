@@ -98,7 +98,7 @@ func (l Ladder) Run(ctx context.Context, log Log, target int, dryRun bool) (*Lad
 			return fail(err)
 		}
 		u := Measure(before)
-		ce, _, err := planOn(s, path, before, StrategyEnv{Usage: u, Target: target}, false)
+		ce, _, err := planOn(s, path, before, StrategyEnv{Usage: u, Target: target}, false, nil)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", s.Name(), err))
 		}
@@ -267,7 +267,7 @@ func preview(ctx context.Context, path []*Entry, strategies []Strategy, figures 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ce, saved, err := planOnWith(s, path, cur, env, figures, &scratch)
+		ce, saved, err := planOn(s, path, cur, env, figures, &scratch)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name(), err)
 		}

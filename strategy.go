@@ -111,13 +111,8 @@ type viewPlanner interface {
 // is one of this package's strategies, else through s.Plan. With figures
 // (PreviewFigures) this package's strategies plan a figures pass, and
 // saved holds what each edit of the result frees; it is nil otherwise.
-func planOn(s Strategy, path []*Entry, cur *Context, env StrategyEnv, figures bool) (ce *ContextEdit, saved []int, err error) {
-	return planOnWith(s, path, cur, env, figures, nil)
-}
-
-// planOnWith is planOn with the pass borrowing the buffers of scratch,
-// when not nil, and giving them back.
-func planOnWith(s Strategy, path []*Entry, cur *Context, env StrategyEnv, figures bool, scratch *passScratch) (ce *ContextEdit, saved []int, err error) {
+// A non-nil scratch lends the pass its buffers and takes them back.
+func planOn(s Strategy, path []*Entry, cur *Context, env StrategyEnv, figures bool, scratch *passScratch) (ce *ContextEdit, saved []int, err error) {
 	if vp, ok := s.(viewPlanner); ok {
 		v := viewOf(path, cur)
 		v.figures, v.scratch = figures, scratch
