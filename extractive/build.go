@@ -315,13 +315,13 @@ func userBlocks(users []userMsg, o Options, focus []string) []*block {
 		// The items are weighed first and built only when chosen: in a
 		// long history most are left out.
 		text := userText(users[i])
+		st := shorten(text, o.ShortenedChars)
 		if t := unitsTokens(bulletUnits(text)); t <= remaining {
 			choice[i], remaining = verbatim, remaining-t
-			full[i] = bullet(text)
-			short[i] = bullet(shorten(text, o.ShortenedChars))
-		} else if st := shorten(text, o.ShortenedChars); unitsTokens(bulletUnits(st)) <= remaining {
+			full[i], short[i] = bullet(text), bullet(st)
+		} else if t := unitsTokens(bulletUnits(st)); t <= remaining {
+			choice[i], remaining = shortened, remaining-t
 			short[i] = bullet(st)
-			choice[i], remaining = shortened, remaining-tokens(short[i])
 		} else {
 			choice[i] = leftOut
 		}
