@@ -1207,24 +1207,21 @@ func (d *fastDecoder) skip(depth int) bool {
 }
 
 // nextStop returns the index of the first byte of b from i on that is a
-// stop (swar.IsStop),
-// len(b) if none.
+// stop (swar.IsStop), len(b) if none.
 func nextStop(b []byte, i int) int {
-	for i+8 <= len(b) {
+	if i+8 <= len(b) {
+		// Most strings end within a word: test it here before calling
+		// out to the vector scan.
 		if m := swar.Stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
-		i += 8
+		return i + 8 + swar.Index(b[i+8:])
 	}
 	for i < len(b) && !swar.IsStop(b[i]) {
 		i++
 	}
 	return i
 }
-
-// gather packs the high bits of the eight bytes of m (its only bits) into
-// the low eight bits, byte k giving bit k.
-func gather(m uint64) uint64 { return (m >> 7) * 0x0102040810204080 >> 56 }
 
 // blockMin is how many bytes must be left in the line for str to read a
 // block: 64 bytes and the 8 that an escape at the end of a block may look
@@ -1253,11 +1250,11 @@ var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\
 // scanString checks the string whose opening quote is at d.i, moves past
 // it and, with decode, returns its value.
 //
-// It looks for the bytes that end a run of plain bytes (see stops) one at
-// a time until the string shows an escape. From then on, since long texts
-// have an escape every few bytes (newlines, quotes), it marks the stops of
-// 64 bytes at once and walks the marks, which saves a mispredicted branch
-// per escape. When decoding, the plain bytes are copied to d.tmp run by
+// It looks for the bytes that end a run of plain bytes (swar.IsStop) one
+// at a time until the string shows an escape. From then on, since long
+// texts have an escape every few bytes (newlines, quotes), it marks the
+// stops of 64 bytes at once (swar.Mask64) and walks the marks, which
+// saves a mispredicted branch per escape. When decoding, the plain bytes are copied to d.tmp run by
 // run as the escapes are decoded; w is how much of d.tmp is filled and
 // prev where the bytes not yet copied start in the line.
 func (d *fastDecoder) scanString(decode bool) (string, bool) {
@@ -1305,14 +1302,7 @@ func (d *fastDecoder) scanString(decode bool) (string, bool) {
 		// can be read without more checks.
 		for len(b)-i >= blockMin {
 			blk := (*[64]byte)(b[i : i+64])
-			m := gather(swar.Stops(binary.LittleEndian.Uint64(blk[0:]))) |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[8:])))<<8 |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[16:])))<<16 |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[24:])))<<24 |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[32:])))<<32 |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[40:])))<<40 |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[48:])))<<48 |
-				gather(swar.Stops(binary.LittleEndian.Uint64(blk[56:])))<<56
+			m := swar.Mask64(blk)
 			if next > i {
 				if next-i >= 64 {
 					i += 64
@@ -1360,7 +1350,7 @@ func (d *fastDecoder) scanString(decode bool) (string, bool) {
 						invalid = true
 					}
 					next = pos + size
-				default: // marked falsely
+				default: // marked falsely (swar.Mask64 without SSE2)
 					continue
 				}
 				// Drop the marks of the bytes just consumed.

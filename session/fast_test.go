@@ -439,20 +439,6 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-func TestGather(t *testing.T) {
-	for pattern := 0; pattern < 256; pattern++ {
-		var m uint64
-		for k := 0; k < 8; k++ {
-			if pattern&(1<<k) != 0 {
-				m |= 0x80 << (8 * k)
-			}
-		}
-		if got := gather(m); got != uint64(pattern) {
-			t.Fatalf("gather(%#x) = %#b, want %#b", m, got, pattern)
-		}
-	}
-}
-
 // stringSnippets are pieces of string literals (as they appear between
 // the quotes) that stress the string scanner: escapes of every kind,
 // surrogates whole and halved, bytes that are not valid UTF-8, runs of
