@@ -34,8 +34,11 @@ func (d wireDecoder) decode(line []byte) decodedLine { return decodeLineWith(lin
 // structs, which are then mapped to entries by the same code as on the
 // reference path. (Compaction details and custom_message content, a
 // few lines a session, are still decoded with goccy/go-json.) A nil
-// unmarshal means the hand-written decoder that Read uses. data must not be changed afterwards: the session may point
-// into it.
+// unmarshal means the hand-written decoder that Read uses, except that
+// it copies every decoded string with escapes out of data, as the other
+// decoders do, where Read unescapes most of them in place: ParseWith
+// leaves data as it is, so that one buffer serves every call. data must
+// not be changed afterwards: the session may point into it.
 //
 // ParseWith exists for the comparison in bench/decoders (whose results
 // are in BENCHMARKS.md); use Read or Open otherwise.

@@ -40,8 +40,10 @@ import (
 // line) and no byte a string or raw value points to is written after the
 // line is decoded. A decoder made for Open (inPlace) also unescapes the
 // strings with escapes into the line, over their stored bytes, instead of
-// copying them out (overwrite); Read, which cannot read its lines again,
-// copies them.
+// copying them out (overwrite). Read cannot read its lines again, so its
+// decoder (rebuild) unescapes in place only the strings it can escape
+// back to their stored bytes: those whose escapes are all the ones
+// JSON.stringify writes (canonical, see escape); it copies the others.
 
 // maxDepth bounds the nesting of skipped values; deeper lines go through
 // the reference path.
@@ -94,6 +96,16 @@ type fastDecoder struct {
 	spans   []span
 	journal []byte
 	lineCRC uint32
+
+	// rebuild makes the canonical strings (see escape) be unescaped into
+	// the line, as inPlace does all of them, but with nothing journaled:
+	// their stored bytes are their decoded text escaped again
+	// (escapeStored). odd is set by escape when the string being read
+	// has an escape JSON.stringify would not write. held collects the
+	// spans of the lines decoded, which Session.storedLines rebuilds.
+	rebuild bool
+	odd     bool
+	held    []heldSpan
 
 	scratch []compact.Part // parts of the content array being decoded
 	// tmp receives the decoded contents of a string; it is longer than
@@ -159,15 +171,37 @@ func grow(last, least, largest int) int {
 // through the reference path.
 func (d *fastDecoder) decode(line []byte) decodedLine {
 	if out, ok := d.fast(line); ok {
+		if d.rebuild {
+			for _, sp := range d.spans {
+				d.held = append(d.held, heldSpan{&line[sp.start], sp.n})
+			}
+		}
 		return out
 	}
 	d.restore()
 	return decodeLine(line)
 }
 
+// heldSpans returns the spans of the strings a rebuild decoder unescaped
+// into the lines it decoded.
+func (d *fastDecoder) heldSpans() []heldSpan { return d.held }
+
 // span is a piece of a line unescaped in place: start and length in the
 // line (its stored bytes are the same length in the journal).
 type span struct{ start, n int }
+
+// heldSpan is a string unescaped into a line by a rebuild decoder: p is
+// its first byte, n the length of its decoded text. The stored bytes
+// there are the first n bytes of that text escaped again (escapeStored);
+// those after them are as stored.
+type heldSpan struct {
+	p *byte
+	n int
+}
+
+// at is the address of the span's first byte. The buffer it lies in is
+// on the heap, which Go never moves.
+func (h heldSpan) at() uintptr { return uintptr(unsafe.Pointer(h.p)) }
 
 // overwrite writes s, a string decoded from the line's bytes at start,
 // over those bytes and returns it as a string pointing there. Unescaping
@@ -178,10 +212,12 @@ type span struct{ start, n int }
 // inPlace) and Session reads it back from the file when it needs the
 // stored bytes (storedLines).
 func (d *fastDecoder) overwrite(start int, s []byte) string {
-	if len(d.spans) == 0 {
-		d.lineCRC = crc32.ChecksumIEEE(d.b)
+	if !d.rebuild {
+		if len(d.spans) == 0 {
+			d.lineCRC = crc32.ChecksumIEEE(d.b)
+		}
+		d.journal = append(d.journal, d.b[start:start+len(s)]...)
 	}
-	d.journal = append(d.journal, d.b[start:start+len(s)]...)
 	d.spans = append(d.spans, span{start, len(s)})
 	copy(d.b[start:], s)
 	return unsafe.String(&d.b[start], len(s))
@@ -190,11 +226,65 @@ func (d *fastDecoder) overwrite(start int, s []byte) string {
 // restore puts back the stored bytes of the pieces of the current line
 // that overwrite changed.
 func (d *fastDecoder) restore() {
-	off := 0
-	for _, sp := range d.spans {
-		off += copy(d.b[sp.start:sp.start+sp.n], d.journal[off:off+sp.n])
+	if d.rebuild {
+		for _, sp := range d.spans {
+			restoreStored(d.b[sp.start:sp.start+sp.n], d.tmp)
+		}
+	} else {
+		off := 0
+		for _, sp := range d.spans {
+			off += copy(d.b[sp.start:sp.start+sp.n], d.journal[off:off+sp.n])
+		}
 	}
 	d.spans, d.journal = d.spans[:0], d.journal[:0]
+}
+
+// restoreStored puts back the stored bytes of a canonical string whose
+// decoded text a rebuild decoder wrote over the first len(text) of them:
+// those bytes are the start of the text escaped again. scratch is space
+// for that escaped text; it is grown when short.
+func restoreStored(text, scratch []byte) {
+	copy(text, escapeStored(scratch[:0], text)[:len(text)])
+}
+
+// escapeStored appends text to dst escaped as JSON.stringify escapes a
+// string's contents (without the quotes): a quote, a backslash and the
+// control characters are escaped, with their two-byte forms where JSON
+// has one and as \u00xx (lower-case) otherwise; every other byte is
+// written as it is. A string whose escapes are all of these forms
+// (canonical, see escape) is stored as the escaped form of its decoded
+// text.
+func escapeStored(dst, text []byte) []byte {
+	const hex = "0123456789abcdef"
+	for len(text) > 0 {
+		i := swar.Index(text)
+		dst = append(dst, text[:i]...)
+		if i == len(text) {
+			break
+		}
+		switch c := text[i]; c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			if c < 0x20 {
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			} else {
+				dst = append(dst, c) // not ASCII: as it is
+			}
+		}
+		text = text[i+1:]
+	}
+	return dst
 }
 
 // member is a member of a stored object kept until the object is complete,
@@ -1243,9 +1333,10 @@ func (d *fastDecoder) skipString() bool {
 }
 
 // simpleEscapes maps the byte after a backslash to what the two-byte
-// escape stands for; 0 for u, which is longer, and for bytes that do not
-// make an escape.
-var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+// escape stands for; 0 for u, which is longer, for / (\/, which
+// JSON.stringify does not write, is left to escape, which notes it) and
+// for bytes that do not make an escape.
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // scanString checks the string whose opening quote is at d.i, moves past
 // it and, with decode, returns its value.
@@ -1261,6 +1352,7 @@ func (d *fastDecoder) scanString(decode bool) (string, bool) {
 	b, tmp := d.b, d.tmp
 	i := d.i + 1
 	start, prev, w := i, i, 0
+	d.odd = false
 	escaped, invalid := false, false
 	next := 0 // stops before next were consumed by an escape or a rune
 	for {
@@ -1375,7 +1467,11 @@ func (d *fastDecoder) escape(pos int, decode bool, w, prev int) (n, w2, prev2 in
 	if pos+1 >= len(b) {
 		return 0, w, prev, false
 	}
-	if c := simpleEscapes[b[pos+1]]; c != 0 {
+	c := simpleEscapes[b[pos+1]]
+	if b[pos+1] == '/' {
+		c, d.odd = '/', true
+	}
+	if c != 0 {
 		if decode {
 			w += copy(d.tmp[w:], b[prev:pos])
 			d.tmp[w] = c
@@ -1389,6 +1485,9 @@ func (d *fastDecoder) escape(pos int, decode bool, w, prev int) (n, w2, prev2 in
 	r, ok := u4(b[pos:])
 	if !ok {
 		return 0, w, prev, false
+	}
+	if !stringifyEscape(b[pos+2:pos+6], r) {
+		d.odd = true
 	}
 	n = 6
 	if utf16.IsSurrogate(r) {
@@ -1406,6 +1505,17 @@ func (d *fastDecoder) escape(pos int, decode bool, w, prev int) (n, w2, prev2 in
 	return n, w, pos + n, true
 }
 
+// stringifyEscape reports whether \u followed by the four hex digits
+// hex, which spell r, is how JSON.stringify writes r: only control
+// characters without a two-byte escape are written so, in lower case.
+func stringifyEscape(hex []byte, r rune) bool {
+	switch r {
+	case '\b', '\f', '\n', '\r', '\t':
+		return false
+	}
+	return r < 0x20 && hex[0] == '0' && hex[1] == '0' && (hex[3] <= '9' || hex[3] >= 'a')
+}
+
 // finish returns the value of the string b[start:end] (its contents,
 // escapes not decoded) that scanString has checked; prev and w are
 // scanString's.
@@ -1418,7 +1528,7 @@ func (d *fastDecoder) finish(start, end, prev, w int, decode, escaped, invalid b
 		return d.unescape(b[start:end])
 	case escaped:
 		w += copy(d.tmp[w:], b[prev:end])
-		if d.inPlace && w > 0 {
+		if w > 0 && (d.inPlace || d.rebuild && !d.odd) {
 			return d.overwrite(start, d.tmp[:w])
 		}
 		return d.keep(d.tmp[:w])
@@ -1503,7 +1613,11 @@ func unescapeTo(dst, s []byte) []byte {
 		if r >= len(s) {
 			break
 		}
-		if c := simpleEscapes[s[r+1]]; c != 0 {
+		c := simpleEscapes[s[r+1]]
+		if s[r+1] == '/' {
+			c = '/'
+		}
+		if c != 0 {
 			dst = append(dst, c)
 			r += 2
 			continue

@@ -142,37 +142,51 @@ func checkFast(t *testing.T, line []byte) bool {
 	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
 		t.Fatalf("fast vs reference: %s\nline %.500q", diff, line)
 	}
-	checkInPlace(t, line, want)
+	checkInPlace(t, line, want, false)
+	checkInPlace(t, line, want, true)
 	return true
 }
 
-// checkInPlace decodes line with strings unescaped into the line itself
-// (as Open does): the entry must be the reference path's, the checksum
-// the stored line's, and a line the fast path gives up on must be put
-// back byte for byte before the reference path reads it.
-func checkInPlace(t *testing.T, line []byte, want decodedLine) {
+// checkInPlace decodes line with strings unescaped into the line itself,
+// all of them as Open does or, with rebuild, the canonical ones as Read
+// does: the entry must be the reference path's and a line the fast path
+// gives up on must be put back byte for byte before the reference path
+// reads it. Open's checksum must be the stored line's; for Read,
+// escaping each span's text again must give back the stored line.
+func checkInPlace(t *testing.T, line []byte, want decodedLine, rebuild bool) {
 	t.Helper()
-	d := fastDecoder{inPlace: true}
+	d := fastDecoder{inPlace: !rebuild, rebuild: rebuild}
 	buf := bytes.Clone(line)
 	got, ok := d.fast(buf)
 	if !ok {
 		d.restore()
 		if !bytes.Equal(buf, line) {
-			t.Fatalf("a line given up on in place is not restored:\nline %.500q\nnow  %.500q", line, buf)
+			t.Fatalf("rebuild=%v: a line given up on in place is not restored:\nline %.500q\nnow  %.500q", rebuild, line, buf)
 		}
 		return
 	}
 	// (A line marked may still read the same: "a\\\\" unescaped over
 	// itself leaves it as it was.)
 	if !got.inPlace && !bytes.Equal(buf, line) {
-		t.Fatalf("the line changed but is not marked\nline %.500q", line)
+		t.Fatalf("rebuild=%v: the line changed but is not marked\nline %.500q", rebuild, line)
 	}
-	if got.inPlace && got.crc != crc32.ChecksumIEEE(line) {
+	if !rebuild && got.inPlace && got.crc != crc32.ChecksumIEEE(line) {
 		t.Fatalf("checksum %08x, the stored line's %08x", got.crc, crc32.ChecksumIEEE(line))
 	}
 	got.inPlace, got.crc = false, 0
 	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
-		t.Fatalf("in place vs reference: %s\nline %.500q", diff, line)
+		t.Fatalf("rebuild=%v: in place vs reference: %s\nline %.500q", rebuild, diff, line)
+	}
+	if !rebuild {
+		return
+	}
+	stored := bytes.Clone(buf)
+	for _, sp := range d.spans {
+		text := buf[sp.start : sp.start+sp.n]
+		copy(stored[sp.start:], escapeStored(nil, text)[:sp.n])
+	}
+	if !bytes.Equal(stored, line) {
+		t.Fatalf("the line rebuilt differs from the stored one: %s", stringDiff(string(stored), string(line)))
 	}
 }
 
@@ -451,6 +465,9 @@ var stringSnippets = []struct {
 	{`\b\f\n\r\t`, false}, {`\u0041`, false}, {`\u00e9`, false}, {`\u20AC`, false},
 	{`\ud83d\ude00`, false}, {`\ud83d`, false}, {`\ude00`, false}, {`\ud83dx`, false},
 	{`\ud83d\u0041`, false}, {`\ud83d\ud83d\ude00`, false},
+	// Control characters as JSON.stringify writes them (canonical: Read
+	// unescapes them in place) and as it does not (copied out).
+	{`\u001b\u0000\u001f`, false}, {`\u001B`, false}, {`\u000a`, false}, {`\u0022`, false},
 	{"é€😀", false}, {"\xff", false}, {"\xe2\x82", false}, {"\xed\xa0\x80", false}, {"\xf0\x9f\x98", false},
 	{`\x`, true}, {`\u12`, true}, {`\u12g4`, true}, {`\ud83d\u12`, true}, {"\x01", true}, {"\x1f", true},
 	{"\t", true},

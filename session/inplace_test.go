@@ -122,3 +122,70 @@ func TestStoredLinesChanged(t *testing.T) {
 		t.Errorf("WriteTo of a cut file: %v, want ErrChanged", err)
 	}
 }
+
+// TestReadUnescapesInPlace: Read, which cannot read its lines again,
+// unescapes in place the strings whose escapes are all JSON.stringify's
+// (every escaped string of a file pi wrote), copies out the others, and
+// rebuilds the stored bytes of each line it changed exactly, on one
+// goroutine and on several.
+func TestReadUnescapesInPlace(t *testing.T) {
+	odd := v3Header + "\n" +
+		// Escapes JSON.stringify does not write: copied out.
+		msgLine("00000001", "", "user", `slash \/ e \u00e9 esc \u001B pair \ud83d\ude00`) + "\n" +
+		// Canonical in one member, odd in another.
+		msgLine("00000002", "00000001", "user", `line\none \"q\" \\ \u001b`) + "\n" +
+		`{"type":"model_change","id":"00000003","parentId":"00000002","timestamp":"t\/","provider":"p\n","modelId":"m"}` + "\n"
+	inputs := map[string][]byte{"odd escapes": []byte(odd)}
+	for _, name := range fixtures {
+		data, err := os.ReadFile(fixture(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = data
+	}
+	for name, data := range inputs {
+		t.Run(name, func(t *testing.T) {
+			s, err := Read(bytes.NewReader(data), name, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.inPlace == 0 {
+				t.Fatal("no line was unescaped in place")
+			}
+			lines := bytes.Split(data, []byte("\n"))
+			stored, err := s.storedLines()
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := 0
+			for _, r := range s.records {
+				if !bytes.Equal(stored(r), lines[r.line-1]) {
+					t.Fatalf("line %d: %s", r.line, stringDiff(string(stored(r)), string(lines[r.line-1])))
+				}
+				if !bytes.Equal(r.raw, lines[r.line-1]) {
+					changed++
+					if !r.inPlace {
+						t.Fatalf("line %d changed but is not marked", r.line)
+					}
+				}
+			}
+			if changed == 0 {
+				t.Fatal("no line's bytes were changed")
+			}
+			if name != "odd escapes" {
+				return
+			}
+			first := s.records[0]
+			if first.inPlace {
+				t.Error("a line with only escapes JSON.stringify does not write was unescaped in place")
+			}
+			if text := first.entry.Message.Content[0].Text; text != "slash / e é esc \x1b pair 😀" {
+				t.Errorf("text %q", text)
+			}
+			second := s.records[1]
+			if text := second.entry.Message.Content[0].Text; !second.inPlace || !within(text, second.raw) {
+				t.Error("a canonical string was copied out")
+			}
+		})
+	}
+}

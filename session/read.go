@@ -130,14 +130,19 @@ func Open(path string, opts Options) (*Session, error) {
 
 // parse reads a session held in memory.
 //
-// data is never written to once parsing starts (parseOwned, for Open,
-// writes unescaped strings into it), and the session keeps it: records
-// hold their lines as slices of it, and the fast decoder makes strings and
-// raw values that point into it rather than copies (see fast.go). Lines are cut with their capacity at their length, so
-// that appending to one cannot write into the next. Read and Open hand
-// over buffers that nothing else refers to.
+// The session keeps data: records hold their lines as slices of it, and
+// the fast decoder makes strings and raw values that point into it rather
+// than copies (see fast.go). Lines are cut with their capacity at their
+// length, so that appending to one cannot write into the next. The
+// decoder also writes into data while parsing, and not afterwards: the
+// strings with escapes that it can escape back as stored (those with
+// JSON.stringify's escapes only, which is how pi writes them) are
+// unescaped in place, over their stored bytes, rather than copied out;
+// the session keeps where they are (Session.held) so that storedLines can
+// rebuild those lines. Read and Open hand over buffers that nothing else
+// refers to.
 func parse(data []byte, name string, opts Options) (*Session, error) {
-	return parseWith(data, name, opts, newFastDecoder)
+	return parseWith(data, name, opts, func() lineDecoder { return &fastDecoder{rebuild: true} })
 }
 
 // parseOwned is parse for Open, which can read the file again: escaped
@@ -221,7 +226,9 @@ func parseWith(data []byte, name string, opts Options, newDecoder func() lineDec
 		return nil, &LineError{File: name, Line: 1, Err: fmt.Errorf("%w: the file is empty", ErrNotSession)}
 	}
 	s.lines = lineNo
-	if err := s.build(recs, decodeLines(recs, newDecoder)); err != nil {
+	notes, held := decodeLines(recs, newDecoder)
+	s.held = held
+	if err := s.build(recs, notes); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -426,10 +433,11 @@ func decodeRecords(d lineDecoder, recs []record, from, to int, notes []lineNote)
 }
 
 // decodeLines decodes the line of every record into it, and returns the
-// notes on them in order; the lines of large files are decoded
-// concurrently, by one goroutine per available CPU. Lines are
-// independent, so the result is the same as decoding them in order.
-func decodeLines(recs []record, newDecoder func() lineDecoder) []lineNote {
+// notes on them in order and the spans rebuild decoders unescaped in
+// place, by address; the lines of large files are decoded concurrently,
+// by one goroutine per available CPU. Lines are independent, so the
+// result is the same as decoding them in order.
+func decodeLines(recs []record, newDecoder func() lineDecoder) ([]lineNote, []heldSpan) {
 	total, longest := 0, 0
 	for i := range recs {
 		total += len(recs[i].raw)
@@ -448,7 +456,9 @@ func decodeLines(recs []record, newDecoder func() lineDecoder) []lineNote {
 	}(newDecoder)
 	workers := runtime.GOMAXPROCS(0)
 	if total < parallelBytes || workers < 2 || len(recs) < 2*workers {
-		return decodeRecords(newDecoder(), recs, 0, len(recs), nil)
+		d := newDecoder()
+		notes := decodeRecords(d, recs, 0, len(recs), nil)
+		return notes, heldBy(d)
 	}
 	// Cut the lines into runs of similar size in bytes, a few per worker,
 	// which the workers take in turn: a worker that meets cheaper lines
@@ -468,6 +478,7 @@ func decodeLines(recs []record, newDecoder func() lineDecoder) []lineNote {
 		taken atomic.Int32
 		mu    sync.Mutex
 		notes []lineNote
+		held  []heldSpan
 	)
 	work := func() {
 		d := newDecoder()
@@ -483,9 +494,11 @@ func decodeLines(recs []record, newDecoder func() lineDecoder) []lineNote {
 			}
 			mine = decodeRecords(d, recs, from, ends[k], mine)
 		}
-		if len(mine) > 0 {
+		spans := heldBy(d)
+		if len(mine) > 0 || len(spans) > 0 {
 			mu.Lock()
 			notes = append(notes, mine...)
+			held = append(held, spans...)
 			mu.Unlock()
 		}
 	}
@@ -496,7 +509,17 @@ func decodeLines(recs []record, newDecoder func() lineDecoder) []lineNote {
 	work()
 	wg.Wait()
 	slices.SortFunc(notes, func(a, b lineNote) int { return cmp.Compare(a.i, b.i) })
-	return notes
+	// Each run's spans are in order; the runs came in any order.
+	slices.SortFunc(held, func(a, b heldSpan) int { return cmp.Compare(a.at(), b.at()) })
+	return notes, held
+}
+
+// heldBy returns the spans d unescaped in place, if it keeps any.
+func heldBy(d lineDecoder) []heldSpan {
+	if h, ok := d.(interface{ heldSpans() []heldSpan }); ok {
+		return h.heldSpans()
+	}
+	return nil
 }
 
 // decodeLine parses one entry line into its wire form and domain entry:

@@ -38,13 +38,19 @@
 // its newlines) in place, into their own stored bytes, so the decoded
 // text costs no memory beyond the file's size. The lines so changed are
 // read back from the file, and checked against a CRC-32 taken before the
-// change, when the session is written out (Migrate, Fork); a session from
-// Read, which cannot read its lines again, copies escaped strings out.
+// change, when the session is written out (Migrate, Fork). Read cannot
+// read its lines again, so it unescapes in place only the strings whose
+// escapes are all ones JSON.stringify writes (every string pi writes):
+// such a string's stored bytes are its decoded text escaped again, which
+// is how the lines it changed are rebuilt; it copies the other escaped
+// strings out. On amd64 the string scanner finds the bytes that end a
+// run of plain text sixteen at a time with SSE2 (internal/swar).
 // Entries, messages and parts are allocated in batches, and the lines of
-// files from half a megabyte up are decoded on all cores. Token estimates are not computed
-// while loading: each message computes its own on first use
-// (compact.Message.Tokens), as pi estimates when it plans, so commands
-// that never plan (context, tree, import) do not pay for them. The fast path takes only what it can decode
+// files from half a megabyte up are decoded on all cores. Token
+// estimates are not computed while loading: each message computes its
+// own on first use (compact.Message.Tokens), as pi estimates when it
+// plans, so commands that never plan (context, tree, import) do not pay
+// for them. The fast path takes only what it can decode
 // exactly like the reference path, which decodes into wire structs with
 // github.com/goccy/go-json and then scans the line for the extras; any
 // other line (invalid JSON, a value of an unexpected type, a member name
@@ -127,9 +133,12 @@ type Session struct {
 	endsWithNewline bool
 	now             func() time.Time
 	// data is the file's bytes when Open unescaped strings in place
-	// (parseOwned); inPlace counts the records whose lines changed.
+	// (parseOwned); inPlace counts the records whose lines changed. held
+	// is where Read unescaped strings in place instead (see parse), by
+	// address: the lines changed are rebuilt from it (storedLines).
 	data    []byte
 	inPlace int
+	held    []heldSpan
 	// ops are the file calls writes make; nil means the real ones.
 	// Tests set it to inject faults.
 	ops fileOps

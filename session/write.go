@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	stdjson "encoding/json"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -562,12 +564,16 @@ func withParent(line []byte, parent string) ([]byte, error) {
 // (see parseOwned), so the lines it changed are read back from the file,
 // whose first bytes must still be the ones read: each such line is
 // checked against the checksum taken before it changed, and a difference
-// is ErrChanged. Other lines, and every line of a session read from a
-// reader, are the bytes held.
+// is ErrChanged. Read unescapes in place only strings it can escape back
+// (see parse): the lines it changed are rebuilt (rebuiltLine). Other
+// lines are the bytes held.
 func (s *Session) storedLines() (func(*record) []byte, error) {
 	held := func(r *record) []byte { return r.raw }
-	if s.inPlace == 0 {
+	switch {
+	case s.inPlace == 0:
 		return held, nil
+	case s.data == nil:
+		return s.rebuiltLine, nil
 	}
 	f, err := os.Open(s.file)
 	if err != nil {
@@ -597,4 +603,27 @@ func (s *Session) storedLines() (func(*record) []byte, error) {
 		}
 		return r.raw
 	}, nil
+}
+
+// rebuiltLine returns the stored bytes of r's line, read by Read: a copy
+// of the line with each string Read unescaped into it escaped again over
+// its decoded text (see fastDecoder.rebuild).
+func (s *Session) rebuiltLine(r *record) []byte {
+	if !r.inPlace {
+		return r.raw
+	}
+	line := bytes.Clone(r.raw)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.raw)))
+	i, _ := slices.BinarySearchFunc(s.held, base, func(h heldSpan, p uintptr) int { return cmp.Compare(h.at(), p) })
+	var scratch []byte
+	for _, h := range s.held[i:] {
+		off := h.at() - base
+		if off >= uintptr(len(line)) {
+			break
+		}
+		text := r.raw[off : int(off)+h.n]
+		scratch = escapeStored(scratch[:0], text)
+		copy(line[off:], scratch[:h.n])
+	}
+	return line
 }
