@@ -60,9 +60,9 @@
 // target, hold the two paths to the same results. On a 2-core machine,
 // timed in the same rounds as pi's own loader (scripts/bench-vs-pi.sh,
 // BENCHMARKS.md), parsing and migrating pi's 974 KB and 2.4 MB fixtures
-// in a benchmark loop took 1.09 and 1.58 ms against pi's 2.74 and 4.77
+// in a benchmark loop took 0.91 and 1.30 ms against pi's 2.77 and 4.91
 // ms (node 20), and loading them (reading the file, parsing, the path
-// and its context) 1.24 and 2.17 ms against 4.58 and 9.19 ms, both
+// and its context) 1.36 and 1.89 ms against 4.87 and 9.53 ms, both
 // decoded on two goroutines. No line of either fixture needs the
 // reference path.
 //
