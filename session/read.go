@@ -384,14 +384,14 @@ type decodedLine struct {
 
 // parallelBytes is the file size from which lines are decoded by several
 // goroutines. On two vCPUs, decoding the 974 KB large-session on two
-// goroutines takes BenchmarkParse from 1.17-1.21 ms to 0.98-1.08 and
-// BenchmarkLoad from 1.48-1.61 to 1.11-1.24 (interleaved, default GOGC;
-// with GOGC=400, 1.05 to 0.69 ms: in a loop that loads and drops
-// sessions the collector takes much of what the second core gives).
-// Smaller files were not measured: one goroutine decodes them in under
-// 0.6 ms, and a second one's start and buffers weigh more in that. (This
-// was 2 MiB while the first plan after a
-// two-goroutine load seemed to cost more; it was the runtime's
+// goroutines took BenchmarkParse (when Read still copied escaped strings
+// out) from 1.17-1.21 ms to 0.98-1.08 and BenchmarkLoad from 1.48-1.61
+// to 1.11-1.24 (interleaved, default GOGC; with GOGC=400, 1.05 to 0.69
+// ms: in a loop that loads and drops sessions the collector takes much
+// of what the second core gives). Smaller files were not measured: one
+// goroutine decodes them in under 0.6 ms, and a second one's start and
+// buffers weigh more in that. (This was 2 MiB while the first plan after
+// a two-goroutine load seemed to cost more; it was the runtime's
 // scavenger at work during the timed plan, see compact's
 // BenchmarkPlanFirst.)
 const parallelBytes = 512 << 10
