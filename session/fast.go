@@ -209,8 +209,8 @@ func (h heldSpan) at() uintptr { return uintptr(unsafe.Pointer(h.p)) }
 // which can, are copied instead), so it fits within its own quotes: no
 // copy is made and the decoded text costs no memory beyond the file's
 // buffer. The line is changed, so its record is marked (decodedLine
-// inPlace) and Session reads it back from the file when it needs the
-// stored bytes (storedLines).
+// inPlace), and Session reads it back from the file (Open) or rebuilds it
+// (Read) when it needs the stored bytes (storedLines).
 func (d *fastDecoder) overwrite(start int, s []byte) string {
 	if !d.rebuild {
 		if len(d.spans) == 0 {
@@ -1461,7 +1461,10 @@ func (d *fastDecoder) scanString(decode bool) (string, bool) {
 // 2, 6 for \uXXXX, 12 for a surrogate pair, which decodes to one rune
 // (half a pair decodes to U+FFFD). With decode set, it copies the plain
 // bytes from prev and the decoded escape to d.tmp at w, and returns the
-// new w and prev.
+// new w and prev. It sets d.odd for an escape JSON.stringify does not
+// write (\/, and \u except for a control character without a two-byte
+// escape, in lower case): a string with none is canonical, its stored
+// bytes its decoded text escaped again (escapeStored).
 func (d *fastDecoder) escape(pos int, decode bool, w, prev int) (n, w2, prev2 int, ok bool) {
 	b := d.b
 	if pos+1 >= len(b) {
