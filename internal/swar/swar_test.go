@@ -14,13 +14,7 @@ func TestStops(t *testing.T) {
 	alphabet := []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, '!', 'a', 0x7f, 0x80, 0xc3, 0xff, '/', 'n'}
 	var b [8]byte
 	for range 200000 {
-		for i := range b {
-			if r.IntN(4) == 0 {
-				b[i] = byte(r.Uint32())
-			} else {
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			}
-		}
+		fillRandom(r, b[:], alphabet, 4)
 		m := Stops(binary.LittleEndian.Uint64(b[:]))
 		first := 8
 		for i, c := range b {
@@ -71,13 +65,7 @@ func TestIndexAndMask64(t *testing.T) {
 	}
 	var blk [64]byte
 	for range 50000 {
-		for i := range blk {
-			if r.IntN(3) == 0 {
-				blk[i] = byte(r.Uint32())
-			} else {
-				blk[i] = alphabet[r.IntN(len(alphabet))]
-			}
-		}
+		fillRandom(r, blk[:], alphabet, 3)
 		m := Mask64(&blk)
 		for k, c := range blk {
 			marked := m&(1<<k) != 0
@@ -87,6 +75,17 @@ func TestIndexAndMask64(t *testing.T) {
 			if exactMask && !IsStop(c) && marked {
 				t.Fatalf("% x: byte %d (%#x) is marked falsely (mask %#x)", blk, k, c, m)
 			}
+		}
+	}
+}
+
+// fillRandom fills b with bytes of alphabet and, one in oneIn, any byte.
+func fillRandom(r *rand.Rand, b, alphabet []byte, oneIn int) {
+	for i := range b {
+		if r.IntN(oneIn) == 0 {
+			b[i] = byte(r.Uint32())
+		} else {
+			b[i] = alphabet[r.IntN(len(alphabet))]
 		}
 	}
 }
