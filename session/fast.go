@@ -228,7 +228,8 @@ func (d *fastDecoder) overwrite(start int, s []byte) string {
 func (d *fastDecoder) restore() {
 	if d.rebuild {
 		for _, sp := range d.spans {
-			restoreStored(d.b[sp.start:sp.start+sp.n], d.tmp)
+			text := d.b[sp.start : sp.start+sp.n]
+			restoreStored(text, text, d.tmp)
 		}
 	} else {
 		off := 0
@@ -239,12 +240,15 @@ func (d *fastDecoder) restore() {
 	d.spans, d.journal = d.spans[:0], d.journal[:0]
 }
 
-// restoreStored puts back the stored bytes of a canonical string whose
-// decoded text a rebuild decoder wrote over the first len(text) of them:
-// those bytes are the start of the text escaped again. scratch is space
-// for that escaped text; it is grown when short.
-func restoreStored(text, scratch []byte) {
-	copy(text, escapeStored(scratch[:0], text)[:len(text)])
+// restoreStored writes to dst the stored bytes that a rebuild decoder
+// wrote text, a canonical string's decoded text, over: the first
+// len(text) bytes of the text escaped again. dst may be text itself.
+// scratch is space for the escaped text; it is returned, grown if it was
+// short, for the next call.
+func restoreStored(dst, text, scratch []byte) []byte {
+	scratch = escapeStored(scratch[:0], text)
+	copy(dst[:len(text)], scratch)
+	return scratch
 }
 
 // escapeStored appends text to dst escaped as JSON.stringify escapes a
@@ -1300,17 +1304,14 @@ func (d *fastDecoder) skip(depth int) bool {
 // stop (swar.IsStop), len(b) if none.
 func nextStop(b []byte, i int) int {
 	if i+8 <= len(b) {
-		// Most strings end within a word: test it here before calling
-		// out to the vector scan.
+		// Most strings end within a word: test it here, inlined, before
+		// calling out to the vector scan.
 		if m := swar.Stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)>>3
 		}
-		return i + 8 + swar.Index(b[i+8:])
+		i += 8
 	}
-	for i < len(b) && !swar.IsStop(b[i]) {
-		i++
-	}
-	return i
+	return i + swar.Index(b[i:])
 }
 
 // blockMin is how many bytes must be left in the line for str to read a

@@ -182,8 +182,7 @@ func checkInPlace(t *testing.T, line []byte, want decodedLine, rebuild bool) {
 	}
 	stored := bytes.Clone(buf)
 	for _, sp := range d.spans {
-		text := buf[sp.start : sp.start+sp.n]
-		copy(stored[sp.start:], escapeStored(nil, text)[:sp.n])
+		restoreStored(stored[sp.start:], buf[sp.start:sp.start+sp.n], nil)
 	}
 	if !bytes.Equal(stored, line) {
 		t.Fatalf("the line rebuilt differs from the stored one: %s", stringDiff(string(stored), string(line)))

@@ -621,9 +621,7 @@ func (s *Session) rebuiltLine(r *record) []byte {
 		if off >= uintptr(len(line)) {
 			break
 		}
-		text := r.raw[off : int(off)+h.n]
-		scratch = escapeStored(scratch[:0], text)
-		copy(line[off:], scratch[:h.n])
+		scratch = restoreStored(line[off:], r.raw[off:int(off)+h.n], scratch)
 	}
 	return line
 }
