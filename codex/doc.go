@@ -104,8 +104,11 @@
 // named), ContextWindow the model_context_window of the last task_started
 // or token_count event that records one (Codex's effective window for
 // its model, such as 258,400 or 272,000 for GPT-5 models, below the
-// registry's 400,000). A compaction's FirstKeptID is the entry after it, given the id
-// "line-<N>" (N its line).
+// registry's 400,000). A compaction's FirstKeptID is the entry after it.
+//
+// The rollout gives its lines no ids, so each entry's id is derived from
+// the line it starts at, its number and its bytes (jsonrec.IDs): eight
+// hex digits, the same every time the file is read.
 //
 // ReadFile reads plain .jsonl files; the zstd-compressed .jsonl.zst files
 // newer versions write for old sessions must be decompressed first.
