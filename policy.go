@@ -28,8 +28,7 @@ const (
 // input, and a request above the input limit is refused however much of
 // the window is left. So each threshold below is the smaller of the rule
 // applied to the window and the same rule applied to the input limit, and
-// each target is a ratio of the usable input (the input limit when the
-// model has one below its window, else the window).
+// each target is a ratio of the usable input (ModelInfo.UsableInput).
 
 // Reserve triggers when tokens > window - Tokens, or > input limit -
 // Tokens when that is lower: it keeps room for the next response and the
@@ -53,11 +52,11 @@ func (p Reserve) Threshold(m ModelInfo) (int, bool) {
 	if r <= 0 {
 		r = DefaultReserveTokens
 	}
-	return max(usableInput(m)-r, 0), true
+	return max(m.UsableInput()-r, 0), true
 }
 
 // Target implements Policy.
-func (p Reserve) Target(m ModelInfo) int { return ratioOf(usableInput(m), p.TargetRatio) }
+func (p Reserve) Target(m ModelInfo) int { return ratioOf(m.UsableInput(), p.TargetRatio) }
 
 // Ratio triggers when tokens > Ratio x window, or > Ratio x input limit
 // when that is lower (0.75 or 0.9 are common ratios).
@@ -80,11 +79,11 @@ func (p Ratio) Threshold(m ModelInfo) (int, bool) {
 	if r <= 0 || r > 1 {
 		r = DefaultTriggerRatio
 	}
-	return int(r * float64(usableInput(m))), true
+	return int(r * float64(m.UsableInput())), true
 }
 
 // Target implements Policy.
-func (p Ratio) Target(m ModelInfo) int { return ratioOf(usableInput(m), p.TargetRatio) }
+func (p Ratio) Target(m ModelInfo) int { return ratioOf(m.UsableInput(), p.TargetRatio) }
 
 // InputLimit triggers when tokens exceed window - min(max output,
 // OutputCap), the room the next response may need, or the model's input
@@ -129,15 +128,6 @@ func (p InputLimit) Target(m ModelInfo) int {
 		return 0
 	}
 	return ratioOf(t, p.TargetRatio)
-}
-
-// usableInput is the most input a request to m may hold: the input limit
-// when the model has one below its window, else the window.
-func usableInput(m ModelInfo) int {
-	if m.InputLimit > 0 && m.InputLimit < m.ContextWindow {
-		return m.InputLimit
-	}
-	return m.ContextWindow
 }
 
 func ratioOf(n int, r float64) int {

@@ -231,9 +231,13 @@ func (st *settings) targetUnderTrigger(info compact.ModelInfo) error {
 	if c.ReserveTokens <= 0 {
 		what = "the default reserve"
 	}
-	return usagef("%s (%s tokens) leaves a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s-token window of model %q): "+
+	room := fmt.Sprintf("%s-token window", num(info.ContextWindow))
+	if u := info.UsableInput(); u < info.ContextWindow {
+		room = fmt.Sprintf("%s-token input limit", num(u))
+	}
+	return usagef("%s (%s tokens) leaves a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s of model %q): "+
 		"the reserve may be at most %s tokens here; lower it or targetRatio",
-		what, num(reserve), num(trigger), num(target), num(info.ContextWindow), info.ID, num(info.ContextWindow-target))
+		what, num(reserve), num(trigger), num(target), room, info.ID, num(info.UsableInput()-target))
 }
 
 // check refuses settings that make no sense together: a window too small

@@ -43,3 +43,23 @@ func TestWindowFromTheFile(t *testing.T) {
 		})
 	}
 }
+
+// TestReserveRefusalUnderInputLimit: a reserve whose trigger falls below
+// the target is refused with the largest reserve that works, measured
+// from the model's input limit, not from its larger window.
+func TestReserveRefusalUnderInputLimit(t *testing.T) {
+	file := tinySession(t, "gpt-5", 10)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"input limit", []string{"--reserve", "200000"}, []string{"--reserve (200,000 tokens) leaves a trigger of 72,000 tokens, below the compaction target of 136,000",
+			"272,000-token input limit", "at most 136,000 tokens"}},
+		{"window below the input limit", []string{"--window", "100000", "--reserve", "60000"}, []string{"leaves a trigger of 40,000 tokens, below the compaction target of 50,000",
+			"100,000-token window", "at most 50,000 tokens"}},
+	} {
+		c := newCLI(t)
+		contains(t, tc.name, c.fails(exitUsage, append(append([]string{"run", "--dry-run"}, tc.args...), file)...), tc.want...)
+	}
+}
