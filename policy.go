@@ -23,12 +23,20 @@ const (
 	DefaultOutputCap     = 32000
 )
 
-// Reserve triggers when tokens > window - Tokens: it keeps room for the
-// next response and the summary. This is pi's rule.
+// Every policy respects a model's input limit as well as its window: a
+// model such as GPT-5 takes 400,000 tokens in all but only 272,000 of
+// input, and a request above the input limit is refused however much of
+// the window is left. So each threshold below is the smaller of the rule
+// applied to the window and the same rule applied to the input limit, and
+// each target is a ratio of the usable input (ModelInfo.UsableInput).
+
+// Reserve triggers when tokens > window - Tokens, or > input limit -
+// Tokens when that is lower: it keeps room for the next response and the
+// summary. This is pi's rule, bounded by the input limit.
 type Reserve struct {
 	// Tokens kept free; 0 means DefaultReserveTokens.
 	Tokens int
-	// TargetRatio of the window to compact down to; 0 means 0.5.
+	// TargetRatio of the usable input to compact down to; 0 means 0.5.
 	TargetRatio float64
 }
 
@@ -44,21 +52,18 @@ func (p Reserve) Threshold(m ModelInfo) (int, bool) {
 	if r <= 0 {
 		r = DefaultReserveTokens
 	}
-	t := m.ContextWindow - r
-	if t < 0 {
-		t = 0
-	}
-	return t, true
+	return max(m.UsableInput()-r, 0), true
 }
 
 // Target implements Policy.
-func (p Reserve) Target(m ModelInfo) int { return ratioOf(m.ContextWindow, p.TargetRatio) }
+func (p Reserve) Target(m ModelInfo) int { return ratioOf(m.UsableInput(), p.TargetRatio) }
 
-// Ratio triggers when tokens > Ratio x window (0.75 or 0.9 are common).
+// Ratio triggers when tokens > Ratio x window, or > Ratio x input limit
+// when that is lower (0.75 or 0.9 are common ratios).
 type Ratio struct {
-	// Ratio of the window that triggers; 0 means 0.9.
+	// Ratio of the usable input that triggers; 0 means 0.9.
 	Ratio float64
-	// TargetRatio of the window to compact down to; 0 means 0.5.
+	// TargetRatio of the usable input to compact down to; 0 means 0.5.
 	TargetRatio float64
 }
 
@@ -74,15 +79,15 @@ func (p Ratio) Threshold(m ModelInfo) (int, bool) {
 	if r <= 0 || r > 1 {
 		r = DefaultTriggerRatio
 	}
-	return int(r * float64(m.ContextWindow)), true
+	return int(r * float64(m.UsableInput())), true
 }
 
 // Target implements Policy.
-func (p Ratio) Target(m ModelInfo) int { return ratioOf(m.ContextWindow, p.TargetRatio) }
+func (p Ratio) Target(m ModelInfo) int { return ratioOf(m.UsableInput(), p.TargetRatio) }
 
-// InputLimit triggers when tokens exceed the model's input limit, or
-// without one, window - min(max output, OutputCap): the room the next
-// response may need. This is OpenCode's rule.
+// InputLimit triggers when tokens exceed window - min(max output,
+// OutputCap), the room the next response may need, or the model's input
+// limit when that is lower. This is OpenCode's rule.
 type InputLimit struct {
 	// OutputCap bounds the output reserve; 0 means DefaultOutputCap.
 	OutputCap int
@@ -95,10 +100,10 @@ func (p InputLimit) Name() string { return "input" }
 
 // Threshold implements Policy.
 func (p InputLimit) Threshold(m ModelInfo) (int, bool) {
-	if m.InputLimit > 0 {
-		return m.InputLimit, true
-	}
 	if m.ContextWindow <= 0 {
+		if m.InputLimit > 0 {
+			return m.InputLimit, true
+		}
 		return 0, false
 	}
 	capTokens := p.OutputCap
@@ -109,9 +114,9 @@ func (p InputLimit) Threshold(m ModelInfo) (int, bool) {
 	if m.MaxOutput > 0 && m.MaxOutput < reserve {
 		reserve = m.MaxOutput
 	}
-	t := m.ContextWindow - reserve
-	if t < 0 {
-		t = 0
+	t := max(m.ContextWindow-reserve, 0)
+	if m.InputLimit > 0 && m.InputLimit < t {
+		t = m.InputLimit
 	}
 	return t, true
 }

@@ -10,6 +10,7 @@ func TestPolicies(t *testing.T) {
 	claude := ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000, MaxOutput: 64000}
 	gpt5 := ModelInfo{ID: "gpt-5", ContextWindow: 400000, MaxOutput: 128000, InputLimit: 272000}
 	small := ModelInfo{ID: "llama", ContextWindow: 8192, MaxOutput: 2048}
+	loose := ModelInfo{ID: "loose", ContextWindow: 200000, MaxOutput: 64000, InputLimit: 190000}
 	unknown := ModelInfo{ID: "my-local-model"}
 	tests := []struct {
 		name      string
@@ -24,7 +25,11 @@ func TestPolicies(t *testing.T) {
 		{"reserve larger than window", Reserve{Tokens: 10000}, small, 0, 4096, true},
 		{"ratio default 0.9", Ratio{}, claude, 180000, 100000, true},
 		{"ratio 0.75", Ratio{Ratio: 0.75}, claude, 150000, 100000, true},
+		{"reserve under the input limit", Reserve{}, gpt5, 272000 - 16384, 136000, true},
+		{"ratio of the input limit", Ratio{}, gpt5, 244800, 136000, true},
+		{"reserve target ratio of the input limit", Reserve{TargetRatio: 0.75}, gpt5, 272000 - 16384, 204000, true},
 		{"input limit wins", InputLimit{}, gpt5, 272000, 136000, true},
+		{"window minus output below a loose input limit", InputLimit{}, loose, 200000 - 32000, 84000, true},
 		{"window minus capped output", InputLimit{}, claude, 200000 - 32000, 84000, true},
 		{"window minus small max output", InputLimit{}, small, 8192 - 2048, 3072, true},
 		{"reserve unknown window", Reserve{}, unknown, 0, 0, false},
@@ -41,6 +46,36 @@ func TestPolicies(t *testing.T) {
 				t.Errorf("%s: target %d, want %d", tt.name, got, tt.target)
 			}
 		}
+	}
+}
+
+// TestPoliciesRespectInputLimit: no policy, at its defaults or with
+// common settings, triggers above the input limit of a registered model
+// that has one, nor aims above its own trigger.
+func TestPoliciesRespectInputLimit(t *testing.T) {
+	reg, err := LoadRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := []Policy{Reserve{}, Reserve{Tokens: 1000, TargetRatio: 0.8}, Ratio{}, Ratio{Ratio: 1}, InputLimit{}, InputLimit{OutputCap: 1}}
+	checked := 0
+	for _, m := range reg.Models() {
+		if m.InputLimit <= 0 {
+			continue
+		}
+		for _, p := range policies {
+			th, ok := p.Threshold(m)
+			if !ok || th > m.InputLimit {
+				t.Errorf("%s %+v on %s: threshold %d %v, above the input limit %d", p.Name(), p, m.ID, th, ok, m.InputLimit)
+			}
+			if target := p.Target(m); target > th {
+				t.Errorf("%s %+v on %s: target %d above the threshold %d", p.Name(), p, m.ID, target, th)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("the registry has no model with an input limit")
 	}
 }
 

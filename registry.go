@@ -26,6 +26,16 @@ type ModelInfo struct {
 	Aliases []string `json:"aliases,omitempty"`
 }
 
+// UsableInput is the most input tokens a request to m may hold: the
+// input limit when the model has one below its window, else the window
+// (0 when unknown). The trigger policies measure against it.
+func (m ModelInfo) UsableInput() int {
+	if m.InputLimit > 0 && m.InputLimit < m.ContextWindow {
+		return m.InputLimit
+	}
+	return m.ContextWindow
+}
+
 // Registry looks up model limits by model name. The zero value is an
 // empty registry; LoadRegistry returns the one shipped with the package.
 type Registry struct {

@@ -31,6 +31,12 @@ type Transcript struct {
 	// their own model as they go.
 	Model    string
 	Provider string
+	// ContextWindow is the context window, in tokens, that the agent
+	// itself recorded for the model it ran last (Codex writes
+	// model_context_window into its rollouts), 0 when the file records
+	// none. It is the window the agent worked with, so it outranks the
+	// registry's window for the model.
+	ContextWindow int
 	// Entries are the conversation's entries in file order. IDs are
 	// unique and non-empty; ParentID links each to the one before it on
 	// its branch ("" for the root).

@@ -13,8 +13,8 @@ import (
 type builder struct {
 	name string
 	t    *compact.Transcript
-	// lines holds the line each entry starts at.
-	lines []int
+	// ids gives each entry its id, from the line it starts at.
+	ids jsonrec.IDs
 
 	model    string
 	provider string
@@ -38,7 +38,6 @@ type builder struct {
 	// the next entry (the point a rollback returned to).
 	turns    []int
 	reparent string
-	ids      map[string]bool
 }
 
 func newBuilder(name string) *builder {
@@ -47,8 +46,12 @@ func newBuilder(name string) *builder {
 	return &builder{name: name, t: &compact.Transcript{Format: Format}, calls: make(map[string]string), provider: "openai"}
 }
 
-// add appends an entry starting at r.
+// add appends an entry starting at r, with an id derived from r's line
+// number and bytes: the same on every read of the file.
 func (b *builder) add(e *compact.Entry, r *record) {
+	if e.ID == "" {
+		e.ID = b.ids.Derive("line "+strconv.Itoa(r.line), r.raw)
+	}
 	if e.Timestamp == "" {
 		e.Timestamp = r.timestamp
 	}
@@ -56,26 +59,6 @@ func (b *builder) add(e *compact.Entry, r *record) {
 		e.ParentID, b.reparent = b.reparent, ""
 	}
 	b.t.Entries = append(b.t.Entries, e)
-	b.lines = append(b.lines, r.line)
-}
-
-// idOf returns the id of entry i, giving it "line-N" (N its line) when
-// it has none.
-func (b *builder) idOf(i int) string {
-	e := b.t.Entries[i]
-	if e.ID != "" {
-		return e.ID
-	}
-	if b.ids == nil {
-		b.ids = make(map[string]bool)
-	}
-	id := "line-" + strconv.Itoa(b.lines[i])
-	for n := 2; b.ids[id]; n++ {
-		id = "line-" + strconv.Itoa(b.lines[i]) + "-" + strconv.Itoa(n)
-	}
-	b.ids[id] = true
-	e.ID = id
-	return id
 }
 
 // rollback drops the last n user turns from the history: the entry after
@@ -90,7 +73,7 @@ func (b *builder) rollback(n int) {
 	cut := b.turns[keep]
 	b.turns = b.turns[:keep]
 	if cut > 0 {
-		b.reparent = b.idOf(cut - 1)
+		b.reparent = b.t.Entries[cut-1].ID
 	}
 }
 
@@ -248,7 +231,7 @@ func (b *builder) finish() {
 		if e.Kind != compact.KindCompaction || i+1 >= len(b.t.Entries) {
 			continue
 		}
-		e.Compaction.FirstKeptID = b.idOf(i + 1)
+		e.Compaction.FirstKeptID = b.t.Entries[i+1].ID
 	}
 }
 

@@ -101,8 +101,14 @@
 // Transcript.SessionID, Cwd and Timestamp come from session_meta, Model is
 // the first model a turn_context (or session_meta) names, Provider the
 // session's model_provider ("openai", Codex's default, when none is
-// named). A compaction's FirstKeptID is the entry after it, given the id
-// "line-<N>" (N its line).
+// named), ContextWindow the model_context_window of the last task_started
+// or token_count event that records one (Codex's effective window for
+// its model, such as 258,400 or 272,000 for GPT-5 models, below the
+// registry's 400,000). A compaction's FirstKeptID is the entry after it.
+//
+// The rollout gives its lines no ids, so each entry's id is derived from
+// the line it starts at, its number and its bytes (jsonrec.IDs): eight
+// hex digits, the same every time the file is read.
 //
 // ReadFile reads plain .jsonl files; the zstd-compressed .jsonl.zst files
 // newer versions write for old sessions must be decompressed first.

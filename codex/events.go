@@ -24,7 +24,16 @@ func (u *tokenUsage) same(v *tokenUsage) bool {
 // aborted turns.
 func (b *builder) event(r *record) error {
 	switch r.ptype {
+	case "task_started":
+		if err := b.window(r.payload, "payload."); err != nil {
+			return err
+		}
 	case "token_count":
+		if info, ok, _ := jsonrec.OptObject(r.payload, "info"); ok {
+			if err := b.window(info, "payload.info."); err != nil {
+				return err
+			}
+		}
 		u, err := lastUsage(r.payload)
 		if err != nil {
 			return err
@@ -55,6 +64,21 @@ func (b *builder) event(r *record) error {
 			b.aborted = true
 		}
 		b.close()
+	}
+	return nil
+}
+
+// window records the model_context_window of an event, when it has one,
+// as the transcript's ContextWindow: the latest recorded wins, since it
+// belongs to the model the agent ran last. where prefixes the field in
+// an error.
+func (b *builder) window(fields map[string]json.RawMessage, where string) error {
+	w, err := jsonrec.OptInt(fields, "model_context_window")
+	if err != nil {
+		return fmt.Errorf("field %s%w", where, trimField(err))
+	}
+	if w > 0 {
+		b.t.ContextWindow = w
 	}
 	return nil
 }

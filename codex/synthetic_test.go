@@ -143,6 +143,8 @@ func TestBadInput(t *testing.T) {
 		{"call without id", line("response_item", `{"type":"function_call","name":"x","arguments":"{}"}`) + "\n", "bad.jsonl:1: field payload.call_id: missing", ""},
 		{"arguments not a string", line("response_item", `{"type":"function_call","name":"x","arguments":{},"call_id":"c"}`) + "\n", "bad.jsonl:1: field payload.arguments: want a string", ""},
 		{"tokens not a number", line("event_msg", `{"type":"token_count","info":{"last_token_usage":{"input_tokens":"9"}}}`) + "\n", "bad.jsonl:1: field payload.info.last_token_usage.input_tokens: want an integer", ""},
+		{"window not a number", line("event_msg", `{"type":"token_count","info":{"model_context_window":"big"}}`) + "\n", "bad.jsonl:1: field payload.info.model_context_window: want an integer", ""},
+		{"started window not a number", line("event_msg", `{"type":"task_started","model_context_window":[1]}`) + "\n", "bad.jsonl:1: field payload.model_context_window: want an integer", ""},
 		{"content not a list", line("response_item", `{"type":"message","role":"user","content":7}`) + "\n", "bad.jsonl:1: field payload.content: want an array", ""},
 		{"output a number", line("response_item", `{"type":"function_call_output","call_id":"c","output":5}`) + "\n", "bad.jsonl:1: field payload.output: want a string, an array or an object", ""},
 		{"crlf, bom, blank lines", "\xef\xbb\xbf" + good + "\r\n\r\n\n", "", ""},
@@ -224,5 +226,44 @@ func TestThreadRollback(t *testing.T) {
 	// The dropped turns stay in the file, off the path.
 	if len(s.Entries()) != len(tr.Entries) || len(s.Path()) != len(tr.Entries)-4 {
 		t.Errorf("%d entries, path %d, transcript %d", len(s.Entries()), len(s.Path()), len(tr.Entries))
+	}
+}
+
+// TestRecordedWindow: the transcript's ContextWindow is the window Codex
+// recorded last, from task_started or token_count events; none recorded
+// (or a nonsense one) leaves it 0.
+func TestRecordedWindow(t *testing.T) {
+	tests := []struct {
+		name string
+		data []byte
+		want int
+	}{
+		{"none", rollout(line("session_meta", meta)), 0},
+		{"task started", rollout(line("event_msg", `{"type":"task_started","turn_id":"t","model_context_window":258400}`)), 258400},
+		{"token count", rollout(line("event_msg", `{"type":"token_count","info":{"total_token_usage":{},"last_token_usage":{"input_tokens":5},"model_context_window":272000}}`)), 272000},
+		{"latest wins", rollout(
+			line("event_msg", `{"type":"task_started","model_context_window":272000}`),
+			line("event_msg", `{"type":"token_count","info":{"model_context_window":258400}}`),
+			line("event_msg", `{"type":"token_count","info":null,"rate_limits":{}}`)), 258400},
+		{"zero or negative ignored", rollout(
+			line("event_msg", `{"type":"task_started","model_context_window":128000}`),
+			line("event_msg", `{"type":"task_started","model_context_window":0}`),
+			line("event_msg", `{"type":"task_started","model_context_window":-5}`)), 128000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := Read(tc.data, "w.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.ContextWindow != tc.want {
+				t.Errorf("ContextWindow %d, want %d", tr.ContextWindow, tc.want)
+			}
+		})
+	}
+	for file, want := range map[string]int{"exec-0.135.jsonl": 258400, "pomodoro.jsonl": 272000, "compaction-constructed.jsonl": 272000} {
+		if tr := readertest.ReadTestdata(t, ReadFile, file); tr.ContextWindow != want {
+			t.Errorf("%s: ContextWindow %d, want %d", file, tr.ContextWindow, want)
+		}
 	}
 }

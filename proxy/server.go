@@ -416,25 +416,11 @@ func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
 	return proxyPolicy{compact.Reserve{Tokens: r}}
 }
 
-// proxyPolicy is the reserve policy that also respects a separate input
-// limit (OpenAI's GPT-5 models take 400,000 tokens in all but only 272,000
-// of input): it triggers when the context leaves less than the reserve
-// under the window, or under the input limit when the model has one.
+// proxyPolicy is compact.Reserve, whose trigger already respects a
+// model's input limit (OpenAI's GPT-5 models take 400,000 tokens in all
+// but only 272,000 of input), with one proxy rule on top: its target is
+// never above half the threshold.
 type proxyPolicy struct{ compact.Reserve }
-
-// Name implements compact.Policy.
-func (p proxyPolicy) Name() string { return "reserve" }
-
-// Threshold implements compact.Policy.
-func (p proxyPolicy) Threshold(m compact.ModelInfo) (int, bool) {
-	t, ok := p.Reserve.Threshold(m)
-	if ok && m.InputLimit > 0 {
-		if l := m.InputLimit - p.Reserve.Tokens; l < t {
-			t = max(l, 0)
-		}
-	}
-	return t, ok
-}
 
 // Target implements compact.Policy: the reserve policy's target, never
 // above half the threshold.

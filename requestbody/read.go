@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -49,8 +50,10 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 		t:     &compact.Transcript{Format: Format, Unknown: map[string]int{}},
 		calls: map[string]string{},
 	}
+	r.at("header", nil)
 	r.header(fields)
 	for i, m := range msgs {
+		r.at("messages "+strconv.Itoa(i), m.Raw)
 		var err error
 		if r.shape == ShapeAnthropic {
 			err = r.anthropicMessage(i, m)
@@ -76,6 +79,27 @@ type reader struct {
 	calls map[string]string
 	// legacy numbers the Chat function_call calls, which have no ids.
 	legacy int
+
+	// ids gives each entry an id derived from pos, the place in the body
+	// of the message being read, and src, its bytes (the header's entries
+	// hash their own data).
+	ids jsonrec.IDs
+	pos string
+	src []byte
+}
+
+// at sets the message the next entries are read from.
+func (r *reader) at(pos string, src []byte) { r.pos, r.src = pos, src }
+
+// entry appends e with an id derived from the current place and bytes,
+// or from data when they are empty (the header).
+func (r *reader) entry(e *compact.Entry, data []byte) {
+	src := r.src
+	if len(src) == 0 {
+		src = data
+	}
+	e.ID = r.ids.Derive(r.pos, src)
+	r.t.Entries = append(r.t.Entries, e)
 }
 
 // header records the top-level fields other than messages: the system
@@ -116,12 +140,12 @@ func (r *reader) header(fields []jsonrec.Member) {
 
 // custom appends a custom entry of the given record type.
 func (r *reader) custom(typ string, data []byte) {
-	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: json.RawMessage(data)}})
+	r.entry(&compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: json.RawMessage(data)}}, data)
 }
 
 // add appends a message entry.
 func (r *reader) add(m *compact.Message) {
-	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindMessage, Message: m})
+	r.entry(&compact.Entry{Kind: compact.KindMessage, Message: m}, nil)
 }
 
 // call records a tool call so that its result can be paired with it.

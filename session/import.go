@@ -6,16 +6,20 @@ import (
 	stdjson "encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // EncodeTranscript writes t as a pi session file of the current version:
 // a header line (t's session id, or a new one, its start time and
 // working directory), then one line per entry in the order given.
 // A model named by t comes first, as a model_change entry. Entries
-// without an id get one, entries without a parent are chained to
+// without an id get one derived from their place in t and their content
+// (jsonrec.IDs), the same each time the same transcript is encoded, so
+// that ids of a file read again stay valid; entries without a parent are chained to
 // the entry before them (the first stays the root), and entries without
 // a timestamp take the one before them. Nothing in t is changed. Kinds
 // that cannot be written (a message entry without a message) are an error
@@ -51,10 +55,10 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 	bw.Write(line)
 	bw.WriteByte('\n')
 
-	taken := make(map[string]*compact.Entry, len(t.Entries))
+	var ids jsonrec.IDs
 	for _, e := range t.Entries {
 		if e.ID != "" {
-			taken[e.ID] = e
+			ids.Take(e.ID)
 		}
 	}
 	entries := t.Entries
@@ -70,8 +74,11 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 	for i, e := range entries {
 		c := *e
 		if c.ID == "" {
-			c.ID = newID(func(id string) bool { return taken[id] != nil })
-			taken[c.ID] = &c
+			content, err := encodeEntry(&c, -1)
+			if err != nil {
+				return fmt.Errorf("entry %d (%s): %w", i+1, c.Kind, err)
+			}
+			c.ID = ids.Derive("entry "+strconv.Itoa(i), content)
 		}
 		if c.ParentID == "" && i > 0 {
 			c.ParentID = last

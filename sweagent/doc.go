@@ -65,6 +65,10 @@
 // observations only in the copy sent to the model (each step's query),
 // never in history.
 //
+// The file gives its records no ids, so each entry's id is derived from
+// the member or history item it was read from, its place and its bytes
+// (jsonrec.IDs): eight hex digits, the same every time the file is read.
+//
 // Values kept as raw JSON lose the line breaks of the indented file
 // (jsonrec.OneLine), because a pi session is JSON Lines; the values
 // themselves are unchanged.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
@@ -70,6 +71,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 
 	// What comes before the conversation: the run's set-up.
 	for _, m := range members {
+		r.at("member "+m.Key, m.Value)
 		switch m.Key {
 		case "history", "trajectory", "info":
 		case "environment", "replay_config", "attempts":
@@ -80,6 +82,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 		}
 	}
 	for i, it := range items {
+		r.at("history "+strconv.Itoa(i), it.Raw)
 		if err := r.item(it); err != nil {
 			return nil, fmt.Errorf("%s:%d: history[%d]%w", name, jsonrec.Line(data, it.Off), i, err)
 		}
@@ -87,6 +90,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 	// What comes after it: the steps as run, and the run's result.
 	for _, key := range [...]string{"trajectory", "info"} {
 		if m, ok := byKey[key]; ok {
+			r.at("member "+key, m.Value)
 			r.custom(key, m.Value)
 		}
 	}
@@ -166,16 +170,31 @@ type reader struct {
 	data  []byte
 	t     *compact.Transcript
 	calls map[string]string // tool call id -> tool name
+
+	// ids gives each entry an id derived from pos, the place in the file
+	// of the member or history item being read, and src, its bytes.
+	ids jsonrec.IDs
+	pos string
+	src []byte
+}
+
+// at sets the member or history item the next entries are read from.
+func (r *reader) at(pos string, src []byte) { r.pos, r.src = pos, src }
+
+// entry appends e with its id.
+func (r *reader) entry(e *compact.Entry) {
+	e.ID = r.ids.Derive(r.pos, r.src)
+	r.t.Entries = append(r.t.Entries, e)
 }
 
 // custom appends a custom entry of the given record type.
 func (r *reader) custom(typ string, data json.RawMessage) {
-	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: data}})
+	r.entry(&compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: data}})
 }
 
 // add appends a message entry.
 func (r *reader) add(m *compact.Message) {
-	r.t.Entries = append(r.t.Entries, &compact.Entry{Kind: compact.KindMessage, Message: m})
+	r.entry(&compact.Entry{Kind: compact.KindMessage, Message: m})
 }
 
 // item maps one history item. Errors start with the path inside it.

@@ -85,6 +85,10 @@ type app struct {
 	// ran is set once a command's own code starts: an error before that
 	// came from parsing the command line.
 	ran bool
+	// recorded holds, by path, the context window that another agent's
+	// file recorded for its model (compact.Transcript.ContextWindow), for
+	// the files openRead converted; fitModel prefers it to the registry.
+	recorded map[string]int
 }
 
 // run executes the command line args and returns the exit code. It is the
@@ -360,8 +364,9 @@ session. "compact pin" keeps a message word for word through every
 compaction.
 
 The context window of a model comes from the registry built into the
-program (models.json), from --window or from the configuration file. When
-it is unknown, automatic compaction never triggers.`,
+program (models.json), from --window or from the configuration file, or
+from another agent's file that records it (Codex rollouts). When it is
+unknown, automatic compaction never triggers.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return usagef("no command given")

@@ -149,7 +149,7 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 		if err != nil {
 			return err
 		}
-		info, _, _, err := st.fitModel(reg, s.Context().Model)
+		info, _, _, err := st.fitModel(reg, s.Context().Model, a.recorded[file])
 		if err != nil {
 			return err
 		}

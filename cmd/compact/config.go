@@ -23,6 +23,7 @@ const (
 	fromFlag     = "flag"
 	fromConfig   = "config"
 	fromSession  = "session"
+	fromFile     = "file"
 	fromUnknown  = "unknown"
 )
 
@@ -230,9 +231,13 @@ func (st *settings) targetUnderTrigger(info compact.ModelInfo) error {
 	if c.ReserveTokens <= 0 {
 		what = "the default reserve"
 	}
-	return usagef("%s (%s tokens) leaves a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s-token window of model %q): "+
+	room := fmt.Sprintf("%s-token window", num(info.ContextWindow))
+	if u := info.UsableInput(); u < info.ContextWindow {
+		room = fmt.Sprintf("%s-token input limit", num(u))
+	}
+	return usagef("%s (%s tokens) leaves a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s of model %q): "+
 		"the reserve may be at most %s tokens here; lower it or targetRatio",
-		what, num(reserve), num(trigger), num(target), num(info.ContextWindow), info.ID, num(info.ContextWindow-target))
+		what, num(reserve), num(trigger), num(target), room, info.ID, num(info.UsableInput()-target))
 }
 
 // check refuses settings that make no sense together: a window too small
@@ -356,9 +361,15 @@ func checkConfig(path string, cfg fileConfig) error {
 }
 
 // modelLimits resolves the model in effect and its limits. sessionModel is
-// the model named by the session. It returns the model info, where the
-// model name and where the window came from.
-func (st *settings) modelLimits(reg *compact.Registry, sessionModel string) (info compact.ModelInfo, modelSource, windowSource string) {
+// the model named by the session, and recorded the context window its
+// file recorded for it (another agent's file; 0 when none). It returns
+// the model info, where the model name and where the window came from.
+//
+// The window is, in falling order of precedence: --window, the config's
+// window, a window configured for the model under models, the window the
+// file recorded (unless --model or the config's model names another
+// model), the registry's.
+func (st *settings) modelLimits(reg *compact.Registry, sessionModel string, recorded int) (info compact.ModelInfo, modelSource, windowSource string) {
 	info = st.cfg.ResolveModel(reg, sessionModel)
 	name := info.ID
 	switch {
@@ -376,17 +387,27 @@ func (st *settings) modelLimits(reg *compact.Registry, sessionModel string) (inf
 		windowSource = fromFlag
 	case st.cfg.Window > 0:
 		windowSource = fromConfig
+	case configuredModel(st.cfg.Models, name):
+		windowSource = fromConfig
+	case recorded > 0 && st.cfg.Model == "":
+		info.ContextWindow = recorded
+		windowSource = fromFile
 	case info.ContextWindow > 0:
 		windowSource = fromRegistry
-		if len(st.cfg.Models) > 0 {
-			if _, ok := compact.NewRegistry(st.cfg.Models).Lookup(name); ok {
-				windowSource = fromConfig
-			}
-		}
 	default:
 		windowSource = fromUnknown
 	}
 	return info, modelSource, windowSource
+}
+
+// configuredModel reports whether the config's models give name its
+// limits.
+func configuredModel(models []compact.ModelInfo, name string) bool {
+	if len(models) == 0 {
+		return false
+	}
+	m, ok := compact.NewRegistry(models).Lookup(name)
+	return ok && m.ContextWindow > 0
 }
 
 // unknownKey walks a decoded JSON document against the Go type it is

@@ -56,6 +56,12 @@ func (a *app) openRead(path, leafID string) (*session.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.ContextWindow > 0 {
+		if a.recorded == nil {
+			a.recorded = make(map[string]int)
+		}
+		a.recorded[path] = t.ContextWindow
+	}
 	s, err := session.FromTranscript(t, path, session.Options{Lenient: a.lenient, Warn: a.warn})
 	if err != nil {
 		return nil, err

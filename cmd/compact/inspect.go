@@ -309,6 +309,8 @@ func sourceName(s string) string {
 		return "the session"
 	case fromRegistry:
 		return "the registry"
+	case fromFile:
+		return "the file"
 	}
 	return s
 }

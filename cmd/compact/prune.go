@@ -294,7 +294,7 @@ func (a *app) prune(cmd *cobra.Command, file, leaf string, strategies []compact.
 		if err != nil {
 			return err
 		}
-		info, _, _, err := st.fitModel(reg, s.Context().Model)
+		info, _, _, err := st.fitModel(reg, s.Context().Model, 0)
 		if err != nil {
 			return err
 		}

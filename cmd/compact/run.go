@@ -208,7 +208,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		req.Fallback = compact.FallbackOn
 	}
 	rep := runReport{File: file, DryRun: dryRun, SummaryMax: req.MaxTokens}
-	info, _, _, err := st.fitModel(reg, s.Context().Model)
+	info, _, _, err := st.fitModel(reg, s.Context().Model, a.recorded[file])
 	if err != nil {
 		return err
 	}

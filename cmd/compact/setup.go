@@ -8,10 +8,11 @@ import (
 )
 
 // fitModel resolves the model in effect for a session that names
-// sessionModel and its limits (modelLimits), then refuses a reserve or
-// keep budget that does not fit its context window (fitWindow).
-func (st *settings) fitModel(reg *compact.Registry, sessionModel string) (info compact.ModelInfo, modelSource, windowSource string, err error) {
-	info, modelSource, windowSource = st.modelLimits(reg, sessionModel)
+// sessionModel, whose file recorded the window recorded (0 when none),
+// and its limits (modelLimits), then refuses a reserve or keep budget
+// that does not fit its context window (fitWindow).
+func (st *settings) fitModel(reg *compact.Registry, sessionModel string, recorded int) (info compact.ModelInfo, modelSource, windowSource string, err error) {
+	info, modelSource, windowSource = st.modelLimits(reg, sessionModel, recorded)
 	if err := st.fitWindow(info); err != nil {
 		return info, "", "", err
 	}
@@ -46,7 +47,7 @@ func (a *app) openSized(cmd *cobra.Command, file, leaf string, lf *limitFlags) (
 		return nil, err
 	}
 	o := &sizedSession{st: st, s: s, ctx: s.Context()}
-	o.info, o.modelSource, o.windowSource, err = st.fitModel(reg, o.ctx.Model)
+	o.info, o.modelSource, o.windowSource, err = st.fitModel(reg, o.ctx.Model, a.recorded[file])
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,31 @@ func FuzzRead(f *testing.F, name string, read ReadFunc) {
 		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
 			t.Fatalf("accepted transcript does not import: %v", err)
 		}
+		StableIDs(t, tr, read, data, name)
 	})
+}
+
+// StableIDs fails t unless the entries of tr, read from data, have
+// unique non-empty ids and a second read of data gives each the same id.
+func StableIDs(t testing.TB, tr *compact.Transcript, read ReadFunc, data []byte, name string) {
+	t.Helper()
+	again, err := read(data, name)
+	if err != nil {
+		t.Fatalf("the second read fails: %v", err)
+	}
+	if len(again.Entries) != len(tr.Entries) {
+		t.Fatalf("%d entries, then %d", len(tr.Entries), len(again.Entries))
+	}
+	seen := make(map[string]bool, len(tr.Entries))
+	for i, e := range tr.Entries {
+		switch {
+		case e.ID == "" || seen[e.ID]:
+			t.Fatalf("entry %d: id %q is empty or repeated", i, e.ID)
+		case again.Entries[i].ID != e.ID:
+			t.Fatalf("entry %d: id %q, then %q on the second read", i, e.ID, again.Entries[i].ID)
+		}
+		seen[e.ID] = true
+	}
 }
 
 // BenchRead reads every file matching pattern with read in each
@@ -102,6 +126,7 @@ func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read Re
 				t.Fatal("message entry without a message")
 			}
 		}
+		StableIDs(t, tr, read, data, name)
 	})
 }
 
