@@ -145,9 +145,11 @@ func IsPiHeader(head []byte) bool {
 }
 
 // Detect finds the format of the file or folder at path: "pi" for a pi
-// session, else the first format that recognises it. It fails with an
-// error wrapping ErrUnknownFormat when none does, and with the file's
-// own error when it cannot be read.
+// session, else the first format that recognises it. When none does, it
+// fails with an *UnknownError (wrapping ErrUnknownFormat) that describes
+// what the file holds and what is read instead; it fails with the file's
+// own error when it cannot be read. This is the one place where the
+// format of a file is decided: every command asks it.
 func Detect(path string) (Format, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -159,27 +161,42 @@ func Detect(path string) (Format, error) {
 				return f, nil
 			}
 		}
-		return Format{}, fmt.Errorf("%s: a folder, and no format reads it: %w", path, ErrUnknownFormat)
+		return Format{}, unknownDir(path)
 	}
 	head, err := readHead(path)
 	if err != nil {
 		return Format{}, err
 	}
-	return DetectHead(head, path)
+	if f, ok := detectHead(head); ok {
+		return f, nil
+	}
+	if f, ok := uiMessagesTask(path, head); ok {
+		return f, nil
+	}
+	return Format{}, unknownFile(path, head, func() (io.ReadCloser, error) { return os.Open(path) })
 }
 
-// DetectHead is Detect for the first bytes of a file; name is used in
-// the error.
+// DetectHead is Detect for the first bytes of a file (at most HeadSize);
+// name is used in the error. A JSON array longer than head is described
+// by the elements head holds.
 func DetectHead(head []byte, name string) (Format, error) {
+	if f, ok := detectHead(head); ok {
+		return f, nil
+	}
+	return Format{}, unknownFile(name, head, nil)
+}
+
+// detectHead asks pi's header check, then each format in turn.
+func detectHead(head []byte) (Format, bool) {
 	if IsPiHeader(head) {
-		return Format{Name: Pi, Agent: "pi"}, nil
+		return Format{Name: Pi, Agent: "pi"}, true
 	}
 	for _, f := range Formats() {
 		if f.Detect(head) {
-			return f, nil
+			return f, true
 		}
 	}
-	return Format{}, fmt.Errorf("%s: %w: not a pi session and none of %s", name, ErrUnknownFormat, strings.Join(Names()[1:], ", "))
+	return Format{}, false
 }
 
 // readHead returns up to HeadSize bytes from the start of the file.

@@ -20,8 +20,10 @@ func (a *app) addFormatFlag(cmd *cobra.Command) {
 }
 
 // fileFormat is the format of the file at path: --format when given,
-// else the detected one. A file no reader recognises is taken for a pi
-// session, so that its errors are the session reader's.
+// else the one agents.Detect finds. A file no format recognises fails
+// with Detect's description of it, unless it starts like a pi session
+// with a missing or damaged header: that one is taken for a pi session,
+// so that the session reader's error names the line at fault.
 func (a *app) fileFormat(path string) (agents.Format, error) {
 	if a.format != "" {
 		f, err := agents.ByName(a.format)
@@ -31,13 +33,10 @@ func (a *app) fileFormat(path string) (agents.Format, error) {
 		return f, nil
 	}
 	f, err := agents.Detect(path)
-	if errors.Is(err, agents.ErrUnknownFormat) {
-		return agents.Format{Name: agents.Pi}, nil
+	if u := (*agents.UnknownError)(nil); errors.As(err, &u) && u.MaybePi {
+		return agents.Format{Name: agents.Pi, Agent: "pi"}, nil
 	}
-	if err != nil {
-		return f, err
-	}
-	return f, nil
+	return f, err
 }
 
 // openRead loads a file for a command that only reads it (inspect,
@@ -103,10 +102,19 @@ func countList(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// notWritable explains that a command which appends cannot take another
-// agent's file, when path is one; nil otherwise.
+// notWritable explains that a command which appends cannot take the
+// file at path, which the session reader refused: another agent's file,
+// or content no format reads (Detect's description of it). It returns nil
+// for a file that is, or may be, a pi session: the session reader's error
+// says more about it.
 func notWritable(path string) error {
 	f, err := agents.Detect(path)
+	if u := (*agents.UnknownError)(nil); errors.As(err, &u) {
+		if u.MaybePi {
+			return nil
+		}
+		return err
+	}
 	if err != nil || f.Name == agents.Pi {
 		return nil
 	}

@@ -56,7 +56,7 @@ on this machine: --cwd sets the one written into OUT.`,
 				return err
 			}
 			file := args[0]
-			f, err := a.fileFormat(file)
+			f, err := a.importFormat(file)
 			if err != nil {
 				return err
 			}
@@ -113,4 +113,15 @@ on this machine: --cwd sets the one written into OUT.`,
 	a.addFormatFlag(cmd)
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
+}
+
+// importFormat is the format of the file import converts: --format when
+// given, else the detected one. Unlike the commands that only read, import
+// takes no unrecognised file for a pi session: it fails with Detect's
+// description of the content.
+func (a *app) importFormat(path string) (agents.Format, error) {
+	if a.format != "" {
+		return a.fileFormat(path)
+	}
+	return agents.Detect(path)
 }
