@@ -212,7 +212,7 @@ func (a *app) load(path string, writing bool) (*session.Session, error) {
 	a.logger.Debug("loading session", "file", path, "lenient", a.lenient)
 	s, err := session.Open(path, session.Options{Lenient: a.lenient, Warn: a.warn})
 	if err != nil {
-		if writing && errors.Is(err, session.ErrNotSession) {
+		if fi, serr := os.Stat(path); writing && (errors.Is(err, session.ErrNotSession) || serr == nil && fi.IsDir()) {
 			if nw := notWritable(path); nw != nil {
 				return nil, nw
 			}
