@@ -116,7 +116,7 @@ func TestDetectUIMessagesBesideHistory(t *testing.T) {
 	if err != nil || f.Name != "cline" {
 		t.Fatalf("Detect = %q, %v; want cline", f.Name, err)
 	}
-	tr, err := f.Read(path)
+	tr, err := f.Read(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,6 +77,10 @@ type app struct {
 	// format is the --format of the commands that read other agents'
 	// files; "" detects it.
 	format string
+	// instance is their --instance: which conversation of a file that
+	// holds several (an OpenHands output.jsonl) to read; "" for the only
+	// one.
+	instance string
 
 	logger *slog.Logger
 	// apiKeys are the keys configured for this run, taken out of every

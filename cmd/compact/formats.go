@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/agents"
+	"github.com/compactkit/compact/openhands"
 	"github.com/compactkit/compact/session"
 )
 
@@ -17,6 +18,7 @@ import (
 // flag.
 func (a *app) addFormatFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&a.format, "format", "", "the file's format: "+strings.Join(agents.Names(), ", ")+" (default: detected from the content)")
+	cmd.Flags().StringVar(&a.instance, "instance", "", "the instance to read from an OpenHands evaluation or resolver output.jsonl, by instance_id or issue number (default: the only one)")
 }
 
 // fileFormat is the format of the file at path: --format when given,
@@ -49,6 +51,9 @@ func (a *app) openRead(path, leafID string) (*session.Session, error) {
 		return nil, err
 	}
 	if f.Name == agents.Pi {
+		if a.instance != "" {
+			return nil, usagef("--instance %s: %s is read as a pi session, which holds one conversation", a.instance, path)
+		}
 		return a.loadAt(path, leafID, false)
 	}
 	t, err := a.readTranscript(path, f)
@@ -69,7 +74,14 @@ func (a *app) openRead(path, leafID string) (*session.Session, error) {
 // the reader worked around and which record types it did not know.
 func (a *app) readTranscript(path string, f agents.Format) (*compact.Transcript, error) {
 	a.logger.Debug("reading another agent's file", "file", path, "format", f.Name)
-	t, err := f.Read(path)
+	t, err := f.Read(path, a.instance)
+	// --instance missing, wrong or out of place: a usage error.
+	switch {
+	case errors.Is(err, openhands.ErrInstance):
+		return nil, usagef("%w with --instance", err)
+	case errors.Is(err, openhands.ErrNotOutput), errors.Is(err, agents.ErrNoInstances):
+		return nil, usagef("--instance %s: %w", a.instance, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,5 +199,71 @@ func TestUnknownFormatMessages(t *testing.T) {
 		"../../claudecode/testdata/pomodoro.jsonl", "../../sweagent/testdata/function-calling.traj"} {
 		out := filepath.Join(t.TempDir(), "s.jsonl")
 		c.ok("import", file, "-o", out)
+	}
+}
+
+// TestOpenHandsOutput: an OpenHands evaluation or resolver output.jsonl
+// is read one instance at a time: the only one, or the one --instance
+// names; --instance is a usage error where it has no meaning.
+func TestOpenHandsOutput(t *testing.T) {
+	c := newCLI(t)
+	const three = "../../openhands/testdata/output.jsonl"
+	const ids = `("example__repo-1", "example__repo-2", "example__repo-3")`
+	dir := t.TempDir()
+	out := filepath.Join(dir, "s.jsonl")
+	// The stream of this instance holds an unknown action and a result
+	// without its call: warnings, and a compaction.
+	res := c.run("--json", "import", "--instance", "example__repo-2", three, "-o", out)
+	var r importReport
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || res.code != 0 {
+		t.Fatalf("import: exit %d, %v, stderr %q", res.code, err, res.stderr)
+	}
+	if r.Format != "openhands" || r.Compactions != 1 || r.Messages == 0 || len(r.Warnings) != 1 {
+		t.Errorf("import report %+v", r)
+	}
+	if s := open(t, out); s.Header().ID == "" {
+		t.Error("no session id")
+	}
+	for _, args := range [][]string{
+		{"inspect", "--instance", "example__repo-3", three},
+		{"context", "--instance", "example__repo-1", three},
+		{"inspect", "../../openhands/testdata/output-one.jsonl"},
+		{"inspect", "../../openhands/testdata/resolver-output.jsonl"},
+		{"inspect", "--instance", "42", "../../openhands/testdata/resolver-output.jsonl"},
+		{"run", "--dry-run", "--instance", "example__repo-3", three},
+	} {
+		if c.ok(args...) == "" {
+			t.Errorf("compact %s printed nothing", strings.Join(args, " "))
+		}
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", three, "-o", filepath.Join(dir, "x.jsonl")},
+			three + ": OpenHands output.jsonl of 3 instances " + ids + ": name one with --instance"},
+		{[]string{"inspect", three},
+			three + ": OpenHands output.jsonl of 3 instances " + ids + ": name one with --instance"},
+		{[]string{"inspect", "--instance", "nope", three},
+			three + `: no instance "nope"; the file holds "example__repo-1", "example__repo-2", "example__repo-3": name one with --instance`},
+		{[]string{"inspect", "--instance", "x", "../../codex/testdata/pomodoro.jsonl"},
+			"--instance x: ../../codex/testdata/pomodoro.jsonl: the file holds one conversation, no instances to pick from (format codex)"},
+		{[]string{"inspect", "--instance", "x", "../../openhands/testdata/basic.json"},
+			`--instance x: ../../openhands/testdata/basic.json: instance "x" named, but this is one event stream, not an evaluation or resolver output.jsonl`},
+		{[]string{"inspect", "--instance", "x", demoSession},
+			"--instance x: " + demoSession + " is read as a pi session, which holds one conversation"},
+		{[]string{"import", "--instance", "x", demoSession, "-o", filepath.Join(dir, "y.jsonl")},
+			"--instance x: " + demoSession + " is a pi session, which holds one conversation"},
+		{[]string{"run", "--instance", "x", three},
+			"--instance x: run appends to FILE, which must be a pi session; use --dry-run, or compact import first"},
+	}
+	for _, tt := range tests {
+		// Usage errors end by pointing at the help.
+		if got, want := c.fails(2, tt.args...), "compact: "+tt.want+" (see compact --help)"; got != want {
+			t.Errorf("compact %s:\n got %s\nwant %s", strings.Join(tt.args, " "), got, want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %d files after the failures, want only the import", len(entries))
 	}
 }
