@@ -36,7 +36,8 @@ type UnknownError struct {
 	Hint string
 	// MaybePi reports content that starts like a pi session whose header
 	// line is missing or damaged: a first line that starts a JSON object
-	// but does not parse, or a pi entry (one with a parentId). The session
+	// but does not parse, a pi entry (one with a parentId), or a header
+	// IsPiHeader does not take (after a byte order mark, say). The session
 	// reader's error, which names the line, says more about such a file.
 	MaybePi bool
 }
@@ -225,7 +226,10 @@ func printable(r rune) rune {
 func describeObject(head []byte, all func() (io.ReadCloser, error)) (seen string, maybePi bool) {
 	obj, line, cut := jsonrec.FirstObject(head)
 	if obj != nil {
+		var typ string
+		_ = json.Unmarshal(obj["type"], &typ)
 		_, entry := obj["parentId"]
+		entry = entry || typ == "session"
 		rest := bytes.TrimSpace(head[bytes.Index(head, line)+len(line):])
 		if len(rest) == 0 {
 			return "JSON object" + withKeys(firstKeys(line)), entry

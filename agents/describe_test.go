@@ -85,6 +85,8 @@ func TestDetectUnknown(t *testing.T) {
 		{"json lines of unknown objects", write("lines.jsonl", []byte("{\"x\":1}\n{\"x\":2}\n")), "JSON Lines, the first line an object with key x: " + reads, false},
 		{"pi entries without a header", write("nohead.jsonl", []byte(`{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":"hi"}}`+"\n")),
 			`JSON object with keys type, id, parentId: starts like a pi session without a valid "session" header line (compact inspect names the line at fault)`, true},
+		{"pi header after a byte order mark", write("bom.jsonl", []byte("\xef\xbb\xbf"+`{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00Z","cwd":"/"}`+"\n")),
+			`JSON object with keys type, version, id: starts like a pi session without a valid "session" header line (compact inspect names the line at fault)`, true},
 		{"pi session with a damaged header", write("damaged.jsonl", []byte(`{"type":"sess`+"\n"+`{"type":"message","id":"a1","parentId":null}`+"\n")),
 			`JSON that does not parse on its first line: starts like a pi session without a valid "session" header line (compact inspect names the line at fault)`, true},
 	}
