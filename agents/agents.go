@@ -55,16 +55,35 @@ type Format struct {
 	// ReadFile reads the conversation at path (a file, or a folder when
 	// DetectDir accepts it).
 	ReadFile func(path string) (*compact.Transcript, error)
+	// ReadInstance, when set, reads one conversation of a file that may
+	// hold several (an OpenHands evaluation output.jsonl, one instance a
+	// line): the one whose id is id, or with id "" the only one.
+	ReadInstance func(path, id string) (*compact.Transcript, error)
 	// Provider is the provider of the models the agent names, when its
 	// files do not say ("" when it varies).
 	Provider string
 }
 
-// Read reads the conversation at path in format f: f.ReadFile, with the
+// ErrNoInstances means an instance was named for a format whose files
+// hold one conversation each.
+var ErrNoInstances = errors.New("the file holds one conversation, no instances to pick from")
+
+// Read reads the conversation at path in format f: f.ReadFile, or
+// f.ReadInstance when instance is not "" or the format has it, with the
 // transcript's provider filled in from f.Provider when the reader left it
-// empty.
-func (f Format) Read(path string) (*compact.Transcript, error) {
-	t, err := f.ReadFile(path)
+// empty. Naming an instance for a format without ReadInstance is an
+// error wrapping ErrNoInstances.
+func (f Format) Read(path, instance string) (*compact.Transcript, error) {
+	var t *compact.Transcript
+	var err error
+	switch {
+	case f.ReadInstance != nil:
+		t, err = f.ReadInstance(path, instance)
+	case instance != "":
+		return nil, fmt.Errorf("%s: %w (format %s)", path, ErrNoInstances, f.Name)
+	default:
+		t, err = f.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -93,8 +112,8 @@ func Formats() []Format {
 			Detect: codex.Detect, ReadFile: codex.ReadFile, Provider: "openai"},
 		{Name: cline.Format, Agent: "Cline", What: "Cline, Roo Code and Kilo Code tasks (api_conversation_history.json with ui_messages.json beside it, or the task folder)",
 			Detect: cline.Detect, DetectDir: clineDir, ReadFile: cline.ReadFile},
-		{Name: openhands.Format, Agent: "OpenHands", What: "OpenHands event streams (a trajectory JSON array, or a session's events folder)",
-			Detect: openhands.Detect, DetectDir: openhands.DetectDir, ReadFile: openhands.ReadFile},
+		{Name: openhands.Format, Agent: "OpenHands", What: "OpenHands event streams (a trajectory JSON array, a session's events folder, or an evaluation or resolver output.jsonl)",
+			Detect: openhands.Detect, DetectDir: openhands.DetectDir, ReadFile: openhands.ReadFile, ReadInstance: openhands.ReadFileInstance},
 		{Name: sweagent.Format, Agent: "SWE-agent", What: "SWE-agent trajectories (*.traj)",
 			Detect: sweagent.Detect, ReadFile: sweagent.ReadFile},
 		{Name: requestbody.Format, Agent: "a chat API request", What: `an OpenAI Chat Completions or Anthropic Messages request body ({"messages": [...]})`,
@@ -145,9 +164,11 @@ func IsPiHeader(head []byte) bool {
 }
 
 // Detect finds the format of the file or folder at path: "pi" for a pi
-// session, else the first format that recognises it. It fails with an
-// error wrapping ErrUnknownFormat when none does, and with the file's
-// own error when it cannot be read.
+// session, else the first format that recognises it. When none does, it
+// fails with an *UnknownError (wrapping ErrUnknownFormat) that describes
+// what the file holds and what is read instead; it fails with the file's
+// own error when it cannot be read. This is the one place where the
+// format of a file is decided: every command asks it.
 func Detect(path string) (Format, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -159,27 +180,42 @@ func Detect(path string) (Format, error) {
 				return f, nil
 			}
 		}
-		return Format{}, fmt.Errorf("%s: a folder, and no format reads it: %w", path, ErrUnknownFormat)
+		return Format{}, unknownDir(path)
 	}
 	head, err := readHead(path)
 	if err != nil {
 		return Format{}, err
 	}
-	return DetectHead(head, path)
+	if f, ok := detectHead(head); ok {
+		return f, nil
+	}
+	if f, ok := uiMessagesTask(path, head); ok {
+		return f, nil
+	}
+	return Format{}, unknownFile(path, head, func() (io.ReadCloser, error) { return os.Open(path) })
 }
 
-// DetectHead is Detect for the first bytes of a file; name is used in
-// the error.
+// DetectHead is Detect for the first bytes of a file (at most HeadSize);
+// name is used in the error. A JSON array longer than head is described
+// by the elements head holds.
 func DetectHead(head []byte, name string) (Format, error) {
+	if f, ok := detectHead(head); ok {
+		return f, nil
+	}
+	return Format{}, unknownFile(name, head, nil)
+}
+
+// detectHead asks pi's header check, then each format in turn.
+func detectHead(head []byte) (Format, bool) {
 	if IsPiHeader(head) {
-		return Format{Name: Pi, Agent: "pi"}, nil
+		return Format{Name: Pi, Agent: "pi"}, true
 	}
 	for _, f := range Formats() {
 		if f.Detect(head) {
-			return f, nil
+			return f, true
 		}
 	}
-	return Format{}, fmt.Errorf("%s: %w: not a pi session and none of %s", name, ErrUnknownFormat, strings.Join(Names()[1:], ", "))
+	return Format{}, false
 }
 
 // readHead returns up to HeadSize bytes from the start of the file.

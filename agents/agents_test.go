@@ -47,6 +47,9 @@ func TestDetect(t *testing.T) {
 		{"openhands", "../openhands/testdata/basic.json", "openhands"},
 		{"openhands events", "../openhands/testdata/session/5f1b2c3d/events", "openhands"},
 		{"openhands session", "../openhands/testdata/session/5f1b2c3d", "openhands"},
+		{"openhands evaluation output", "../openhands/testdata/output.jsonl", "openhands"},
+		{"openhands resolver output", "../openhands/testdata/resolver-output.jsonl", "openhands"},
+		{"cline ui_messages.json beside its history", "../cline/testdata/roo-task/ui_messages.json", "cline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,3 +55,44 @@ func Detect(head []byte) bool {
 	}
 	return (role == "user" || role == "assistant") && content && !parts
 }
+
+// DetectUIMessages reports whether head, the first bytes of a file (up to
+// 64 KiB, possibly cut mid-record), is a ui_messages.json: a JSON array
+// whose first element is an object with a numeric "ts" and a "type" of
+// "say" or "ask". It is the companion of api_conversation_history.json,
+// which holds the conversation: ReadFile needs the history and reads this
+// file beside it; alone it cannot be imported.
+func DetectUIMessages(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return false
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	ts, typ := false, false
+	for dec.More() && !(ts && typ) {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var v any
+		if dec.Decode(&v) != nil {
+			return false
+		}
+		switch t {
+		case "ts":
+			if _, ok := v.(float64); !ok {
+				return false
+			}
+			ts = true
+		case "type":
+			if v != "say" && v != "ask" {
+				return false
+			}
+			typ = true
+		}
+	}
+	return ts && typ
+}

@@ -3,6 +3,8 @@ package geminicli
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Detect reports whether head, the first bytes of a file (up to 64 KiB,
@@ -84,4 +86,42 @@ func members(dec *json.Decoder, want int) map[string]bool {
 		}
 	}
 	return keys
+}
+
+// streamEvents are the event types of Gemini CLI's --output-format
+// stream-json output, each with a member only that event has.
+var streamEvents = map[string]string{
+	"init":        "session_id",
+	"message":     "role",
+	"tool_use":    "tool_id",
+	"tool_result": "tool_id",
+	"error":       "severity",
+	"result":      "status",
+}
+
+// DetectStreamJSON reports whether head, the first bytes of a file (up to
+// 64 KiB, possibly cut mid-line), is the output of gemini
+// --output-format stream-json: JSON Lines of events {type, timestamp, ...}
+// whose first is an init, message, tool_use, tool_result, error or result
+// event. That stream is what a headless run prints on stdout, not the
+// chat recording Detect accepts, and this package does not read it: the
+// same run's recording, in ~/.gemini/tmp/<project>/chats/, is the file to
+// read.
+func DetectStreamJSON(head []byte) bool {
+	obj, _, _ := jsonrec.FirstObject(head)
+	if obj == nil {
+		return false
+	}
+	var typ string
+	if json.Unmarshal(obj["type"], &typ) != nil {
+		return false
+	}
+	key, ok := streamEvents[typ]
+	if !ok {
+		return false
+	}
+	_, ts := obj["timestamp"]
+	_, k := obj[key]
+	_, payload := obj["payload"]
+	return ts && k && !payload
 }

@@ -81,6 +81,19 @@
 // An extra named like a field of a pi message or part (in any case) is
 // kept as "openhands.<name>" (jsonrec.SafeExtras).
 //
+// # Evaluation and resolver output
+//
+// An evaluation run (evaluation/utils/shared.py, EvalOutput) or a resolver
+// run (openhands/resolver/resolver_output.py, ResolverOutput) writes
+// output.jsonl, one instance a line: {instance_id, test_result,
+// instruction, metadata, history, metrics, error, instance} or {issue,
+// issue_type, instruction, base_commit, git_patch, history, metrics,
+// success, ...}. history is the instance's event stream (older files hold
+// [action, observation] pairs, read as the events in order). ReadOutput
+// and ReadFileInstance read one instance, named by its instance_id or the
+// issue's number; its other members become a first custom entry
+// "openhands:instance", with what looks like a credential redacted.
+//
 // The V1 events of the OpenHands agent SDK (kind: "ActionEvent", ...)
 // are another format and are not read.
 package openhands

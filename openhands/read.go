@@ -22,10 +22,14 @@ const Format = "openhands"
 // Detect reports whether head, the first bytes of a file (possibly cut
 // anywhere), is an OpenHands event stream: a JSON array whose first
 // element is an event, or a single event (one file of a session's events
-// folder). An event is an object with an "action" or "observation" and a
-// "source" or "id"; a head cut before those keys counts when it starts
-// with the id, timestamp and source that begin every event.
+// folder), or an evaluation or resolver output.jsonl (DetectOutput). An
+// event is an object with an "action" or "observation" and a "source" or
+// "id"; a head cut before those keys counts when it starts with the id,
+// timestamp and source that begin every event.
 func Detect(head []byte) bool {
+	if DetectOutput(head) {
+		return true
+	}
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(head) > 0 && head[0] == '[' {
 		head = bytes.TrimLeft(head[1:], " \t\r\n")
@@ -66,14 +70,26 @@ func Detect(head []byte) bool {
 
 // ReadFile reads the event stream at path: a trajectory file (a JSON
 // array of events), a session's events folder (or the session folder
-// holding it), or one event file in such a folder, which reads the whole
-// folder. The session id is the name of the folder holding "events".
+// holding it), one event file in such a folder, which reads the whole
+// folder, or an evaluation or resolver output.jsonl that holds one
+// instance (ReadFileInstance picks one of several). The session id is the
+// name of the folder holding "events", or the instance id.
 func ReadFile(path string) (*compact.Transcript, error) {
+	return ReadFileInstance(path, "")
+}
+
+// ReadFileInstance is ReadFile; when path is an evaluation or resolver
+// output.jsonl it reads the instance id (see ReadOutput), and id must be
+// "" for any other file.
+func ReadFileInstance(path, id string) (*compact.Transcript, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("read OpenHands events: %w", err)
 	}
 	if info.IsDir() {
+		if id != "" {
+			return nil, notOutput(path, id)
+		}
 		if sub := filepath.Join(path, "events"); isDir(sub) {
 			return readDir(sub)
 		}
@@ -81,13 +97,27 @@ func ReadFile(path string) (*compact.Transcript, error) {
 	}
 	dir := filepath.Dir(path)
 	if filepath.Base(dir) == "events" && isEventFile(filepath.Base(path)) {
+		if id != "" {
+			return nil, notOutput(path, id)
+		}
 		return readDir(dir)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read OpenHands events: %w", err)
 	}
+	if DetectOutput(data) {
+		return ReadOutput(data, path, id)
+	}
+	if id != "" {
+		return nil, notOutput(path, id)
+	}
 	return Read(data, path)
+}
+
+// notOutput is the error for an instance named for an event stream.
+func notOutput(path, id string) error {
+	return fmt.Errorf("%s: instance %q named, but %w", path, id, ErrNotOutput)
 }
 
 // Read parses an event stream held in memory: a JSON array of events, or

@@ -20,7 +20,7 @@ func foreignFormat(first, data []byte) error {
 	var obj map[string]stdjson.RawMessage
 	if err := stdjson.Unmarshal(first, &obj); err == nil {
 		if what := lookalike(obj); what != "" {
-			return fmt.Errorf("this looks like %s, %w (importing other agents' sessions is not supported yet)", what, ErrNotSession)
+			return fmt.Errorf("this looks like %s, %w (compact import converts it to one; package agents reads it)", what, ErrNotSession)
 		}
 		if isArray(obj["messages"]) {
 			return fmt.Errorf("this looks like an OpenAI or Anthropic request body {\"messages\": [...]}, %w (%s)", ErrNotSession, notSessionHint)
@@ -53,7 +53,8 @@ func foreignFormat(first, data []byte) error {
 // lines a leafUuid), and may start with file-history-snapshot lines. Codex
 // rollouts wrap each line as {"timestamp", "type", "payload"}; older ones
 // start with a bare {"id", "timestamp", "instructions"} object followed by
-// {"type": "message", "role": ...} items.
+// {"type": "message", "role": ..., "content": [...]} items (Gemini CLI's
+// stream-json output has message events too, with a string content).
 func lookalike(obj map[string]stdjson.RawMessage) string {
 	var typ string
 	if raw, ok := obj["type"]; ok {
@@ -66,7 +67,7 @@ func lookalike(obj map[string]stdjson.RawMessage) string {
 		return "a Codex rollout"
 	case !has("type") && has("id") && has("timestamp") && has("instructions"),
 		has("record_type"),
-		typ == "message" && has("role") && !has("message"):
+		typ == "message" && has("role") && !has("message") && isArray(obj["content"]):
 		return "a Codex rollout"
 	case has("sessionId") || has("parentUuid") || has("leafUuid") || typ == "file-history-snapshot",
 		has("uuid") && (typ == "user" || typ == "assistant" || typ == "system" || typ == "summary"):

@@ -41,10 +41,30 @@ func TestForeignFormats(t *testing.T) {
 				if want := fmt.Sprintf("%s:1: this looks like %s", p, c.what); !strings.HasPrefix(msg, want) || !strings.Contains(msg, ", not a pi session file (") {
 					t.Errorf("lenient=%v: %q, want it to start with %q", lenient, msg, want)
 				}
+				if strings.HasPrefix(c.what, "a Claude") || strings.HasPrefix(c.what, "a Codex") {
+					if !strings.HasSuffix(msg, "(compact import converts it to one; package agents reads it)") {
+						t.Errorf("lenient=%v: %q does not point at compact import", lenient, msg)
+					}
+				}
 				if strings.Contains(msg, "unmarshal") || strings.Contains(msg, "\n") {
 					t.Errorf("lenient=%v: %q is not one plain line", lenient, msg)
 				}
 			}
 		})
+	}
+}
+
+// Gemini CLI's stream-json output, whose message events have a role and a
+// string content, is not taken for a Codex rollout.
+func TestGeminiStreamNotCodex(t *testing.T) {
+	for _, first := range []string{
+		`{"type":"message","timestamp":"2025-10-10T10:00:00.100Z","role":"user","content":"list the files"}`,
+		`{"type":"init","timestamp":"2025-10-10T10:00:00.000Z","session_id":"c0ffee","model":"gemini-2.5-pro"}`,
+	} {
+		p := writeRaw(t, first+"\n")
+		_, err := Open(p, Options{})
+		if err == nil || strings.Contains(err.Error(), "Codex rollout") {
+			t.Errorf("%s: %v; want an error that names no Codex rollout", first, err)
+		}
 	}
 }

@@ -77,6 +77,10 @@ type app struct {
 	// format is the --format of the commands that read other agents'
 	// files; "" detects it.
 	format string
+	// instance is their --instance: which conversation of a file that
+	// holds several (an OpenHands output.jsonl) to read; "" for the only
+	// one.
+	instance string
 
 	logger *slog.Logger
 	// apiKeys are the keys configured for this run, taken out of every
@@ -216,7 +220,7 @@ func (a *app) load(path string, writing bool) (*session.Session, error) {
 	a.logger.Debug("loading session", "file", path, "lenient", a.lenient)
 	s, err := session.Open(path, session.Options{Lenient: a.lenient, Warn: a.warn})
 	if err != nil {
-		if writing && errors.Is(err, session.ErrNotSession) {
+		if fi, serr := os.Stat(path); writing && (errors.Is(err, session.ErrNotSession) || serr == nil && fi.IsDir()) {
 			if nw := notWritable(path); nw != nil {
 				return nil, nw
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/agents"
+	"github.com/compactkit/compact/openhands"
 	"github.com/compactkit/compact/session"
 )
 
@@ -17,11 +18,14 @@ import (
 // flag.
 func (a *app) addFormatFlag(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&a.format, "format", "", "the file's format: "+strings.Join(agents.Names(), ", ")+" (default: detected from the content)")
+	cmd.Flags().StringVar(&a.instance, "instance", "", "the instance to read from an OpenHands evaluation or resolver output.jsonl, by instance_id or issue number (default: the only one)")
 }
 
 // fileFormat is the format of the file at path: --format when given,
-// else the detected one. A file no reader recognises is taken for a pi
-// session, so that its errors are the session reader's.
+// else the one agents.Detect finds. A file no format recognises fails
+// with Detect's description of it, unless it starts like a pi session
+// with a missing or damaged header: that one is taken for a pi session,
+// so that the session reader's error names the line at fault.
 func (a *app) fileFormat(path string) (agents.Format, error) {
 	if a.format != "" {
 		f, err := agents.ByName(a.format)
@@ -31,13 +35,10 @@ func (a *app) fileFormat(path string) (agents.Format, error) {
 		return f, nil
 	}
 	f, err := agents.Detect(path)
-	if errors.Is(err, agents.ErrUnknownFormat) {
-		return agents.Format{Name: agents.Pi}, nil
+	if u := (*agents.UnknownError)(nil); errors.As(err, &u) && u.MaybePi {
+		return agents.Format{Name: agents.Pi, Agent: "pi"}, nil
 	}
-	if err != nil {
-		return f, err
-	}
-	return f, nil
+	return f, err
 }
 
 // openRead loads a file for a command that only reads it (inspect,
@@ -50,6 +51,9 @@ func (a *app) openRead(path, leafID string) (*session.Session, error) {
 		return nil, err
 	}
 	if f.Name == agents.Pi {
+		if a.instance != "" {
+			return nil, usagef("--instance %s: %s is read as a pi session, which holds one conversation", a.instance, path)
+		}
 		return a.loadAt(path, leafID, false)
 	}
 	t, err := a.readTranscript(path, f)
@@ -76,7 +80,14 @@ func (a *app) openRead(path, leafID string) (*session.Session, error) {
 // the reader worked around and which record types it did not know.
 func (a *app) readTranscript(path string, f agents.Format) (*compact.Transcript, error) {
 	a.logger.Debug("reading another agent's file", "file", path, "format", f.Name)
-	t, err := f.Read(path)
+	t, err := f.Read(path, a.instance)
+	// --instance missing, wrong or out of place: a usage error.
+	switch {
+	case errors.Is(err, openhands.ErrInstance):
+		return nil, usagef("%w with --instance", err)
+	case errors.Is(err, openhands.ErrNotOutput), errors.Is(err, agents.ErrNoInstances):
+		return nil, usagef("--instance %s: %w", a.instance, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -109,10 +120,19 @@ func countList(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// notWritable explains that a command which appends cannot take another
-// agent's file, when path is one; nil otherwise.
+// notWritable explains that a command which appends cannot take the
+// file at path, which the session reader refused: another agent's file,
+// or content no format reads (Detect's description of it). It returns nil
+// for a file that is, or may be, a pi session: the session reader's error
+// says more about it.
 func notWritable(path string) error {
 	f, err := agents.Detect(path)
+	if u := (*agents.UnknownError)(nil); errors.As(err, &u) {
+		if u.MaybePi {
+			return nil
+		}
+		return err
+	}
 	if err != nil || f.Name == agents.Pi {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,14 +34,12 @@ func (a *app) importCommand() *cobra.Command {
 content, or named by --format) and writes it as a new pi session file OUT
 (version 3), which pi and every compact command can continue:
 
-  claude-code   Claude Code project transcripts (~/.claude/projects/*/*.jsonl)
-  codex         Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl)
-  cline         Cline, Roo Code and Kilo Code tasks (api_conversation_history.json,
-                with ui_messages.json beside it)
-  gemini-cli    Gemini CLI chat recordings (~/.gemini/tmp/*/chats/session-*.json)
-  openhands     OpenHands event streams (a JSON array, or an events folder)
-  swe-agent     SWE-agent trajectories (*.traj)
-  request-body  an OpenAI Chat Completions or Anthropic Messages request body
+` + formatList() + `
+
+An OpenHands evaluation or resolver output.jsonl holds one instance a
+line: --instance names the one to import (an instance_id, or the issue
+number of a resolver run); a file of one instance needs none. Anything
+else fails with one line saying what FILE holds and what to read instead.
 
 Tool calls, results, usage and the agent's own compactions become pi
 entries; what a pi message has no field for is kept in extra fields of
@@ -56,9 +55,12 @@ on this machine: --cwd sets the one written into OUT.`,
 				return err
 			}
 			file := args[0]
-			f, err := a.fileFormat(file)
+			f, err := a.importFormat(file)
 			if err != nil {
 				return err
+			}
+			if f.Name == agents.Pi && a.instance != "" {
+				return usagef("--instance %s: %s is a pi session, which holds one conversation", a.instance, file)
 			}
 			if f.Name == agents.Pi {
 				return fmt.Errorf("%s: already a pi session (use compact fork to copy it, or --format to name its real format)", file)
@@ -113,4 +115,28 @@ on this machine: --cwd sets the one written into OUT.`,
 	a.addFormatFlag(cmd)
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
+}
+
+// importFormat is the format of the file import converts: --format when
+// given, else the detected one. Unlike the commands that only read, import
+// takes no unrecognised file for a pi session: it fails with Detect's
+// description of the content.
+func (a *app) importFormat(path string) (agents.Format, error) {
+	if a.format != "" {
+		return a.fileFormat(path)
+	}
+	return agents.Detect(path)
+}
+
+// formatList lists the formats import reads, one a line: the name and
+// what the files are (agents.Formats, the one list of them).
+func formatList() string {
+	var b strings.Builder
+	for i, f := range agents.Formats() {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "  %-13s %s", f.Name, f.What)
+	}
+	return b.String()
 }

@@ -154,6 +154,8 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		open = a.openRead // a plan reads other agents' files too
 	} else if a.format != "" && a.format != agents.Pi {
 		return usagef("--format %s: run appends to FILE, which must be a pi session; use --dry-run, or compact import first", a.format)
+	} else if a.instance != "" {
+		return usagef("--instance %s: run appends to FILE, which must be a pi session; use --dry-run, or compact import first", a.instance)
 	}
 	s, err := open(file, leaf)
 	if err != nil {
