@@ -33,7 +33,7 @@ func TestStableIDs(t *testing.T) {
 				continue
 			}
 			ids := func() (transcript, sess []string) {
-				tr, err := f.Read(path)
+				tr, err := f.Read(path, "")
 				if err != nil {
 					return nil, nil
 				}
