@@ -100,3 +100,47 @@ func TestInternalErrorIsOneLine(t *testing.T) {
 		t.Fatal("the file changed")
 	}
 }
+
+// TestRunNothingToGain has run write a summary larger than what it
+// would replace: nothing is appended, and the output says so with both
+// sizes.
+func TestRunNothingToGain(t *testing.T) {
+	for _, jsonOut := range []bool{false, true} {
+		c := newCLI(t)
+		c.summarizer = fixedSummary(strings.Repeat("The summary says a lot. ", 20))
+		file := tinySession(t, "claude-sonnet-4-5", 400)
+		before := readFile(t, file)
+		args := []string{"run", "--keep-recent", "50", file}
+		if jsonOut {
+			var rep nothingReport
+			c.okJSON(&rep, append(args, "--json")...)
+			if !rep.NothingToCompact || !rep.NothingToGain || !strings.HasPrefix(rep.Reason, "nothing to gain: the summary would be ~") {
+				t.Errorf("--json: %+v", rep)
+			}
+		} else {
+			out := c.ok(args...)
+			contains(t, "run", out, "nothing to gain: the summary would be ~", " tokens, the span it replaces ~2;", "nothing was written")
+		}
+		if !bytes.Equal(readFile(t, file), before) {
+			t.Fatalf("json %v: the file changed", jsonOut)
+		}
+	}
+}
+
+// fixedSummary is a summarizer that writes the same text every time.
+type fixedSummary string
+
+func (s fixedSummary) Summarize(context.Context, *compact.SummaryRequest) (*compact.Summary, error) {
+	return &compact.Summary{Text: string(s), Summarizer: "fixed"}, nil
+}
+
+// TestRefusalNumbers checks that inspect and run name the sizes they
+// compared when there is nothing to compact.
+func TestRefusalNumbers(t *testing.T) {
+	file := copyFile(t, demoSession)
+	c := newCLI(t)
+	for _, args := range [][]string{{"inspect", file}, {"run", "--dry-run", file}, {"run", file}} {
+		out := c.ok(append(args, "--keep-recent", "100000")...)
+		contains(t, strings.Join(args[:len(args)-1], " "), out, "nothing to compact: all ", " tokens) fit in the 100,000 tokens kept verbatim")
+	}
+}
