@@ -146,3 +146,34 @@ func TestCompactNeverGrowsTheContext(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactNoGainAfterCheapPasses: when the cheap tier recorded passes
+// and the summary would then not shrink the context, the passes are the
+// compaction: no error, no compaction entry, one start and one end event.
+func TestCompactNoGainAfterCheapPasses(t *testing.T) {
+	var b builder
+	for i := 0; i < 12; i++ { // old turns with large tool output
+		b.user(20)
+		b.result(b.call("read", `{"path":"a.go"}`), "read", 3000)
+		b.assistant(20)
+	}
+	log := NewMemory(b.path()...)
+	var events []Event
+	eng := &Engine{Summarizer: fixedSummarizer(strings.Repeat("s ", 100000)), Ladder: &Ladder{},
+		OnEvent: func(e Event) { events = append(events, e) }}
+	res, err := eng.Compact(context.Background(), log, Request{Reason: ReasonOverflow, TargetTokens: 20000, KeepRecentTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summarized() || res.Ladder == nil || len(res.Ladder.strategies()) == 0 {
+		t.Fatalf("summarized %v, ladder %+v", res.Summarized(), res.Ladder)
+	}
+	for _, e := range log.Path() {
+		if e.Kind == KindCompaction {
+			t.Fatal("a compaction entry was recorded")
+		}
+	}
+	if len(events) != 2 || events[0].Type != EventStart || events[1].Type != EventEnd || events[1].Err != nil {
+		t.Fatalf("events %+v, want one start and one end without error", events)
+	}
+}
