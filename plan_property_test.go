@@ -9,7 +9,8 @@ import (
 
 // shapePath builds a linear path from a shape string, one entry per
 // byte: 'u' user, 'a' assistant text, 'c' a tool call and 'r' its result
-// (a result without a pending call answers a made-up call), 'm' a
+// (a result not right after its call, metadata aside, answers a made-up
+// call), 'm' a
 // metadata entry, 'k' a compaction; other bytes add nothing. sizes gives
 // the token size of the n-th entry (cycling). keep picks each
 // compaction's first kept entry from its index i in the path: an index
@@ -23,6 +24,9 @@ func shapePath(shape string, sizes []int, keep func(i int) int) []*Entry {
 	}
 	pending := ""
 	for i := 0; i < len(shape); i++ {
+		if c := shape[i]; c != 'r' && c != 'm' {
+			pending = "" // a result answers the call just before it
+		}
 		switch shape[i] {
 		case 'u':
 			b.user(size())
