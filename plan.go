@@ -171,55 +171,53 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		return nil, fmt.Errorf("%s: %w", noCutReason(path, start, prev), ErrNothingToCompact)
 	}
 	cut := first
-	{
-		acc := 0
-		for _, e := range path {
-			if pinned[e.ID] && e.IsContextMessage() {
-				acc += sizes(e)
-			}
+	acc := 0
+	for _, e := range path {
+		if pinned[e.ID] && e.IsContextMessage() {
+			acc += sizes(e)
 		}
-		for i := end - 1; i >= start; i-- {
-			if !path[i].IsContextMessage() || pinned[path[i].ID] {
-				continue
-			}
-			acc += sizes(path[i])
-			if acc < keep {
-				continue
-			}
-			// The first valid cut point at or after i; failing that, the
-			// last one before it.
-			found := false
-			for c := i; c < end; c++ {
-				if isCutPoint(path[c]) {
-					cut, found = c, true
-					break
-				}
-			}
-			for c := i - 1; !found && c >= start; c-- {
-				if isCutPoint(path[c]) {
-					cut, found = c, true
-				}
-			}
-			break
+	}
+	for i := end - 1; i >= start; i-- {
+		if !path[i].IsContextMessage() || pinned[path[i].ID] {
+			continue
 		}
-		// The cut message's index, before pulling metadata into the kept part.
-		msgCut := cut
-		for cut > start {
-			prevEntry := path[cut-1]
-			if prevEntry.Kind == KindCompaction || prevEntry.IsContextMessage() {
+		acc += sizes(path[i])
+		if acc < keep {
+			continue
+		}
+		// The first valid cut point at or after i; failing that, the
+		// last one before it.
+		found := false
+		for c := i; c < end; c++ {
+			if isCutPoint(path[c]) {
+				cut, found = c, true
 				break
 			}
-			cut--
 		}
-		if !isTurnStart(path[msgCut]) {
-			for i := msgCut; i >= start; i-- {
-				if isTurnStart(path[i]) {
-					p.TurnStartIndex = i
-					break
-				}
+		for c := i - 1; !found && c >= start; c-- {
+			if isCutPoint(path[c]) {
+				cut, found = c, true
 			}
-			p.IsSplitTurn = p.TurnStartIndex >= 0
 		}
+		break
+	}
+	// The cut message's index, before pulling metadata into the kept part.
+	msgCut := cut
+	for cut > start {
+		prevEntry := path[cut-1]
+		if prevEntry.Kind == KindCompaction || prevEntry.IsContextMessage() {
+			break
+		}
+		cut--
+	}
+	if !isTurnStart(path[msgCut]) {
+		for i := msgCut; i >= start; i-- {
+			if isTurnStart(path[i]) {
+				p.TurnStartIndex = i
+				break
+			}
+		}
+		p.IsSplitTurn = p.TurnStartIndex >= 0
 	}
 	p.FirstKeptIndex = cut
 	p.FirstKeptID = path[cut].ID
@@ -251,7 +249,7 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		}
 	}
 	if len(p.Messages) == 0 && len(p.TurnPrefix) == 0 {
-		return nil, fmt.Errorf("%s: %w", fitReason(path, start, prev, cut, keep, pinned, sizes), ErrNothingToCompact)
+		return nil, fmt.Errorf("%s: %w", fitReason(path, start, prev, msgCut, keep, pinned, sizes), ErrNothingToCompact)
 	}
 	if prev >= 0 {
 		p.SpanTokens += SummaryMessage(path[prev]).Tokens()
@@ -289,11 +287,14 @@ func noCutReason(path []*Entry, start, prev int) string {
 	if n == 0 {
 		return "no message " + since
 	}
+	if n == 1 {
+		return "the 1 message " + since + " is a tool result, and the kept part cannot begin at one"
+	}
 	return fmt.Sprintf("the %d messages %s are all tool results, and the kept part cannot begin at one", n, since)
 }
 
-// fitReason says why nothing lies before the kept part, which begins at
-// path[cut], with the numbers the planner compared: the size of the
+// fitReason says why nothing lies before the kept part, whose first
+// message is path[cut], with the numbers the planner compared: the size of the
 // messages from the span start on against the keep budget. When the
 // context is larger than those messages (the system prompt and tools a
 // provider's usage counts, the previous summary, messages the path does
