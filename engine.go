@@ -372,6 +372,13 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: before, MessagesSummarized: plan.MessagesToSummarize(),
 		Duration: e.now().Sub(started), Strategies: ladder.strategies()}
 	if err != nil {
+		if ladder != nil && errors.Is(err, ErrNothingToGain) && len(ladder.strategies()) > 0 {
+			// The summary would not shrink the context: the passes are
+			// all the compaction there is.
+			res := e.ladderEnd(ctx, log, req, ladder, started)
+			res.Adjustments = pre.Adjustments
+			return res, nil
+		}
 		end.Err = err
 		e.emit(end)
 		if ladder == nil {
@@ -423,8 +430,14 @@ func (e *Engine) remember(ctx context.Context, req Request, res *Result) error {
 // ladderDone reports a compaction done by the cheap tier alone, with its
 // start and end events and the after hook; u is the measure before it.
 func (e *Engine) ladderDone(ctx context.Context, log Log, req Request, lr *LadderResult, started time.Time, u ContextUsage) *Result {
-	res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
 	e.emit(Event{Type: EventStart, Reason: req.Reason, TokensBefore: lr.TokensBefore, ContextUsage: u})
+	return e.ladderEnd(ctx, log, req, lr, started)
+}
+
+// ladderEnd is ladderDone once the start event was sent: the end event
+// and the after hook.
+func (e *Engine) ladderEnd(ctx context.Context, log Log, req Request, lr *LadderResult, started time.Time) *Result {
+	res := &Result{TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter, Ladder: lr, Duration: e.now().Sub(started)}
 	end := Event{Type: EventEnd, Reason: req.Reason, TokensBefore: lr.TokensBefore, TokensAfter: lr.TokensAfter,
 		Duration: res.Duration, Strategies: lr.strategies()}
 	if e.OnEvent != nil {
@@ -686,6 +699,12 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		}
 	}
 	res.Summary = summary
+	// Never record a compaction that would not shrink the context: the
+	// summary replaces the span (and the previous summary) and nothing
+	// else changes.
+	if have := res.TokensAfter - plan.KeptTokens; have >= plan.SpanTokens {
+		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens}
+	}
 	if req.TargetTokens > 0 && res.TokensAfter > req.TargetTokens {
 		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
 			"the context is still ~%d tokens, above the target of %d: the newest messages alone are larger", res.TokensAfter, req.TargetTokens))

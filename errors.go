@@ -28,10 +28,42 @@ var (
 	// nothing was written.
 	ErrSkipped = errors.New("compaction skipped by a hook")
 
+	// ErrNothingToGain means a compaction was summarized but not
+	// recorded because it would not make the context smaller: the summary
+	// would take as many tokens as the span it replaces, or more. The
+	// errors that wrap it (a *GainError, with the numbers) also match
+	// ErrNothingToCompact, so that a caller that takes "nothing to
+	// compact" as no failure takes this the same way.
+	ErrNothingToGain = errors.New("nothing to gain")
+
 	// ErrNotMessage means an operation on messages (a pin, say) was given
 	// an entry that puts no message into the context.
 	ErrNotMessage = errors.New("not a message entry")
 )
+
+// GainError is the error of a compaction that was not recorded because
+// it would not shrink the context (see ErrNothingToGain). Both counts
+// are estimates (Message.Tokens), made the same way.
+type GainError struct {
+	// SummaryTokens is the size of the summary that would have been
+	// recorded, file lists included.
+	SummaryTokens int
+	// SpanTokens is the size of what it would have replaced in the
+	// context: the messages summarized, as the model sees them, and the
+	// previous compaction's summary (Plan.SpanTokens).
+	SpanTokens int
+}
+
+// Error says what was compared: "nothing to gain: the summary would be
+// ~N tokens, the span it replaces ~M".
+func (e *GainError) Error() string {
+	return fmt.Sprintf("nothing to gain: the summary would be ~%d tokens, the span it replaces ~%d", e.SummaryTokens, e.SpanTokens)
+}
+
+// Is reports whether target is ErrNothingToGain or ErrNothingToCompact.
+func (e *GainError) Is(target error) bool {
+	return target == ErrNothingToGain || target == ErrNothingToCompact
+}
 
 // ProviderError is an error response from a model provider's API: the
 // HTTP status and the body as received. Clients return it (wrapped or

@@ -51,6 +51,13 @@ type Plan struct {
 	Usage        ContextUsage
 	TokensBefore int
 
+	// SpanTokens is the estimate of what the compaction replaces in the
+	// context: the messages summarized (history and turn prefix, pinned
+	// ones apart) as the model sees them, and the previous compaction's
+	// summary. A summary must be smaller for the compaction to gain
+	// anything (see ErrNothingToGain).
+	SpanTokens int
+
 	// KeptTokens is the estimate of the messages kept verbatim, the
 	// pinned messages of the summarized history included.
 	KeptTokens int
@@ -157,57 +164,60 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		}
 	}
 
-	cut := start
-	if first >= 0 {
-		cut = first
-		acc := 0
-		for _, e := range path {
-			if pinned[e.ID] && e.IsContextMessage() {
-				acc += sizes(e)
-			}
+	if first < 0 {
+		// No entry from the span start on can begin the kept part: the
+		// previous compaction kept nothing and nothing came after it (pi
+		// writes such compactions), or all that came after is tool results.
+		return nil, fmt.Errorf("%s: %w", noCutReason(path, start, prev), ErrNothingToCompact)
+	}
+	cut := first
+	acc := 0
+	for _, e := range path {
+		if pinned[e.ID] && e.IsContextMessage() {
+			acc += sizes(e)
 		}
-		for i := end - 1; i >= start; i-- {
-			if !path[i].IsContextMessage() || pinned[path[i].ID] {
-				continue
-			}
-			acc += sizes(path[i])
-			if acc < keep {
-				continue
-			}
-			// The first valid cut point at or after i; failing that, the
-			// last one before it.
-			found := false
-			for c := i; c < end; c++ {
-				if isCutPoint(path[c]) {
-					cut, found = c, true
-					break
-				}
-			}
-			for c := i - 1; !found && c >= start; c-- {
-				if isCutPoint(path[c]) {
-					cut, found = c, true
-				}
-			}
-			break
+	}
+	for i := end - 1; i >= start; i-- {
+		if !path[i].IsContextMessage() || pinned[path[i].ID] {
+			continue
 		}
-		// The cut message's index, before pulling metadata into the kept part.
-		msgCut := cut
-		for cut > start {
-			prevEntry := path[cut-1]
-			if prevEntry.Kind == KindCompaction || prevEntry.IsContextMessage() {
+		acc += sizes(path[i])
+		if acc < keep {
+			continue
+		}
+		// The first valid cut point at or after i; failing that, the
+		// last one before it.
+		found := false
+		for c := i; c < end; c++ {
+			if isCutPoint(path[c]) {
+				cut, found = c, true
 				break
 			}
-			cut--
 		}
-		if !isTurnStart(path[msgCut]) {
-			for i := msgCut; i >= start; i-- {
-				if isTurnStart(path[i]) {
-					p.TurnStartIndex = i
-					break
-				}
+		for c := i - 1; !found && c >= start; c-- {
+			if isCutPoint(path[c]) {
+				cut, found = c, true
 			}
-			p.IsSplitTurn = p.TurnStartIndex >= 0
 		}
+		break
+	}
+	// The cut message's index, before pulling metadata into the kept part.
+	msgCut := cut
+	for cut > start {
+		prevEntry := path[cut-1]
+		if prevEntry.Kind == KindCompaction || prevEntry.IsContextMessage() {
+			break
+		}
+		cut--
+	}
+	if !isTurnStart(path[msgCut]) {
+		for i := msgCut; i >= start; i-- {
+			if isTurnStart(path[i]) {
+				p.TurnStartIndex = i
+				break
+			}
+		}
+		p.IsSplitTurn = p.TurnStartIndex >= 0
 	}
 	p.FirstKeptIndex = cut
 	p.FirstKeptID = path[cut].ID
@@ -220,12 +230,14 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	for i := start; i < historyEnd; i++ {
 		if path[i].IsContextMessage() && !pinned[path[i].ID] {
 			p.Messages = append(p.Messages, path[i].Message)
+			p.SpanTokens += sizes(path[i])
 		}
 	}
 	if p.IsSplitTurn {
 		for i := p.TurnStartIndex; i < cut; i++ {
 			if path[i].IsContextMessage() && !pinned[path[i].ID] {
 				p.TurnPrefix = append(p.TurnPrefix, path[i].Message)
+				p.SpanTokens += sizes(path[i])
 			}
 		}
 	}
@@ -237,10 +249,10 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		}
 	}
 	if len(p.Messages) == 0 && len(p.TurnPrefix) == 0 {
-		if len(p.Pinned) > 0 && first >= 0 && cut > start {
-			return nil, fmt.Errorf("the messages before the kept part are all pinned: %w", ErrNothingToCompact)
-		}
-		return nil, fmt.Errorf("all %d messages fit in the %d tokens kept verbatim: %w", countMessages(path[start:]), keep, ErrNothingToCompact)
+		return nil, fmt.Errorf("%s: %w", fitReason(path, start, prev, msgCut, keep, pinned, sizes), ErrNothingToCompact)
+	}
+	if prev >= 0 {
+		p.SpanTokens += SummaryMessage(path[prev]).Tokens()
 	}
 
 	for i := cut; i < end; i++ {
@@ -262,6 +274,90 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	}
 	p.ReadFiles, p.ModifiedFiles = p.Files.Lists()
 	return p, nil
+}
+
+// noCutReason says why no entry of path[start:] can begin the kept part;
+// prev is the index of the last compaction, -1 for none.
+func noCutReason(path []*Entry, start, prev int) string {
+	n := countMessages(path[start:])
+	since := "in the session"
+	if prev >= 0 {
+		since = fmt.Sprintf("after the last compaction (entry %s)", path[prev].ID)
+	}
+	if n == 0 {
+		return "no message " + since
+	}
+	if n == 1 {
+		return "the 1 message " + since + " is a tool result, and the kept part cannot begin at one"
+	}
+	return fmt.Sprintf("the %d messages %s are all tool results, and the kept part cannot begin at one", n, since)
+}
+
+// fitReason says why nothing lies before the kept part, whose first
+// message is path[cut], with the numbers the planner compared: the size of the
+// messages from the span start on against the keep budget. When the
+// context is larger than those messages (the system prompt and tools a
+// provider's usage counts, the previous summary, messages the path does
+// not reach), it says how much is outside them.
+func fitReason(path []*Entry, start, prev, cut, keep int, pinned map[string]bool, sizes func(*Entry) int) string {
+	n, total, pinnedBefore := 0, 0, 0
+	for i := start; i < len(path); i++ {
+		if path[i].IsContextMessage() {
+			n++
+			total += sizes(path[i])
+			if i < cut && pinned[path[i].ID] {
+				pinnedBefore++
+			}
+		}
+	}
+	what := messagesPhrase(n)
+	if prev >= 0 {
+		what += fmt.Sprintf(" after the last compaction (entry %s)", path[prev].ID)
+	}
+	var reason string
+	switch {
+	case pinnedBefore > 0:
+		reason = fmt.Sprintf("the %s before the kept part (entry %s on) are all pinned; the %s are ~%d tokens, the keep budget %d",
+			messagesPhrase(pinnedBefore), path[cut].ID, what, total, keep)
+	case total < keep && n == 1:
+		reason = fmt.Sprintf("the %s (~%d tokens) fits in the %d tokens kept verbatim", what, total, keep)
+	case total < keep:
+		reason = fmt.Sprintf("all %s (~%d tokens) fit in the %d tokens kept verbatim", what, total, keep)
+	default:
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		reason = fmt.Sprintf("the %s %s ~%d tokens, more than the %d tokens kept verbatim, but the budget is reached at the oldest message the kept part can begin at (entry %s, ~%d tokens): nothing before it to summarize",
+			what, verb, total, keep, path[cut].ID, sizeAt(path, cut, sizes))
+	}
+	if u := measurePath(path, prev, sizes); u.Tokens > total {
+		outside := "the system prompt and tools, or messages not on this path"
+		if prev >= 0 {
+			outside = "the previous summary, the system prompt and tools, or messages not on this path"
+		}
+		reason += fmt.Sprintf("; the context is %d tokens, %d of them outside these messages (%s), which this compaction cannot shrink",
+			u.Tokens, u.Tokens-total, outside)
+	}
+	return reason
+}
+
+// sizeAt is the size of the first message at or after path[i], 0 if none.
+func sizeAt(path []*Entry, i int, sizes func(*Entry) int) int {
+	for ; i < len(path); i++ {
+		if path[i].IsContextMessage() {
+			return sizes(path[i])
+		}
+	}
+	return 0
+}
+
+// messagesPhrase is "1 message" or "N messages".
+func messagesPhrase(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return fmt.Sprintf("%d messages", n)
 }
 
 func countMessages(entries []*Entry) int {

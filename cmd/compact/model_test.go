@@ -726,10 +726,13 @@ func TestHeadroomAdjustments(t *testing.T) {
 	out := c.ok("run", "--window", "30000", file)
 	contains(t, "run", out, "  adjusted: kept part reduced")
 
-	// With an unknown window there is no target and no adjustment.
-	tiny := tinySession(t, "mystery-model-9", 200000)
+	// With an unknown window there is no target and no adjustment. (The
+	// demo session on a model the registry does not know: a session as
+	// small as tinySession's would have nothing to gain from a summary.)
+	mystery := filepath.Join(t.TempDir(), "mystery.jsonl")
+	writeFile(t, mystery, strings.ReplaceAll(string(readFile(t, demoSession)), "claude-sonnet-4-5", "mystery-model-9"))
 	var unknown runReport
-	c.okJSON(&unknown, "run", "--json", "--keep-recent", "1000", tiny)
+	c.okJSON(&unknown, "run", "--json", "--keep-recent", "1000", mystery)
 	if unknown.Window != 0 || unknown.TargetTokens != 0 || len(unknown.Adjustments) != 0 || unknown.EntryID == "" {
 		t.Errorf("unknown window: window %d, target %d, adjustments %q", unknown.Window, unknown.TargetTokens, unknown.Adjustments)
 	}

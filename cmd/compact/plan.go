@@ -43,6 +43,9 @@ type planReport struct {
 type nothingReport struct {
 	NothingToCompact bool   `json:"nothingToCompact"`
 	Reason           string `json:"reason"`
+	// NothingToGain is set when a summary was written but not recorded
+	// because it would not have made the context smaller.
+	NothingToGain bool `json:"nothingToGain,omitempty"`
 }
 
 // planCompaction plans a compaction of path, the session's current path.
@@ -61,6 +64,9 @@ func planCompaction(s *session.Session, path []*compact.Entry, keep int) (*compa
 // nothingReason is the reason of an ErrNothingToCompact error without the
 // sentinel's own words.
 func nothingReason(err error) string {
+	if ge, ok := errors.AsType[*compact.GainError](err); ok {
+		return ge.Error()
+	}
 	msg := err.Error()
 	msg = strings.TrimSuffix(msg, ": "+compact.ErrNothingToCompact.Error())
 	if msg == compact.ErrNothingToCompact.Error() {

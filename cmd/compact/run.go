@@ -109,7 +109,10 @@ running pi has open leaves the compaction on a side branch.
 
 With --dry-run the plan is printed and nothing is written. When the whole
 history fits in the kept part, "nothing to compact: <reason>" is printed
-and the exit code is 0. A manual run always compacts, even when automatic
+with the sizes compared, and the exit code is 0. A summary that would
+not make the context smaller (as many tokens as the messages it replaces,
+or more) is not appended: "nothing to gain: ..." is printed, with both
+sizes, and the exit code is 0. A manual run always compacts, even when automatic
 compaction is disabled.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
@@ -327,8 +330,14 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 // nothingToCompact reports an empty plan. It is not an error.
 func (a *app) nothingToCompact(err error) error {
 	reason := nothingReason(err)
+	gain := errors.Is(err, compact.ErrNothingToGain)
 	if a.jsonOut {
-		return writeJSON(a.stdout, nothingReport{NothingToCompact: true, Reason: reason})
+		return writeJSON(a.stdout, nothingReport{NothingToCompact: true, Reason: reason, NothingToGain: gain})
+	}
+	if gain {
+		// The reason begins "nothing to gain: ".
+		fmt.Fprintf(a.stdout, "%s; nothing was written\n", groupDigits(reason))
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "nothing to compact: %s\n", groupDigits(reason))
 	return nil
