@@ -74,8 +74,9 @@ func TestReadTasks(t *testing.T) {
 			// Roo Code of September 2025: the history after a condensation that Roo
 			// wrote over the file (first message, summary, kept messages);
 			// the ui still holds the requests of the condensed messages.
-			dir: "real-roo-condensed", user: 10, assistant: 9, results: 8, compactions: 1,
-			contextMessages: 1 + 26, // m0, which Roo kept before the summary, is dropped
+			// The read_file of m7 is answered by two headers: one result.
+			dir: "real-roo-condensed", user: 10, assistant: 9, results: 7, compactions: 1,
+			contextMessages: 1 + 25, // m0, which Roo kept before the summary, is dropped
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
 			cwd:       "c:/dev/roo-code",
@@ -386,6 +387,48 @@ func TestSynthetic(t *testing.T) {
 				}
 				r := tr.Entries[2].Message
 				if r.Role != compact.RoleToolResult || r.ToolCallID != calls[0].ID || r.Text() != "Command executed." {
+					t.Errorf("result = %+v", r)
+				}
+			},
+		},
+		{
+			// Roo Code answers one use with two headers (an error, then
+			// the output): one call, one result holding both.
+			name: "two headers for one XML use",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":"<read_file>\n<path>a.md</path>\n</read_file>"},` +
+				`{"role":"user","content":[{"type":"text","text":"[read_file for 'a.md'] Result:"},{"type":"text","text":"The tool execution failed with the following error: not found"},` +
+				`{"type":"text","text":"[read_file for 'a.md'] Result:"},{"type":"text","text":"<files><file><error>not found</error></file></files>"},` +
+				`{"type":"text","text":"<environment_details>\nx\n</environment_details>"}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 1 || calls[0].Name != "read_file" || calls[0].FilePath() != "a.md" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				var results []*compact.Message
+				for _, e := range tr.Entries {
+					if e.Message != nil && e.Message.Role == compact.RoleToolResult {
+						results = append(results, e.Message)
+					}
+				}
+				if len(results) != 1 || results[0].ToolCallID != calls[0].ID || !results[0].IsError ||
+					!strings.Contains(results[0].Text(), "<files><file><error>") {
+					t.Errorf("results = %+v", results)
+				}
+			},
+		},
+		{
+			// A header answering a native call (no tool_result block)
+			// answers that call; no second call is made up.
+			name: "XML header after a native call",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"text","text":"running"},` +
+				`{"type":"tool_use","id":"t1","name":"execute_command","input":{"command":"ls"}}]},` +
+				`{"role":"user","content":[{"type":"text","text":"[execute_command for 'ls'] Result:\nCommand executed."}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 1 || calls[0].ID != "t1" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				if r := tr.Entries[2].Message; r.Role != compact.RoleToolResult || r.ToolCallID != "t1" || r.Text() != "Command executed." {
 					t.Errorf("result = %+v", r)
 				}
 			},

@@ -61,7 +61,11 @@
 // tool call whose Arguments are its parameters (a JSON object of strings)
 // and whose Part.Extra["clineXml"] keeps the XML as written; when the text
 // holds no such XML the call has empty arguments and
-// Extra["clineSynthesized"]. The result message holds the output blocks
+// Extra["clineSynthesized"]; a header that follows a native tool_use of
+// its tool without a tool_result answers that call, and a second header
+// for a use already answered in the same message (Roo Code writes an error
+// and then the output under two) continues that result rather than making
+// up a second call. The result message holds the output blocks
 // that follow the header up to the next header or the environment details,
 // with the header in Extra["clineHeader"]. Results are therefore never
 // orphaned; a result with no assistant message before it becomes user

@@ -366,6 +366,9 @@ func (b *builder) user(m *apiMessage, ts int64) {
 	var results []*compact.Message
 	var rest []compact.Part
 	var unknown []json.RawMessage
+	// answered maps a tool to the last result a header of this message
+	// gave it.
+	answered := map[string]*compact.Message{}
 	for j := 0; j < len(m.blocks); j++ {
 		x := m.blocks[j]
 		switch x.typ {
@@ -414,6 +417,14 @@ func (b *builder) user(m *apiMessage, ts int64) {
 					parts = append(parts, p)
 				}
 			}
+			if prev := answered[h.tool]; prev != nil && !b.unanswered(m.index, h.tool) {
+				// A second header for the same use (Roo Code answers one
+				// read_file with two, say): the same call's output goes on.
+				prev.Content = append(prev.Content, compact.Part{Type: compact.PartText, Text: x.str("text")})
+				prev.Content = append(prev.Content, parts...)
+				prev.IsError = prev.IsError || xmlError(parts)
+				continue
+			}
 			id := b.xmlCall(m.index, h.tool)
 			if id == "" {
 				b.warn("%s:%d: message %d: %q has no assistant message before it; kept as user text", b.name, m.line, m.index+1, h.header)
@@ -426,8 +437,10 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			for k, v := range extras(x.fields, nil, "type", "text") {
 				extra[k] = v
 			}
-			results = append(results, &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
-				IsError: xmlError(parts), Content: parts, Timestamp: ts, Extra: extra})
+			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
+				IsError: xmlError(parts), Content: parts, Timestamp: ts, Extra: extra}
+			answered[h.tool] = r
+			results = append(results, r)
 		case "image":
 			if p, ok := imagePart(x); ok {
 				rest = append(rest, p)
@@ -490,12 +503,44 @@ func xmlError(parts []compact.Part) bool {
 		strings.HasPrefix(s, "Error ") || strings.HasPrefix(s, "Error:")
 }
 
+// unanswered reports whether the assistant message just before api
+// message i still holds a use of tool that no header has answered: a
+// <tool> use in its text or a native call of that name still open.
+func (b *builder) unanswered(i int, tool string) bool {
+	if b.asst == nil || b.asstIndex != i-1 {
+		return false
+	}
+	if b.openCall(tool) != "" {
+		return true
+	}
+	for _, p := range b.asst.Message.Content {
+		if p.Type == compact.PartText {
+			if _, ok := findXMLCall(p.Text, tool); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// openCall returns the id of the first native call of tool in the last
+// assistant message that no result has answered yet, "" if none.
+func (b *builder) openCall(tool string) string {
+	for _, c := range b.asst.Message.ToolCalls() {
+		if c.Name == tool && c.ID != "" && b.open[c.ID] == tool {
+			return c.ID
+		}
+	}
+	return ""
+}
+
 // xmlCall returns the id of the call that a result header of tool answers:
 // the <tool> use in the text of the assistant message just before api
 // message i, turned into a tool call part (its XML, as written, kept in
-// the part's Extra["clineXml"] and cut from the text), or, when the text
-// holds no such use, a call synthesized with empty arguments. "" when the
-// message before is not an assistant message.
+// the part's Extra["clineXml"] and cut from the text); else a native call
+// of that tool the message made and no result answered yet; else a call
+// synthesized with empty arguments. "" when the message before is not an
+// assistant message.
 func (b *builder) xmlCall(i int, tool string) string {
 	if b.asst == nil || b.asstIndex != i-1 {
 		return ""
@@ -529,6 +574,10 @@ func (b *builder) xmlCall(i int, tool string) string {
 		}
 		parts = append(parts, msg.Content[k+1:]...)
 		msg.Content = parts
+		return id
+	}
+	if id := b.openCall(tool); id != "" {
+		delete(b.open, id)
 		return id
 	}
 	call.Extra["clineSynthesized"] = json.RawMessage(`true`)
