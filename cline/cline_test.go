@@ -15,6 +15,7 @@ func TestReadTasks(t *testing.T) {
 	tests := []struct {
 		dir                            string
 		user, assistant, results       int
+		notes                          int // harness notes (environment details, reminders)
 		compactions                    int
 		contextMessages                int
 		usageID                        string
@@ -35,9 +36,9 @@ func TestReadTasks(t *testing.T) {
 		warnings []string
 	}{
 		{
-			dir: "xml-task", user: 10, assistant: 10, results: 8, compactions: 1,
+			dir: "xml-task", user: 2, notes: 10, assistant: 10, results: 8, compactions: 1,
 			// summary + m6..m8.1 (5 messages kept before it) + the 15 after it
-			contextMessages: 1 + 5 + 15,
+			contextMessages: 1 + 5 + 16,
 			usageID:         "m3", usage: compact.Usage{Input: 4, Output: 180, CacheWrite: 420, CacheRead: 11820},
 			cwd:       "/home/dev/sum",
 			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopEnd},
@@ -46,7 +47,7 @@ func TestReadTasks(t *testing.T) {
 			resultText: "Command executed.\nOutput:\nok  \tsum\t0.002s", resultTool: "execute_command", callID: "m10",
 		},
 		{
-			dir: "native-task", user: 5, assistant: 6, results: 5, compactions: 1,
+			dir: "native-task", user: 2, notes: 5, assistant: 6, results: 5, compactions: 1,
 			// the range ends right before the compaction: summary + the 6 messages after it
 			contextMessages: 1 + 6,
 			usageID:         "m3", usage: compact.Usage{Input: 440, Output: 180, CacheRead: 14200},
@@ -57,7 +58,7 @@ func TestReadTasks(t *testing.T) {
 			resultText: "[read_file for 'src/routes.ts'] Result:\nimport", resultTool: "read_file", callID: "m2",
 		},
 		{
-			dir: "roo-task", user: 6, assistant: 6, results: 5, compactions: 2,
+			dir: "roo-task", user: 1, notes: 6, assistant: 6, results: 5, compactions: 2,
 			// the latest compaction (the fresh-start summary) keeps nothing before it
 			contextMessages: 1 + 4,
 			usageID:         "m4", usage: compact.Usage{Input: 310, Output: 60, CacheRead: 9700},
@@ -75,8 +76,8 @@ func TestReadTasks(t *testing.T) {
 			// wrote over the file (first message, summary, kept messages);
 			// the ui still holds the requests of the condensed messages.
 			// The read_file of m7 is answered by two headers: one result.
-			dir: "real-roo-condensed", user: 10, assistant: 9, results: 7, compactions: 1,
-			contextMessages: 1 + 25, // m0, which Roo kept before the summary, is dropped
+			dir: "real-roo-condensed", user: 6, notes: 13, assistant: 9, results: 7, compactions: 1,
+			contextMessages: 1 + 33, // m0, which Roo kept before the summary, is dropped
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
 			cwd:       "c:/dev/roo-code",
@@ -91,8 +92,8 @@ func TestReadTasks(t *testing.T) {
 		{
 			// Roo Code of October 2025, XML tools; the first request recorded no usage,
 			// so only the times pair requests with answers.
-			dir: "real-roo-mixed-ops", user: 20, assistant: 20, results: 19,
-			contextMessages: 59,
+			dir: "real-roo-mixed-ops", user: 1, notes: 20, assistant: 20, results: 19,
+			contextMessages: 60,
 			usageID:         "m3", usage: compact.Usage{Input: 642, Output: 304, CacheRead: 40979},
 			noUsage:    "m1",
 			cwd:        "c:/dev/roo-code",
@@ -102,8 +103,8 @@ func TestReadTasks(t *testing.T) {
 		},
 		{
 			// Roo Code of February 2025 on Anthropic: tokensIn without the cache.
-			dir: "real-roo-2025-02", user: 2, assistant: 2, results: 1,
-			contextMessages: 5,
+			dir: "real-roo-2025-02", user: 1, notes: 2, assistant: 2, results: 1,
+			contextMessages: 6,
 			usageID:         "m3", usage: compact.Usage{Input: 2, Output: 112, CacheRead: 16042, CacheWrite: 732},
 			cwd:        "f:/Develop/project/tools/Roo-Code",
 			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopEnd},
@@ -112,8 +113,8 @@ func TestReadTasks(t *testing.T) {
 		},
 		{
 			// Cline of October 2025 with a local model that reported no tokens; resumed.
-			dir: "real-cline-resume", user: 3, assistant: 2, results: 2,
-			contextMessages: 7,
+			dir: "real-cline-resume", user: 1, notes: 4, assistant: 2, results: 2,
+			contextMessages: 9,
 			usageID:         "m3", usage: compact.Usage{},
 			cwd:        "c:/Users/imitr/OneDrive/Desktop/test",
 			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopToolUse},
@@ -122,8 +123,8 @@ func TestReadTasks(t *testing.T) {
 		},
 		{
 			// The same Cline, the api history alone; ends interrupted by the user.
-			dir: "real-cline-todo", user: 8, assistant: 8, results: 7,
-			contextMessages: 23,
+			dir: "real-cline-todo", user: 1, notes: 9, assistant: 8, results: 7,
+			contextMessages: 25,
 			cwd:             "c:/Users/imitr/OneDrive/Desktop/test",
 			stops:           map[string]compact.StopReason{"m11": compact.StopToolUse, "m15": compact.StopAborted},
 			sessionID:       "real-cline-todo",
@@ -170,8 +171,15 @@ func TestReadTasks(t *testing.T) {
 					comps = append(comps, e)
 				}
 			}
-			if roles[compact.RoleUser] != tc.user || roles[compact.RoleAssistant] != tc.assistant || roles[compact.RoleToolResult] != tc.results {
-				t.Errorf("roles = %v, want user %d assistant %d toolResult %d", roles, tc.user, tc.assistant, tc.results)
+			if roles[compact.RoleUser] != tc.user || roles[compact.RoleAssistant] != tc.assistant || roles[compact.RoleToolResult] != tc.results ||
+				roles[compact.RoleCustom] != tc.notes {
+				t.Errorf("roles = %v, want user %d assistant %d toolResult %d custom %d", roles, tc.user, tc.assistant, tc.results, tc.notes)
+			}
+			for _, e := range tr.Entries {
+				if m := e.Message; m != nil && (m.Role == compact.RoleUser && strings.Contains(m.Text(), "<environment_details>") ||
+					m.Role == compact.RoleCustom && !compact.IsHarnessNote(m)) {
+					t.Errorf("%s: %s message %.50q", e.ID, m.Role, m.Text())
+				}
 			}
 			if customs != tc.customs {
 				t.Errorf("%d custom entries, want %d", customs, tc.customs)
@@ -287,8 +295,9 @@ func TestXMLToolCalls(t *testing.T) {
 	if header != "[write_to_file for 'main_test.go'] Result:" {
 		t.Errorf("header = %q", header)
 	}
-	// The environment details stay a user message after the results.
-	if u := readertest.ByID(tr, "m14.1").Message; u.Role != compact.RoleUser || !strings.HasPrefix(u.Text(), "<environment_details>") {
+	// The environment details are a note of the extension after the results.
+	if u := readertest.ByID(tr, "m14.1").Message; u.Metadata().CustomType != "harness:cline:environment_details" ||
+		!strings.HasPrefix(u.Text(), "<environment_details>") {
 		t.Errorf("m14.1 = %+v", u)
 	}
 }

@@ -69,8 +69,13 @@
 // that follow the header up to the next header or the environment details,
 // with the header in Extra["clineHeader"]. Results are therefore never
 // orphaned; a result with no assistant message before it becomes user
-// text and a warning. The rest of a user message (its text, images and
-// environment details) becomes one user message after its results.
+// text and a warning. The rest of a user message (its text and images)
+// becomes one user message after its results, except the extension's own
+// blocks: the <environment_details> appended to every user message and
+// Cline's "# TODO LIST RECOMMENDED" reminder become RoleCustom messages
+// whose CustomType is "harness:cline:environment_details" or
+// "harness:cline:todo_reminder" (see compact.IsHarnessNote), in the order
+// written, so that summaries never take them for the user's words.
 //
 // Usage: metrics on the message win (Input = prompt - cached, CacheRead =
 // cached, Output = completion). Otherwise api_req_started messages are

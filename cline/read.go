@@ -462,16 +462,49 @@ func (b *builder) user(m *apiMessage, ts int64) {
 		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: r})
 		k++
 	}
-	if len(rest) > 0 || k == 0 {
-		u := &compact.Message{Role: compact.RoleUser, Content: rest, Timestamp: ts}
+	if k == 0 && len(rest) == 0 {
+		rest = []compact.Part{} // an empty message stays one
+	}
+	// The rest in runs of the user's parts and the extension's notes, in
+	// the order written.
+	for len(rest) > 0 || k == 0 {
+		kind := noteKind(rest)
+		n := 1
+		for n < len(rest) && noteKind(rest[n:]) == kind {
+			n++
+		}
+		if len(rest) == 0 {
+			n = 0
+		}
+		u := &compact.Message{Role: compact.RoleUser, Content: rest[:n], Timestamp: ts}
+		if kind != "" {
+			u.Role = compact.RoleCustom
+			u.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + kind}
+		}
 		if k == 0 {
 			u.Extra = extra
 		}
 		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: u})
+		rest = rest[n:]
+		k++
 	}
-	if k == 0 && b.t.Cwd == "" {
-		b.t.Cwd = cwdOf(rest)
+}
+
+// noteKind names the extension's own text that the first of parts is, ""
+// when it may be the user's: the environment details appended to every
+// user message, and Cline's reminder to keep a todo list.
+func noteKind(parts []compact.Part) string {
+	if len(parts) == 0 || parts[0].Type != compact.PartText {
+		return ""
 	}
+	s := strings.TrimSpace(parts[0].Text)
+	switch {
+	case strings.HasPrefix(s, "<environment_details>"):
+		return "environment_details"
+	case strings.HasPrefix(s, "# TODO LIST RECOMMENDED"):
+		return "todo_reminder"
+	}
+	return ""
 }
 
 // resultBody reports whether a block after a result header still belongs
@@ -624,7 +657,7 @@ func (b *builder) finish() {
 		if b.t.Timestamp == "" && e.Timestamp != "" {
 			b.t.Timestamp = e.Timestamp
 		}
-		if b.t.Cwd == "" && m.Role == compact.RoleUser {
+		if b.t.Cwd == "" && (m.Role == compact.RoleUser || m.Role == compact.RoleCustom) {
 			b.t.Cwd = cwdOf(m.Content)
 		}
 	}
