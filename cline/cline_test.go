@@ -41,7 +41,7 @@ func TestReadTasks(t *testing.T) {
 			contextMessages: 1 + 5 + 16,
 			usageID:         "m3", usage: compact.Usage{Input: 4, Output: 180, CacheWrite: 420, CacheRead: 11820},
 			cwd:       "/home/dev/sum",
-			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopEnd},
+			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopToolUse}, // m19: attempt_completion
 			firstKept: "m6", summaryHas: "The sum function in main.go returns the wrong result", tokensBefore: 13364,
 			sessionID:  "xml-task",
 			resultText: "Command executed.\nOutput:\nok  \tsum\t0.002s", resultTool: "execute_command", callID: "m10",
@@ -81,7 +81,7 @@ func TestReadTasks(t *testing.T) {
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
 			cwd:       "c:/dev/roo-code",
-			stops:     map[string]compact.StopReason{"m3": compact.StopEnd, "m5": compact.StopToolUse},
+			stops:     map[string]compact.StopReason{"m3": compact.StopToolUse, "m5": compact.StopToolUse}, // m3: attempt_completion
 			firstKept: "m2", summaryHas: "**1. Previous Conversation:**", tokensBefore: 124669, tokensAfter: 57960,
 			customs:    4,
 			sessionID:  "real-roo-condensed",
@@ -97,7 +97,7 @@ func TestReadTasks(t *testing.T) {
 			usageID:         "m3", usage: compact.Usage{Input: 642, Output: 304, CacheRead: 40979},
 			noUsage:    "m1",
 			cwd:        "c:/dev/roo-code",
-			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m39": compact.StopEnd},
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m39": compact.StopToolUse}, // m39: attempt_completion
 			sessionID:  "real-roo-mixed-ops",
 			resultText: "<file_write_result>\n<path>src/core/condense/", resultTool: "apply_diff", callID: "m22",
 		},
@@ -107,7 +107,7 @@ func TestReadTasks(t *testing.T) {
 			contextMessages: 6,
 			usageID:         "m3", usage: compact.Usage{Input: 2, Output: 112, CacheRead: 16042, CacheWrite: 732},
 			cwd:        "f:/Develop/project/tools/Roo-Code",
-			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopEnd},
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopToolUse}, // m3: read_file, its result trimmed
 			sessionID:  "real-roo-2025-02",
 			resultText: "Cline.ts\nCodeActionProvider.ts\n", resultTool: "list_files", callID: "m2",
 		},
@@ -123,8 +123,10 @@ func TestReadTasks(t *testing.T) {
 		},
 		{
 			// The same Cline, the api history alone; ends interrupted by the user.
-			dir: "real-cline-todo", user: 1, notes: 9, assistant: 8, results: 7,
-			contextMessages: 25,
+			// Two responses wrote attempt_completion after write_to_file; Cline
+			// answered each "Tool [attempt_completion] was not executed".
+			dir: "real-cline-todo", user: 1, notes: 9, assistant: 8, results: 9,
+			contextMessages: 27,
 			cwd:             "c:/Users/imitr/OneDrive/Desktop/test",
 			stops:           map[string]compact.StopReason{"m11": compact.StopToolUse, "m15": compact.StopAborted},
 			sessionID:       "real-cline-todo",
@@ -439,6 +441,44 @@ func TestSynthetic(t *testing.T) {
 				}
 				if r := tr.Entries[2].Message; r.Role != compact.RoleToolResult || r.ToolCallID != "t1" || r.Text() != "Command executed." {
 					t.Errorf("result = %+v", r)
+				}
+			},
+		},
+		{
+			// Cline runs one tool a message and answers a second use with
+			// "Tool [x] was not executed": that is the second call's result.
+			name: "second XML use not executed",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":"<write_to_file>\n<path>a.txt</path>\n<content>\nhi\n</content>\n</write_to_file>\n\n<attempt_completion>\n<result>\ndone\n</result>\n</attempt_completion>"},` +
+				`{"role":"user","content":[{"type":"text","text":"[write_to_file for 'a.txt'] Result:"},{"type":"text","text":"Saved a.txt."},` +
+				`{"type":"text","text":"Tool [attempt_completion] was not executed because a tool has already been used in this message."},` +
+				`{"type":"text","text":"<environment_details>\nx\n</environment_details>"}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 2 || calls[0].Name != "write_to_file" || calls[1].Name != "attempt_completion" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				w, a := tr.Entries[2].Message, tr.Entries[3].Message
+				if w.ToolCallID != calls[0].ID || w.Text() != "Saved a.txt." || w.IsError {
+					t.Errorf("write_to_file result = %+v", w)
+				}
+				if a.Role != compact.RoleToolResult || a.ToolCallID != calls[1].ID || !a.IsError || !strings.HasPrefix(a.Text(), "Tool [attempt_completion] was not executed") {
+					t.Errorf("attempt_completion result = %+v", a)
+				}
+			},
+		},
+		{
+			// The history ends on a response cut off inside a tool use:
+			// the call is made, the notice stays text.
+			name: "last response interrupted inside a use",
+			api:  `[{"role":"user","content":"go"},{"role":"assistant","content":"Writing.\n<write_to_file>\n<path>a.txt</path>\n<content>\nhal\n\n\n[Response interrupted by user]"}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				m := tr.Entries[1].Message
+				calls := m.ToolCalls()
+				if len(calls) != 1 || calls[0].FilePath() != "a.txt" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				if m.StopReason != compact.StopAborted || !strings.HasSuffix(m.Text(), "[Response interrupted by user]") {
+					t.Errorf("stop %s, text %q", m.StopReason, m.Text())
 				}
 			},
 		},

@@ -65,7 +65,13 @@
 // its tool without a tool_result answers that call, and a second header
 // for a use already answered in the same message (Roo Code writes an error
 // and then the output under two) continues that result rather than making
-// up a second call. The result message holds the output blocks
+// up a second call. Uses of Cline's tools that no header answers become
+// calls as well: Cline runs one tool a message and answers a further use
+// with "Tool [name] was not executed…", which becomes that call's result
+// (an error); a use in the last response of a history has no result yet
+// (a use cut off by "[Response interrupted by user]" ends before that
+// notice, which stays text); elsewhere the call stays unanswered (Roo
+// Code resumed the task after it). The result message holds the output blocks
 // that follow the header up to the next header or the environment details,
 // with the header in Extra["clineHeader"]. Results are therefore never
 // orphaned; a result with no assistant message before it becomes user

@@ -206,6 +206,8 @@ type builder struct {
 	usage map[int]*apiReq
 	// xmlCalls counts the calls synthesized for XML tool uses.
 	xmlCalls int
+	// tools are the names of the XML tools looked for in assistant text.
+	tools map[string]bool
 }
 
 func (b *builder) warn(format string, args ...any) {
@@ -230,12 +232,27 @@ func (b *builder) build() {
 	reqs := apiRequests(b.ui)
 	b.mapUsage(reqs)
 	ranges := b.deletedRanges(reqs)
+	b.tools = xmlTools()
+	for _, m := range b.msgs {
+		if m.role != "user" {
+			continue
+		}
+		for _, x := range m.blocks {
+			if h, ok := parseHeader(x.str("text")); ok && x.typ == "text" {
+				b.tools[h.tool] = true
+			}
+		}
+	}
 	for i, m := range b.msgs {
 		b.first[i] = entryID(i, 0)
 		b.message(m)
 		for _, r := range ranges[i] {
 			b.add(b.truncation(r))
 		}
+	}
+	if n := len(b.msgs); n > 0 && b.asst != nil && b.asstIndex == n-1 {
+		// What the last response asked for, still unanswered.
+		b.leftoverUses(true)
 	}
 	for _, r := range reqs {
 		if !r.used && r.info.hasUsage() {
@@ -453,6 +470,13 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			b.t.Unknown["block:"+x.typ]++
 		}
 	}
+	if b.asst != nil && b.asstIndex == m.index-1 {
+		for _, c := range b.leftoverUses(false) {
+			if r := notExecuted(c, results, &rest, ts); r != nil {
+				results = append(results, r)
+			}
+		}
+	}
 	extra := messageExtra(m, unknown)
 	k := 0
 	for _, r := range results {
@@ -578,22 +602,46 @@ func (b *builder) xmlCall(i int, tool string) string {
 	if b.asst == nil || b.asstIndex != i-1 {
 		return ""
 	}
+	if id := b.cutUse(tool, true); id != "" {
+		return id
+	}
+	if id := b.openCall(tool); id != "" {
+		delete(b.open, id)
+		return id
+	}
 	msg := b.asst.Message
+	id := b.callID()
+	msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
+		ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: json.RawMessage(`{}`)},
+		Extra:    map[string]json.RawMessage{"clineSynthesized": json.RawMessage(`true`)}})
+	return id
+}
+
+// callID returns the id of the next call made from the XML protocol.
+func (b *builder) callID() string {
 	b.xmlCalls++
-	id := fmt.Sprintf("cline-xml-%d-%d", i-1, b.xmlCalls)
-	call := compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: json.RawMessage(`{}`)},
-		Extra: map[string]json.RawMessage{}}
+	return fmt.Sprintf("cline-xml-%d-%d", b.asstIndex, b.xmlCalls)
+}
+
+// cutUse turns the first <tool> use in the text of the last assistant
+// message into a tool call part: its XML, as written, is kept in the
+// part's Extra["clineXml"] and cut from the text. A use without its
+// closing tag counts only when open is set. It returns the call's id, ""
+// when the text holds no such use.
+func (b *builder) cutUse(tool string, open bool) string {
+	msg := b.asst.Message
 	for k := range msg.Content {
 		p := &msg.Content[k]
 		if p.Type != compact.PartText {
 			continue
 		}
 		x, ok := findXMLCall(p.Text, tool)
-		if !ok {
+		if !ok || !x.closed && !open {
 			continue
 		}
-		call.ToolCall.Arguments = x.args
-		call.Extra["clineXml"] = jsonString(x.xml)
+		id := b.callID()
+		call := compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: x.args},
+			Extra: map[string]json.RawMessage{"clineXml": jsonString(x.xml)}}
 		var parts []compact.Part
 		parts = append(parts, msg.Content[:k]...)
 		if strings.TrimSpace(x.before) != "" {
@@ -609,13 +657,90 @@ func (b *builder) xmlCall(i int, tool string) string {
 		msg.Content = parts
 		return id
 	}
-	if id := b.openCall(tool); id != "" {
-		delete(b.open, id)
-		return id
+	return ""
+}
+
+// leftoverUses turns the XML uses of Cline's tools that no result header
+// answered, still in the text of the last assistant message, into tool
+// calls, in the order written, and returns them. Cline runs one tool a
+// message and answers a further use with "Tool [name] was not
+// executed…"; the last message of a history may hold a use nothing
+// answered yet (the task stopped there, or the response was
+// interrupted). Uses without their closing tag count only when last is
+// set (a response cut off).
+func (b *builder) leftoverUses(last bool) []*compact.ToolCall {
+	if b.asst == nil {
+		return nil
 	}
-	call.Extra["clineSynthesized"] = json.RawMessage(`true`)
-	msg.Content = append(msg.Content, call)
-	return id
+	var out []*compact.ToolCall
+	for {
+		tool, at := "", -1
+		for _, p := range b.asst.Message.Content {
+			if p.Type != compact.PartText {
+				continue
+			}
+			for name := range b.tools {
+				if i := strings.Index(p.Text, "<"+name+">"); i >= 0 && (at < 0 || i < at) {
+					if x, _ := findXMLCall(p.Text, name); x.closed || last {
+						tool, at = name, i
+					}
+				}
+			}
+			if tool != "" {
+				break
+			}
+		}
+		if tool == "" {
+			return out
+		}
+		id := b.cutUse(tool, last)
+		for _, c := range b.asst.Message.ToolCalls() {
+			if c.ID == id {
+				out = append(out, c)
+			}
+		}
+	}
+}
+
+// notExecuted takes from results and rest the text with which Cline
+// answers a use of tool it did not run ("Tool [name] was not executed
+// because a tool has already been used in this message…") and returns it
+// as the result of call; nil when there is none.
+func notExecuted(call *compact.ToolCall, results []*compact.Message, rest *[]compact.Part, ts int64) *compact.Message {
+	prefix := "Tool [" + call.Name + "] was not executed"
+	take := func(parts *[]compact.Part) *compact.Message {
+		for k, p := range *parts {
+			if p.Type == compact.PartText && strings.HasPrefix(strings.TrimSpace(p.Text), prefix) {
+				*parts = append((*parts)[:k:k], (*parts)[k+1:]...)
+				return &compact.Message{Role: compact.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
+					IsError: true, Content: []compact.Part{p}, Timestamp: ts}
+			}
+		}
+		return nil
+	}
+	for _, r := range results {
+		if m := take(&r.Content); m != nil {
+			return m
+		}
+	}
+	return take(rest)
+}
+
+// xmlTools returns the tools of Cline's and Roo Code's XML protocol whose
+// uses the reader looks for in assistant text; the names a history's
+// result headers give are added to them.
+func xmlTools() map[string]bool {
+	tools := map[string]bool{}
+	for _, name := range [...]string{
+		"execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
+		"search_and_replace", "search_files", "list_files", "list_code_definition_names", "browser_action",
+		"use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion", "new_task",
+		"plan_mode_respond", "act_mode_respond", "load_mcp_documentation", "update_todo_list", "switch_mode",
+		"codebase_search", "fetch_instructions", "condense", "summarize_task", "new_rule", "report_bug", "web_fetch",
+	} {
+		tools[name] = true
+	}
+	return tools
 }
 
 // cwdOf finds the working directory in the environment details Cline and
