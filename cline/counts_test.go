@@ -3,12 +3,19 @@ package cline
 import (
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/readertest"
 )
+
+// editTools are the tools of Cline and Roo Code that change a file.
+var editTools = map[string]bool{"write_to_file": true, "replace_in_file": true, "apply_diff": true, "insert_content": true, "search_and_replace": true}
+
+// editUseRe finds the path of each XML use of an editing tool.
+var editUseRe = regexp.MustCompile(`<(?:write_to_file|replace_in_file|apply_diff|insert_content|search_and_replace)>\s*<path>([^<]*)</path>`)
 
 // headerRe finds the tool name of an XML-protocol result header.
 var headerRe = regexp.MustCompile(`^\[([A-Za-z0-9_:.-]+)(?: for [^\n]*?)?\] Result:`)
@@ -37,6 +44,7 @@ func TestCountsMatchFile(t *testing.T) {
 				}
 			}
 			calls, assistants := map[string]int{}, 0
+			modified := map[string]bool{}
 			for _, v := range msgs {
 				m := readertest.Obj(v)
 				if m["role"] != "assistant" || m["isSummary"] == true || m["isTruncationMarker"] == true {
@@ -47,9 +55,16 @@ func TestCountsMatchFile(t *testing.T) {
 					switch b["type"] {
 					case "tool_use":
 						calls[readertest.Str(b["name"])]++
+						if editTools[readertest.Str(b["name"])] {
+							modified[readertest.Str(readertest.Obj(b["input"])["path"])] = true
+						}
 					case "text":
+						text := readertest.Str(b["text"])
 						for tool := range tools {
-							calls[tool] += strings.Count(readertest.Str(b["text"]), "<"+tool+">")
+							calls[tool] += strings.Count(text, "<"+tool+">")
+						}
+						for _, m := range editUseRe.FindAllStringSubmatch(text, -1) {
+							modified[strings.TrimSpace(m[1])] = true
 						}
 					}
 				}
@@ -63,6 +78,21 @@ func TestCountsMatchFile(t *testing.T) {
 			readertest.SameCounts(t, "tool calls", readertest.ToolCalls(tr), calls)
 			if got := readertest.Roles(tr)[compact.RoleAssistant]; got != assistants {
 				t.Errorf("%d assistant messages, the file holds %d", got, assistants)
+			}
+			var ops compact.FileOps
+			for _, e := range tr.Entries {
+				if e.Message != nil {
+					ops.AddMessage(e.Message)
+				}
+			}
+			_, got := ops.Lists()
+			var want []string
+			for p := range modified {
+				want = append(want, p)
+			}
+			sort.Strings(want)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("modified files %q, the file's edits name %q", got, want)
 			}
 		})
 	}
