@@ -157,14 +157,9 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		}
 	}
 
-	if first < 0 {
-		// No entry from the span start on can begin the kept part: the
-		// previous compaction kept nothing and nothing came after it (pi
-		// writes such compactions), or all that came after is tool results.
-		return nil, fmt.Errorf("%s: %w", noCutReason(path, start, prev), ErrNothingToCompact)
-	}
-	cut := first
-	{
+	cut := start
+	if first >= 0 {
+		cut = first
 		acc := 0
 		for _, e := range path {
 			if pinned[e.ID] && e.IsContextMessage() {
@@ -242,7 +237,7 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 		}
 	}
 	if len(p.Messages) == 0 && len(p.TurnPrefix) == 0 {
-		if len(p.Pinned) > 0 && cut > start {
+		if len(p.Pinned) > 0 && first >= 0 && cut > start {
 			return nil, fmt.Errorf("the messages before the kept part are all pinned: %w", ErrNothingToCompact)
 		}
 		return nil, fmt.Errorf("all %d messages fit in the %d tokens kept verbatim: %w", countMessages(path[start:]), keep, ErrNothingToCompact)
@@ -267,20 +262,6 @@ func PlanCompaction(path []*Entry, opts PlanOptions) (*Plan, error) {
 	}
 	p.ReadFiles, p.ModifiedFiles = p.Files.Lists()
 	return p, nil
-}
-
-// noCutReason says why no entry of path[start:] can begin the kept part;
-// prev is the index of the last compaction, -1 for none.
-func noCutReason(path []*Entry, start, prev int) string {
-	n := countMessages(path[start:])
-	since := "in the session"
-	if prev >= 0 {
-		since = fmt.Sprintf("after the last compaction (entry %s)", path[prev].ID)
-	}
-	if n == 0 {
-		return "no message " + since
-	}
-	return fmt.Sprintf("the %d messages %s are all tool results, and the kept part cannot begin at one", n, since)
 }
 
 func countMessages(entries []*Entry) int {

@@ -101,16 +101,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 }
 
 // execute runs the command line and turns an error into one line on
-// stderr and an exit code. A panic, which is a bug of the program, is
-// turned into one line too ("compact: internal error: ... (please
-// report)", exit 1) instead of a Go stack trace.
-func (a *app) execute(ctx context.Context, args []string) (code int) {
-	defer func() {
-		if v := recover(); v != nil {
-			fmt.Fprintf(a.stderr, "compact: internal error: %s (please report)\n", hideTempNames(oneLine(a.redact(fmt.Sprint(v)))))
-			code = exitFailure
-		}
-	}()
+// stderr and an exit code.
+func (a *app) execute(ctx context.Context, args []string) int {
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
@@ -120,7 +112,7 @@ func (a *app) execute(ctx context.Context, args []string) (code int) {
 	if err == nil {
 		return exitOK
 	}
-	code = exitFailure
+	code := exitFailure
 	var ue *usageError
 	if errors.As(err, &ue) || !a.ran {
 		code = exitUsage
@@ -328,8 +320,7 @@ Exit codes:
   1  failure (a missing or malformed file, a failed summary, an
      interruption, ...); the session file is left as it was, except
      that "prune" keeps the passes it recorded before the failure and
-     names them in the error; also a bug of the program, reported as
-     "compact: internal error: ... (please report)"
+     names them in the error
   2  usage error: unknown command or flag, missing or extra argument, a
      setting out of range (flag or configuration key)
 `
