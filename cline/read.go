@@ -571,10 +571,8 @@ func (b *builder) unanswered(i int, tool string) bool {
 		return true
 	}
 	for _, p := range b.asst.Message.Content {
-		if p.Type == compact.PartText {
-			if _, ok := findXMLCall(p.Text, tool); ok {
-				return true
-			}
+		if p.Type == compact.PartText && strings.Contains(p.Text, "<"+tool+">") {
+			return true
 		}
 	}
 	return false
@@ -673,33 +671,57 @@ func (b *builder) leftoverUses(last bool) []*compact.ToolCall {
 		return nil
 	}
 	var out []*compact.ToolCall
-	for {
-		tool, at := "", -1
-		for _, p := range b.asst.Message.Content {
-			if p.Type != compact.PartText {
-				continue
-			}
-			for name := range b.tools {
-				if i := strings.Index(p.Text, "<"+name+">"); i >= 0 && (at < 0 || i < at) {
-					if x, _ := findXMLCall(p.Text, name); x.closed || last {
-						tool, at = name, i
-					}
-				}
-			}
-			if tool != "" {
+	for k := 0; k < len(b.asst.Message.Content); k++ {
+		p := b.asst.Message.Content[k]
+		if p.Type != compact.PartText {
+			continue
+		}
+		tool := b.firstUse(p.Text, last)
+		if tool == "" {
+			continue
+		}
+		id := b.cutUse(tool, last)
+		// Go on after the call, in the text that followed it.
+		for n, q := range b.asst.Message.Content {
+			if q.Type == compact.PartToolCall && q.ToolCall.ID == id {
+				out = append(out, q.ToolCall)
+				k = n
 				break
 			}
 		}
-		if tool == "" {
-			return out
+	}
+	return out
+}
+
+// firstUse returns the tool of the first XML use in text, "" if none: an
+// opening tag <name> of one of the tools looked for, followed somewhere
+// in text by its closing tag unless last is set.
+func (b *builder) firstUse(text string, last bool) string {
+	closes := map[string]int{}
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 {
+			return ""
 		}
-		id := b.cutUse(tool, last)
-		for _, c := range b.asst.Message.ToolCalls() {
-			if c.ID == id {
-				out = append(out, c)
-			}
+		i += j + 1
+		end := strings.IndexByte(text[i:min(len(text), i+129)], '>')
+		if end < 0 || !b.tools[text[i:i+end]] {
+			continue
+		}
+		name := text[i : i+end]
+		if last {
+			return name
+		}
+		c, ok := closes[name]
+		if !ok {
+			c = strings.LastIndex(text, "</"+name+">")
+			closes[name] = c
+		}
+		if c > i {
+			return name
 		}
 	}
+	return ""
 }
 
 // notExecuted takes from results and rest the text with which Cline
