@@ -29,9 +29,13 @@ func (f *FileOps) add(set *map[string]bool, path string) {
 // calls. It knows pi's tools (read, write, edit with "path") and the
 // common names of other agents: Read, Write, Edit, MultiEdit and
 // NotebookEdit (Claude Code, "file_path"), read_file / write_file /
-// edit_file ("path", "file_path" or "filePath"), the str_replace editor
-// tools (by their "command"), and apply_patch (paths from the patch's
-// "*** Add/Update/Delete File:" and "*** Move to:" lines).
+// edit_file ("path", "file_path" or "filePath"), Cline's and Roo Code's
+// write_to_file, replace_in_file, apply_diff, insert_content and
+// search_and_replace (and their read_file and apply_diff naming several
+// files as <file><path>…</path></file> elements of an "args" argument),
+// the str_replace editor tools (by their "command"), and apply_patch
+// (paths from the patch's "*** Add/Update/Delete File:" and "*** Move
+// to:" lines).
 func (f *FileOps) AddMessage(m *Message) {
 	if m.Role != RoleAssistant {
 		return
@@ -56,10 +60,13 @@ func (f *FileOps) addCall(call *ToolCall) {
 	switch call.Name {
 	case "read", "Read", "read_file", "view_file":
 		f.add(&f.Read, path())
-	case "write", "Write", "write_file", "create_file":
+		f.addArgsPaths(&f.Read, str("args"))
+	case "write", "Write", "write_file", "create_file", "write_to_file":
 		f.add(&f.Written, path())
-	case "edit", "Edit", "MultiEdit", "multi_edit", "edit_file", "replace_in_file":
+	case "edit", "Edit", "MultiEdit", "multi_edit", "edit_file", "replace_in_file", "apply_diff",
+		"insert_content", "search_and_replace":
 		f.add(&f.Edited, path())
+		f.addArgsPaths(&f.Edited, str("args"))
 	case "NotebookEdit":
 		f.add(&f.Edited, str("notebook_path", "path"))
 	case "str_replace_editor", "str_replace_based_edit_tool", "text_editor":
@@ -84,6 +91,25 @@ func (f *FileOps) addCall(call *ToolCall) {
 			}
 		}
 		f.addPatch(patch)
+	}
+}
+
+// addArgsPaths records the files that an XML "args" argument names as
+// <path>…</path> elements, one per <file> (Roo Code's multi-file
+// read_file and apply_diff).
+func (f *FileOps) addArgsPaths(set *map[string]bool, args string) {
+	for {
+		i := strings.Index(args, "<path>")
+		if i < 0 {
+			return
+		}
+		args = args[i+len("<path>"):]
+		j := strings.Index(args, "</path>")
+		if j < 0 {
+			return
+		}
+		f.add(set, args[:j])
+		args = args[j+len("</path>"):]
 	}
 }
 

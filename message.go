@@ -181,6 +181,24 @@ type Message struct {
 	IsError bool
 }
 
+// HarnessNotePrefix begins the CustomType of a custom message that holds
+// text an agent's harness wrote in the user's turn rather than the user's
+// own words: the caveat before a slash command's output, the command's
+// wrappers and output, an "interrupted by user" notice, the environment
+// details an extension appends to every turn. A reader of another agent's
+// format imports such text as a RoleCustom message whose CustomType is
+// HarnessNotePrefix plus the agent and the kind of text, for example
+// "harness:claude-code:caveat". The model still sees a note as user text
+// (see ForModel); summarizers never quote one as the user's request or
+// constraint (see IsHarnessNote).
+const HarnessNotePrefix = "harness:"
+
+// IsHarnessNote reports whether m is a note of an agent's harness: a
+// custom message whose CustomType begins with HarnessNotePrefix.
+func IsHarnessNote(m *Message) bool {
+	return m != nil && m.Role == RoleCustom && m.Meta != nil && strings.HasPrefix(m.Meta.CustomType, HarnessNotePrefix)
+}
+
 // MessageMeta holds the fields of a Message that only some roles set, and
 // few messages of those.
 type MessageMeta struct {

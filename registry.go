@@ -103,8 +103,11 @@ func (r *Registry) Models() []ModelInfo {
 // Lookup finds a model by name. Names are matched without case, first
 // exactly, then after normalising (dropping a provider prefix such as
 // "anthropic/" or "us.anthropic.", a date or "-latest" suffix, and an
-// Ollama-style ":tag"), then by the longest registered id that is a prefix
-// of the normalised name at a word boundary. ok is false when nothing
+// Ollama-style ":tag"; for Claude models, reading "_" and "." as "-" and
+// trying the version and the family in either order, so that
+// claude_4_5_opus and claude-opus-4.5 find claude-opus-4-5), then by the
+// longest registered id that is a prefix of the normalised name at a word
+// boundary. ok is false when nothing
 // matches: the window is then unknown.
 func (r *Registry) Lookup(name string) (ModelInfo, bool) {
 	if r == nil || len(r.models) == 0 || name == "" {
@@ -155,6 +158,11 @@ func normalizeModelName(name string) []string {
 		name = strings.TrimPrefix(name, p)
 	}
 	push(name)
+	if strings.HasPrefix(name, "claude") {
+		// Gateways spell Claude models claude_4_5_opus or claude-opus-4.5.
+		name = strings.NewReplacer("_", "-", ".", "-").Replace(name)
+		push(name)
+	}
 	base := name
 	if i := strings.IndexByte(base, ':'); i >= 0 {
 		push(base) // ollama names such as llama3:70b are registered whole
@@ -163,7 +171,45 @@ func normalizeModelName(name string) []string {
 	base = strings.TrimSuffix(base, "-latest")
 	base = stripDateSuffix(base)
 	push(base)
+	push(claudeOtherOrder(name))
+	push(claudeOtherOrder(base))
 	return out
+}
+
+// claudeOtherOrder returns a Claude model name with its version and family
+// swapped, "" if it has no such parts: Anthropic named the models up to
+// 3.7 version first (claude-3-7-sonnet) and since 4 family first
+// (claude-sonnet-4-5), and people write either order for either.
+func claudeOtherOrder(name string) string {
+	words := strings.Split(name, "-")
+	if len(words) < 3 || words[0] != "claude" {
+		return ""
+	}
+	isVersion := func(w string) bool {
+		return w != "" && len(w) <= 2 && strings.Trim(w, "0123456789") == ""
+	}
+	// versionLen is the length of the version that ws begins with: one or
+	// two short numbers (4, 4-5, 3-7).
+	versionLen := func(ws []string) int {
+		n := 0
+		for n < len(ws) && n < 2 && isVersion(ws[n]) {
+			n++
+		}
+		return n
+	}
+	rest := words[1:]
+	if n := versionLen(rest); n > 0 && n < len(rest) && !isVersion(rest[n]) {
+		// claude-<version>-<family>...: family first.
+		swapped := append([]string{"claude", rest[n]}, rest[:n]...)
+		return strings.Join(append(swapped, rest[n+1:]...), "-")
+	}
+	if n := versionLen(rest[1:]); n > 0 && !isVersion(rest[0]) {
+		// claude-<family>-<version>...: version first.
+		swapped := append([]string{"claude"}, rest[1:1+n]...)
+		swapped = append(swapped, rest[0])
+		return strings.Join(append(swapped, rest[1+n:]...), "-")
+	}
+	return ""
 }
 
 // stripDateSuffix removes a trailing -YYYYMMDD or -YYYY-MM-DD.

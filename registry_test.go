@@ -31,6 +31,16 @@ func TestRegistryLookup(t *testing.T) {
 		{"meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b", 131072},
 		{"llama3.1:8b", "llama-3.1-8b", 131072},
 		{"llama-4-maverick-17b-128e-instruct", "llama-4-maverick", 1048576},
+		// Claude as gateways and agents spell it.
+		{"claude_4_5_opus", "claude-opus-4-5", 200000},
+		{"claude-4-5-opus", "claude-opus-4-5", 200000},
+		{"claude-opus-4.5", "claude-opus-4-5", 200000},
+		{"anthropic/claude-4.5-sonnet", "claude-sonnet-4-5", 200000},
+		{"claude_4_5_sonnet_20250929", "claude-sonnet-4-5", 200000},
+		{"claude-sonnet-3-7", "claude-3-7-sonnet", 200000},
+		{"claude-4-opus", "claude-opus-4", 200000},
+		{"anthropic.claude-opus-4-5-20251101-v1:0", "claude-opus-4-5", 200000},
+		{"CLAUDE_HAIKU_4_5", "claude-haiku-4-5", 200000},
 	}
 	for _, tt := range tests {
 		m, ok := reg.Lookup(tt.name)
@@ -38,7 +48,7 @@ func TestRegistryLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %s %d %v, want %s %d", tt.name, m.ID, m.ContextWindow, ok, tt.id, tt.window)
 		}
 	}
-	for _, name := range []string{"", "my-local-model", "gpt", "claude", "o"} {
+	for _, name := range []string{"", "my-local-model", "gpt", "claude", "o", "claude_9_opus", "claude-4-7"} {
 		if m, ok := reg.Lookup(name); ok {
 			t.Errorf("Lookup(%q) found %s; an unknown model must stay unknown", name, m.ID)
 		}

@@ -39,17 +39,19 @@ func TestReadSamples(t *testing.T) {
 	}{
 		{
 			file: "tool-heavy.jsonl", session: "d6e0bada-1959-4eec-a9d2-0bfade768d8f", model: "claude-opus-4-6",
-			entries: map[string]int{"user": 7, "assistant": 4, "toolResult": 6, "custom": 17},
-			context: map[string]int{"user": 7, "assistant": 4, "toolResult": 6}, pathAll: true,
+			// Two prompts; the two interruption notices, the /mcp caveat,
+			// command and output are Claude Code's notes (custom).
+			entries: map[string]int{"user": 2, "assistant": 4, "toolResult": 6, "custom": 17 + 5},
+			context: map[string]int{"user": 2, "custom": 5, "assistant": 4, "toolResult": 6}, pathAll: true,
 			firstUser: "start phoenix in background",
 		},
 		{
 			file: "compaction.jsonl", session: "ae4a77f8-aedd-4bc1-888f-c94edc91af04", model: "claude-haiku-4-5-20251001",
-			entries: map[string]int{"user": 4, "assistant": 5, "toolResult": 6, "custom": 47, "compaction": 1},
+			entries: map[string]int{"user": 1, "assistant": 5, "toolResult": 6, "custom": 47 + 3, "compaction": 1},
 			// After the compaction: the summary, the /compact caveat,
-			// command and output, the next prompt, one response and its
-			// three results.
-			context:  map[string]int{"compactionSummary": 1, "user": 4, "assistant": 1, "toolResult": 3},
+			// command and output (notes), the next prompt, one response
+			// and its three results.
+			context:  map[string]int{"compactionSummary": 1, "custom": 3, "user": 1, "assistant": 1, "toolResult": 3},
 			warnings: 1, pathAll: true,
 		},
 		{
@@ -309,7 +311,8 @@ func TestMetaMarked(t *testing.T) {
 	for _, e := range tr.Entries {
 		if e.Message != nil && string(e.Message.Extra["isMeta"]) == "true" {
 			meta++
-			if e.Message.Role != compact.RoleUser || !strings.Contains(e.Message.Text(), "local-command-caveat") {
+			if !compact.IsHarnessNote(e.Message) || e.Message.Metadata().CustomType != "harness:claude-code:caveat" ||
+				!strings.Contains(e.Message.Text(), "local-command-caveat") {
 				t.Errorf("meta message %s: %s %.40q", e.ID, e.Message.Role, e.Message.Text())
 			}
 		}

@@ -57,6 +57,16 @@
 // assistant message holding its call; a result without an earlier call
 // becomes a user text message and a warning.
 //
+// User text that Claude Code wrote itself is not the user's: a record
+// marked isMeta (the caveat before a local command's output, an expanded
+// command prompt, a reminder), the <command-name>/<command-message>
+// wrappers of a slash command, its <local-command-stdout> or
+// <local-command-stderr> output and the "[Request interrupted by user…]"
+// notices become RoleCustom messages whose CustomType is
+// "harness:claude-code:<kind>" (meta, caveat, command, command-output,
+// interrupted; see compact.IsHarnessNote). The model still sees them as
+// user text; summaries never take them for a request.
+//
 // The record's own fields (uuid, parentUuid, isMeta, toolUseResult, cwd,
 // ...) go into Message.Extra under their names (a name the session
 // reader would take for one of its own fields, in any case, as

@@ -97,8 +97,13 @@ func (b *builder) user(r *record) error {
 			extra["apiMessage"] = raw
 		}
 	}
+	isMeta, err := jsonrec.OptBool(r.fields, "isMeta")
+	if err != nil {
+		return err
+	}
 	if isText {
 		m := compact.TextMessage(compact.RoleUser, text)
+		markNote(m, isMeta)
 		m.Extra = extra
 		b.add(b.message(r, m), r)
 		return nil
@@ -126,7 +131,9 @@ func (b *builder) user(r *record) error {
 	}
 	flush := func() {
 		if len(pending) > 0 {
-			emit(&compact.Message{Role: compact.RoleUser, Content: pending}, false)
+			m := &compact.Message{Role: compact.RoleUser, Content: pending}
+			markNote(m, isMeta)
+			emit(m, false)
 			pending = nil
 		}
 	}
@@ -153,6 +160,54 @@ func (b *builder) user(r *record) error {
 		b.add(b.message(r, m), r)
 	}
 	return nil
+}
+
+// markNote turns a user message that holds Claude Code's own text rather
+// than the user's words into a harness note (see compact.IsHarnessNote): a
+// record marked isMeta (the caveat before a local command's output, an
+// expanded command or skill prompt, a reminder), the <command-name>
+// wrappers of a slash command and the <local-command-stdout> of its
+// output, and the "[Request interrupted by user]" notices. Images or
+// other parts beside such text keep the message the user's.
+func markNote(m *compact.Message, isMeta bool) {
+	kind := ""
+	for _, p := range m.Content {
+		if p.Type != compact.PartText {
+			return
+		}
+		k := noteKind(p.Text)
+		if k == "" && !isMeta {
+			return
+		}
+		if kind == "" {
+			kind = k
+		}
+	}
+	switch {
+	case len(m.Content) == 0:
+		return
+	case kind == "":
+		kind = "meta"
+	}
+	m.Role = compact.RoleCustom
+	m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + kind}
+}
+
+// noteKind names the kind of Claude Code's own text that s is, "" when it
+// may be the user's.
+func noteKind(s string) string {
+	s = strings.TrimSpace(s)
+	switch {
+	case strings.HasPrefix(s, "[Request interrupted by user") && strings.HasSuffix(s, "]") && !strings.Contains(s, "\n"):
+		return "interrupted"
+	case strings.HasPrefix(s, "<local-command-caveat>"):
+		return "caveat"
+	case strings.HasPrefix(s, "<command-name>"), strings.HasPrefix(s, "<command-message>"):
+		return "command"
+	case strings.HasPrefix(s, "<local-command-stdout>"), strings.HasPrefix(s, "<local-command-stderr>"):
+		return "command-output"
+	}
+	return ""
 }
 
 // toolResult converts a tool_result block.

@@ -128,7 +128,7 @@ func TestMessageMapping(t *testing.T) {
 	if tr.Unknown["mystery-record"] != 1 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	want := "user assistant toolResult user user assistant claude-code:mystery-record"
+	want := "user assistant toolResult custom user assistant claude-code:mystery-record"
 	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
 		t.Fatalf("entries %s, want %s", got, want)
 	}
@@ -140,7 +140,8 @@ func TestMessageMapping(t *testing.T) {
 	if res.ID != "r1" || !res.Message.IsError || res.Message.ToolName != "Bash" || len(res.Message.Content) != 2 || res.Message.Content[1].Image.MimeType != "image/jpeg" {
 		t.Errorf("result %s %+v", res.ID, res.Message)
 	}
-	if e := tr.Entries[3]; e.ID != "r1-2" || e.Message.Text() != "[Request interrupted by user]" {
+	if e := tr.Entries[3]; e.ID != "r1-2" || e.Message.Text() != "[Request interrupted by user]" ||
+		e.Message.Metadata().CustomType != "harness:claude-code:interrupted" {
 		t.Errorf("text after the result: %s %q", e.ID, e.Message.Text())
 	}
 	if e := tr.Entries[4]; e.Message.Text() != "lost" || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], `map.jsonl:4: tool_result "nope"`) {

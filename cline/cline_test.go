@@ -15,6 +15,7 @@ func TestReadTasks(t *testing.T) {
 	tests := []struct {
 		dir                            string
 		user, assistant, results       int
+		notes                          int // harness notes (environment details, reminders)
 		compactions                    int
 		contextMessages                int
 		usageID                        string
@@ -35,18 +36,18 @@ func TestReadTasks(t *testing.T) {
 		warnings []string
 	}{
 		{
-			dir: "xml-task", user: 10, assistant: 10, results: 8, compactions: 1,
+			dir: "xml-task", user: 2, notes: 10, assistant: 10, results: 8, compactions: 1,
 			// summary + m6..m8.1 (5 messages kept before it) + the 15 after it
-			contextMessages: 1 + 5 + 15,
+			contextMessages: 1 + 5 + 16,
 			usageID:         "m3", usage: compact.Usage{Input: 4, Output: 180, CacheWrite: 420, CacheRead: 11820},
 			cwd:       "/home/dev/sum",
-			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopEnd},
+			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopToolUse}, // m19: attempt_completion
 			firstKept: "m6", summaryHas: "The sum function in main.go returns the wrong result", tokensBefore: 13364,
 			sessionID:  "xml-task",
 			resultText: "Command executed.\nOutput:\nok  \tsum\t0.002s", resultTool: "execute_command", callID: "m10",
 		},
 		{
-			dir: "native-task", user: 5, assistant: 6, results: 5, compactions: 1,
+			dir: "native-task", user: 2, notes: 5, assistant: 6, results: 5, compactions: 1,
 			// the range ends right before the compaction: summary + the 6 messages after it
 			contextMessages: 1 + 6,
 			usageID:         "m3", usage: compact.Usage{Input: 440, Output: 180, CacheRead: 14200},
@@ -57,7 +58,7 @@ func TestReadTasks(t *testing.T) {
 			resultText: "[read_file for 'src/routes.ts'] Result:\nimport", resultTool: "read_file", callID: "m2",
 		},
 		{
-			dir: "roo-task", user: 6, assistant: 6, results: 5, compactions: 2,
+			dir: "roo-task", user: 1, notes: 6, assistant: 6, results: 5, compactions: 2,
 			// the latest compaction (the fresh-start summary) keeps nothing before it
 			contextMessages: 1 + 4,
 			usageID:         "m4", usage: compact.Usage{Input: 310, Output: 60, CacheRead: 9700},
@@ -74,12 +75,13 @@ func TestReadTasks(t *testing.T) {
 			// Roo Code of September 2025: the history after a condensation that Roo
 			// wrote over the file (first message, summary, kept messages);
 			// the ui still holds the requests of the condensed messages.
-			dir: "real-roo-condensed", user: 10, assistant: 9, results: 8, compactions: 1,
-			contextMessages: 1 + 26, // m0, which Roo kept before the summary, is dropped
+			// The read_file of m7 is answered by two headers: one result.
+			dir: "real-roo-condensed", user: 6, notes: 13, assistant: 9, results: 7, compactions: 1,
+			contextMessages: 1 + 33, // m0, which Roo kept before the summary, is dropped
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
 			cwd:       "c:/dev/roo-code",
-			stops:     map[string]compact.StopReason{"m3": compact.StopEnd, "m5": compact.StopToolUse},
+			stops:     map[string]compact.StopReason{"m3": compact.StopToolUse, "m5": compact.StopToolUse}, // m3: attempt_completion
 			firstKept: "m2", summaryHas: "**1. Previous Conversation:**", tokensBefore: 124669, tokensAfter: 57960,
 			customs:    4,
 			sessionID:  "real-roo-condensed",
@@ -90,29 +92,29 @@ func TestReadTasks(t *testing.T) {
 		{
 			// Roo Code of October 2025, XML tools; the first request recorded no usage,
 			// so only the times pair requests with answers.
-			dir: "real-roo-mixed-ops", user: 20, assistant: 20, results: 19,
-			contextMessages: 59,
+			dir: "real-roo-mixed-ops", user: 1, notes: 20, assistant: 20, results: 19,
+			contextMessages: 60,
 			usageID:         "m3", usage: compact.Usage{Input: 642, Output: 304, CacheRead: 40979},
 			noUsage:    "m1",
 			cwd:        "c:/dev/roo-code",
-			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m39": compact.StopEnd},
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m39": compact.StopToolUse}, // m39: attempt_completion
 			sessionID:  "real-roo-mixed-ops",
 			resultText: "<file_write_result>\n<path>src/core/condense/", resultTool: "apply_diff", callID: "m22",
 		},
 		{
 			// Roo Code of February 2025 on Anthropic: tokensIn without the cache.
-			dir: "real-roo-2025-02", user: 2, assistant: 2, results: 1,
-			contextMessages: 5,
+			dir: "real-roo-2025-02", user: 1, notes: 2, assistant: 2, results: 1,
+			contextMessages: 6,
 			usageID:         "m3", usage: compact.Usage{Input: 2, Output: 112, CacheRead: 16042, CacheWrite: 732},
 			cwd:        "f:/Develop/project/tools/Roo-Code",
-			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopEnd},
+			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopToolUse}, // m3: read_file, its result trimmed
 			sessionID:  "real-roo-2025-02",
 			resultText: "Cline.ts\nCodeActionProvider.ts\n", resultTool: "list_files", callID: "m2",
 		},
 		{
 			// Cline of October 2025 with a local model that reported no tokens; resumed.
-			dir: "real-cline-resume", user: 3, assistant: 2, results: 2,
-			contextMessages: 7,
+			dir: "real-cline-resume", user: 1, notes: 4, assistant: 2, results: 2,
+			contextMessages: 9,
 			usageID:         "m3", usage: compact.Usage{},
 			cwd:        "c:/Users/imitr/OneDrive/Desktop/test",
 			stops:      map[string]compact.StopReason{"m1": compact.StopToolUse, "m3": compact.StopToolUse},
@@ -121,8 +123,10 @@ func TestReadTasks(t *testing.T) {
 		},
 		{
 			// The same Cline, the api history alone; ends interrupted by the user.
-			dir: "real-cline-todo", user: 8, assistant: 8, results: 7,
-			contextMessages: 23,
+			// Two responses wrote attempt_completion after write_to_file; Cline
+			// answered each "Tool [attempt_completion] was not executed".
+			dir: "real-cline-todo", user: 1, notes: 9, assistant: 8, results: 9,
+			contextMessages: 27,
 			cwd:             "c:/Users/imitr/OneDrive/Desktop/test",
 			stops:           map[string]compact.StopReason{"m11": compact.StopToolUse, "m15": compact.StopAborted},
 			sessionID:       "real-cline-todo",
@@ -169,8 +173,15 @@ func TestReadTasks(t *testing.T) {
 					comps = append(comps, e)
 				}
 			}
-			if roles[compact.RoleUser] != tc.user || roles[compact.RoleAssistant] != tc.assistant || roles[compact.RoleToolResult] != tc.results {
-				t.Errorf("roles = %v, want user %d assistant %d toolResult %d", roles, tc.user, tc.assistant, tc.results)
+			if roles[compact.RoleUser] != tc.user || roles[compact.RoleAssistant] != tc.assistant || roles[compact.RoleToolResult] != tc.results ||
+				roles[compact.RoleCustom] != tc.notes {
+				t.Errorf("roles = %v, want user %d assistant %d toolResult %d custom %d", roles, tc.user, tc.assistant, tc.results, tc.notes)
+			}
+			for _, e := range tr.Entries {
+				if m := e.Message; m != nil && (m.Role == compact.RoleUser && strings.Contains(m.Text(), "<environment_details>") ||
+					m.Role == compact.RoleCustom && !compact.IsHarnessNote(m)) {
+					t.Errorf("%s: %s message %.50q", e.ID, m.Role, m.Text())
+				}
 			}
 			if customs != tc.customs {
 				t.Errorf("%d custom entries, want %d", customs, tc.customs)
@@ -286,8 +297,9 @@ func TestXMLToolCalls(t *testing.T) {
 	if header != "[write_to_file for 'main_test.go'] Result:" {
 		t.Errorf("header = %q", header)
 	}
-	// The environment details stay a user message after the results.
-	if u := readertest.ByID(tr, "m14.1").Message; u.Role != compact.RoleUser || !strings.HasPrefix(u.Text(), "<environment_details>") {
+	// The environment details are a note of the extension after the results.
+	if u := readertest.ByID(tr, "m14.1").Message; u.Metadata().CustomType != "harness:cline:environment_details" ||
+		!strings.HasPrefix(u.Text(), "<environment_details>") {
 		t.Errorf("m14.1 = %+v", u)
 	}
 }
@@ -387,6 +399,86 @@ func TestSynthetic(t *testing.T) {
 				r := tr.Entries[2].Message
 				if r.Role != compact.RoleToolResult || r.ToolCallID != calls[0].ID || r.Text() != "Command executed." {
 					t.Errorf("result = %+v", r)
+				}
+			},
+		},
+		{
+			// Roo Code answers one use with two headers (an error, then
+			// the output): one call, one result holding both.
+			name: "two headers for one XML use",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":"<read_file>\n<path>a.md</path>\n</read_file>"},` +
+				`{"role":"user","content":[{"type":"text","text":"[read_file for 'a.md'] Result:"},{"type":"text","text":"The tool execution failed with the following error: not found"},` +
+				`{"type":"text","text":"[read_file for 'a.md'] Result:"},{"type":"text","text":"<files><file><error>not found</error></file></files>"},` +
+				`{"type":"text","text":"<environment_details>\nx\n</environment_details>"}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 1 || calls[0].Name != "read_file" || calls[0].FilePath() != "a.md" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				var results []*compact.Message
+				for _, e := range tr.Entries {
+					if e.Message != nil && e.Message.Role == compact.RoleToolResult {
+						results = append(results, e.Message)
+					}
+				}
+				if len(results) != 1 || results[0].ToolCallID != calls[0].ID || !results[0].IsError ||
+					!strings.Contains(results[0].Text(), "<files><file><error>") {
+					t.Errorf("results = %+v", results)
+				}
+			},
+		},
+		{
+			// A header answering a native call (no tool_result block)
+			// answers that call; no second call is made up.
+			name: "XML header after a native call",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"text","text":"running"},` +
+				`{"type":"tool_use","id":"t1","name":"execute_command","input":{"command":"ls"}}]},` +
+				`{"role":"user","content":[{"type":"text","text":"[execute_command for 'ls'] Result:\nCommand executed."}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 1 || calls[0].ID != "t1" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				if r := tr.Entries[2].Message; r.Role != compact.RoleToolResult || r.ToolCallID != "t1" || r.Text() != "Command executed." {
+					t.Errorf("result = %+v", r)
+				}
+			},
+		},
+		{
+			// Cline runs one tool a message and answers a second use with
+			// "Tool [x] was not executed": that is the second call's result.
+			name: "second XML use not executed",
+			api: `[{"role":"user","content":"go"},{"role":"assistant","content":"<write_to_file>\n<path>a.txt</path>\n<content>\nhi\n</content>\n</write_to_file>\n\n<attempt_completion>\n<result>\ndone\n</result>\n</attempt_completion>"},` +
+				`{"role":"user","content":[{"type":"text","text":"[write_to_file for 'a.txt'] Result:"},{"type":"text","text":"Saved a.txt."},` +
+				`{"type":"text","text":"Tool [attempt_completion] was not executed because a tool has already been used in this message."},` +
+				`{"type":"text","text":"<environment_details>\nx\n</environment_details>"}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				calls := tr.Entries[1].Message.ToolCalls()
+				if len(calls) != 2 || calls[0].Name != "write_to_file" || calls[1].Name != "attempt_completion" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				w, a := tr.Entries[2].Message, tr.Entries[3].Message
+				if w.ToolCallID != calls[0].ID || w.Text() != "Saved a.txt." || w.IsError {
+					t.Errorf("write_to_file result = %+v", w)
+				}
+				if a.Role != compact.RoleToolResult || a.ToolCallID != calls[1].ID || !a.IsError || !strings.HasPrefix(a.Text(), "Tool [attempt_completion] was not executed") {
+					t.Errorf("attempt_completion result = %+v", a)
+				}
+			},
+		},
+		{
+			// The history ends on a response cut off inside a tool use:
+			// the call is made, the notice stays text.
+			name: "last response interrupted inside a use",
+			api:  `[{"role":"user","content":"go"},{"role":"assistant","content":"Writing.\n<write_to_file>\n<path>a.txt</path>\n<content>\nhal\n\n\n[Response interrupted by user]"}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				m := tr.Entries[1].Message
+				calls := m.ToolCalls()
+				if len(calls) != 1 || calls[0].FilePath() != "a.txt" {
+					t.Fatalf("calls = %+v", calls)
+				}
+				if m.StopReason != compact.StopAborted || !strings.HasSuffix(m.Text(), "[Response interrupted by user]") {
+					t.Errorf("stop %s, text %q", m.StopReason, m.Text())
 				}
 			},
 		},

@@ -61,12 +61,27 @@
 // tool call whose Arguments are its parameters (a JSON object of strings)
 // and whose Part.Extra["clineXml"] keeps the XML as written; when the text
 // holds no such XML the call has empty arguments and
-// Extra["clineSynthesized"]. The result message holds the output blocks
+// Extra["clineSynthesized"]; a header that follows a native tool_use of
+// its tool without a tool_result answers that call, and a second header
+// for a use already answered in the same message (Roo Code writes an error
+// and then the output under two) continues that result rather than making
+// up a second call. Uses of Cline's tools that no header answers become
+// calls as well: Cline runs one tool a message and answers a further use
+// with "Tool [name] was not executed…", which becomes that call's result
+// (an error); a use in the last response of a history has no result yet
+// (a use cut off by "[Response interrupted by user]" ends before that
+// notice, which stays text); elsewhere the call stays unanswered (Roo
+// Code resumed the task after it). The result message holds the output blocks
 // that follow the header up to the next header or the environment details,
 // with the header in Extra["clineHeader"]. Results are therefore never
 // orphaned; a result with no assistant message before it becomes user
-// text and a warning. The rest of a user message (its text, images and
-// environment details) becomes one user message after its results.
+// text and a warning. The rest of a user message (its text and images)
+// becomes one user message after its results, except the extension's own
+// blocks: the <environment_details> appended to every user message and
+// Cline's "# TODO LIST RECOMMENDED" reminder become RoleCustom messages
+// whose CustomType is "harness:cline:environment_details" or
+// "harness:cline:todo_reminder" (see compact.IsHarnessNote), in the order
+// written, so that summaries never take them for the user's words.
 //
 // Usage: metrics on the message win (Input = prompt - cached, CacheRead =
 // cached, Output = completion). Otherwise api_req_started messages are

@@ -206,6 +206,8 @@ type builder struct {
 	usage map[int]*apiReq
 	// xmlCalls counts the calls synthesized for XML tool uses.
 	xmlCalls int
+	// tools are the names of the XML tools looked for in assistant text.
+	tools map[string]bool
 }
 
 func (b *builder) warn(format string, args ...any) {
@@ -230,12 +232,27 @@ func (b *builder) build() {
 	reqs := apiRequests(b.ui)
 	b.mapUsage(reqs)
 	ranges := b.deletedRanges(reqs)
+	b.tools = xmlTools()
+	for _, m := range b.msgs {
+		if m.role != "user" {
+			continue
+		}
+		for _, x := range m.blocks {
+			if h, ok := parseHeader(x.str("text")); ok && x.typ == "text" {
+				b.tools[h.tool] = true
+			}
+		}
+	}
 	for i, m := range b.msgs {
 		b.first[i] = entryID(i, 0)
 		b.message(m)
 		for _, r := range ranges[i] {
 			b.add(b.truncation(r))
 		}
+	}
+	if n := len(b.msgs); n > 0 && b.asst != nil && b.asstIndex == n-1 {
+		// What the last response asked for, still unanswered.
+		b.leftoverUses(true)
 	}
 	for _, r := range reqs {
 		if !r.used && r.info.hasUsage() {
@@ -366,6 +383,9 @@ func (b *builder) user(m *apiMessage, ts int64) {
 	var results []*compact.Message
 	var rest []compact.Part
 	var unknown []json.RawMessage
+	// answered maps a tool to the last result a header of this message
+	// gave it.
+	answered := map[string]*compact.Message{}
 	for j := 0; j < len(m.blocks); j++ {
 		x := m.blocks[j]
 		switch x.typ {
@@ -414,6 +434,14 @@ func (b *builder) user(m *apiMessage, ts int64) {
 					parts = append(parts, p)
 				}
 			}
+			if prev := answered[h.tool]; prev != nil && !b.unanswered(m.index, h.tool) {
+				// A second header for the same use (Roo Code answers one
+				// read_file with two, say): the same call's output goes on.
+				prev.Content = append(prev.Content, compact.Part{Type: compact.PartText, Text: x.str("text")})
+				prev.Content = append(prev.Content, parts...)
+				prev.IsError = prev.IsError || xmlError(parts)
+				continue
+			}
 			id := b.xmlCall(m.index, h.tool)
 			if id == "" {
 				b.warn("%s:%d: message %d: %q has no assistant message before it; kept as user text", b.name, m.line, m.index+1, h.header)
@@ -426,8 +454,10 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			for k, v := range extras(x.fields, nil, "type", "text") {
 				extra[k] = v
 			}
-			results = append(results, &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
-				IsError: xmlError(parts), Content: parts, Timestamp: ts, Extra: extra})
+			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
+				IsError: xmlError(parts), Content: parts, Timestamp: ts, Extra: extra}
+			answered[h.tool] = r
+			results = append(results, r)
 		case "image":
 			if p, ok := imagePart(x); ok {
 				rest = append(rest, p)
@@ -440,6 +470,13 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			b.t.Unknown["block:"+x.typ]++
 		}
 	}
+	if b.asst != nil && b.asstIndex == m.index-1 {
+		for _, c := range b.leftoverUses(false) {
+			if r := notExecuted(c, results, &rest, ts); r != nil {
+				results = append(results, r)
+			}
+		}
+	}
 	extra := messageExtra(m, unknown)
 	k := 0
 	for _, r := range results {
@@ -449,16 +486,49 @@ func (b *builder) user(m *apiMessage, ts int64) {
 		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: r})
 		k++
 	}
-	if len(rest) > 0 || k == 0 {
-		u := &compact.Message{Role: compact.RoleUser, Content: rest, Timestamp: ts}
+	if k == 0 && len(rest) == 0 {
+		rest = []compact.Part{} // an empty message stays one
+	}
+	// The rest in runs of the user's parts and the extension's notes, in
+	// the order written.
+	for len(rest) > 0 || k == 0 {
+		kind := noteKind(rest)
+		n := 1
+		for n < len(rest) && noteKind(rest[n:]) == kind {
+			n++
+		}
+		if len(rest) == 0 {
+			n = 0
+		}
+		u := &compact.Message{Role: compact.RoleUser, Content: rest[:n], Timestamp: ts}
+		if kind != "" {
+			u.Role = compact.RoleCustom
+			u.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + kind}
+		}
 		if k == 0 {
 			u.Extra = extra
 		}
 		b.add(&compact.Entry{ID: entryID(m.index, k), Kind: compact.KindMessage, Timestamp: rfc3339(ts), Message: u})
+		rest = rest[n:]
+		k++
 	}
-	if k == 0 && b.t.Cwd == "" {
-		b.t.Cwd = cwdOf(rest)
+}
+
+// noteKind names the extension's own text that the first of parts is, ""
+// when it may be the user's: the environment details appended to every
+// user message, and Cline's reminder to keep a todo list.
+func noteKind(parts []compact.Part) string {
+	if len(parts) == 0 || parts[0].Type != compact.PartText {
+		return ""
 	}
+	s := strings.TrimSpace(parts[0].Text)
+	switch {
+	case strings.HasPrefix(s, "<environment_details>"):
+		return "environment_details"
+	case strings.HasPrefix(s, "# TODO LIST RECOMMENDED"):
+		return "todo_reminder"
+	}
+	return ""
 }
 
 // resultBody reports whether a block after a result header still belongs
@@ -490,32 +560,86 @@ func xmlError(parts []compact.Part) bool {
 		strings.HasPrefix(s, "Error ") || strings.HasPrefix(s, "Error:")
 }
 
+// unanswered reports whether the assistant message just before api
+// message i still holds a use of tool that no header has answered: a
+// <tool> use in its text or a native call of that name still open.
+func (b *builder) unanswered(i int, tool string) bool {
+	if b.asst == nil || b.asstIndex != i-1 {
+		return false
+	}
+	if b.openCall(tool) != "" {
+		return true
+	}
+	for _, p := range b.asst.Message.Content {
+		if p.Type == compact.PartText && strings.Contains(p.Text, "<"+tool+">") {
+			return true
+		}
+	}
+	return false
+}
+
+// openCall returns the id of the first native call of tool in the last
+// assistant message that no result has answered yet, "" if none.
+func (b *builder) openCall(tool string) string {
+	for _, c := range b.asst.Message.ToolCalls() {
+		if c.Name == tool && c.ID != "" && b.open[c.ID] == tool {
+			return c.ID
+		}
+	}
+	return ""
+}
+
 // xmlCall returns the id of the call that a result header of tool answers:
 // the <tool> use in the text of the assistant message just before api
 // message i, turned into a tool call part (its XML, as written, kept in
-// the part's Extra["clineXml"] and cut from the text), or, when the text
-// holds no such use, a call synthesized with empty arguments. "" when the
-// message before is not an assistant message.
+// the part's Extra["clineXml"] and cut from the text); else a native call
+// of that tool the message made and no result answered yet; else a call
+// synthesized with empty arguments. "" when the message before is not an
+// assistant message.
 func (b *builder) xmlCall(i int, tool string) string {
 	if b.asst == nil || b.asstIndex != i-1 {
 		return ""
 	}
+	if id := b.cutUse(tool, true); id != "" {
+		return id
+	}
+	if id := b.openCall(tool); id != "" {
+		delete(b.open, id)
+		return id
+	}
 	msg := b.asst.Message
+	id := b.callID()
+	msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
+		ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: json.RawMessage(`{}`)},
+		Extra:    map[string]json.RawMessage{"clineSynthesized": json.RawMessage(`true`)}})
+	return id
+}
+
+// callID returns the id of the next call made from the XML protocol.
+func (b *builder) callID() string {
 	b.xmlCalls++
-	id := fmt.Sprintf("cline-xml-%d-%d", i-1, b.xmlCalls)
-	call := compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: json.RawMessage(`{}`)},
-		Extra: map[string]json.RawMessage{}}
+	return fmt.Sprintf("cline-xml-%d-%d", b.asstIndex, b.xmlCalls)
+}
+
+// cutUse turns the first <tool> use in the text of the last assistant
+// message into a tool call part: its XML, as written, is kept in the
+// part's Extra["clineXml"] and cut from the text. A use without its
+// closing tag counts only when open is set. It returns the call's id, ""
+// when the text holds no such use.
+func (b *builder) cutUse(tool string, open bool) string {
+	msg := b.asst.Message
 	for k := range msg.Content {
 		p := &msg.Content[k]
 		if p.Type != compact.PartText {
 			continue
 		}
 		x, ok := findXMLCall(p.Text, tool)
-		if !ok {
+		if !ok || !x.closed && !open {
 			continue
 		}
-		call.ToolCall.Arguments = x.args
-		call.Extra["clineXml"] = jsonString(x.xml)
+		id := b.callID()
+		call := compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: tool, Arguments: x.args},
+			Extra: map[string]json.RawMessage{"clineXml": jsonString(x.xml)}}
 		var parts []compact.Part
 		parts = append(parts, msg.Content[:k]...)
 		if strings.TrimSpace(x.before) != "" {
@@ -531,9 +655,114 @@ func (b *builder) xmlCall(i int, tool string) string {
 		msg.Content = parts
 		return id
 	}
-	call.Extra["clineSynthesized"] = json.RawMessage(`true`)
-	msg.Content = append(msg.Content, call)
-	return id
+	return ""
+}
+
+// leftoverUses turns the XML uses of Cline's tools that no result header
+// answered, still in the text of the last assistant message, into tool
+// calls, in the order written, and returns them. Cline runs one tool a
+// message and answers a further use with "Tool [name] was not
+// executed…"; the last message of a history may hold a use nothing
+// answered yet (the task stopped there, or the response was
+// interrupted). Uses without their closing tag count only when last is
+// set (a response cut off).
+func (b *builder) leftoverUses(last bool) []*compact.ToolCall {
+	if b.asst == nil {
+		return nil
+	}
+	var out []*compact.ToolCall
+	for k := 0; k < len(b.asst.Message.Content); k++ {
+		p := b.asst.Message.Content[k]
+		if p.Type != compact.PartText {
+			continue
+		}
+		tool := b.firstUse(p.Text, last)
+		if tool == "" {
+			continue
+		}
+		id := b.cutUse(tool, last)
+		// Go on after the call, in the text that followed it.
+		for n, q := range b.asst.Message.Content {
+			if q.Type == compact.PartToolCall && q.ToolCall.ID == id {
+				out = append(out, q.ToolCall)
+				k = n
+				break
+			}
+		}
+	}
+	return out
+}
+
+// firstUse returns the tool of the first XML use in text, "" if none: an
+// opening tag <name> of one of the tools looked for, followed somewhere
+// in text by its closing tag unless last is set.
+func (b *builder) firstUse(text string, last bool) string {
+	closes := map[string]int{}
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 {
+			return ""
+		}
+		i += j + 1
+		end := strings.IndexByte(text[i:min(len(text), i+129)], '>')
+		if end < 0 || !b.tools[text[i:i+end]] {
+			continue
+		}
+		name := text[i : i+end]
+		if last {
+			return name
+		}
+		c, ok := closes[name]
+		if !ok {
+			c = strings.LastIndex(text, "</"+name+">")
+			closes[name] = c
+		}
+		if c > i {
+			return name
+		}
+	}
+	return ""
+}
+
+// notExecuted takes from results and rest the text with which Cline
+// answers a use of tool it did not run ("Tool [name] was not executed
+// because a tool has already been used in this message…") and returns it
+// as the result of call; nil when there is none.
+func notExecuted(call *compact.ToolCall, results []*compact.Message, rest *[]compact.Part, ts int64) *compact.Message {
+	prefix := "Tool [" + call.Name + "] was not executed"
+	take := func(parts *[]compact.Part) *compact.Message {
+		for k, p := range *parts {
+			if p.Type == compact.PartText && strings.HasPrefix(strings.TrimSpace(p.Text), prefix) {
+				*parts = append((*parts)[:k:k], (*parts)[k+1:]...)
+				return &compact.Message{Role: compact.RoleToolResult, ToolCallID: call.ID, ToolName: call.Name,
+					IsError: true, Content: []compact.Part{p}, Timestamp: ts}
+			}
+		}
+		return nil
+	}
+	for _, r := range results {
+		if m := take(&r.Content); m != nil {
+			return m
+		}
+	}
+	return take(rest)
+}
+
+// xmlTools returns the tools of Cline's and Roo Code's XML protocol whose
+// uses the reader looks for in assistant text; the names a history's
+// result headers give are added to them.
+func xmlTools() map[string]bool {
+	tools := map[string]bool{}
+	for _, name := range [...]string{
+		"execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
+		"search_and_replace", "search_files", "list_files", "list_code_definition_names", "browser_action",
+		"use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion", "new_task",
+		"plan_mode_respond", "act_mode_respond", "load_mcp_documentation", "update_todo_list", "switch_mode",
+		"codebase_search", "fetch_instructions", "condense", "summarize_task", "new_rule", "report_bug", "web_fetch",
+	} {
+		tools[name] = true
+	}
+	return tools
 }
 
 // cwdOf finds the working directory in the environment details Cline and
@@ -575,7 +804,7 @@ func (b *builder) finish() {
 		if b.t.Timestamp == "" && e.Timestamp != "" {
 			b.t.Timestamp = e.Timestamp
 		}
-		if b.t.Cwd == "" && m.Role == compact.RoleUser {
+		if b.t.Cwd == "" && (m.Role == compact.RoleUser || m.Role == compact.RoleCustom) {
 			b.t.Cwd = cwdOf(m.Content)
 		}
 	}

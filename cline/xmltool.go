@@ -62,12 +62,14 @@ type xmlCall struct {
 	before, after string // the text around the XML
 	xml           string // the XML as written
 	args          json.RawMessage
+	closed        bool // the use ends with its closing tag
 }
 
 // findXMLCall looks for the XML tool use <tool>...</tool> in text. The
 // closing tag is the last one in the text (a tool's own parameters may
 // quote the tag); a use cut off before its closing tag (an interrupted
-// response) runs to the end of the text.
+// response) runs to the end of the text, or to the "[Response interrupted
+// …]" notice Cline appends, which stays text.
 func findXMLCall(text, tool string) (xmlCall, bool) {
 	open := "<" + tool + ">"
 	i := strings.Index(text, open)
@@ -77,15 +79,21 @@ func findXMLCall(text, tool string) (xmlCall, bool) {
 	bodyStart := i + len(open)
 	closeTag := "</" + tool + ">"
 	end, bodyEnd := len(text), len(text)
+	closed := false
 	if j := strings.LastIndex(text[bodyStart:], closeTag); j >= 0 {
 		bodyEnd = bodyStart + j
 		end = bodyEnd + len(closeTag)
+		closed = true
+	} else if j := strings.LastIndex(text[bodyStart:], "[Response interrupted"); j >= 0 {
+		end = bodyStart + len(strings.TrimRight(text[bodyStart:bodyStart+j], " \t\r\n"))
+		bodyEnd = end
 	}
 	return xmlCall{
 		before: text[:i],
 		after:  text[end:],
 		xml:    text[i:end],
 		args:   xmlParams(text[bodyStart:bodyEnd]),
+		closed: closed,
 	}, true
 }
 

@@ -302,6 +302,11 @@ func extract(msgs []*compact.Message) *facts {
 			}
 
 		case compact.RoleCustom:
+			if compact.IsHarnessNote(m) {
+				// The agent's own boilerplate: neither the user's words nor
+				// worth a summary's room.
+				continue
+			}
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				label := "Injected message"
 				if ct := m.Metadata().CustomType; ct != "" {
