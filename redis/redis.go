@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -58,7 +59,15 @@ const (
 	DefaultMaxValueBytes = 4 << 20
 	DefaultDialTimeout   = time.Second
 	DefaultIOTimeout     = 500 * time.Millisecond
+	DefaultCallTimeout   = 500 * time.Millisecond
+	DefaultBackoff       = time.Second
 )
+
+// ErrUnavailable is wrapped by the calls a Store refuses without trying
+// the server, for Options.Backoff after a call that got no answer in time:
+// a stalled or unreachable server then costs the proxy one call timeout
+// per Backoff, not one per call.
+var ErrUnavailable = errors.New("server did not answer recently; not tried")
 
 // Options tune a Store. The zero value uses the defaults.
 type Options struct {
@@ -77,6 +86,18 @@ type Options struct {
 	// short, so that a slow server costs a request little before the
 	// proxy passes it through.
 	DialTimeout, ReadTimeout, WriteTimeout time.Duration
+	// CallTimeout bounds each call of the store as a whole: waiting for a
+	// connection, dialing, retrying and the command itself. A call that
+	// runs out fails with an error wrapping context.DeadlineExceeded. 0
+	// means DefaultCallTimeout (500 ms).
+	CallTimeout time.Duration
+	// Backoff is how long, after a call that got no answer (a timeout, a
+	// refused connection), the store's calls fail at once with
+	// ErrUnavailable instead of trying the server; Ping always tries it,
+	// and a Ping that succeeds ends the backoff. A reply of the server,
+	// an error one included (a full Redis refusing a write), starts none.
+	// 0 means DefaultBackoff (1 s); negative means none.
+	Backoff time.Duration
 	// Logger receives the store's warnings; nil discards them.
 	Logger *slog.Logger
 	// RootCAs, when set, are the certificate authorities a rediss://
@@ -91,6 +112,9 @@ type Options struct {
 type Store struct {
 	c      *goredis.Client
 	opts   Options
+	// downUntil is the Unix time in nanoseconds until which calls fail
+	// at once (see Options.Backoff); 0 when they go to the server.
+	downUntil atomic.Int64
 	where  string // the server, for messages, without credentials
 	extend *goredis.Script
 	unlock *goredis.Script
@@ -124,9 +148,20 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultIOTimeout
 	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.Backoff == 0 {
+		opts.Backoff = DefaultBackoff
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Each call's context carries its deadline (CallTimeout); go-redis
+	// applies it to the connection only when told to, and waits for a
+	// free connection no longer than that either.
+	o.ContextTimeoutEnabled = true
+	o.PoolTimeout = opts.CallTimeout
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout
 	if o.TLSConfig != nil && opts.RootCAs != nil {
 		o.TLSConfig.RootCAs = opts.RootCAs
@@ -144,7 +179,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		unlock: goredis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`),
 	}
 	if err := s.Ping(ctx); err != nil {
-		opts.Logger.Warn("redis not reachable yet; requests pass through uncompacted until it is", "redis", where, "err", err)
+		opts.Logger.Warn("redis not ready yet (unreachable, or refusing writes); requests pass through uncompacted until it is", "redis", where, "err", err)
 	}
 	return s, nil
 }
@@ -154,9 +189,13 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	if err := proxy.CheckKey(key); err != nil {
 		return nil, err
 	}
-	vals, err := s.c.MGet(ctx, s.opts.Prefix+key, s.lastKey(key)).Result()
+	var vals []any
+	err := s.do(ctx, "get", false, func(ctx context.Context) (err error) {
+		vals, err = s.c.MGet(ctx, s.opts.Prefix+key, s.lastKey(key)).Result()
+		return err
+	})
 	if err != nil {
-		return nil, s.fail("get", err)
+		return nil, err
 	}
 	recJSON, _ := vals[0].(string)
 	lastJSON, _ := vals[1].(string)
@@ -166,14 +205,14 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	var rec proxy.Record
 	if vals[0] != nil {
 		if err := json.Unmarshal([]byte(recJSON), &rec); err != nil {
-			_ = s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+			s.del(ctx, key)
 			return nil, fmt.Errorf("redis: record: %w: %v", proxy.ErrCorrupt, err)
 		}
 	}
 	if vals[1] != nil {
 		var last proxy.LastCall
 		if err := json.Unmarshal([]byte(lastJSON), &last); err != nil {
-			_ = s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+			s.del(ctx, key)
 			return nil, fmt.Errorf("redis: record: %w: last call: %v", proxy.ErrCorrupt, err)
 		}
 		rec.Last = &last
@@ -209,19 +248,18 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b)+len(last), s.opts.MaxValueBytes)
 	}
 	ttl := s.ttl()
-	_, err = s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, s.opts.Prefix+key, b, ttl)
-		if last != nil {
-			p.Set(ctx, s.lastKey(key), last, ttl)
-		} else {
-			p.Del(ctx, s.lastKey(key))
-		}
-		return nil
+	return s.do(ctx, "set", false, func(ctx context.Context) error {
+		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.Set(ctx, s.opts.Prefix+key, b, ttl)
+			if last != nil {
+				p.Set(ctx, s.lastKey(key), last, ttl)
+			} else {
+				p.Del(ctx, s.lastKey(key))
+			}
+			return nil
+		})
+		return err
 	})
-	if err != nil {
-		return s.fail("set", err)
-	}
-	return nil
 }
 
 // PutLast implements proxy.LastStore: one SET of the last call, with the
@@ -239,17 +277,16 @@ func (s *Store) PutLast(ctx context.Context, key string, last *proxy.LastCall) e
 		return fmt.Errorf("redis: last call: %w", err)
 	}
 	ttl := s.ttl()
-	_, err = s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, s.lastKey(key), b, ttl)
-		if ttl > 0 {
-			p.PExpire(ctx, s.opts.Prefix+key, ttl)
-		}
-		return nil
+	return s.do(ctx, "set", false, func(ctx context.Context) error {
+		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.Set(ctx, s.lastKey(key), b, ttl)
+			if ttl > 0 {
+				p.PExpire(ctx, s.opts.Prefix+key, ttl)
+			}
+			return nil
+		})
+		return err
 	})
-	if err != nil {
-		return s.fail("set", err)
-	}
-	return nil
 }
 
 // ttl is the expiry of a write, 0 for none.
@@ -263,12 +300,62 @@ func (s *Store) ttl() time.Duration {
 // Close implements proxy.Store.
 func (s *Store) Close() error { return s.c.Close() }
 
-// Ping implements proxy.Pinger.
+// Ping implements proxy.Pinger. It writes a small key (Prefix + "ready",
+// expiring after a minute) rather than sending PING: a Redis at its
+// maxmemory with the noeviction policy (Redis's default) still answers
+// PING and reads but refuses every write, and a proxy that cannot store
+// its compactions is not ready. A Ping that succeeds ends a backoff.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.c.Ping(ctx).Err(); err != nil {
-		return s.fail("ping", err)
+	err := s.do(ctx, "ping", true, func(ctx context.Context) error {
+		return s.c.Set(ctx, s.opts.Prefix+"ready", "1", time.Minute).Err()
+	})
+	if err == nil {
+		s.downUntil.Store(0)
 	}
-	return nil
+	return err
+}
+
+// do runs one call of the store: at once with ErrUnavailable during a
+// backoff (unless probe), else f under the call's deadline. An error that
+// is not a reply of the server starts a backoff.
+func (s *Store) do(ctx context.Context, op string, probe bool, f func(ctx context.Context) error) error {
+	if until := s.downUntil.Load(); !probe && until != 0 && time.Now().UnixNano() < until {
+		return s.fail(op, ErrUnavailable)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	err := f(cctx)
+	var reply goredis.Error
+	switch {
+	case err == nil, errors.As(err, &reply):
+		return s.failIf(op, err)
+	case ctx.Err() != nil:
+		// The caller gave up; that says nothing about the server.
+		return s.fail(op, err)
+	}
+	if cctx.Err() != nil {
+		err = fmt.Errorf("no answer within %v: %w (%v)", s.opts.CallTimeout, context.DeadlineExceeded, err)
+	}
+	if s.opts.Backoff > 0 {
+		s.downUntil.Store(time.Now().Add(s.opts.Backoff).UnixNano())
+	}
+	return s.fail(op, err)
+}
+
+// failIf is fail for a non-nil err.
+func (s *Store) failIf(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.fail(op, err)
+}
+
+// del deletes key's record and last call, best effort (a record that
+// failed to decode).
+func (s *Store) del(ctx context.Context, key string) {
+	_ = s.do(ctx, "delete", false, func(ctx context.Context) error {
+		return s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+	})
 }
 
 // TryLock implements proxy.Locker with SET NX PX and a random token.
@@ -281,9 +368,13 @@ func (s *Store) TryLock(ctx context.Context, key string, ttl time.Duration) (pro
 		return nil, fmt.Errorf("redis: lock token: %w", err)
 	}
 	l := &lock{s: s, key: s.opts.Prefix + "lock:" + key, token: hex.EncodeToString(b[:])}
-	ok, err := s.c.SetNX(ctx, l.key, l.token, ttl).Result()
+	var ok bool
+	err := s.do(ctx, "lock", false, func(ctx context.Context) (err error) {
+		ok, err = s.c.SetNX(ctx, l.key, l.token, ttl).Result()
+		return err
+	})
 	if err != nil {
-		return nil, s.fail("lock", err)
+		return nil, err
 	}
 	if !ok {
 		return nil, nil
@@ -300,9 +391,15 @@ type lock struct {
 
 // Extend implements proxy.Lock.
 func (l *lock) Extend(ctx context.Context, ttl time.Duration) error {
-	n, err := l.s.extend.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	// Extending and releasing try the server even during a backoff: a
+	// held lock matters more than one call's wait.
+	var n int
+	err := l.s.do(ctx, "extend lock", true, func(ctx context.Context) (err error) {
+		n, err = l.s.extend.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+		return err
+	})
 	if err != nil {
-		return l.s.fail("extend lock", err)
+		return err
 	}
 	if n == 0 {
 		return fmt.Errorf("redis: %w", proxy.ErrLockLost)
@@ -312,10 +409,9 @@ func (l *lock) Extend(ctx context.Context, ttl time.Duration) error {
 
 // Release implements proxy.Lock.
 func (l *lock) Release(ctx context.Context) error {
-	if err := l.s.unlock.Run(ctx, l.s.c, []string{l.key}, l.token).Err(); err != nil {
-		return l.s.fail("release lock", err)
-	}
-	return nil
+	return l.s.do(ctx, "release lock", true, func(ctx context.Context) error {
+		return l.s.unlock.Run(ctx, l.s.c, []string{l.key}, l.token).Err()
+	})
 }
 
 // fail wraps a client error with the operation and the server, never the
