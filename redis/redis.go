@@ -110,14 +110,14 @@ type Options struct {
 // Store is a proxy.Store, proxy.Locker and proxy.Pinger on Redis. It is safe
 // for concurrent use.
 type Store struct {
-	c      *goredis.Client
-	opts   Options
+	c    *goredis.Client
+	opts Options
 	// downUntil is the Unix time in nanoseconds until which calls fail
 	// at once (see Options.Backoff); 0 when they go to the server.
 	downUntil atomic.Int64
-	where  string // the server, for messages, without credentials
-	extend *goredis.Script
-	unlock *goredis.Script
+	where     string // the server, for messages, without credentials
+	extend    *goredis.Script
+	unlock    *goredis.Script
 }
 
 // Open returns a store on the server rawURL names: redis://[user:password@]
