@@ -9,7 +9,8 @@
 // Several proxy replicas sharing state need a network store instead; that
 // is another package behind the same proxy.Store interface (Redis).
 //
-// The file holds four buckets: the records (key → the Record's JSON), the
+// The file holds four buckets: the records (key → the Record's JSON,
+// sealed with an HMAC when Options.RecordKey is set), the
 // time of each record's last use, an index of (last use, key) pairs in
 // time order, and a small meta bucket (format version, total size of the
 // records). The index makes expiry and eviction touch only the records
@@ -105,6 +106,10 @@ type Options struct {
 	// Logger receives the errors of the background sweep; nil discards
 	// them.
 	Logger *slog.Logger
+	// RecordKey, when set, authenticates every record (see
+	// proxy.SealRecord): a record that fails the check reads as absent.
+	// nil means records are not authenticated.
+	RecordKey []byte
 }
 
 // Store is a proxy.Store kept in one bbolt file. It is safe for
@@ -116,6 +121,7 @@ type Store struct {
 	ttl      time.Duration
 	now      func() time.Time
 	log      *slog.Logger
+	key      []byte
 
 	closeOnce sync.Once
 	closeErr  error
@@ -166,6 +172,7 @@ func Open(path string, opts Options) (*Store, error) {
 		ttl:      opts.TTL,
 		now:      opts.Now,
 		log:      opts.Logger,
+		key:      bytes.Clone(opts.RecordKey),
 		stop:     make(chan struct{}),
 	}
 	if s.maxBytes == 0 {
@@ -264,8 +271,10 @@ func (s *Store) check() error {
 // damage records that the file is damaged, with detail saying how, and
 // returns the error every later call gets.
 func (s *Store) damage(detail error) error {
-	err := fmt.Errorf("bolt: state file %s is %w: %v; move it aside (mv %s %s.bad) or start with --store <other path>",
-		s.path, ErrDamaged, detail, s.path, s.path)
+	// One line: the message ends up on a terminal or in a log.
+	what := strings.Join(strings.Fields(detail.Error()), " ")
+	err := fmt.Errorf("bolt: state file %s is %w: %s; move it aside (mv %s %s.bad) or start with --store <other path>",
+		s.path, ErrDamaged, what, s.path, s.path)
 	s.damaged.CompareAndSwap(nil, &err)
 	return *s.damaged.Load()
 }
@@ -379,8 +388,12 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 		}
 		return nil, fmt.Errorf("bolt: %w", proxy.ErrNotFound)
 	}
+	plain, err := proxy.OpenRecord(s.key, key, val)
+	if err != nil {
+		return nil, fmt.Errorf("bolt: %s: %w", s.path, err)
+	}
 	var rec proxy.Record
-	if derr := json.Unmarshal(val, &rec); derr != nil {
+	if derr := json.Unmarshal(plain, &rec); derr != nil {
 		err := s.update(func(tx *bbolt.Tx) error {
 			// Delete only the value that failed, not one a Put wrote since.
 			if v := tx.Bucket(bucketRecords).Get(k); v != nil && bytes.Equal(v, val) {
@@ -418,6 +431,7 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 	if err != nil {
 		return fmt.Errorf("bolt: encode record: %w", err)
 	}
+	val = proxy.SealRecord(s.key, key, val)
 	now := s.now()
 	k := []byte(key)
 	err = s.update(func(tx *bbolt.Tx) error {

@@ -182,6 +182,11 @@ func (s *Server) read(x *exchange) bool {
 	}
 	rec, err := s.store.Get(x.r.Context(), v.id.key)
 	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		// Forged, altered or moved, or written before the store key was
+		// set: treated as absent (and overwritten).
+		s.metrics.storeLookup(lookupRejected)
+		s.log.Warn("stored record failed authentication; treated as absent", "conversation", v.id.short, "err", err)
 	case errors.Is(err, ErrNotFound):
 		s.metrics.storeLookup(lookupMiss)
 	case err != nil:

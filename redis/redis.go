@@ -19,9 +19,12 @@
 // answer (proxy.LastStore) and the checkpoints only when it compacts, so
 // the frequent write is one small SET that cannot clobber a checkpoint
 // another replica just wrote. Both carry an expiry of Options.TTL from the
-// last write; Redis's own expiry bounds the data, and a maxmemory policy such as
-// allkeys-lru bounds the memory. Locks live under Prefix + "lock:" + the
-// lock key, set only if absent (SET NX PX) with a random owner token;
+// last write; Redis's own expiry bounds the data, and a maxmemory policy
+// such as allkeys-lru bounds the memory (with noeviction, Redis's default,
+// a full server refuses writes, and Ping, which writes, reports it). With
+// Options.RecordKey both values carry an HMAC bound to their key. Locks
+// live under Prefix + "lock:" + the lock key, set only if absent (SET NX
+// PX) with a random owner token;
 // extending and releasing compare the token in a script, so only the owner
 // can do either, and a crashed owner's lock expires by itself.
 //
@@ -35,6 +38,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/x509"
@@ -100,6 +104,11 @@ type Options struct {
 	Backoff time.Duration
 	// Logger receives the store's warnings; nil discards them.
 	Logger *slog.Logger
+	// RecordKey, when set, authenticates every record and last call (see
+	// proxy.SealRecord), each bound to its own Redis key: a value that
+	// fails the check reads as absent. nil means values are not
+	// authenticated. Replicas sharing a Redis need the same key.
+	RecordKey []byte
 	// RootCAs, when set, are the certificate authorities a rediss://
 	// server's certificate is checked against, instead of the system's
 	// (a server with a certificate from a private CA). It is ignored for
@@ -139,6 +148,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
+	opts.RecordKey = bytes.Clone(opts.RecordKey)
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = DefaultDialTimeout
 	}
@@ -204,14 +214,22 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	}
 	var rec proxy.Record
 	if vals[0] != nil {
-		if err := json.Unmarshal([]byte(recJSON), &rec); err != nil {
+		b, err := proxy.OpenRecord(s.opts.RecordKey, key, []byte(recJSON))
+		if err != nil {
+			return nil, fmt.Errorf("redis: record: %w", err)
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
 			s.del(ctx, key)
 			return nil, fmt.Errorf("redis: record: %w: %v", proxy.ErrCorrupt, err)
 		}
 	}
 	if vals[1] != nil {
+		b, err := proxy.OpenRecord(s.opts.RecordKey, "last:"+key, []byte(lastJSON))
+		if err != nil {
+			return nil, fmt.Errorf("redis: last call: %w", err)
+		}
 		var last proxy.LastCall
-		if err := json.Unmarshal([]byte(lastJSON), &last); err != nil {
+		if err := json.Unmarshal(b, &last); err != nil {
 			s.del(ctx, key)
 			return nil, fmt.Errorf("redis: record: %w: last call: %v", proxy.ErrCorrupt, err)
 		}
@@ -243,6 +261,10 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 		if last, err = json.Marshal(rec.Last); err != nil {
 			return fmt.Errorf("redis: record: %w", err)
 		}
+	}
+	b = proxy.SealRecord(s.opts.RecordKey, key, b)
+	if last != nil {
+		last = proxy.SealRecord(s.opts.RecordKey, "last:"+key, last)
 	}
 	if len(b)+len(last) > s.opts.MaxValueBytes {
 		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b)+len(last), s.opts.MaxValueBytes)
@@ -276,6 +298,7 @@ func (s *Store) PutLast(ctx context.Context, key string, last *proxy.LastCall) e
 	if err != nil {
 		return fmt.Errorf("redis: last call: %w", err)
 	}
+	b = proxy.SealRecord(s.opts.RecordKey, "last:"+key, b)
 	ttl := s.ttl()
 	return s.do(ctx, "set", false, func(ctx context.Context) error {
 		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/compactkit/compact/proxy"
 	"github.com/compactkit/compact/proxy/storetest"
 )
@@ -28,6 +30,39 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		return st
+	})
+}
+
+// TestAuth runs the shared tests of record authentication; the raw
+// access reaches the value that holds the checkpoints.
+func TestAuth(t *testing.T) {
+	srv := startServer(t)
+	c := rawClient(t, srv)
+	n := 0
+	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+		n++
+		st, err := Open(context.Background(), srv.url(), Options{Prefix: fmt.Sprintf("a%d:", n), RecordKey: cfg.RecordKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}, func(t *testing.T, st proxy.Store) storetest.Raw {
+		prefix := st.(*Store).opts.Prefix
+		ctx := context.Background()
+		return storetest.Raw{
+			Get: func(key string) []byte {
+				v, err := c.Get(ctx, prefix+key).Bytes()
+				if err != nil && !errors.Is(err, goredis.Nil) {
+					t.Fatal(err)
+				}
+				return v
+			},
+			Put: func(key string, val []byte) {
+				if err := c.Set(ctx, prefix+key, val, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
 	})
 }
 
