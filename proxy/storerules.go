@@ -99,7 +99,8 @@ func OpenRecord(key []byte, name string, stored []byte) ([]byte, error) {
 	if sealed {
 		head, rest, ok := bytes.Cut(stored[len(sealPrefix):], []byte{'\n'})
 		m, err := hex.DecodeString(string(head))
-		if !ok || err != nil || len(m) != sha256.Size {
+		// Lower-case hex only: one seal has one spelling.
+		if !ok || err != nil || len(m) != sha256.Size || hex.EncodeToString(m) != string(head) {
 			return nil, fmt.Errorf("%w (%w): malformed seal", ErrUnauthenticated, ErrNotFound)
 		}
 		mac, val = m, rest
