@@ -9,7 +9,8 @@
 // Several proxy replicas sharing state need a network store instead; that
 // is another package behind the same proxy.Store interface (Redis).
 //
-// The file holds four buckets: the records (key → the Record's JSON), the
+// The file holds four buckets: the records (key → the Record's JSON,
+// sealed with an HMAC when Options.RecordKey is set), the
 // time of each record's last use, an index of (last use, key) pairs in
 // time order, and a small meta bucket (format version, total size of the
 // records). The index makes expiry and eviction touch only the records
@@ -26,7 +27,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bbolt "go.etcd.io/bbolt"
@@ -56,6 +60,14 @@ const formatVersion = "1"
 
 // ErrLocked is wrapped by Open when another process holds the file.
 var ErrLocked = errors.New("state file is in use by another process")
+
+// ErrDamaged is wrapped by Open when the file fails its consistency check,
+// and by every call on a Store whose file turned out damaged while it was
+// open (bbolt panics on a corrupt page; the Store turns that into this
+// error and refuses further calls, so the proxy passes its requests
+// through uncompacted and /readyz reports the store). The message says
+// how to get out: move the file aside or use another one.
+var ErrDamaged = errors.New("damaged")
 
 var (
 	bucketRecords = []byte("records")
@@ -94,6 +106,10 @@ type Options struct {
 	// Logger receives the errors of the background sweep; nil discards
 	// them.
 	Logger *slog.Logger
+	// RecordKey, when set, authenticates every record (see
+	// proxy.SealRecord): a record that fails the check reads as absent.
+	// nil means records are not authenticated.
+	RecordKey []byte
 }
 
 // Store is a proxy.Store kept in one bbolt file. It is safe for
@@ -105,6 +121,7 @@ type Store struct {
 	ttl      time.Duration
 	now      func() time.Time
 	log      *slog.Logger
+	key      []byte
 
 	closeOnce sync.Once
 	closeErr  error
@@ -115,9 +132,16 @@ type Store struct {
 	// and fails it by returning an error.
 	afterSweep   func(n int, err error)
 	beforeCommit func() error
+
+	// damaged holds the ErrDamaged error once a call found the file
+	// damaged; every later call returns it.
+	damaged atomic.Pointer[error]
 }
 
-var _ proxy.Store = (*Store)(nil)
+var (
+	_ proxy.Store  = (*Store)(nil)
+	_ proxy.Pinger = (*Store)(nil)
+)
 
 // DefaultPath is where the proxy keeps its state file unless told
 // otherwise: $XDG_STATE_HOME/compact/proxy.db when XDG_STATE_HOME is an
@@ -148,6 +172,7 @@ func Open(path string, opts Options) (*Store, error) {
 		ttl:      opts.TTL,
 		now:      opts.Now,
 		log:      opts.Logger,
+		key:      bytes.Clone(opts.RecordKey),
 		stop:     make(chan struct{}),
 	}
 	if s.maxBytes == 0 {
@@ -174,7 +199,16 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("bolt: create the directory of %s: %w", path, err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
+	// bbolt reads the freelist at open and panics when it is damaged. (The
+	// file handle of such an open is not released; the proxy then exits.)
+	var db *bbolt.DB
+	err := s.guard(func() (err error) {
+		db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: lockTimeout})
+		return err
+	})
+	if errors.Is(err, ErrDamaged) {
+		return nil, err
+	}
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("bolt: %w: %s (another compact proxy running?)", ErrLocked, path)
 	}
@@ -182,9 +216,16 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	s.db = db
-	if err := db.Update(initFile); err != nil {
+	if err := s.update(initFile); err != nil {
 		db.Close()
+		if errors.Is(err, ErrDamaged) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("bolt: %s: %w", path, err)
+	}
+	if err := s.check(); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if sweepEvery > 0 {
 		t := time.NewTicker(sweepEvery)
@@ -194,6 +235,84 @@ func Open(path string, opts Options) (*Store, error) {
 		})
 	}
 	return s, nil
+}
+
+// check runs bbolt's consistency check over the whole file (every page
+// reachable or free, every key in order) and returns an error wrapping
+// ErrDamaged for the first problems it finds.
+func (s *Store) check() error {
+	var problems []string
+	n := 0
+	err := s.view(func(tx *bbolt.Tx) error {
+		// The check runs in a goroutine of bbolt's that reports its own
+		// panics as errors; its channel is drained to the end so that
+		// the goroutine finishes.
+		for err := range tx.Check() {
+			if n < 3 {
+				problems = append(problems, err.Error())
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	detail := strings.Join(problems, "; ")
+	if n > len(problems) {
+		detail += fmt.Sprintf(" (and %d more)", n-len(problems))
+	}
+	return s.damage(errors.New(detail))
+}
+
+// damage records that the file is damaged, with detail saying how, and
+// returns the error every later call gets.
+func (s *Store) damage(detail error) error {
+	// One line: the message ends up on a terminal or in a log.
+	what := strings.Join(strings.Fields(detail.Error()), " ")
+	err := fmt.Errorf("bolt: state file %s is %w: %s; move it aside (mv %s %s.bad) or start with --store <other path>",
+		s.path, ErrDamaged, what, s.path, s.path)
+	s.damaged.CompareAndSwap(nil, &err)
+	return *s.damaged.Load()
+}
+
+// view and update run a bbolt transaction with its panics (a corrupt page,
+// a fault on the mapped file) turned into an error wrapping ErrDamaged;
+// bbolt rolls the transaction back as the panic unwinds. Once the file is
+// known damaged they fail at once.
+func (s *Store) view(fn func(*bbolt.Tx) error) error {
+	return s.guard(func() error { return s.db.View(fn) })
+}
+
+func (s *Store) update(fn func(*bbolt.Tx) error) error {
+	return s.guard(func() error { return s.db.Update(fn) })
+}
+
+// guard calls f, recovering a panic (and a memory fault, which
+// debug.SetPanicOnFault turns into one) as damage.
+func (s *Store) guard(f func() error) (err error) {
+	if d := s.damaged.Load(); d != nil {
+		return *d
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.damage(fmt.Errorf("%v", p))
+		}
+	}()
+	return f()
+}
+
+// Ping implements proxy.Pinger: it fails, naming the file and what to do,
+// once the file is known damaged.
+func (s *Store) Ping(ctx context.Context) error {
+	if d := s.damaged.Load(); d != nil {
+		return *d
+	}
+	return ctx.Err()
 }
 
 // initFile creates the buckets of a new file and checks the format of an
@@ -247,7 +366,7 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 		used  time.Time
 		found bool
 	)
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bucketRecords).Get(k)
 		if v == nil {
 			return nil
@@ -264,14 +383,18 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 		return nil, fmt.Errorf("bolt: %w", proxy.ErrNotFound)
 	}
 	if s.expired(used, now) {
-		if err := s.db.Update(func(tx *bbolt.Tx) error { return s.deleteIfExpired(tx, k, now) }); err != nil {
+		if err := s.update(func(tx *bbolt.Tx) error { return s.deleteIfExpired(tx, k, now) }); err != nil {
 			return nil, s.wrap("delete expired record", err)
 		}
 		return nil, fmt.Errorf("bolt: %w", proxy.ErrNotFound)
 	}
+	plain, err := proxy.OpenRecord(s.key, key, val)
+	if err != nil {
+		return nil, fmt.Errorf("bolt: %s: %w", s.path, err)
+	}
 	var rec proxy.Record
-	if derr := json.Unmarshal(val, &rec); derr != nil {
-		err := s.db.Update(func(tx *bbolt.Tx) error {
+	if derr := json.Unmarshal(plain, &rec); derr != nil {
+		err := s.update(func(tx *bbolt.Tx) error {
 			// Delete only the value that failed, not one a Put wrote since.
 			if v := tx.Bucket(bucketRecords).Get(k); v != nil && bytes.Equal(v, val) {
 				return s.delete(tx, k)
@@ -284,7 +407,7 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 		return nil, fmt.Errorf("bolt: %s: %w (deleted): %w", s.path, proxy.ErrCorrupt, derr)
 	}
 	if now.Sub(used) >= touchResolution || now.Before(used) {
-		if err := s.db.Update(func(tx *bbolt.Tx) error { return s.touch(tx, k, now) }); err != nil {
+		if err := s.update(func(tx *bbolt.Tx) error { return s.touch(tx, k, now) }); err != nil {
 			s.log.Warn("proxy state: recording a use failed", "path", s.path, "err", err)
 		}
 	}
@@ -308,9 +431,10 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 	if err != nil {
 		return fmt.Errorf("bolt: encode record: %w", err)
 	}
+	val = proxy.SealRecord(s.key, key, val)
 	now := s.now()
 	k := []byte(key)
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.update(func(tx *bbolt.Tx) error {
 		if err := s.delete(tx, k); err != nil {
 			return err
 		}
@@ -348,7 +472,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 	}
 	now := s.now()
 	var n int
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		var err error
 		n, err = s.purge(tx, now, nil)
 		return err
@@ -362,7 +486,7 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 // Stats returns the number of records held (expired ones not yet deleted
 // included) and the total size of their encodings.
 func (s *Store) Stats() (records int, bytes int64, err error) {
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.view(func(tx *bbolt.Tx) error {
 		records = tx.Bucket(bucketRecords).Stats().KeyN
 		bytes = int64(decodeUint(tx.Bucket(bucketMeta).Get(metaBytes)))
 		return nil
@@ -407,6 +531,8 @@ func (s *Store) wrap(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, ErrDamaged):
+		return err // it names the file and the way out
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
 		return fmt.Errorf("bolt: %s %s: %w", op, s.path, proxy.ErrClosed)
 	default:

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -33,6 +34,36 @@ func open(t *testing.T, opts Options) *Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
 		return open(t, Options{MaxBytes: cfg.MaxBytes, TTL: cfg.TTL, Now: cfg.Clock.Now})
+	})
+}
+
+func TestAuth(t *testing.T) {
+	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+		return open(t, Options{MaxBytes: cfg.MaxBytes, TTL: cfg.TTL, Now: cfg.Clock.Now, RecordKey: cfg.RecordKey})
+	}, func(t *testing.T, st proxy.Store) storetest.Raw {
+		s := st.(*Store)
+		return storetest.Raw{
+			Get: func(key string) []byte {
+				var v []byte
+				if err := s.db.View(func(tx *bbolt.Tx) error {
+					v = bytes.Clone(tx.Bucket(bucketRecords).Get([]byte(key)))
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			},
+			Put: func(key string, val []byte) {
+				if err := s.db.Update(func(tx *bbolt.Tx) error {
+					if err := tx.Bucket(bucketUsed).Put([]byte(key), encodeTime(s.now())); err != nil {
+						return err
+					}
+					return tx.Bucket(bucketRecords).Put([]byte(key), val)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
 	})
 }
 

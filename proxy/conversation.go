@@ -62,6 +62,51 @@ func findCheckpoint(rec *Record, chain [][32]byte) *Checkpoint {
 	return best
 }
 
+// withCheckpoint returns cps with cp first, without an older compaction of
+// the same chain, and at most maxCheckpoints long.
+func withCheckpoint(cps []Checkpoint, cp *Checkpoint) []Checkpoint {
+	out := []Checkpoint{*cp}
+	for _, old := range cps {
+		if old.Chain == cp.Chain || len(out) >= maxCheckpoints {
+			continue
+		}
+		out = append(out, old)
+	}
+	return out
+}
+
+// adopt gives a request whose conversation key has no record the
+// compaction its session stored under another credential (see
+// identity.session), when the request's own first units hash to that
+// compaction's chain: the client then holds the very messages the summary
+// was written from, whatever its credential. The compaction is stored
+// under the request's key, so the conversation goes on from there.
+func (s *Server) adopt(ctx context.Context, v *view) {
+	rec, err := s.store.Get(ctx, v.id.session)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			s.failOpen(stageStore, err)
+		}
+		return
+	}
+	found := findCheckpoint(rec, v.chain)
+	if found == nil {
+		return
+	}
+	cp := *found
+	err = s.update(ctx, v.id.key, func(rec *Record) bool {
+		rec.Checkpoints = withCheckpoint(rec.Checkpoints, &cp)
+		return true
+	})
+	if err != nil {
+		s.failOpen(stageStore, err)
+		return
+	}
+	v.rec = &Record{Checkpoints: []Checkpoint{cp}}
+	v.cp = &v.rec.Checkpoints[0]
+	s.log.Info("compaction follows its session to a new credential", "conversation", v.id.short, "units_summarized", cp.Covered)
+}
+
 // chars is the character count the engine's estimates use (UTF-16 code
 // units), for raw bytes outside any message.
 func chars(b []byte) int {

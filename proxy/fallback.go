@@ -29,9 +29,16 @@ func newFallbackStore(shared Store, now func() time.Time, report func(error)) *f
 }
 
 // Get reads the shared store, or the local one while the shared one fails.
-// A record written locally during an outage is written back first.
+// A record written locally during an outage is written back first; while
+// that write fails (a shared store that answers reads but refuses writes,
+// as a full Redis does) the local record is the one returned, since the
+// shared one is older.
 func (f *fallbackStore) Get(ctx context.Context, key string) (*Record, error) {
-	f.writeBack(ctx, key)
+	if !f.writeBack(ctx, key) {
+		if rec, err := f.local.Get(ctx, key); err == nil {
+			return rec, nil
+		}
+	}
 	rec, err := f.shared.Get(ctx, key)
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
 		return rec, err
@@ -100,26 +107,30 @@ func (f *fallbackStore) PutLast(ctx context.Context, key string, last *LastCall)
 }
 
 // writeBack copies a record kept locally during an outage to the shared
-// store, once it answers again.
-func (f *fallbackStore) writeBack(ctx context.Context, key string) {
+// store, once it takes writes again. It reports false when such a record
+// is still waiting (the write failed).
+func (f *fallbackStore) writeBack(ctx context.Context, key string) bool {
 	f.mu.Lock()
 	dirty := f.dirty[key]
 	f.mu.Unlock()
 	if !dirty {
-		return
+		return true
 	}
 	rec, err := f.local.Get(ctx, key)
 	if err != nil {
 		f.mu.Lock()
 		delete(f.dirty, key)
 		f.mu.Unlock()
-		return
+		return true
 	}
-	if f.shared.Put(ctx, key, rec) == nil {
-		f.mu.Lock()
-		delete(f.dirty, key)
-		f.mu.Unlock()
+	if err := f.shared.Put(ctx, key, rec); err != nil {
+		f.report(err)
+		return false
 	}
+	f.mu.Lock()
+	delete(f.dirty, key)
+	f.mu.Unlock()
+	return true
 }
 
 // TryLock takes the shared lock, or a local one while the shared store

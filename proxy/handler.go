@@ -182,6 +182,11 @@ func (s *Server) read(x *exchange) bool {
 	}
 	rec, err := s.store.Get(x.r.Context(), v.id.key)
 	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		// Forged, altered or moved, or written before the store key was
+		// set: treated as absent (and overwritten).
+		s.metrics.storeLookup(lookupRejected)
+		s.log.Warn("stored record failed authentication; treated as absent", "conversation", v.id.short, "err", err)
 	case errors.Is(err, ErrNotFound):
 		s.metrics.storeLookup(lookupMiss)
 	case err != nil:
@@ -198,6 +203,9 @@ func (s *Server) read(x *exchange) bool {
 	}
 	v.chain = chainOf(p.Units)
 	v.cp = findCheckpoint(v.rec, v.chain)
+	if v.rec == nil && !v.storeDown && v.id.session != "" {
+		s.adopt(x.r.Context(), v)
+	}
 	s.measure(v)
 	x.v = v
 	return true
@@ -272,7 +280,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		}
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
-			if err := s.saveCheckpoint(cctx, key, cp); err != nil {
+			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
 				s.failOpen(stageStore, err)
 			}
 		}
@@ -333,20 +341,19 @@ func (s *Server) update(ctx context.Context, key string, change func(rec *Record
 	return s.store.Put(ctx, key, rec)
 }
 
-// saveCheckpoint records cp first among the conversation's compactions.
-func (s *Server) saveCheckpoint(ctx context.Context, key string, cp *Checkpoint) error {
-	s.forgetLight(key)
-	return s.update(ctx, key, func(rec *Record) bool {
-		cps := []Checkpoint{*cp}
-		for _, old := range rec.Checkpoints {
-			if old.Chain == cp.Chain || len(cps) >= maxCheckpoints {
-				continue
-			}
-			cps = append(cps, old)
-		}
-		rec.Checkpoints = cps
+// saveCheckpoint records cp first among the conversation's compactions,
+// and among its session's (see identity.session).
+func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *Checkpoint) error {
+	s.forgetLight(id.key)
+	add := func(rec *Record) bool {
+		rec.Checkpoints = withCheckpoint(rec.Checkpoints, cp)
 		return true
-	})
+	}
+	err := s.update(ctx, id.key, add)
+	if id.session != "" {
+		err = errors.Join(err, s.update(ctx, id.session, add))
+	}
+	return err
 }
 
 // record stores the usage of a finished response for the next request's

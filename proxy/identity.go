@@ -29,6 +29,13 @@ type identity struct {
 	source string
 	// short is a short hash of the key, safe to log.
 	short string
+	// session is the store key of the client's session id without the
+	// credential ("s:<hash>"), "" when the request carries no id (a
+	// fingerprint). The compactions of a session are stored under it too,
+	// so that they follow the session across a change of credential (an
+	// OAuth token refresh): a request adopts one only when its own
+	// messages hash to the compaction's chain (see Server.adopt).
+	session string
 }
 
 // identify derives the conversation key of a request. The key is namespaced
@@ -46,6 +53,13 @@ func identify(api API, upstream string, h http.Header, p *Parsed) identity {
 	ns.Write([]byte{0})
 	ns.Write([]byte(upstream))
 	ns.Write([]byte{0})
+	// The session hash leaves the credential out.
+	ss := sha256.New()
+	ss.Write([]byte("compact-proxy-session-v1\x00"))
+	ss.Write([]byte(api))
+	ss.Write([]byte{0})
+	ss.Write([]byte(upstream))
+	ss.Write([]byte{0})
 	ns.Write([]byte(credential(h)))
 	ns.Write([]byte{0})
 
@@ -74,7 +88,14 @@ func identify(api API, upstream string, h http.Header, p *Parsed) identity {
 	ns.Write([]byte{0})
 	ns.Write([]byte(id))
 	sum := hex.EncodeToString(ns.Sum(nil))
-	return identity{key: "c:" + sum[:48], source: source, short: sum[:12]}
+	out := identity{key: "c:" + sum[:48], source: source, short: sum[:12]}
+	if source != "fingerprint" {
+		ss.Write([]byte(source))
+		ss.Write([]byte{0})
+		ss.Write([]byte(id))
+		out.session = "s:" + hex.EncodeToString(ss.Sum(nil))[:48]
+	}
+	return out
 }
 
 // identifyByHeader derives the conversation key from the headers alone,

@@ -181,3 +181,48 @@ func TestCountTokensUsesTheCompaction(t *testing.T) {
 		t.Error("count_tokens was sent without the conversation's compaction")
 	}
 }
+
+// TestSessionKey: the session key of a request leaves its credential out,
+// so it is the same across a token change, and keeps everything else in;
+// a request without an id has none.
+func TestSessionKey(t *testing.T) {
+	hdr := func(kv ...string) http.Header {
+		h := http.Header{}
+		for i := 0; i < len(kv); i += 2 {
+			h.Set(kv[i], kv[i+1])
+		}
+		return h
+	}
+	p := &Parsed{Model: "m"}
+	base := identify(Anthropic, "https://a", hdr("Authorization", "Bearer a", "X-Session-Id", "s1"), p)
+	for _, tc := range []struct {
+		name        string
+		api         API
+		up          string
+		h           http.Header
+		sameSession bool
+	}{
+		{"new token", Anthropic, "https://a", hdr("Authorization", "Bearer b", "X-Session-Id", "s1"), true},
+		{"api key instead", Anthropic, "https://a", hdr("X-Api-Key", "k", "X-Session-Id", "s1"), true},
+		{"other session", Anthropic, "https://a", hdr("Authorization", "Bearer a", "X-Session-Id", "s2"), false},
+		{"other upstream", Anthropic, "https://b", hdr("Authorization", "Bearer a", "X-Session-Id", "s1"), false},
+		{"other api", Chat, "https://a", hdr("Authorization", "Bearer a", "X-Session-Id", "s1"), false},
+		{"other header", Anthropic, "https://a", hdr("Authorization", "Bearer a", "Session_id", "s1"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := identify(tc.api, tc.up, tc.h, p)
+			if (id.session == base.session) != tc.sameSession {
+				t.Errorf("same session key: %v, want %v", id.session == base.session, tc.sameSession)
+			}
+			if id.key == base.key {
+				t.Error("same conversation key under another credential or id")
+			}
+			if err := CheckKey(id.session); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if id := identify(Anthropic, "https://a", hdr("Authorization", "Bearer a"), p); id.session != "" {
+		t.Errorf("a fingerprinted request has session key %q", id.session)
+	}
+}

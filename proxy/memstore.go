@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -24,6 +25,9 @@ type MemStoreOptions struct {
 	TTL time.Duration
 	// Now is the clock; nil means time.Now. Tests pass a fake one.
 	Now func() time.Time
+	// RecordKey, when set, authenticates every record (see SealRecord);
+	// nil means records are not authenticated.
+	RecordKey []byte
 }
 
 // MemStore is a Store that lives in the process's memory and is lost when
@@ -36,6 +40,7 @@ type MemStore struct {
 	maxBytes int64
 	ttl      time.Duration
 	now      func() time.Time
+	key      []byte
 
 	mu     sync.Mutex
 	closed bool
@@ -62,6 +67,7 @@ func NewMemStore(opts MemStoreOptions) *MemStore {
 		maxBytes: opts.MaxBytes,
 		ttl:      opts.TTL,
 		now:      opts.Now,
+		key:      bytes.Clone(opts.RecordKey),
 		byKey:    make(map[string]*list.Element),
 		order:    list.New(),
 	}
@@ -110,6 +116,10 @@ func (s *MemStore) Get(ctx context.Context, key string) (*Record, error) {
 
 	// An entry's val is never modified once stored (Put replaces the
 	// entry), so it can be decoded outside the lock.
+	val, err := OpenRecord(s.key, key, val)
+	if err != nil {
+		return nil, fmt.Errorf("memory store: %w", err)
+	}
 	var rec Record
 	if err := json.Unmarshal(val, &rec); err != nil {
 		s.mu.Lock()
@@ -139,6 +149,7 @@ func (s *MemStore) Put(ctx context.Context, key string, rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("memory store: encode record: %w", err)
 	}
+	val = SealRecord(s.key, key, val)
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,7 +183,7 @@ func (s *MemStore) PutLast(ctx context.Context, key string, last *LastCall) erro
 	var rec Record
 	if el, ok := s.byKey[key]; ok {
 		if e := el.Value.(*memEntry); !s.expired(e, now) {
-			if json.Unmarshal(e.val, &rec) != nil {
+			if val, err := OpenRecord(s.key, key, e.val); err != nil || json.Unmarshal(val, &rec) != nil {
 				rec = Record{}
 			}
 		}
@@ -183,7 +194,7 @@ func (s *MemStore) PutLast(ctx context.Context, key string, last *LastCall) erro
 	if err != nil {
 		return fmt.Errorf("memory store: encode record: %w", err)
 	}
-	s.putLocked(key, val, now)
+	s.putLocked(key, SealRecord(s.key, key, val), now)
 	return nil
 }
 

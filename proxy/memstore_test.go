@@ -16,6 +16,18 @@ func TestMemStoreConformance(t *testing.T) {
 	})
 }
 
+func TestMemStoreAuth(t *testing.T) {
+	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+		return proxy.NewMemStore(proxy.MemStoreOptions{MaxBytes: cfg.MaxBytes, TTL: cfg.TTL, Now: cfg.Clock.Now, RecordKey: cfg.RecordKey})
+	}, func(t *testing.T, s proxy.Store) storetest.Raw {
+		m := s.(*proxy.MemStore)
+		return storetest.Raw{
+			Get: func(key string) []byte { return proxy.MemStoreRaw(m, key) },
+			Put: func(key string, val []byte) { proxy.SetMemStoreRaw(m, key, val) },
+		}
+	})
+}
+
 func TestMemStoreDefaults(t *testing.T) {
 	clock := storetest.NewClock()
 	s := proxy.NewMemStore(proxy.MemStoreOptions{Now: clock.Now})

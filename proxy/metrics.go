@@ -23,6 +23,9 @@ const (
 	lookupHit   = "hit"
 	lookupMiss  = "miss"
 	lookupError = "error"
+	// lookupRejected: a record failed authentication (see
+	// ErrUnauthenticated) and was treated as absent.
+	lookupRejected = "rejected"
 
 	// Stages that fail open (failOpen): the proxy forwards the request
 	// unchanged when one of them fails.
@@ -57,7 +60,7 @@ var (
 	metricAPIs        = []string{string(Anthropic), string(Chat), string(Responses), labelOther}
 	metricReasons     = []string{string(compact.ReasonThreshold), string(compact.ReasonOverflow), string(compact.ReasonManual), string(reasonAgent), labelOther}
 	metricSummarizers = []string{summarizerExtractive, summarizerOpenAI, summarizerAnthropic, summarizerNative, summarizerModel, summarizerNone}
-	metricLookups     = []string{lookupHit, lookupMiss, lookupError, labelOther}
+	metricLookups     = []string{lookupHit, lookupMiss, lookupError, lookupRejected, labelOther}
 	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, stageInternal, labelOther}
 	metricFallbacks   = []string{fallbackExtractive, fallbackTruncate, labelOther}
 )
@@ -144,7 +147,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			[]float64{0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120}),
 		overheadSeconds: histogram("overhead_seconds", "Time the proxy spent on a request before sending it upstream (reading, parsing, compacting).",
 			[]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
-		storeLookupsTotal:        counter("store_lookups_total", "Conversation record lookups, by result (hit, miss, error).", "result"),
+		storeLookupsTotal:        counter("store_lookups_total", "Conversation record lookups, by result (hit, miss, error, rejected: failed authentication).", "result"),
 		fallbacksTotal:           counter("fallbacks_total", "Fallbacks taken: extractive summary after a model summary failed, truncation when a summary did not fit.", "what"),
 		failOpenTotal:            counter("fail_open_total", "Requests forwarded unchanged because a stage of compaction failed, by stage.", "stage"),
 		passthroughModifiedTotal: plain("passthrough_bytes_modified_total", "Requests forwarded with modified bytes on a path that must pass them through untouched. Must stay 0."),
@@ -201,7 +204,7 @@ func (m *metrics) compaction(reason compact.Reason, summarizer string, before, a
 }
 
 // storeLookup counts a lookup of a conversation record; result is
-// lookupHit, lookupMiss or lookupError.
+// lookupHit, lookupMiss, lookupError or lookupRejected.
 func (m *metrics) storeLookup(result string) {
 	if m == nil {
 		return

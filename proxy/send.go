@@ -210,7 +210,15 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 // Far from the trigger (under 70% of it) even that reading is skipped:
 // light is then the conversation's key, and only the size and usage of
 // the request are recorded.
-func (s *Server) streamable(r *http.Request, api API) streaming {
+func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
+	defer func() {
+		// A store that panics (a damaged file) must not drop the
+		// request: it goes the ordinary way, which fails open.
+		if p := recover(); p != nil {
+			s.failOpen(stageStore, fmt.Errorf("%v", p))
+			sr = streaming{}
+		}
+	}()
 	if r.ContentLength <= 0 || r.ContentLength > s.cfg.MaxBodyBytes || contentEncoding(r.Header) != "" ||
 		strings.HasSuffix(r.URL.Path, "/count_tokens") {
 		return streaming{}

@@ -462,8 +462,10 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := p.Ping(ctx); err != nil {
+			// The stores' errors name the store (a path, a URL without
+			// its password) and never a record's content.
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "store unavailable\n")
+			_, _ = io.WriteString(w, "store unavailable: "+err.Error()+"\n")
 			return
 		}
 	}

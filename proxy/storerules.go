@@ -1,6 +1,10 @@
 package proxy
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -49,4 +53,77 @@ func CheckKey(key string) error {
 		}
 	}
 	return nil
+}
+
+// ErrUnauthenticated is wrapped by Store.Get, together with ErrNotFound,
+// when the store has a record key (see SealRecord) and the stored value
+// fails its check: altered, written with another key or none (a record
+// from before the key was set), or moved from another key. The proxy
+// treats such a record as absent (the conversation starts over and the
+// record is overwritten), counts it and logs it without its content.
+var ErrUnauthenticated = errors.New("proxy: stored record failed authentication")
+
+// MinRecordKeyLen is the shortest record key the proxy's command line
+// accepts, in bytes.
+const MinRecordKeyLen = 16
+
+// sealPrefix starts a sealed value; the HMAC follows in hex, then a
+// newline and the record's bytes.
+const sealPrefix = "cmac1:"
+
+// SealRecord returns the bytes a Store keeps for val, the encoding of
+// the record stored under name (the store key, or a part of the record
+// kept under a name of its own): with a key, val preceded by
+// HMAC-SHA256(key, name, val), so that a writer without the key can
+// neither forge nor alter a record, nor move one to another name; with
+// no key, val itself.
+func SealRecord(key []byte, name string, val []byte) []byte {
+	if len(key) == 0 {
+		return val
+	}
+	out := make([]byte, 0, len(sealPrefix)+2*sha256.Size+1+len(val))
+	out = append(out, sealPrefix...)
+	out = hex.AppendEncode(out, recordMAC(key, name, val))
+	out = append(out, '\n')
+	return append(out, val...)
+}
+
+// OpenRecord returns the record bytes of a value SealRecord stored under
+// name. With a key, a value that is not sealed with that key and name
+// fails with an error wrapping ErrUnauthenticated and ErrNotFound; the
+// error never quotes the value. With no key nothing can be checked: a
+// sealed value is returned without its seal, any other as it is.
+func OpenRecord(key []byte, name string, stored []byte) ([]byte, error) {
+	sealed := bytes.HasPrefix(stored, []byte(sealPrefix))
+	var mac, val []byte
+	if sealed {
+		head, rest, ok := bytes.Cut(stored[len(sealPrefix):], []byte{'\n'})
+		m, err := hex.DecodeString(string(head))
+		// Lower-case hex only: one seal has one spelling.
+		if !ok || err != nil || len(m) != sha256.Size || hex.EncodeToString(m) != string(head) {
+			return nil, fmt.Errorf("%w (%w): malformed seal", ErrUnauthenticated, ErrNotFound)
+		}
+		mac, val = m, rest
+	}
+	switch {
+	case len(key) == 0 && sealed:
+		return val, nil
+	case len(key) == 0:
+		return stored, nil
+	case !sealed:
+		return nil, fmt.Errorf("%w (%w): the record carries no seal (written before the store key was set?)", ErrUnauthenticated, ErrNotFound)
+	case !hmac.Equal(mac, recordMAC(key, name, val)):
+		return nil, fmt.Errorf("%w (%w): the seal does not match (another key, an altered record, or one moved from another key)", ErrUnauthenticated, ErrNotFound)
+	}
+	return val, nil
+}
+
+// recordMAC is the HMAC of a record's bytes under its name.
+func recordMAC(key []byte, name string, val []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("compact-record-v1\x00"))
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write(val)
+	return h.Sum(nil)
 }

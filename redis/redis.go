@@ -19,9 +19,12 @@
 // answer (proxy.LastStore) and the checkpoints only when it compacts, so
 // the frequent write is one small SET that cannot clobber a checkpoint
 // another replica just wrote. Both carry an expiry of Options.TTL from the
-// last write; Redis's own expiry bounds the data, and a maxmemory policy such as
-// allkeys-lru bounds the memory. Locks live under Prefix + "lock:" + the
-// lock key, set only if absent (SET NX PX) with a random owner token;
+// last write; Redis's own expiry bounds the data, and a maxmemory policy
+// such as allkeys-lru bounds the memory (with noeviction, Redis's default,
+// a full server refuses writes, and Ping, which writes, reports it). With
+// Options.RecordKey both values carry an HMAC bound to their key. Locks
+// live under Prefix + "lock:" + the lock key, set only if absent (SET NX
+// PX) with a random owner token;
 // extending and releasing compare the token in a script, so only the owner
 // can do either, and a crashed owner's lock expires by itself.
 //
@@ -35,6 +38,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/x509"
@@ -44,6 +48,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -58,7 +63,15 @@ const (
 	DefaultMaxValueBytes = 4 << 20
 	DefaultDialTimeout   = time.Second
 	DefaultIOTimeout     = 500 * time.Millisecond
+	DefaultCallTimeout   = 500 * time.Millisecond
+	DefaultBackoff       = time.Second
 )
+
+// ErrUnavailable is wrapped by the calls a Store refuses without trying
+// the server, for Options.Backoff after a call that got no answer in time:
+// a stalled or unreachable server then costs the proxy one call timeout
+// per Backoff, not one per call.
+var ErrUnavailable = errors.New("server did not answer recently; not tried")
 
 // Options tune a Store. The zero value uses the defaults.
 type Options struct {
@@ -77,8 +90,25 @@ type Options struct {
 	// short, so that a slow server costs a request little before the
 	// proxy passes it through.
 	DialTimeout, ReadTimeout, WriteTimeout time.Duration
+	// CallTimeout bounds each call of the store as a whole: waiting for a
+	// connection, dialing, retrying and the command itself. A call that
+	// runs out fails with an error wrapping context.DeadlineExceeded. 0
+	// means DefaultCallTimeout (500 ms).
+	CallTimeout time.Duration
+	// Backoff is how long, after a call that got no answer (a timeout, a
+	// refused connection), the store's calls fail at once with
+	// ErrUnavailable instead of trying the server; Ping always tries it,
+	// and a Ping that succeeds ends the backoff. A reply of the server,
+	// an error one included (a full Redis refusing a write), starts none.
+	// 0 means DefaultBackoff (1 s); negative means none.
+	Backoff time.Duration
 	// Logger receives the store's warnings; nil discards them.
 	Logger *slog.Logger
+	// RecordKey, when set, authenticates every record and last call (see
+	// proxy.SealRecord), each bound to its own Redis key: a value that
+	// fails the check reads as absent. nil means values are not
+	// authenticated. Replicas sharing a Redis need the same key.
+	RecordKey []byte
 	// RootCAs, when set, are the certificate authorities a rediss://
 	// server's certificate is checked against, instead of the system's
 	// (a server with a certificate from a private CA). It is ignored for
@@ -89,11 +119,14 @@ type Options struct {
 // Store is a proxy.Store, proxy.Locker and proxy.Pinger on Redis. It is safe
 // for concurrent use.
 type Store struct {
-	c      *goredis.Client
-	opts   Options
-	where  string // the server, for messages, without credentials
-	extend *goredis.Script
-	unlock *goredis.Script
+	c    *goredis.Client
+	opts Options
+	// downUntil is the Unix time in nanoseconds until which calls fail
+	// at once (see Options.Backoff); 0 when they go to the server.
+	downUntil atomic.Int64
+	where     string // the server, for messages, without credentials
+	extend    *goredis.Script
+	unlock    *goredis.Script
 }
 
 // Open returns a store on the server rawURL names: redis://[user:password@]
@@ -115,6 +148,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
+	opts.RecordKey = bytes.Clone(opts.RecordKey)
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = DefaultDialTimeout
 	}
@@ -124,9 +158,20 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultIOTimeout
 	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.Backoff == 0 {
+		opts.Backoff = DefaultBackoff
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Each call's context carries its deadline (CallTimeout); go-redis
+	// applies it to the connection only when told to, and waits for a
+	// free connection no longer than that either.
+	o.ContextTimeoutEnabled = true
+	o.PoolTimeout = opts.CallTimeout
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout = opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout
 	if o.TLSConfig != nil && opts.RootCAs != nil {
 		o.TLSConfig.RootCAs = opts.RootCAs
@@ -144,7 +189,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		unlock: goredis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`),
 	}
 	if err := s.Ping(ctx); err != nil {
-		opts.Logger.Warn("redis not reachable yet; requests pass through uncompacted until it is", "redis", where, "err", err)
+		opts.Logger.Warn("redis not ready yet (unreachable, or refusing writes); requests pass through uncompacted until it is", "redis", where, "err", err)
 	}
 	return s, nil
 }
@@ -154,9 +199,13 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	if err := proxy.CheckKey(key); err != nil {
 		return nil, err
 	}
-	vals, err := s.c.MGet(ctx, s.opts.Prefix+key, s.lastKey(key)).Result()
+	var vals []any
+	err := s.do(ctx, "get", false, func(ctx context.Context) (err error) {
+		vals, err = s.c.MGet(ctx, s.opts.Prefix+key, s.lastKey(key)).Result()
+		return err
+	})
 	if err != nil {
-		return nil, s.fail("get", err)
+		return nil, err
 	}
 	recJSON, _ := vals[0].(string)
 	lastJSON, _ := vals[1].(string)
@@ -165,15 +214,23 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	}
 	var rec proxy.Record
 	if vals[0] != nil {
-		if err := json.Unmarshal([]byte(recJSON), &rec); err != nil {
-			_ = s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+		b, err := proxy.OpenRecord(s.opts.RecordKey, key, []byte(recJSON))
+		if err != nil {
+			return nil, fmt.Errorf("redis: record: %w", err)
+		}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			s.del(ctx, key)
 			return nil, fmt.Errorf("redis: record: %w: %v", proxy.ErrCorrupt, err)
 		}
 	}
 	if vals[1] != nil {
+		b, err := proxy.OpenRecord(s.opts.RecordKey, "last:"+key, []byte(lastJSON))
+		if err != nil {
+			return nil, fmt.Errorf("redis: last call: %w", err)
+		}
 		var last proxy.LastCall
-		if err := json.Unmarshal([]byte(lastJSON), &last); err != nil {
-			_ = s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+		if err := json.Unmarshal(b, &last); err != nil {
+			s.del(ctx, key)
 			return nil, fmt.Errorf("redis: record: %w: last call: %v", proxy.ErrCorrupt, err)
 		}
 		rec.Last = &last
@@ -205,23 +262,26 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 			return fmt.Errorf("redis: record: %w", err)
 		}
 	}
+	b = proxy.SealRecord(s.opts.RecordKey, key, b)
+	if last != nil {
+		last = proxy.SealRecord(s.opts.RecordKey, "last:"+key, last)
+	}
 	if len(b)+len(last) > s.opts.MaxValueBytes {
 		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b)+len(last), s.opts.MaxValueBytes)
 	}
 	ttl := s.ttl()
-	_, err = s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, s.opts.Prefix+key, b, ttl)
-		if last != nil {
-			p.Set(ctx, s.lastKey(key), last, ttl)
-		} else {
-			p.Del(ctx, s.lastKey(key))
-		}
-		return nil
+	return s.do(ctx, "set", false, func(ctx context.Context) error {
+		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.Set(ctx, s.opts.Prefix+key, b, ttl)
+			if last != nil {
+				p.Set(ctx, s.lastKey(key), last, ttl)
+			} else {
+				p.Del(ctx, s.lastKey(key))
+			}
+			return nil
+		})
+		return err
 	})
-	if err != nil {
-		return s.fail("set", err)
-	}
-	return nil
 }
 
 // PutLast implements proxy.LastStore: one SET of the last call, with the
@@ -238,18 +298,18 @@ func (s *Store) PutLast(ctx context.Context, key string, last *proxy.LastCall) e
 	if err != nil {
 		return fmt.Errorf("redis: last call: %w", err)
 	}
+	b = proxy.SealRecord(s.opts.RecordKey, "last:"+key, b)
 	ttl := s.ttl()
-	_, err = s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Set(ctx, s.lastKey(key), b, ttl)
-		if ttl > 0 {
-			p.PExpire(ctx, s.opts.Prefix+key, ttl)
-		}
-		return nil
+	return s.do(ctx, "set", false, func(ctx context.Context) error {
+		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.Set(ctx, s.lastKey(key), b, ttl)
+			if ttl > 0 {
+				p.PExpire(ctx, s.opts.Prefix+key, ttl)
+			}
+			return nil
+		})
+		return err
 	})
-	if err != nil {
-		return s.fail("set", err)
-	}
-	return nil
 }
 
 // ttl is the expiry of a write, 0 for none.
@@ -263,12 +323,62 @@ func (s *Store) ttl() time.Duration {
 // Close implements proxy.Store.
 func (s *Store) Close() error { return s.c.Close() }
 
-// Ping implements proxy.Pinger.
+// Ping implements proxy.Pinger. It writes a small key (Prefix + "ready",
+// expiring after a minute) rather than sending PING: a Redis at its
+// maxmemory with the noeviction policy (Redis's default) still answers
+// PING and reads but refuses every write, and a proxy that cannot store
+// its compactions is not ready. A Ping that succeeds ends a backoff.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.c.Ping(ctx).Err(); err != nil {
-		return s.fail("ping", err)
+	err := s.do(ctx, "ping", true, func(ctx context.Context) error {
+		return s.c.Set(ctx, s.opts.Prefix+"ready", "1", time.Minute).Err()
+	})
+	if err == nil {
+		s.downUntil.Store(0)
 	}
-	return nil
+	return err
+}
+
+// do runs one call of the store: at once with ErrUnavailable during a
+// backoff (unless probe), else f under the call's deadline. An error that
+// is not a reply of the server starts a backoff.
+func (s *Store) do(ctx context.Context, op string, probe bool, f func(ctx context.Context) error) error {
+	if until := s.downUntil.Load(); !probe && until != 0 && time.Now().UnixNano() < until {
+		return s.fail(op, ErrUnavailable)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	err := f(cctx)
+	var reply goredis.Error
+	switch {
+	case err == nil, errors.As(err, &reply):
+		return s.failIf(op, err)
+	case ctx.Err() != nil:
+		// The caller gave up; that says nothing about the server.
+		return s.fail(op, err)
+	}
+	if cctx.Err() != nil {
+		err = fmt.Errorf("no answer within %v: %w (%v)", s.opts.CallTimeout, context.DeadlineExceeded, err)
+	}
+	if s.opts.Backoff > 0 {
+		s.downUntil.Store(time.Now().Add(s.opts.Backoff).UnixNano())
+	}
+	return s.fail(op, err)
+}
+
+// failIf is fail for a non-nil err.
+func (s *Store) failIf(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return s.fail(op, err)
+}
+
+// del deletes key's record and last call, best effort (a record that
+// failed to decode).
+func (s *Store) del(ctx context.Context, key string) {
+	_ = s.do(ctx, "delete", false, func(ctx context.Context) error {
+		return s.c.Del(ctx, s.opts.Prefix+key, s.lastKey(key)).Err()
+	})
 }
 
 // TryLock implements proxy.Locker with SET NX PX and a random token.
@@ -281,9 +391,13 @@ func (s *Store) TryLock(ctx context.Context, key string, ttl time.Duration) (pro
 		return nil, fmt.Errorf("redis: lock token: %w", err)
 	}
 	l := &lock{s: s, key: s.opts.Prefix + "lock:" + key, token: hex.EncodeToString(b[:])}
-	ok, err := s.c.SetNX(ctx, l.key, l.token, ttl).Result()
+	var ok bool
+	err := s.do(ctx, "lock", false, func(ctx context.Context) (err error) {
+		ok, err = s.c.SetNX(ctx, l.key, l.token, ttl).Result()
+		return err
+	})
 	if err != nil {
-		return nil, s.fail("lock", err)
+		return nil, err
 	}
 	if !ok {
 		return nil, nil
@@ -300,9 +414,15 @@ type lock struct {
 
 // Extend implements proxy.Lock.
 func (l *lock) Extend(ctx context.Context, ttl time.Duration) error {
-	n, err := l.s.extend.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+	// Extending and releasing try the server even during a backoff: a
+	// held lock matters more than one call's wait.
+	var n int
+	err := l.s.do(ctx, "extend lock", true, func(ctx context.Context) (err error) {
+		n, err = l.s.extend.Run(ctx, l.s.c, []string{l.key}, l.token, ttl.Milliseconds()).Int()
+		return err
+	})
 	if err != nil {
-		return l.s.fail("extend lock", err)
+		return err
 	}
 	if n == 0 {
 		return fmt.Errorf("redis: %w", proxy.ErrLockLost)
@@ -312,10 +432,9 @@ func (l *lock) Extend(ctx context.Context, ttl time.Duration) error {
 
 // Release implements proxy.Lock.
 func (l *lock) Release(ctx context.Context) error {
-	if err := l.s.unlock.Run(ctx, l.s.c, []string{l.key}, l.token).Err(); err != nil {
-		return l.s.fail("release lock", err)
-	}
-	return nil
+	return l.s.do(ctx, "release lock", true, func(ctx context.Context) error {
+		return l.s.unlock.Run(ctx, l.s.c, []string{l.key}, l.token).Err()
+	})
 }
 
 // fail wraps a client error with the operation and the server, never the

@@ -22,11 +22,13 @@ type server struct {
 	port int
 	dir  string
 	cmd  *exec.Cmd
+	// args are extra redis-server arguments ("--maxmemory", "1mb").
+	args []string
 }
 
 // startServer starts redis-server, or skips the test when it is not
 // installed (fails instead under COMPACT_REQUIRE_REDIS=1, as in .ci/run).
-func startServer(t testing.TB) *server {
+func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		if os.Getenv("COMPACT_REQUIRE_REDIS") != "" {
@@ -40,7 +42,7 @@ func startServer(t testing.TB) *server {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	s := &server{t: t, port: port, dir: t.TempDir()}
+	s := &server{t: t, port: port, dir: t.TempDir(), args: args}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -53,6 +55,7 @@ func (s *server) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", s.p
 func (s *server) start() {
 	s.t.Helper()
 	s.cmd = exec.Command("redis-server", "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", s.dir)
+	s.cmd.Args = append(s.cmd.Args, s.args...)
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -44,7 +45,7 @@ const storeMemory = "memory"
 
 func (a *app) proxyCommand() *cobra.Command {
 	var lf limitFlags
-	var listen, anthropicUp, openaiUp, storePath, redisURL, redisCA, summarizer, summaryModel, logFormat string
+	var listen, anthropicUp, openaiUp, storePath, redisURL, redisCA, summarizer, summaryModel, logFormat, storeKeyFile string
 	var lockTTL time.Duration
 	var maxBody int64
 	var storeMaxMB int
@@ -178,11 +179,15 @@ never appear in logs, metrics or the store.`,
 				return err
 			}
 			reg = reg.With(st.cfg.Models...)
+			recordKey, err := a.storeKey(storeKeyFile)
+			if err != nil {
+				return err
+			}
 
 			var store proxy.Store
 			if pc.Redis != "" {
 				redis.QuietClientLogs()
-				ropts := redis.Options{TTL: storeTTL, Logger: logger}
+				ropts := redis.Options{TTL: storeTTL, Logger: logger, RecordKey: recordKey}
 				if redisCA != "" {
 					pem, err := os.ReadFile(redisCA)
 					if err != nil {
@@ -199,7 +204,7 @@ never appear in logs, metrics or the store.`,
 				}
 				store = rs
 			} else if pc.Store == storeMemory {
-				store = proxy.NewMemStore(proxy.MemStoreOptions{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL})
+				store = proxy.NewMemStore(proxy.MemStoreOptions{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL, RecordKey: recordKey})
 			} else {
 				path := pc.Store
 				if path == "" {
@@ -207,7 +212,7 @@ never appear in logs, metrics or the store.`,
 						return fmt.Errorf("--store: %w", err)
 					}
 				}
-				bs, err := bolt.Open(path, bolt.Options{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL})
+				bs, err := bolt.Open(path, bolt.Options{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL, RecordKey: recordKey})
 				if err != nil {
 					return fmt.Errorf("--store %s: %w", path, err)
 				}
@@ -244,6 +249,7 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&storePath, "store", "", `state file (default $XDG_STATE_HOME/compact/proxy.db), or "memory"`)
 	f.StringVar(&redisURL, "redis", "", "redis://[user:password@]host:port/db (or rediss:// for TLS) shared by several replicas, instead of --store")
 	f.StringVar(&redisCA, "redis-ca", "", "with a rediss:// URL: PEM file of the CA that signed the Redis server's certificate (default: the system's CAs)")
+	f.StringVar(&storeKeyFile, "store-key-file", "", "file holding the key (at least 16 bytes) that authenticates the stored records with HMAC-SHA256; default $"+envStoreKey+", else none")
 	f.DurationVar(&lockTTL, "lock-ttl", proxy.DefaultLockTTL, "with --redis: lifetime of a conversation's lock, extended while its summary is written")
 	f.IntVar(&storeMaxMB, "store-max-mb", 256, "size cap of the stored state in MiB; the least recently used conversations go first")
 	f.DurationVar(&storeTTL, "store-ttl", 7*24*time.Hour, "how long a conversation's state is kept after its last use")
@@ -259,6 +265,33 @@ never appear in logs, metrics or the store.`,
 	lf.addKeepRecent(cmd)
 	lf.addPolicy(cmd)
 	return cmd
+}
+
+// envStoreKey is the environment variable that holds the store's record
+// key when --store-key-file is not given.
+const envStoreKey = "COMPACT_STORE_KEY"
+
+// storeKey returns the key that authenticates stored records: the content
+// of file (surrounding white space trimmed), else $COMPACT_STORE_KEY, else
+// nil (no authentication). The key itself never appears in an error.
+func (a *app) storeKey(file string) ([]byte, error) {
+	var key []byte
+	what := envStoreKey
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usagef("--store-key-file: %v", err)
+		}
+		key, what = bytes.TrimSpace(b), "--store-key-file "+file
+	} else if v := a.getenv(envStoreKey); v != "" {
+		key = []byte(strings.TrimSpace(v))
+	} else {
+		return nil, nil
+	}
+	if len(key) < proxy.MinRecordKeyLen {
+		return nil, usagef("%s: the key is %d bytes; want at least %d (for example: head -c 32 /dev/urandom | base64)", what, len(key), proxy.MinRecordKeyLen)
+	}
+	return key, nil
 }
 
 // serveProxy listens on addr and serves srv until ctx ends (Ctrl-C,

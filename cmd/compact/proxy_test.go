@@ -247,3 +247,37 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestProxyStoreKeyUsage: a record key that is too short, from the
+// environment or a file, or a key file that cannot be read, is a usage
+// error naming where the key came from and never quoting it.
+func TestProxyStoreKeyUsage(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("tiny-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  string
+		args []string
+		want string
+	}{
+		{"short env", "tiny-secret", nil, "COMPACT_STORE_KEY"},
+		{"short file", "", []string{"--store-key-file", short}, "--store-key-file " + short},
+		{"missing file", "", []string{"--store-key-file", filepath.Join(dir, "none")}, "--store-key-file"},
+		{"short file wins over a good env", strings.Repeat("k", 32), []string{"--store-key-file", short}, "--store-key-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCLI(t)
+			c.env["COMPACT_STORE_KEY"] = tc.env
+			out := c.fails(2, append([]string{"proxy", "--store", "memory", "--listen", "127.0.0.1:0"}, tc.args...)...)
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("%q does not name %s", out, tc.want)
+			}
+			if strings.Contains(out, "tiny-secret") {
+				t.Errorf("the error quotes the key: %q", out)
+			}
+		})
+	}
+}

@@ -13,7 +13,8 @@
 // RunTTL (expiry after the last use) and RunLRU (eviction of the least
 // recently used records beyond a byte budget). A store whose expiry or
 // eviction lives in a server, not in the client, may leave out the sets it
-// cannot honour and say so.
+// cannot honour and say so. RunAuth, run apart since it needs raw access
+// to the stored bytes, checks the authentication of records.
 //
 // The tests never sleep: time moves only through Config.Clock, by whole
 // minutes between operations whose order matters, so a store may record
@@ -21,6 +22,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,6 +47,9 @@ type Config struct {
 	// Clock is the time the store must read; it moves only when a test
 	// advances it.
 	Clock *Clock
+	// RecordKey is the key that authenticates the records (see
+	// proxy.SealRecord); nil means none. Only RunAuth sets it.
+	RecordKey []byte
 }
 
 // Opener opens a new, empty store configured by cfg. Run closes it at the
@@ -89,6 +94,21 @@ func (c *Clock) OnAdvance(f func(time.Duration)) {
 	defer c.mu.Unlock()
 	c.hooks = append(c.hooks, f)
 }
+
+// Raw reaches the bytes a store keeps for a key's record behind the
+// store's back, as someone with write access to the store's file or server
+// would. RunAuth uses it to alter, move and forge records. For a store
+// that keeps a record in several values, Get and Put reach the one that
+// holds the checkpoints.
+type Raw struct {
+	// Get returns the stored bytes, nil when there are none.
+	Get func(key string) []byte
+	// Put replaces them.
+	Put func(key string, val []byte)
+}
+
+// RawOpener gives RunAuth raw access to a store it opened.
+type RawOpener func(t *testing.T, s proxy.Store) Raw
 
 // Run runs RunBasic, RunTTL and RunLRU.
 func Run(t *testing.T, open Opener) {
@@ -516,5 +536,124 @@ func RunLRU(t *testing.T, open Opener) {
 		if got := h.use("b", "big"); got != "b" {
 			t.Fatalf("after a later Put, present = %q; want b", got)
 		}
+	})
+}
+
+// RunAuth checks the authentication of records (proxy.SealRecord): with a
+// record key, a record altered, moved to another key, written with another
+// key or with none reads as absent (ErrNotFound and
+// proxy.ErrUnauthenticated), and a Put overwrites it; without a key,
+// records are kept as they are and sealed ones still read.
+func RunAuth(t *testing.T, open Opener, raw RawOpener) {
+	ctx := context.Background()
+	key := []byte("conformance-record-key-0123456789")
+	sealed := func(t *testing.T) (*harness, Raw) {
+		h := &harness{t: t, clock: NewClock()}
+		h.store = open(t, Config{MaxBytes: -1, TTL: -1, Clock: h.clock, RecordKey: key})
+		t.Cleanup(func() { h.store.Close() })
+		return h, raw(t, h.store)
+	}
+	refused := func(t *testing.T, h *harness, k string) {
+		t.Helper()
+		rec, err := h.store.Get(ctx, k)
+		if !errors.Is(err, proxy.ErrNotFound) || !errors.Is(err, proxy.ErrUnauthenticated) || rec != nil {
+			t.Fatalf("Get(%q) = %v, %v; want nil and an error wrapping ErrNotFound and ErrUnauthenticated", k, rec, err)
+		}
+		if strings.Contains(err.Error(), "work so far") {
+			t.Fatalf("the error quotes the record: %v", err)
+		}
+	}
+	// plain is a record's bytes as a store without a key keeps them.
+	plain := func() []byte {
+		rec := fullRecord()
+		rec.Last = nil
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	t.Run("RoundTrip", func(t *testing.T) {
+		h, r := sealed(t)
+		h.put("k:a", fullRecord())
+		sameRecord(t, h.get("k:a"), fullRecord())
+		if b := r.Get("k:a"); json.Valid(b) {
+			t.Fatalf("the store keeps the record as bare JSON: %.80s", b)
+		}
+	})
+	t.Run("Altered", func(t *testing.T) {
+		h, r := sealed(t)
+		h.put("k:a", fullRecord())
+		b := r.Get("k:a")
+		i := bytes.Index(b, []byte("older"))
+		if i < 0 {
+			t.Fatal("the record's summary is not in the stored bytes")
+		}
+		copy(b[i:], "newer")
+		r.Put("k:a", b)
+		refused(t, h, "k:a")
+		// Treated as absent: a Put writes a good record over it.
+		h.put("k:a", fullRecord())
+		sameRecord(t, h.get("k:a"), fullRecord())
+	})
+	t.Run("Moved", func(t *testing.T) {
+		h, r := sealed(t)
+		h.put("k:a", fullRecord())
+		r.Put("k:b", r.Get("k:a"))
+		refused(t, h, "k:b")
+		sameRecord(t, h.get("k:a"), fullRecord())
+	})
+	t.Run("Unsealed", func(t *testing.T) {
+		h, r := sealed(t)
+		r.Put("k:c", plain())
+		refused(t, h, "k:c")
+	})
+	t.Run("OtherKey", func(t *testing.T) {
+		h, r := sealed(t)
+		r.Put("k:d", proxy.SealRecord([]byte("another-key-of-the-right-size!!"), "k:d", plain()))
+		refused(t, h, "k:d")
+	})
+	t.Run("Malformed", func(t *testing.T) {
+		h, r := sealed(t)
+		for _, v := range []string{"cmac1:", "cmac1:zz\n{}", "cmac1:" + strings.Repeat("00", 31) + "\n{}"} {
+			r.Put("k:m", []byte(v))
+			refused(t, h, "k:m")
+		}
+	})
+	t.Run("PutLastOverForged", func(t *testing.T) {
+		h, r := sealed(t)
+		ls, ok := h.store.(proxy.LastStore)
+		if !ok {
+			t.Skip("not a LastStore")
+		}
+		r.Put("k:e", proxy.SealRecord([]byte("another-key-of-the-right-size!!"), "k:e", plain()))
+		if err := ls.PutLast(ctx, "k:e", &proxy.LastCall{Units: 3}); err != nil {
+			t.Fatal(err)
+		}
+		// The forged checkpoints are never served, whatever the store
+		// does with the rest.
+		rec, err := h.store.Get(ctx, "k:e")
+		if err == nil && len(rec.Checkpoints) > 0 {
+			t.Fatalf("a forged record's checkpoints were served after PutLast: %+v", rec.Checkpoints)
+		}
+		if err != nil && !errors.Is(err, proxy.ErrNotFound) {
+			t.Fatal(err)
+		}
+	})
+	t.Run("WithoutKey", func(t *testing.T) {
+		h := &harness{t: t, clock: NewClock()}
+		h.store = open(t, Config{MaxBytes: -1, TTL: -1, Clock: h.clock})
+		t.Cleanup(func() { h.store.Close() })
+		r := raw(t, h.store)
+		h.put("k:p", fullRecord())
+		if b := r.Get("k:p"); !json.Valid(b) {
+			t.Fatalf("a store without a key does not keep plain JSON: %.80s", b)
+		}
+		// Nothing can be checked without the key: a sealed record reads.
+		r.Put("k:s", proxy.SealRecord(key, "k:s", plain()))
+		want := fullRecord()
+		want.Last = nil
+		sameRecord(t, h.get("k:s"), want)
 	})
 }
