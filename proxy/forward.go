@@ -31,9 +31,22 @@ var hopHeaders = []string{
 	"Upgrade",
 }
 
-// forwardHeader copies h without its hop-by-hop headers, including those
-// the Connection header names.
+// forwardHeader copies the client's request header h for the upstream:
+// without its hop-by-hop headers (see endToEnd), and with an empty
+// User-Agent when the client sent none, so that net/http does not send
+// its own.
 func forwardHeader(h http.Header) http.Header {
+	out := endToEnd(h)
+	if _, ok := out["User-Agent"]; !ok {
+		// net/http would send its own; an empty value sends none.
+		out["User-Agent"] = []string{""}
+	}
+	return out
+}
+
+// endToEnd copies h without its hop-by-hop headers, including those the
+// Connection header names.
+func endToEnd(h http.Header) http.Header {
 	out := h.Clone()
 	for _, v := range h.Values("Connection") {
 		for _, name := range strings.Split(v, ",") {
@@ -44,10 +57,6 @@ func forwardHeader(h http.Header) http.Header {
 	}
 	for _, name := range hopHeaders {
 		out.Del(name)
-	}
-	if _, ok := out["User-Agent"]; !ok {
-		// net/http would send its own; an empty value sends none.
-		out["User-Agent"] = []string{""}
 	}
 	return out
 }
@@ -127,11 +136,11 @@ func isOverflow(api API, status int, body []byte, header http.Header) bool {
 	return compact.IsContextOverflow(&compact.ProviderError{Provider: provider, StatusCode: status, Body: string(body)})
 }
 
-// copyHeader writes h into the response header w, without hop-by-hop
-// headers.
+// copyHeader writes the upstream's response header h into w, without
+// hop-by-hop headers and adding none.
 func copyHeader(w http.ResponseWriter, h http.Header) {
 	dst := w.Header()
-	for k, vs := range forwardHeader(h) {
+	for k, vs := range endToEnd(h) {
 		dst[k] = append(dst[k][:0:0], vs...)
 	}
 }
