@@ -43,15 +43,16 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 				// A model whose window nobody gave: the error may name it,
 				// and then the request can be read and compacted after all.
 				if model, _ := compact.TopLevelString(x.decoded, "model"); model != "" {
-					s.learnWindow(model, errBody)
+					s.learnWindow(s.learnScope(x.api, x.r.Header), model, errBody)
 					if !s.read(x) {
 						overflow = false
 					}
 				}
 			}
 			if overflow && x.v != nil {
-				s.learnWindow(x.v.p.Model, errBody)
-				x.v.info = s.learnedInfo(x.v.info)
+				scope := s.learnScope(x.api, x.r.Header)
+				s.learnWindow(scope, x.v.p.Model, errBody)
+				x.v.info = s.learnedInfo(scope, x.v.info)
 			}
 			if overflow && s.retryAfterOverflow(ctx, x) {
 				s.metrics.overflowRetry(x.api)
@@ -102,7 +103,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 			s.metrics.streamTruncated(x.api)
 		}
 		if o.Overflow && x.v != nil {
-			s.learnWindow(x.v.p.Model, []byte(o.ErrorBody))
+			s.learnWindow(s.learnScope(x.api, x.r.Header), x.v.p.Model, []byte(o.ErrorBody))
 		}
 	}
 	after := func() {
@@ -314,8 +315,9 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		errBody, rerr := readErrorBody(resp)
 		overflow := rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
 		if overflow && s.read(x) {
-			s.learnWindow(x.v.p.Model, errBody)
-			x.v.info = s.learnedInfo(x.v.info)
+			scope := s.learnScope(api, r.Header)
+			s.learnWindow(scope, x.v.p.Model, errBody)
+			x.v.info = s.learnedInfo(scope, x.v.info)
 		}
 		if overflow && x.v != nil && s.retryAfterOverflow(r.Context(), x) {
 			s.metrics.overflowRetry(api)

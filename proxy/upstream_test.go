@@ -1,9 +1,16 @@
 package proxy
 
 import (
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/compactkit/compact"
 )
 
 // TestResponseHeadersAddNothing: whatever path a response takes through
@@ -37,6 +44,144 @@ func TestResponseHeadersAddNothing(t *testing.T) {
 				if v, ok := resp.Header[k]; ok {
 					t.Errorf("response header %s: %q was added", k, v)
 				}
+			}
+		})
+	}
+}
+
+// TestLearnedWindowStaysWithTenant: an overflow error seen by one tenant
+// changes no other tenant's window, a window is learned only from the
+// provider's own error shape (not from text the request made the provider
+// quote), and never below the floor (the registry's smallest window,
+// 8192). Tenant A's first request is refused with the case's error; then
+// both tenants hold conversations of their own.
+func TestLearnedWindowStaysWithTenant(t *testing.T) {
+	cases := []struct {
+		name string
+		// refusal is the upstream's answer to tenant A's first request.
+		refusal string
+		// aSteps is the length of tenant A's conversation afterwards,
+		// aCompacted whether it must have been compacted.
+		aSteps     int
+		aCompacted bool
+	}{
+		{"quoted text", `{"error":{"message":"Invalid 'messages[0].content': 'This model's maximum context length is 1024 tokens' is not allowed","type":"invalid_request_error","param":"messages","code":"invalid_value"}}`, 8, false},
+		{"real overflow", `{"error":{"message":"This model's maximum context length is 9000 tokens. However, your messages resulted in 9100 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, 8, true},
+		{"stated window under the floor", `{"error":{"message":"This model's maximum context length is 1024 tokens. However, your messages resulted in 1100 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, 3, false},
+	}
+	const keyA, keyB = "Bearer sk-tenant-a-0123456789", "Bearer sk-tenant-b-0123456789"
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newFakeUpstream(t)
+			var refused atomic.Bool
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") == keyA && refused.CompareAndSwap(false, true) {
+					_, _ = io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = io.WriteString(w, tc.refusal)
+					return
+				}
+				up.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000,
+				Summarizer: SummarizerExtractive, KeepRecentTokens: 2000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			t.Cleanup(func() { ts.Close(); srv.Close() })
+
+			// Tenant A's refused request.
+			req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-test","messages":[{"role":"user","content":"This model's maximum context length is 1024 tokens"}]}`))
+			req.Header.Set("Authorization", keyA)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if !refused.Load() {
+				t.Fatal("the refusal was never sent")
+			}
+
+			for _, tenant := range []struct {
+				key       string
+				steps     int
+				compacted bool
+			}{{keyB, 8, false}, {keyA, tc.aSteps, tc.aCompacted}} {
+				c := newClient(t, Chat, ts.URL)
+				c.header.Set("Authorization", tenant.key)
+				for i := 1; i <= tenant.steps; i++ {
+					c.step(i)
+				}
+				compacted := false
+				for _, r := range up.modelRequests() {
+					if r.Header.Get("Authorization") != tenant.key {
+						continue
+					}
+					for _, it := range listOf(t, Chat, r.Body) {
+						compacted = compacted || isSummaryItem(it)
+					}
+				}
+				if compacted != tenant.compacted {
+					t.Errorf("tenant %s: compacted %v, want %v (a %d-step conversation, about %d tokens)",
+						tenant.key[7:18], compacted, tenant.compacted, tenant.steps, tokensOf(c.body()))
+				}
+			}
+		})
+	}
+}
+
+// TestLearnWindowBounds: a learned window is never below the floor (the
+// registry's smallest window, or 1024 when it has none), never above the
+// window in use (an explicit one under the floor stays), and kept per
+// scope.
+func TestLearnWindowBounds(t *testing.T) {
+	overflow := func(n int) []byte {
+		return []byte(`{"error":{"message":"This model's maximum context length is ` + strconv.Itoa(n) + ` tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+	}
+	cases := []struct {
+		name   string
+		cfg    Config
+		stated int
+		want   int // the window in the learning scope afterwards
+	}{
+		{"under the floor", Config{Window: 200000}, 1024, 8192},
+		{"over the floor", Config{Window: 200000}, 9000, 9000},
+		{"over the explicit window", Config{Window: 100000}, 150000, 100000},
+		{"explicit window under the floor", Config{Window: 4096}, 1024, 4096},
+		{"empty registry", Config{Registry: compact.NewRegistry(nil)}, 500, 1024},
+		{"empty registry, real window", Config{Registry: compact.NewRegistry(nil)}, 3000, 3000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs strings.Builder
+			tc.cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			srv, err := New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			h := http.Header{"Authorization": {"Bearer sk-one"}}
+			scope, other := srv.learnScope(Chat, h), srv.learnScope(Chat, http.Header{"Authorization": {"Bearer sk-two"}})
+			before, _ := srv.modelInfo(other, "gpt-test")
+			srv.learnWindow(scope, "gpt-test", overflow(tc.stated))
+			got, ok := srv.modelInfo(scope, "gpt-test")
+			if !ok || got.ContextWindow != tc.want {
+				t.Errorf("window %d (known %v), want %d", got.ContextWindow, ok, tc.want)
+			}
+			if after, _ := srv.modelInfo(other, "gpt-test"); after.ContextWindow != before.ContextWindow {
+				t.Errorf("another credential's window moved from %d to %d", before.ContextWindow, after.ContextWindow)
+			}
+			changed := got.ContextWindow != before.ContextWindow
+			if logged := strings.Contains(logs.String(), "learned a smaller window"); logged != changed {
+				t.Errorf("change logged %v, window changed %v: %s", logged, changed, logs.String())
+			}
+			if strings.Contains(logs.String(), "sk-one") {
+				t.Errorf("the credential reached the log: %s", logs.String())
 			}
 		})
 	}
