@@ -186,3 +186,62 @@ func TestLearnWindowBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestObserverLinearInEventSize: an SSE event that arrives in many small
+// writes (a large event, or one whose blank line never comes) costs work
+// linear in its size, not a rescan of everything buffered on every write.
+// The observer counts the bytes it examines or moves.
+func TestObserverLinearInEventSize(t *testing.T) {
+	big := strings.Repeat("x", 4<<20)
+	cases := []struct {
+		name   string
+		stream string
+		write  int // bytes per Write
+	}{
+		{"no blank line", "event: message_delta\ndata: {\"type\":\"message_delta\",\"pad\":\"" + big, 4 << 10},
+		{"one large event", "event: message_delta\ndata: {\"type\":\"message_delta\",\"pad\":\"" + big + "\",\"usage\":{\"output_tokens\":7}}\n\n", 4 << 10},
+		{"large event after small ones", strings.Repeat("event: ping\ndata: {\"type\":\"ping\"}\n\n", 1000) + "data: {\"pad\":\"" + big + "\"}\r\n\r\n", 1 << 10},
+		{"byte by byte", "event: message_delta\ndata: {\"type\":\"message_delta\",\"pad\":\"" + big[:64<<10] + "\",\"usage\":{\"output_tokens\":7}}\r\n\r\n", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newUsageObserver(Anthropic, true)
+			for i := 0; i < len(tc.stream); i += tc.write {
+				_, _ = o.Write([]byte(tc.stream[i:min(i+tc.write, len(tc.stream))]))
+			}
+			got := o.Observed()
+			if strings.Contains(tc.stream, "output_tokens") && (got.Usage == nil || got.Usage.Output != 7) {
+				t.Errorf("usage %+v, want output 7", got.Usage)
+			}
+			t.Logf("%.2f bytes examined or moved per byte", float64(o.work)/float64(len(tc.stream)))
+			if n := len(tc.stream); o.work > 4*n {
+				t.Errorf("%d bytes examined or moved for a %d-byte stream (%.1f per byte), want at most 4 per byte", o.work, n, float64(o.work)/float64(n))
+			}
+		})
+	}
+}
+
+// FuzzObserverChunks: the observer reads the same from a stream whatever
+// sizes its writes come in, down to one byte each (the search for an
+// event's end resumes where the previous write left it).
+func FuzzObserverChunks(f *testing.F) {
+	f.Add("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\r\n\r\nevent: message_stop\rdata: {\"type\":\"message_stop\"}\r\r", uint8(1))
+	f.Add("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\r\n\r\ndata: [DONE]\n\n", uint8(3))
+	f.Add("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":9}}}\n\n", uint8(2))
+	f.Fuzz(func(t *testing.T, body string, size uint8) {
+		step := int(size%7) + 1
+		for _, api := range []API{Anthropic, Chat, Responses} {
+			whole := newUsageObserver(api, true)
+			whole.Write([]byte(body))
+			a := whole.Observed()
+			chunked := newUsageObserver(api, true)
+			for i := 0; i < len(body); i += step {
+				chunked.Write([]byte(body[i:min(i+step, len(body))]))
+			}
+			b := chunked.Observed()
+			if a.Complete != b.Complete || a.Overflow != b.Overflow || a.ErrorBody != b.ErrorBody || (a.Usage == nil) != (b.Usage == nil) || (a.Usage != nil && *a.Usage != *b.Usage) {
+				t.Fatalf("%s: whole %+v, in writes of %d %+v", api, a, step, b)
+			}
+		}
+	})
+}
