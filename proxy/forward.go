@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -106,19 +105,32 @@ func newUpstreamRequest(ctx context.Context, base *url.URL, r *http.Request, bod
 // classify it before it is passed on.
 const errorBodyLimit = 1 << 20
 
-// readErrorBody reads a failed upstream response in full (up to
-// errorBodyLimit) and closes it, so that it can be classified and then
-// still be sent to the client as it came.
-func readErrorBody(resp *http.Response) ([]byte, error) {
+// peekError reads a failed upstream response's body, up to errorBodyLimit
+// of it, to classify it. whole reports that head is all of the body (it is
+// then closed); otherwise the rest is still in resp.Body, and relayError
+// sends it on. err is a failure to read (the upstream cut the body short).
+func peekError(resp *http.Response) (head []byte, whole bool, err error) {
+	head, err = io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit+1))
+	if err != nil || len(head) <= errorBodyLimit {
+		resp.Body.Close()
+		return head, err == nil, err
+	}
+	return head, false, nil
+}
+
+// relayError sends a failed upstream response to the client as it came:
+// its headers, head (what peekError read) and the rest of the body, so
+// that the client gets every byte its Content-Length promises however
+// large the body. It closes the body and returns the first error.
+func relayError(w http.ResponseWriter, resp *http.Response, head []byte) error {
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit+1))
-	if err != nil {
-		return b, err
+	copyHeader(w, resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	if _, err := w.Write(head); err != nil {
+		return err
 	}
-	if len(b) > errorBodyLimit {
-		return b, errors.New("proxy: upstream error body over 1 MiB")
-	}
-	return b, nil
+	_, err := io.Copy(w, resp.Body)
+	return err
 }
 
 // isOverflow reports whether a failed upstream response says the context

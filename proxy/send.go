@@ -37,8 +37,8 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			return
 		}
 		if resp.StatusCode >= 400 && (x.v != nil || x.unknownWindow) && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
-			errBody, rerr := readErrorBody(resp)
-			overflow := rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
+			errBody, whole, _ := peekError(resp)
+			overflow := whole && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
 			if overflow && x.v == nil {
 				// A model whose window nobody gave: the error may name it,
 				// and then the request can be read and compacted after all.
@@ -66,12 +66,11 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 					s.refuse(x.v.id.key)
 				}
 				x.body, x.retried, x.decision = nil, true, "pass (compacted request refused)"
+				resp.Body.Close()
 				continue
 			}
 			s.metrics.upstreamLatency(x.api, since(s.now, sent))
-			copyHeader(w, resp.Header)
-			w.WriteHeader(resp.StatusCode)
-			_, _ = w.Write(errBody)
+			_ = relayError(w, resp, errBody)
 			s.metrics.request(x.api, resp.StatusCode)
 			s.logRequest(x, resp.StatusCode, nil)
 			return
@@ -312,8 +311,8 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		// again.
 		_, _ = io.Copy(io.Discard, body)
 		x.raw, x.decoded = buf.Bytes(), buf.Bytes()
-		errBody, rerr := readErrorBody(resp)
-		overflow := rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
+		errBody, whole, _ := peekError(resp)
+		overflow := whole && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
 		if overflow && s.read(x) {
 			scope := s.learnScope(api, r.Header)
 			s.learnWindow(scope, x.v.p.Model, errBody)
@@ -326,9 +325,7 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 			return
 		}
 		s.metrics.upstreamLatency(api, since(s.now, sent))
-		copyHeader(w, resp.Header)
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(errBody)
+		_ = relayError(w, resp, errBody)
 		s.metrics.request(api, resp.StatusCode)
 		s.logRequest(x, resp.StatusCode, nil)
 		return

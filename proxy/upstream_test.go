@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -244,4 +246,74 @@ func FuzzObserverChunks(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLargeErrorBodyRelayedIntact: an upstream error body over the 1 MiB
+// the proxy reads to classify it reaches the client whole, under its
+// original Content-Length, on the path that reads the request first and on
+// the one that streams it upstream (a known conversation, second request).
+func TestLargeErrorBodyRelayedIntact(t *testing.T) {
+	cases := []struct {
+		name     string
+		failAt   int // the request of the conversation that gets the error
+		decision string
+	}{
+		{"read first", 1, `decision=pass`},
+		{"streamed", 2, `decision="pass (streamed)"`},
+	}
+	errBody := []byte(`{"error":{"message":"` + strings.Repeat("e", 5<<20) + `","type":"invalid_request_error","code":null}}`)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newFakeUpstream(t)
+			var n atomic.Int32
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if int(n.Add(1)) == tc.failAt {
+					_, _ = io.Copy(io.Discard, r.Body)
+					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("Content-Length", strconv.Itoa(len(errBody)))
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = w.Write(errBody)
+					return
+				}
+				up.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			var logs strings.Builder
+			var mu sync.Mutex
+			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
+				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			t.Cleanup(func() { ts.Close(); srv.Close() })
+			c := newClient(t, Chat, ts.URL)
+			c.header.Set("X-Session-Id", "conv-large-error")
+			for i := 1; i < tc.failAt; i++ {
+				c.step(i)
+			}
+			srv.bg.Wait() // the first answer's accounting is stored
+			req, _ := http.NewRequest("POST", ts.URL+c.path(), bytes.NewReader(c.body()))
+			req.Header = c.header.Clone()
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatalf("reading the error body: %v after %d of %d bytes", err, len(got), len(errBody))
+			}
+			if resp.StatusCode != http.StatusBadRequest || !bytes.Equal(got, errBody) {
+				t.Fatalf("status %d, %d bytes; want 400 and the upstream's %d bytes", resp.StatusCode, len(got), len(errBody))
+			}
+			srv.bg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.Contains(logs.String(), tc.decision) {
+				t.Errorf("the request did not take the %s path: %s", tc.name, logs.String())
+			}
+		})
+	}
 }
