@@ -256,3 +256,37 @@ func IsSilentOverflow(u Usage, m ModelInfo) bool {
 	}
 	return u.Input+u.CacheRead+u.CacheWrite > m.ContextWindow
 }
+
+// PlausibleUsage reports whether a provider's usage report could be true
+// for model m: no count is negative, and none of the prompt (input, cache
+// reads and cache writes together) or the output is more than twice the
+// model's input limit (its context window when it has none). A report
+// over the window but under twice it is plausible: it is what
+// IsSilentOverflow looks for. With no window known only negative counts
+// are refused.
+//
+// An implausible report comes from a broken or hostile upstream; used to
+// measure the conversation it would force a compaction nothing needs, so
+// it should be ignored.
+func PlausibleUsage(u Usage, m ModelInfo) bool {
+	counts := [...]int{u.Input, u.CacheRead, u.CacheWrite, u.Output}
+	for _, n := range counts {
+		if n < 0 {
+			return false
+		}
+	}
+	limit := m.ContextWindow
+	if m.InputLimit > 0 && (limit <= 0 || m.InputLimit < limit) {
+		limit = m.InputLimit
+	}
+	if limit <= 0 {
+		return true
+	}
+	bound := 2 * limit
+	for _, n := range counts {
+		if n > bound {
+			return false
+		}
+	}
+	return u.Input+u.CacheRead+u.CacheWrite <= bound
+}

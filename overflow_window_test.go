@@ -66,3 +66,35 @@ func FuzzOverflowWindow(f *testing.F) {
 		}
 	})
 }
+
+// TestPlausibleUsage: usage over twice the model's limit, or negative, is
+// impossible; usage over the window but under twice it is a silent
+// overflow, still plausible.
+func TestPlausibleUsage(t *testing.T) {
+	w := ModelInfo{ID: "m", ContextWindow: 200000}
+	cases := []struct {
+		name string
+		u    Usage
+		m    ModelInfo
+		want bool
+	}{
+		{"normal", Usage{Input: 1000, CacheRead: 150000, Output: 2000}, w, true},
+		{"silent overflow", Usage{Input: 250000}, w, true},
+		{"twice the window", Usage{Input: 200000, CacheRead: 200000}, w, true},
+		{"1e12 input", Usage{Input: 1_000_000_000_000}, w, false},
+		{"1e12 output", Usage{Input: 10, Output: 1_000_000_000_000}, w, false},
+		{"cache reads over", Usage{Input: 10, CacheRead: 300000, CacheWrite: 200000}, w, false},
+		{"negative", Usage{Input: -5, CacheRead: 10}, w, false},
+		{"input limit", Usage{Input: 300000}, ModelInfo{ContextWindow: 400000, InputLimit: 128000}, false},
+		{"unknown window", Usage{Input: 1_000_000_000_000}, ModelInfo{}, true},
+		{"unknown window, negative", Usage{Output: -1}, ModelInfo{}, false},
+		{"near max int", Usage{Input: 1 << 62, CacheRead: 1 << 62, CacheWrite: 1 << 62}, w, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PlausibleUsage(tc.u, tc.m); got != tc.want {
+				t.Errorf("PlausibleUsage(%+v, %+v) = %v, want %v", tc.u, tc.m, got, tc.want)
+			}
+		})
+	}
+}

@@ -312,6 +312,42 @@ func (o *usageObserver) Observed() Observed {
 	return o.obs
 }
 
+// plausible returns o without its usage when the usage is impossible for
+// the request's model (see compact.PlausibleUsage), and logs that: a
+// broken or hostile upstream's numbers must not drive the conversation's
+// accounting and force a compaction. A request that was not read is held
+// to the largest window the proxy knows.
+func (s *Server) plausible(x *exchange, o Observed) Observed {
+	if o.Usage == nil {
+		return o
+	}
+	var info compact.ModelInfo
+	if x.v != nil {
+		info = x.v.info
+	} else {
+		info.ContextWindow = s.cfg.Window
+		if info.ContextWindow == 0 {
+			for _, m := range s.registry.Models() {
+				info.ContextWindow = max(info.ContextWindow, m.ContextWindow)
+			}
+		}
+	}
+	if compact.PlausibleUsage(*o.Usage, info) {
+		return o
+	}
+	u := *o.Usage
+	args := []any{"api", x.api, "input", u.Input, "cache_read", u.CacheRead, "cache_write", u.CacheWrite, "output", u.Output,
+		"window", info.ContextWindow, "input_limit", info.InputLimit}
+	if x.v != nil {
+		args = append(args, "conversation", x.v.id.short, "model", x.v.p.Model)
+	} else if x.light.key != "" {
+		args = append(args, "conversation", x.light.short)
+	}
+	s.log.Warn("upstream reported usage impossible for the model; ignored", args...)
+	o.Usage = nil
+	return o
+}
+
 // anthropicUsage is the Messages API's usage object. Its counts are
 // cumulative: a message_delta's values replace message_start's.
 type anthropicUsage struct {

@@ -110,14 +110,14 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 			switch {
 			case resp.StatusCode >= 300:
 			case x.light.key != "":
-				s.recordLight(x, o)
+				s.recordLight(x, s.plausible(x, o))
 			default:
 				if x.streamed && (o.Usage != nil || o.Overflow) {
 					// Read the request now that the answer is on its
 					// way: the client did not wait for it.
 					s.read(x)
 				}
-				s.record(x, o)
+				s.record(x, s.plausible(x, o))
 			}
 		}
 		s.logRequest(x, resp.StatusCode, &o)

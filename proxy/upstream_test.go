@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,6 +316,88 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			defer mu.Unlock()
 			if !strings.Contains(logs.String(), tc.decision) {
 				t.Errorf("the request did not take the %s path: %s", tc.name, logs.String())
+			}
+		})
+	}
+}
+
+// TestImpossibleUsageIgnored: a usage report of 1e12 tokens, far over
+// anything the model can hold, is ignored (and logged) instead of forcing
+// a compaction of a small conversation; on the first request (read before
+// it goes) and on a later one (streamed upstream, not read).
+func TestImpossibleUsageIgnored(t *testing.T) {
+	cases := []struct {
+		api   API
+		field string
+		at    int // the request whose answer carries the bogus usage
+	}{
+		{Chat, "prompt_tokens", 1},
+		{Chat, "prompt_tokens", 2},
+		{Anthropic, "input_tokens", 1},
+		{Anthropic, "input_tokens", 2},
+		{Responses, "input_tokens", 1},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s request %d", tc.api, tc.at), func(t *testing.T) {
+			up := newFakeUpstream(t)
+			var n atomic.Int32
+			re := regexp.MustCompile(`"` + tc.field + `":\d+`)
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rec := httptest.NewRecorder()
+				up.ServeHTTP(rec, r)
+				body := rec.Body.Bytes()
+				if int(n.Add(1)) == tc.at {
+					body = re.ReplaceAll(body, []byte(`"`+tc.field+`":1000000000000`))
+				}
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(body)
+			}))
+			t.Cleanup(front.Close)
+			var logs strings.Builder
+			var mu sync.Mutex
+			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
+				KeepRecentTokens: 2000, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(srv)
+			t.Cleanup(func() { ts.Close(); srv.Close() })
+			c := newClient(t, tc.api, ts.URL)
+			c.header.Set("X-Session-Id", "conv-usage")
+			for i := 1; i <= 8; i++ {
+				c.step(i)
+				srv.bg.Wait()
+			}
+			if n.Load() < 8 {
+				t.Fatalf("the upstream saw %d requests", n.Load())
+			}
+			for i, r := range up.modelRequests() {
+				for _, it := range listOf(t, tc.api, r.Body) {
+					if isSummaryItem(it) {
+						t.Fatalf("request %d was compacted: a %d-token conversation in a 200000-token window", i+1, tokensOf(r.Body))
+					}
+				}
+			}
+			id, _ := identifyByHeader(tc.api, srv.upstreamFor(tc.api).String(), c.header)
+			if rec, err := srv.store.Get(context.Background(), id.key); err != nil || rec.Last == nil {
+				t.Errorf("no last call stored: %v", err)
+			} else if p := promptTokens(rec.Last.Usage); p >= 1_000_000_000_000 {
+				t.Errorf("the bogus usage was stored: %d prompt tokens", p)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// From the third request on, the conversation is known to be
+			// small: its requests go upstream while they are read.
+			for i, d := range regexp.MustCompile(`decision=("[^"]*"|\S+)`).FindAllStringSubmatch(logs.String(), -1) {
+				if (i >= 2 || d[1] != "pass") && d[1] != `"pass (streamed)"` {
+					t.Errorf("request %d: decision %s: the bogus usage moved the proxy to act", i+1, d[1])
+				}
+			}
+			if !strings.Contains(logs.String(), "usage impossible for the model") {
+				t.Errorf("the impossible usage was not logged: %s", logs.String())
 			}
 		})
 	}
