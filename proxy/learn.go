@@ -47,8 +47,10 @@ func (s *Server) windowFloor() int {
 // window is raised to windowFloor when under it, and kept only when it is
 // smaller than the one in use (--window, the config's or the registry's):
 // learning only ever lowers a window, never below the floor, and an
-// explicit window under the floor stays as it is. Each change is logged.
-func (s *Server) learnWindow(scope, model string, body []byte) {
+// explicit window under the floor stays as it is. Each change is logged,
+// with conv, the short hash of the conversation that saw the error ("" when
+// unknown); the scope itself is not.
+func (s *Server) learnWindow(scope, model, conv string, body []byte) {
 	w := compact.OverflowWindow(string(body))
 	if w <= 0 || model == "" {
 		return
@@ -81,7 +83,7 @@ func (s *Server) learnWindow(scope, model string, body []byte) {
 	s.learned[key] = w
 	s.mu.Unlock()
 	s.log.Info("learned a smaller window from an overflow error", "model", model, "window", w,
-		"stated", stated, "floor", floor, "previous", max(old, base.ContextWindow), "scope", scope[:min(12, len(scope))])
+		"stated", stated, "floor", floor, "previous", max(old, base.ContextWindow), "conversation", conv)
 }
 
 // learnedInfo lowers info's window to the one learned for info.ID in

@@ -43,7 +43,7 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 				// A model whose window nobody gave: the error may name it,
 				// and then the request can be read and compacted after all.
 				if model, _ := compact.TopLevelString(x.decoded, "model"); model != "" {
-					s.learnWindow(s.learnScope(x.api, x.r.Header), model, errBody)
+					s.learnWindow(s.learnScope(x.api, x.r.Header), model, "", errBody)
 					if !s.read(x) {
 						overflow = false
 					}
@@ -51,7 +51,7 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			}
 			if overflow && x.v != nil {
 				scope := s.learnScope(x.api, x.r.Header)
-				s.learnWindow(scope, x.v.p.Model, errBody)
+				s.learnWindow(scope, x.v.p.Model, x.v.id.short, errBody)
 				x.v.info = s.learnedInfo(scope, x.v.info)
 			}
 			if overflow && s.retryAfterOverflow(ctx, x) {
@@ -102,7 +102,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 			s.metrics.streamTruncated(x.api)
 		}
 		if o.Overflow && x.v != nil {
-			s.learnWindow(s.learnScope(x.api, x.r.Header), x.v.p.Model, []byte(o.ErrorBody))
+			s.learnWindow(s.learnScope(x.api, x.r.Header), x.v.p.Model, x.v.id.short, []byte(o.ErrorBody))
 		}
 	}
 	after := func() {
@@ -315,7 +315,7 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		overflow := whole && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
 		if overflow && s.read(x) {
 			scope := s.learnScope(api, r.Header)
-			s.learnWindow(scope, x.v.p.Model, errBody)
+			s.learnWindow(scope, x.v.p.Model, x.v.id.short, errBody)
 			x.v.info = s.learnedInfo(scope, x.v.info)
 		}
 		if overflow && x.v != nil && s.retryAfterOverflow(r.Context(), x) {
