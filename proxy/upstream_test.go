@@ -148,13 +148,26 @@ func TestLearnWindowBounds(t *testing.T) {
 	overflow := func(n int) []byte {
 		return []byte(`{"error":{"message":"This model's maximum context length is ` + strconv.Itoa(n) + ` tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
 	}
+	shipped, err := compact.LoadRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor := 0
+	for _, m := range shipped.Models() {
+		if m.ContextWindow > 0 && (floor == 0 || m.ContextWindow < floor) {
+			floor = m.ContextWindow
+		}
+	}
+	if floor <= 4096 || floor >= 9000 {
+		t.Fatalf("the registry's smallest window is %d; the cases below assume one between 4096 and 9000", floor)
+	}
 	cases := []struct {
 		name   string
 		cfg    Config
 		stated int
 		want   int // the window in the learning scope afterwards
 	}{
-		{"under the floor", Config{Window: 200000}, 1024, 8192},
+		{"under the floor", Config{Window: 200000}, 1024, floor},
 		{"over the floor", Config{Window: 200000}, 9000, 9000},
 		{"over the explicit window", Config{Window: 100000}, 150000, 100000},
 		{"explicit window under the floor", Config{Window: 4096}, 1024, 4096},
