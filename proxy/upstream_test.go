@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact"
 )
@@ -307,8 +308,8 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			c.header.Set("X-Session-Id", "conv-large-error")
 			for i := 1; i < tc.failAt; i++ {
 				c.step(i)
+				waitRequestLogs(t, &mu, &logs, i) // the answer's accounting is stored
 			}
-			srv.bg.Wait() // the first answer's accounting is stored
 			req, _ := http.NewRequest("POST", ts.URL+c.path(), bytes.NewReader(c.body()))
 			req.Header = c.header.Clone()
 			req.Header.Set("Content-Type", "application/json")
@@ -324,7 +325,7 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			if resp.StatusCode != http.StatusBadRequest || !bytes.Equal(got, errBody) {
 				t.Fatalf("status %d, %d bytes; want 400 and the upstream's %d bytes", resp.StatusCode, len(got), len(errBody))
 			}
-			srv.bg.Wait()
+			waitRequestLogs(t, &mu, &logs, tc.failAt)
 			mu.Lock()
 			defer mu.Unlock()
 			if !strings.Contains(logs.String(), tc.decision) {
@@ -382,7 +383,7 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 			c.header.Set("X-Session-Id", "conv-usage")
 			for i := 1; i <= 8; i++ {
 				c.step(i)
-				srv.bg.Wait()
+				waitRequestLogs(t, &mu, &logs, i) // the answer's accounting is stored
 			}
 			if n.Load() < 8 {
 				t.Fatalf("the upstream saw %d requests", n.Load())
@@ -413,5 +414,24 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 				t.Errorf("the impossible usage was not logged: %s", logs.String())
 			}
 		})
+	}
+}
+
+// waitRequestLogs waits until logs holds n request lines: the last line
+// of a request's work, written after its answer's accounting.
+func waitRequestLogs(t *testing.T, mu *sync.Mutex, logs *strings.Builder, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		got := strings.Count(logs.String(), "msg=request ")
+		mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d request log lines after 10s, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
