@@ -1,7 +1,10 @@
 package compact
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -133,6 +136,109 @@ func overflowText(s string) bool {
 	return false
 }
 
+// OverflowWindow returns the context window that a provider's overflow
+// error states, 0 when body is not such an error or states none. Only the
+// providers' own error shapes count, never a phrase found somewhere in the
+// text: an error message may quote the request (text anyone can write),
+// and a number read from there would let one request shrink the window of
+// every other.
+//
+// body is a JSON error response, or the error object alone (as a
+// Responses stream's response.failed event carries it). The number is
+// read from the message's fixed opening, and only when the fixed fields
+// say the error is an overflow:
+//
+//   - Anthropic, error type invalid_request_error: a message that opens
+//     with "prompt is too long: 208432 tokens > 200000 maximum" gives
+//     200000.
+//   - OpenAI, error code context_length_exceeded: a message that opens
+//     with "This model's maximum context length is 128000 tokens" or
+//     "Input tokens exceed the configured limit of 272000 tokens" gives
+//     that number.
+//
+// Anything else gives 0, including the overflow errors that name no
+// window (the Responses API's "Your input exceeds the context window of
+// this model").
+func OverflowWindow(body string) int {
+	type errorObject struct {
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+	}
+	var doc struct {
+		errorObject
+		Error *errorObject `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &doc) != nil {
+		return 0
+	}
+	e := doc.errorObject
+	if doc.Error != nil {
+		e = *doc.Error
+	}
+	if e.Type == "invalid_request_error" {
+		// Anthropic: "prompt is too long: N tokens > M maximum".
+		if rest, ok := strings.CutPrefix(e.Message, "prompt is too long: "); ok {
+			if _, rest, ok := cutCount(rest, " tokens > "); ok {
+				if m, _, ok := cutCount(rest, " maximum"); ok {
+					return m
+				}
+			}
+		}
+	}
+	if bytes.Equal(e.Code, []byte(`"context_length_exceeded"`)) {
+		for _, lead := range [...]string{"This model's maximum context length is ", "Input tokens exceed the configured limit of "} {
+			if rest, ok := strings.CutPrefix(e.Message, lead); ok {
+				if n, _, ok := cutCount(rest, " tokens"); ok {
+					return n
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// cutCount reads the token count that opens s, digits with optional
+// commas between groups of three ("272,000"), followed by suffix. It
+// returns the count and what follows suffix; ok is false when s does not
+// open that way or the count is zero or does not fit an int.
+func cutCount(s, suffix string) (n int, rest string, ok bool) {
+	i := 0
+	var digits []byte
+	for i < len(s) {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			digits = append(digits, c)
+			i++
+			continue
+		}
+		if c == ',' && len(digits) > 0 && i+4 <= len(s) && isDigits(s[i+1:i+4]) {
+			i++
+			continue
+		}
+		break
+	}
+	rest, ok = strings.CutPrefix(s[i:], suffix)
+	if !ok || len(digits) == 0 {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(string(digits))
+	if err != nil || n <= 0 {
+		return 0, "", false
+	}
+	return n, rest, true
+}
+
+// isDigits reports whether s is all ASCII digits.
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // IsSilentOverflow reports whether a response that did not fail used more
 // input than the model's context window holds: the input tokens the
 // provider reported, cache reads and cache writes included, exceed
@@ -149,4 +255,38 @@ func IsSilentOverflow(u Usage, m ModelInfo) bool {
 		return false
 	}
 	return u.Input+u.CacheRead+u.CacheWrite > m.ContextWindow
+}
+
+// PlausibleUsage reports whether a provider's usage report could be true
+// for model m: no count is negative, and none of the prompt (input, cache
+// reads and cache writes together) or the output is more than twice the
+// model's input limit (its context window when it has none). A report
+// over the window but under twice it is plausible: it is what
+// IsSilentOverflow looks for. With no window known only negative counts
+// are refused.
+//
+// An implausible report comes from a broken or hostile upstream; used to
+// measure the conversation it would force a compaction nothing needs, so
+// it should be ignored.
+func PlausibleUsage(u Usage, m ModelInfo) bool {
+	counts := [...]int{u.Input, u.CacheRead, u.CacheWrite, u.Output}
+	for _, n := range counts {
+		if n < 0 {
+			return false
+		}
+	}
+	limit := m.ContextWindow
+	if m.InputLimit > 0 && (limit <= 0 || m.InputLimit < limit) {
+		limit = m.InputLimit
+	}
+	if limit <= 0 {
+		return true
+	}
+	bound := 2 * limit
+	for _, n := range counts {
+		if n > bound {
+			return false
+		}
+	}
+	return u.Input+u.CacheRead+u.CacheWrite <= bound
 }

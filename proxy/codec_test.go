@@ -275,7 +275,7 @@ func TestDefaultPolicy(t *testing.T) {
 		"claude-sonnet-4-5": 200000 - 16384,
 		"gpt-5.1":           272000 - 16384,
 	} {
-		info, ok := srv.modelInfo(model)
+		info, ok := srv.modelInfo("", model)
 		if !ok {
 			t.Fatalf("%s: window unknown", model)
 		}

@@ -37,7 +37,12 @@
 //
 // An overflow error before any byte reached the client forces a compaction
 // and one retry; an overflow inside a started stream makes the next request
-// compact first. Whatever fails on the proxy's side, the client's own
+// compact first. A window stated in the provider's own overflow error shape
+// (see compact.OverflowWindow) is remembered for that upstream and
+// credential only, never below the registry's smallest window. The
+// upstream's answers are not trusted further than that: error bodies are
+// relayed whole whatever their size, usage impossible for the model is
+// ignored, and reading a stream costs time linear in its size. Whatever fails on the proxy's side, the client's own
 // request is sent: compaction never costs the client an error. A
 // conversation known to be well under its trigger is forwarded while its
 // body is still arriving, and read afterwards.

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -31,9 +30,22 @@ var hopHeaders = []string{
 	"Upgrade",
 }
 
-// forwardHeader copies h without its hop-by-hop headers, including those
-// the Connection header names.
+// forwardHeader copies the client's request header h for the upstream:
+// without its hop-by-hop headers (see endToEnd), and with an empty
+// User-Agent when the client sent none, so that net/http does not send
+// its own.
 func forwardHeader(h http.Header) http.Header {
+	out := endToEnd(h)
+	if _, ok := out["User-Agent"]; !ok {
+		// net/http would send its own; an empty value sends none.
+		out["User-Agent"] = []string{""}
+	}
+	return out
+}
+
+// endToEnd copies h without its hop-by-hop headers, including those the
+// Connection header names.
+func endToEnd(h http.Header) http.Header {
 	out := h.Clone()
 	for _, v := range h.Values("Connection") {
 		for _, name := range strings.Split(v, ",") {
@@ -44,10 +56,6 @@ func forwardHeader(h http.Header) http.Header {
 	}
 	for _, name := range hopHeaders {
 		out.Del(name)
-	}
-	if _, ok := out["User-Agent"]; !ok {
-		// net/http would send its own; an empty value sends none.
-		out["User-Agent"] = []string{""}
 	}
 	return out
 }
@@ -97,19 +105,32 @@ func newUpstreamRequest(ctx context.Context, base *url.URL, r *http.Request, bod
 // classify it before it is passed on.
 const errorBodyLimit = 1 << 20
 
-// readErrorBody reads a failed upstream response in full (up to
-// errorBodyLimit) and closes it, so that it can be classified and then
-// still be sent to the client as it came.
-func readErrorBody(resp *http.Response) ([]byte, error) {
+// peekError reads a failed upstream response's body, up to errorBodyLimit
+// of it, to classify it. whole reports that head is all of the body (it is
+// then closed); otherwise the rest is still in resp.Body, and relayError
+// sends it on. err is a failure to read (the upstream cut the body short).
+func peekError(resp *http.Response) (head []byte, whole bool, err error) {
+	head, err = io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit+1))
+	if err != nil || len(head) <= errorBodyLimit {
+		resp.Body.Close()
+		return head, err == nil, err
+	}
+	return head, false, nil
+}
+
+// relayError sends a failed upstream response to the client as it came:
+// its headers, head (what peekError read) and the rest of the body, so
+// that the client gets every byte its Content-Length promises however
+// large the body. It closes the body and returns the first error.
+func relayError(w http.ResponseWriter, resp *http.Response, head []byte) error {
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit+1))
-	if err != nil {
-		return b, err
+	copyHeader(w, resp.Header)
+	w.WriteHeader(resp.StatusCode)
+	if _, err := w.Write(head); err != nil {
+		return err
 	}
-	if len(b) > errorBodyLimit {
-		return b, errors.New("proxy: upstream error body over 1 MiB")
-	}
-	return b, nil
+	_, err := io.Copy(w, resp.Body)
+	return err
 }
 
 // isOverflow reports whether a failed upstream response says the context
@@ -127,11 +148,11 @@ func isOverflow(api API, status int, body []byte, header http.Header) bool {
 	return compact.IsContextOverflow(&compact.ProviderError{Provider: provider, StatusCode: status, Body: string(body)})
 }
 
-// copyHeader writes h into the response header w, without hop-by-hop
-// headers.
+// copyHeader writes the upstream's response header h into w, without
+// hop-by-hop headers and adding none.
 func copyHeader(w http.ResponseWriter, h http.Header) {
 	dst := w.Header()
-	for k, vs := range forwardHeader(h) {
+	for k, vs := range endToEnd(h) {
 		dst[k] = append(dst[k][:0:0], vs...)
 	}
 }

@@ -166,7 +166,7 @@ func (s *Server) read(x *exchange) bool {
 		x.decision = "pass (" + p.StandDown + ")"
 		return false
 	}
-	info, ok := s.modelInfo(p.Model)
+	info, ok := s.modelInfo(s.learnScope(x.api, x.r.Header), p.Model)
 	if !ok {
 		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted until an overflow error names it", "model", p.Model)
 		x.decision = "pass (window unknown)"
@@ -443,10 +443,11 @@ func (s *Server) lockFor(key string) *mutex {
 }
 
 // modelInfo returns the limits of model: the forced window, or the
-// registry's entry. ok is false when the window is unknown.
-func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
+// registry's entry, lowered to a window learned in scope (see
+// learnWindow; "" for none). ok is false when the window is unknown.
+func (s *Server) modelInfo(scope, model string) (compact.ModelInfo, bool) {
 	if s.cfg.Window > 0 {
-		return s.learnedInfo(compact.ModelInfo{ID: model, ContextWindow: s.cfg.Window}), true
+		return s.learnedInfo(scope, compact.ModelInfo{ID: model, ContextWindow: s.cfg.Window}), true
 	}
 	if model == "" {
 		return compact.ModelInfo{}, false
@@ -454,13 +455,13 @@ func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
 	m, ok := s.registry.Lookup(model)
 	if !ok || m.ContextWindow <= 0 {
 		// Known only from an overflow error, if at all.
-		if l := s.learnedInfo(compact.ModelInfo{ID: model}); l.ContextWindow > 0 {
+		if l := s.learnedInfo(scope, compact.ModelInfo{ID: model}); l.ContextWindow > 0 {
 			return l, true
 		}
 		return compact.ModelInfo{}, false
 	}
 	m.ID = model
-	return s.learnedInfo(m), true
+	return s.learnedInfo(scope, m), true
 }
 
 // failOpen counts a failure of the proxy's own work (the request then goes

@@ -1,79 +1,99 @@
 package proxy
 
 import (
-	"strconv"
-	"strings"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
 
 	"github.com/compactkit/compact"
 )
 
-// windowFromError reads the real context window out of a provider's
-// overflow message, 0 when it names none:
-//
-//   - Anthropic: "prompt is too long: 209303 tokens > 200000 maximum"
-//   - OpenAI and compatible servers: "This model's maximum context length
-//     is 128000 tokens", "Input tokens exceed the configured limit of
-//     272000 tokens"
-func windowFromError(body string) int {
-	b := strings.ToLower(body)
-	if i := strings.Index(b, " tokens > "); i >= 0 {
-		if n := leadingInt(b[i+len(" tokens > "):]); n > 0 && strings.HasPrefix(strings.TrimLeft(b[i+len(" tokens > "):], "0123456789"), " maximum") {
-			return n
-		}
-	}
-	for _, key := range []string{"maximum context length is ", "configured limit of ", "context window of ", "context length of "} {
-		if i := strings.Index(b, key); i >= 0 {
-			if n := leadingInt(b[i+len(key):]); n > 0 {
-				return n
-			}
-		}
-	}
-	return 0
+// minLearnedWindow is the floor of a learned window when the registry
+// knows no window at all.
+const minLearnedWindow = 1024
+
+// maxLearned bounds how many learned windows a Server keeps; when it is
+// full the next one replaces an arbitrary older one.
+const maxLearned = 4096
+
+// learnScope names the tenant a learned window belongs to: the request's
+// upstream and a hash of its credential (never the credential itself). An
+// overflow error seen with one key only ever changes the windows used for
+// requests with the same key to the same upstream.
+func (s *Server) learnScope(api API, h http.Header) string {
+	sum := sha256.Sum256([]byte("compact-learned-window-v1\x00" + s.upstreamFor(api).String() + "\x00" + credential(h)))
+	return hex.EncodeToString(sum[:16])
 }
 
-// leadingInt parses the digits at the start of s (commas allowed between
-// them), 0 when there are none.
-func leadingInt(s string) int {
-	var digits []byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			digits = append(digits, c)
-		case c == ',' && len(digits) > 0 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
-		default:
-			i = len(s)
+// windowFloor is the smallest window a learned one may be: the smallest
+// context window in the registry, or minLearnedWindow when it has none.
+func (s *Server) windowFloor() int {
+	floor := 0
+	for _, m := range s.registry.Models() {
+		if m.ContextWindow > 0 && (floor == 0 || m.ContextWindow < floor) {
+			floor = m.ContextWindow
 		}
 	}
-	n, _ := strconv.Atoi(string(digits))
-	return n
+	if floor == 0 {
+		floor = minLearnedWindow
+	}
+	return floor
 }
 
-// learnWindow remembers a window smaller than the one configured for a
-// model, as an overflow error revealed it, so that later requests of every
-// conversation of that model are measured against the real limit rather
-// than overflowing again.
-func (s *Server) learnWindow(model string, body []byte) {
-	w := windowFromError(string(body))
-	if w < 1024 || model == "" {
+// learnWindow remembers, for model in scope (see learnScope), the window
+// that a provider's overflow error body states (see
+// compact.OverflowWindow), so that the tenant's later requests are
+// measured against the real limit rather than overflowing again. The
+// window is raised to windowFloor when under it, and kept only when it is
+// smaller than the one in use (--window, the config's or the registry's):
+// learning only ever lowers a window, never below the floor, and an
+// explicit window under the floor stays as it is. Each change is logged,
+// with conv, the short hash of the conversation that saw the error ("" when
+// unknown); the scope itself is not.
+func (s *Server) learnWindow(scope, model, conv string, body []byte) {
+	w := compact.OverflowWindow(string(body))
+	if w <= 0 || model == "" {
 		return
 	}
+	stated := w
+	floor := s.windowFloor()
+	if w < floor {
+		w = floor
+	}
+	base, known := s.modelInfo("", model)
+	if known && base.ContextWindow > 0 && w >= base.ContextWindow {
+		return
+	}
+	key := scope + "\x00" + model
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old, ok := s.learned[model]; ok && old <= w {
+	old, ok := s.learned[key]
+	if ok && old <= w {
+		s.mu.Unlock()
 		return
 	}
 	if s.learned == nil {
 		s.learned = map[string]int{}
 	}
-	s.learned[model] = w
-	s.log.Info("learned a smaller window from an overflow error", "model", model, "window", w)
+	if !ok && len(s.learned) >= maxLearned {
+		for k := range s.learned {
+			delete(s.learned, k)
+			break
+		}
+	}
+	s.learned[key] = w
+	s.mu.Unlock()
+	s.log.Info("learned a smaller window from an overflow error", "model", model, "window", w,
+		"stated", stated, "floor", floor, "previous", max(old, base.ContextWindow), "conversation", conv)
 }
 
-// learnedInfo lowers info's window to the learned one, when smaller.
-func (s *Server) learnedInfo(info compact.ModelInfo) compact.ModelInfo {
+// learnedInfo lowers info's window to the one learned for info.ID in
+// scope, when smaller. The empty scope has none.
+func (s *Server) learnedInfo(scope string, info compact.ModelInfo) compact.ModelInfo {
+	if scope == "" {
+		return info
+	}
 	s.mu.Lock()
-	w, ok := s.learned[info.ID]
+	w, ok := s.learned[scope+"\x00"+info.ID]
 	s.mu.Unlock()
 	if ok && (info.ContextWindow == 0 || w < info.ContextWindow) {
 		info.ContextWindow = w

@@ -21,6 +21,12 @@ type usageObserver struct {
 	buf    []byte // the current partial event, or the whole body
 	over   bool   // buf outgrew maxObservedBody
 	obs    Observed
+	// scanned is where the search for the end of the event in buf
+	// resumes: no event ends before it.
+	scanned int
+	// work counts the bytes of buf examined or moved, so that tests can
+	// check that the work stays linear in the size of the stream.
+	work int
 }
 
 func newUsageObserver(api API, stream bool) *usageObserver {
@@ -41,18 +47,36 @@ func (o *usageObserver) Write(p []byte) (int, error) {
 	}
 	o.buf = append(o.buf, p...)
 	rest := o.buf
+	from := o.scanned
 	for {
-		end, next := eventEnd(rest)
+		end, next := eventEnd(rest, from)
 		if end < 0 {
+			o.work += len(rest) - from
+			// Resume at the first line end not yet decided: deciding
+			// needs up to three bytes after it.
+			from = max(from, len(rest))
+			for i := max(0, len(rest)-3); i < len(rest); i++ {
+				if rest[i] == '\r' || rest[i] == '\n' {
+					from = i
+					break
+				}
+			}
 			break
 		}
+		o.work += next - from + end // the search, and event's reading
 		o.event(rest[:end])
-		rest = rest[next:]
+		rest, from = rest[next:], 0
 	}
-	// Keep the partial event at the front, so that the buffer is reused.
-	o.buf = append(o.buf[:0], rest...)
+	if len(rest) < len(o.buf) {
+		// Keep the partial event at the front, so that the buffer is
+		// reused. A partial event is moved once, after the event before
+		// it: it stays at the front until it is complete.
+		o.work += len(rest)
+		o.buf = append(o.buf[:0], rest...)
+	}
+	o.scanned = from
 	if len(o.buf) > maxObservedBody {
-		o.buf = nil // an event this large is not one we read
+		o.buf, o.scanned = nil, 0 // an event this large is not one we read
 	}
 	if len(o.buf) == 0 && cap(o.buf) > 1<<20 {
 		o.buf = nil
@@ -60,14 +84,17 @@ func (o *usageObserver) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// eventEnd finds the end of the first complete SSE event in b: the index
-// where its blank line starts and the index after it; -1 when b holds no
-// complete event yet. Lines may end in \n, \r\n or \r.
-func eventEnd(b []byte) (end, next int) {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\n' && b[i] != '\r' {
-			continue
+// eventEnd finds the end of the first complete SSE event in b, searching
+// from index from (no event ends before it): the index where its blank
+// line starts and the index after it; -1 when b holds no complete event
+// yet. Lines may end in \n, \r\n or \r.
+func eventEnd(b []byte, from int) (end, next int) {
+	for i := from; i < len(b); i++ {
+		k := bytes.IndexAny(b[i:], "\r\n")
+		if k < 0 {
+			return -1, 0
 		}
+		i += k
 		// A line ends at i; is the next line empty?
 		j := i + 1
 		if b[i] == '\r' && j < len(b) && b[j] == '\n' {
@@ -283,6 +310,42 @@ func (o *usageObserver) Observed() Observed {
 		o.fail(doc.Error)
 	}
 	return o.obs
+}
+
+// plausible returns o without its usage when the usage is impossible for
+// the request's model (see compact.PlausibleUsage), and logs that: a
+// broken or hostile upstream's numbers must not drive the conversation's
+// accounting and force a compaction. A request that was not read is held
+// to the largest window the proxy knows.
+func (s *Server) plausible(x *exchange, o Observed) Observed {
+	if o.Usage == nil {
+		return o
+	}
+	var info compact.ModelInfo
+	if x.v != nil {
+		info = x.v.info
+	} else {
+		info.ContextWindow = s.cfg.Window
+		if info.ContextWindow == 0 {
+			for _, m := range s.registry.Models() {
+				info.ContextWindow = max(info.ContextWindow, m.ContextWindow)
+			}
+		}
+	}
+	if compact.PlausibleUsage(*o.Usage, info) {
+		return o
+	}
+	u := *o.Usage
+	args := []any{"api", x.api, "input", u.Input, "cache_read", u.CacheRead, "cache_write", u.CacheWrite, "output", u.Output,
+		"window", info.ContextWindow, "input_limit", info.InputLimit}
+	if x.v != nil {
+		args = append(args, "conversation", x.v.id.short, "model", x.v.p.Model)
+	} else if x.light.key != "" {
+		args = append(args, "conversation", x.light.short)
+	}
+	s.log.Warn("upstream reported usage impossible for the model; ignored", args...)
+	o.Usage = nil
+	return o
 }
 
 // anthropicUsage is the Messages API's usage object. Its counts are

@@ -209,20 +209,6 @@ func TestRefusedRewriteFallsBack(t *testing.T) {
 	}
 }
 
-func TestWindowFromError(t *testing.T) {
-	for body, want := range map[string]int{
-		`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 209303 tokens > 200000 maximum"}}`:                                         200000,
-		`{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.","code":"context_length_exceeded"}}`: 128000,
-		`{"error":{"message":"Input tokens exceed the configured limit of 272,000 tokens."}}`:                                                                              272000,
-		`{"error":{"message":"Your input exceeds the context window of this model."}}`:                                                                                     0,
-		`{"error":{"message":"rate limited: 5 tokens > 3 per second"}}`:                                                                                                    0,
-	} {
-		if got := windowFromError(body); got != want {
-			t.Errorf("%s: %d, want %d", body, got, want)
-		}
-	}
-}
-
 // TestUnknownWindowLearnedFromOverflow: a model no registry knows (a local
 // server's) is passed through until the server refuses a request with an
 // error naming its window; from then on the proxy compacts it, starting

@@ -37,21 +37,22 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			return
 		}
 		if resp.StatusCode >= 400 && (x.v != nil || x.unknownWindow) && !x.retried && !strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
-			errBody, rerr := readErrorBody(resp)
-			overflow := rerr == nil && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
+			errBody, whole, _ := peekError(resp)
+			overflow := whole && isOverflow(x.api, resp.StatusCode, errBody, resp.Header)
 			if overflow && x.v == nil {
 				// A model whose window nobody gave: the error may name it,
 				// and then the request can be read and compacted after all.
 				if model, _ := compact.TopLevelString(x.decoded, "model"); model != "" {
-					s.learnWindow(model, errBody)
+					s.learnWindow(s.learnScope(x.api, x.r.Header), model, "", errBody)
 					if !s.read(x) {
 						overflow = false
 					}
 				}
 			}
 			if overflow && x.v != nil {
-				s.learnWindow(x.v.p.Model, errBody)
-				x.v.info = s.learnedInfo(x.v.info)
+				scope := s.learnScope(x.api, x.r.Header)
+				s.learnWindow(scope, x.v.p.Model, x.v.id.short, errBody)
+				x.v.info = s.learnedInfo(scope, x.v.info)
 			}
 			if overflow && s.retryAfterOverflow(ctx, x) {
 				s.metrics.overflowRetry(x.api)
@@ -65,12 +66,11 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 					s.refuse(x.v.id.key)
 				}
 				x.body, x.retried, x.decision = nil, true, "pass (compacted request refused)"
+				resp.Body.Close()
 				continue
 			}
 			s.metrics.upstreamLatency(x.api, since(s.now, sent))
-			copyHeader(w, resp.Header)
-			w.WriteHeader(resp.StatusCode)
-			_, _ = w.Write(errBody)
+			_ = relayError(w, resp, errBody)
 			s.metrics.request(x.api, resp.StatusCode)
 			s.logRequest(x, resp.StatusCode, nil)
 			return
@@ -102,7 +102,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 			s.metrics.streamTruncated(x.api)
 		}
 		if o.Overflow && x.v != nil {
-			s.learnWindow(x.v.p.Model, []byte(o.ErrorBody))
+			s.learnWindow(s.learnScope(x.api, x.r.Header), x.v.p.Model, x.v.id.short, []byte(o.ErrorBody))
 		}
 	}
 	after := func() {
@@ -110,14 +110,14 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 			switch {
 			case resp.StatusCode >= 300:
 			case x.light.key != "":
-				s.recordLight(x, o)
+				s.recordLight(x, s.plausible(x, o))
 			default:
 				if x.streamed && (o.Usage != nil || o.Overflow) {
 					// Read the request now that the answer is on its
 					// way: the client did not wait for it.
 					s.read(x)
 				}
-				s.record(x, o)
+				s.record(x, s.plausible(x, o))
 			}
 		}
 		s.logRequest(x, resp.StatusCode, &o)
@@ -319,11 +319,12 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		// again.
 		_, _ = io.Copy(io.Discard, body)
 		x.raw, x.decoded = buf.Bytes(), buf.Bytes()
-		errBody, rerr := readErrorBody(resp)
-		overflow := rerr == nil && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
+		errBody, whole, _ := peekError(resp)
+		overflow := whole && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
 		if overflow && s.read(x) {
-			s.learnWindow(x.v.p.Model, errBody)
-			x.v.info = s.learnedInfo(x.v.info)
+			scope := s.learnScope(api, r.Header)
+			s.learnWindow(scope, x.v.p.Model, x.v.id.short, errBody)
+			x.v.info = s.learnedInfo(scope, x.v.info)
 		}
 		if overflow && x.v != nil && s.retryAfterOverflow(r.Context(), x) {
 			s.metrics.overflowRetry(api)
@@ -332,9 +333,7 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 			return
 		}
 		s.metrics.upstreamLatency(api, since(s.now, sent))
-		copyHeader(w, resp.Header)
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(errBody)
+		_ = relayError(w, resp, errBody)
 		s.metrics.request(api, resp.StatusCode)
 		s.logRequest(x, resp.StatusCode, nil)
 		return

@@ -137,7 +137,8 @@ type Server struct {
 	// refused holds the conversations whose compacted requests the
 	// provider refused; they are passed through from then on.
 	refused map[string]bool
-	// learned holds windows read from overflow errors, by model.
+	// learned holds windows read from overflow errors, by scope and
+	// model (see learnWindow).
 	learned map[string]int
 	// held are the conversation locks this server holds now.
 	held map[Lock]struct{}
