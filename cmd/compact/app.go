@@ -118,7 +118,10 @@ func (a *app) execute(ctx context.Context, args []string) int {
 		code = exitUsage
 	}
 	msg := hideTempNames(oneLine(a.redact(err.Error())))
-	if code == exitUsage && !strings.Contains(msg, "--help") {
+	// A configError names its file, line and key (or flag): the help has
+	// nothing to add.
+	var ce *configError
+	if code == exitUsage && !strings.Contains(msg, "--help") && !errors.As(err, &ce) {
 		msg += " (see compact --help)"
 	}
 	fmt.Fprintf(a.stderr, "compact: %s\n", msg)
