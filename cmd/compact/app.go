@@ -325,7 +325,9 @@ Exit codes:
      that "prune" keeps the passes it recorded before the failure and
      names them in the error
   2  usage error: unknown command or flag, missing or extra argument, a
-     setting out of range (flag or configuration key)
+     mistake in the configuration file (named with its line and key) or
+     in COMPACT_CONFIG or COMPACT_DISABLE_AUTO, a setting out of range
+     (flag or configuration key)
 `
 
 // commandFooter ends the help of each command.

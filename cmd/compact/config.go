@@ -128,6 +128,9 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		}
 	}
 	st.flagSet = func(string) bool { return false }
+	if err := compact.CheckEnv(a.getenv); err != nil {
+		return nil, &usageError{&configError{err: err}}
+	}
 	// The environment wins both ways: COMPACT_DISABLE_AUTO=0 switches
 	// automatic compaction back on over the file's disableAuto.
 	st.cfg.ApplyEnv(a.getenv)

@@ -67,6 +67,8 @@ func TestConfigErrors(t *testing.T) {
 			want: `--policy: unknown policy "often"; want reserve, ratio or input`, whole: true},
 		{name: "flag missing file", args: []string{"--config", "absent.yaml"},
 			want: "--config: open absent.yaml: "},
+		{name: "variable not a yes or no", env: map[string]string{"COMPACT_DISABLE_AUTO": "maybe"},
+			want: `COMPACT_DISABLE_AUTO: "maybe" is not 1, true, yes, on (automatic compaction off) or 0, false, no, off (on)`, whole: true},
 		{name: "variable missing file", env: map[string]string{"COMPACT_CONFIG": "absent.yaml"},
 			want: "COMPACT_CONFIG: open absent.yaml: "},
 	} {
