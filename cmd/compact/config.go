@@ -36,9 +36,8 @@ type settings struct {
 	sum summarizerConfig
 	// proxy holds the configuration file's keys for "compact proxy".
 	proxy proxyConfig
-	// file is the configuration file that was read, "" if none.
-	file string
-	// keys says where the file set each key.
+	// keys says where the configuration file (keys.file, "" if none was
+	// read) set each key, for error messages.
 	keys fileKeys
 	// windowFlag and modelFlag are set when --window or --model was given.
 	windowFlag, modelFlag bool
@@ -115,7 +114,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		var ce *configError
 		switch {
 		case err == nil:
-			st.cfg, st.sum, st.proxy, st.file, st.keys = cfg.Config, cfg.summarizerConfig, cfg.proxyConfig, path, cfg.keys
+			st.cfg, st.sum, st.proxy, st.keys = cfg.Config, cfg.summarizerConfig, cfg.proxyConfig, cfg.keys
 			a.logger.Debug("read configuration", "file", path)
 		case !explicit && errors.Is(err, fs.ErrNotExist):
 			// No default configuration file: the defaults apply.
@@ -668,7 +667,9 @@ func checkKeys(lines keyLines, t reflect.Type, yamlTags bool) error {
 		if !ok {
 			continue // inside a value of free shape
 		}
-		if slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, name) }) {
+		// encoding/json matches keys in any case, the YAML decoder
+		// only as spelt.
+		if slices.ContainsFunc(known, func(k string) bool { return k == name || !yamlTags && strings.EqualFold(k, name) }) {
 			continue
 		}
 		problem := fmt.Errorf("unknown key (known keys here: %s)", strings.Join(known, ", "))

@@ -33,6 +33,8 @@ func TestConfigErrors(t *testing.T) {
 			want: `FILE:3: triggerRatoi: unknown key; did you mean "triggerRatio"?`, whole: true},
 		{name: "JSON unknown nested key, near miss", config: "c.json", text: "{\"models\": [\n {\"id\": \"a\", \"contextWindow\": 5000},\n {\"id\": \"b\", \"contextWindw\": 5000}\n]}\n",
 			want: `FILE:3: models[1].contextWindw: unknown key; did you mean "contextWindow"?`, whole: true},
+		{name: "YAML key in another case", config: "c.yaml", text: "Window: 50000\n",
+			want: `FILE:1: Window: unknown key; did you mean "window"?`, whole: true},
 		{name: "YAML unknown key, no near miss", config: "c.yaml", text: "window: 50000\nfrobnicate: 1\n",
 			want: "FILE:2: frobnicate: unknown key (known keys here: policy, ", notWant: "did you mean"},
 		{name: "JSON unknown key, no near miss", config: "c.json", text: "{\"frobnicate\": 1}",
