@@ -45,12 +45,35 @@ type Config struct {
 // or any other value leaves it as configured. getenv is usually
 // os.Getenv.
 func (c *Config) ApplyEnv(getenv func(string) string) {
-	switch strings.ToLower(strings.TrimSpace(getenv(EnvDisableAuto))) {
-	case "1", "true", "yes", "on":
-		c.DisableAuto = true
-	case "0", "false", "no", "off":
-		c.DisableAuto = false
+	if v, ok := envBool(getenv(EnvDisableAuto)); ok {
+		c.DisableAuto = v
 	}
+}
+
+// CheckEnv returns an error naming the variable when the environment
+// holds an override that ApplyEnv does not understand and would ignore,
+// such as COMPACT_DISABLE_AUTO=maybe; nil when every variable is unset,
+// empty or understood. A command line calls it to refuse the mistake.
+func CheckEnv(getenv func(string) string) error {
+	if s := getenv(EnvDisableAuto); strings.TrimSpace(s) != "" {
+		if _, ok := envBool(s); !ok {
+			return fmt.Errorf("%s: %q is not 1, true, yes, on (automatic compaction off) or 0, false, no, off (on)", EnvDisableAuto, s)
+		}
+	}
+	return nil
+}
+
+// envBool reads a yes-or-no environment value, in any case and with
+// spaces around: 1, true, yes or on, and 0, false, no or off. ok is false
+// for anything else.
+func envBool(s string) (v, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		return true, true
+	case "0", "false", "no", "off":
+		return false, true
+	}
+	return false, false
 }
 
 // TriggerPolicy returns the configured policy with its settings.

@@ -136,6 +136,18 @@ func TestConfig(t *testing.T) {
 			t.Errorf("disableAuto true and %s=%q: DisableAuto %v, want %v", EnvDisableAuto, v, c.DisableAuto, want)
 		}
 	}
+	// CheckEnv refuses exactly the values ApplyEnv ignores.
+	for v, bad := range map[string]bool{"": false, "  ": false, "1": false, " Off ": false, "maybe": true, "2": true, "disabled": true} {
+		err := CheckEnv(func(k string) string {
+			if k == EnvDisableAuto {
+				return v
+			}
+			return ""
+		})
+		if (err != nil) != bad || err != nil && !strings.Contains(err.Error(), EnvDisableAuto) {
+			t.Errorf("CheckEnv with %s=%q: %v", EnvDisableAuto, v, err)
+		}
+	}
 	for name, want := range map[string]string{"": "reserve", "reserve": "reserve", "ratio": "ratio", "input": "input"} {
 		p, err := Config{Policy: name}.TriggerPolicy()
 		if err != nil || p.Name() != want {

@@ -18,7 +18,7 @@ func (b *builder) compaction(r *record, summary string) error {
 	if boundary != nil {
 		if meta, ok, err := jsonrec.OptObject(boundary.fields, "compactMetadata"); err == nil && ok {
 			if trigger, _ := jsonrec.OptString(meta, "trigger"); trigger != "" {
-				c.Details["reason"] = trigger
+				c.Details["reason"], c.Details["trigger"] = reasonOf(trigger), trigger
 			}
 			c.TokensBefore, _ = jsonrec.OptInt(meta, "preTokens")
 			c.TokensAfter, _ = jsonrec.OptInt(meta, "postTokens")
@@ -40,4 +40,18 @@ func (b *builder) compaction(r *record, summary string) error {
 		recs: []*record{r}, parentUUID: effectiveParent(r), alwaysMain: r.uuid == ""}
 	b.add(it, r)
 	return nil
+}
+
+// reasonOf maps the trigger of a compact_boundary to the compaction
+// reason the other packages read: Claude Code's "auto" (it compacted on
+// its own near the end of the window) is compact.ReasonThreshold,
+// "manual" (/compact) compact.ReasonManual; another word is kept as is.
+func reasonOf(trigger string) string {
+	switch trigger {
+	case "auto":
+		return string(compact.ReasonThreshold)
+	case "manual":
+		return string(compact.ReasonManual)
+	}
+	return trigger
 }

@@ -76,7 +76,8 @@
 // response into Extra["lines"]; unmodelled block fields into Part.Extra.
 // The summary record of a compaction becomes a KindCompaction entry
 // (TokensBefore = preTokens, TokensAfter = postTokens, Details with
-// source "claude-code" and reason = trigger); its boundary record stays a
+// source "claude-code", trigger as recorded and reason: "threshold" for
+// trigger "auto", "manual" for "manual"); its boundary record stays a
 // custom entry before it. Every record that is not a message becomes a
 // KindCustom entry "claude-code:<type>" holding the record as stored;
 // sidechain records in a file that also holds the main conversation

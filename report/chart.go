@@ -57,8 +57,14 @@ type chartMarker struct {
 }
 
 type hline struct {
-	Y     px
+	// X is where the label is anchored: its end at the plot's right
+	// edge, or, off the scale, its start at the left edge.
+	X, Y  px
 	Label string
+	// Off is set when the value lies above the axis, scaled to the data:
+	// the label stands at the top left of the plot, where a rising
+	// session's line is lowest, and no line is drawn.
+	Off bool
 }
 
 type tick struct {
@@ -66,16 +72,29 @@ type tick struct {
 	Label string
 }
 
+// zoomShare is the share of the window (or trigger) below which the data
+// must stay for the chart's axis to be scaled to the data instead: a
+// session using 150k tokens of a 1M-token window would otherwise lie flat
+// along the bottom.
+const zoomShare = 0.5
+
 // newChart lays out the points and markers of r.
 func newChart(r *Report) chart {
 	c := chart{Width: chartWidth, Height: chartHeight,
 		Left: padLeft, Right: chartWidth - padRight, Top: padTop, Bottom: chartHeight - padBottom}
-	top := float64(max(r.Window, r.Trigger))
+	data := 0.0
 	for _, p := range r.Points {
-		top = max(top, float64(p.Tokens))
+		data = max(data, float64(p.Tokens))
 	}
 	for _, m := range r.Markers {
-		top = max(top, float64(m.TokensBefore))
+		data = max(data, float64(m.TokensBefore))
+	}
+	// The axis takes in the window and the trigger, unless the data stays
+	// below zoomShare of the larger: then it is scaled to the data, and
+	// the lines it leaves out are named at the top (see hline.Off).
+	top, limit := data, float64(max(r.Window, r.Trigger))
+	if data <= 0 || data >= zoomShare*limit {
+		top = max(top, limit)
 	}
 	if top <= 0 {
 		top = 1000
@@ -101,14 +120,19 @@ func newChart(r *Report) chart {
 	if len(r.Points) > 0 && (c.XTicks == nil || c.XTicks[0].Label != "1") {
 		c.XTicks = append([]tick{{At: x(0.5), Label: "1"}}, c.XTicks...)
 	}
-	if r.Window > 0 {
-		c.Window = &hline{Y: y(r.Window), Label: "window " + num(r.Window)}
+	line := func(tokens int, label string) *hline {
+		if tokens <= 0 {
+			return nil
+		}
+		if float64(tokens) > top {
+			return &hline{X: c.Left, Y: c.Top, Label: "↑ " + label + " tokens, off the scale", Off: true}
+		}
+		return &hline{X: c.Right, Y: y(tokens), Label: label}
 	}
-	if r.Trigger > 0 {
-		c.Trigger = &hline{Y: y(r.Trigger), Label: r.Policy + " trigger " + num(r.Trigger)}
-	}
+	c.Window = line(r.Window, "window "+num(r.Window))
+	c.Trigger = line(r.Trigger, r.Policy+" trigger "+num(r.Trigger))
 
-	var line strings.Builder
+	var series strings.Builder
 	for i, p := range r.Points {
 		cp := chartPoint{X: x(float64(p.Call) - 0.5), Y: y(p.Tokens), Call: p.Call, EntryID: p.EntryID, Estimated: p.Estimated}
 		how := "reported by the provider"
@@ -118,11 +142,11 @@ func newChart(r *Report) chart {
 		cp.Title = fmt.Sprintf("call %d (entry %s): %s tokens, %s", p.Call, p.EntryID, num(p.Tokens), how)
 		c.Points = append(c.Points, cp)
 		if i > 0 {
-			line.WriteByte(' ')
+			series.WriteByte(' ')
 		}
-		line.WriteString(cp.X.String() + "," + cp.Y.String())
+		series.WriteString(cp.X.String() + "," + cp.Y.String())
 	}
-	c.Line = line.String()
+	c.Line = series.String()
 
 	// Events between the same two calls stand side by side, 9 units
 	// apart, in path order.

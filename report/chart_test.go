@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,5 +83,114 @@ func TestChartGeometry(t *testing.T) {
 	}
 	if len(c.YTicks) < 3 || c.YTicks[0].Label != "0" || c.XTicks[0].Label != "1" {
 		t.Errorf("ticks %+v %+v", c.YTicks, c.XTicks)
+	}
+}
+
+// TestChartLargeWindow checks that the chart stays readable whatever the
+// window: with usage a small share of a 1M-token window the axis is
+// scaled to the data (the line fills the plot instead of lying flat at
+// the bottom) and the window and trigger are named at the top as off the
+// scale, not drawn at a wrong height; near the window the axis takes it
+// in. In every case the tick labels are distinct, apart and cover the
+// data, and every point lies inside the plot.
+func TestChartLargeWindow(t *testing.T) {
+	rising := func(from, to, calls int) []Point {
+		var ps []Point
+		for i := range calls {
+			ps = append(ps, Point{Call: i + 1, EntryID: "e" + strconv.Itoa(i+1), Tokens: from + (to-from)*i/max(calls-1, 1)})
+		}
+		return ps
+	}
+	for _, tc := range []struct {
+		name            string
+		window, trigger int
+		points          []Point
+		// off: the window and trigger are off the scale.
+		off bool
+	}{
+		{"1M window, small usage", 1_000_000, 983_616, rising(20_000, 150_000, 40), true},
+		{"1M window, tiny usage", 1_000_000, 900_000, rising(3_000, 9_000, 5), true},
+		{"1M window, near full", 1_000_000, 983_616, rising(100_000, 960_000, 60), false},
+		{"200k window, near full", 200_000, 183_616, rising(20_000, 180_000, 30), false},
+		{"200k window, half used", 200_000, 183_616, rising(20_000, 100_000, 30), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Window: tc.window, Trigger: tc.trigger, Policy: "reserve", Points: tc.points}
+			c := newChart(r)
+			height := c.Bottom - c.Top
+			highest := c.Bottom
+			for i, p := range c.Points {
+				if p.X < c.Left || p.X > c.Right || p.Y < c.Top || p.Y > c.Bottom {
+					t.Errorf("point %d at (%v, %v) is outside the plot", i, p.X, p.Y)
+				}
+				highest = min(highest, p.Y)
+			}
+			// The line reaches the upper half of the plot when the axis
+			// is scaled to the data or the data nearly fills the window.
+			if full := tc.points[len(tc.points)-1].Tokens*5 >= tc.window*4; (tc.off || full) && highest > c.Top+height/2 {
+				t.Errorf("the highest point is at %v, in the lower half of the plot (%v to %v): the line is squashed", highest, c.Top, c.Bottom)
+			}
+			for _, l := range []struct {
+				name string
+				h    *hline
+				v    int
+			}{{"window", c.Window, tc.window}, {"trigger", c.Trigger, tc.trigger}} {
+				if l.h == nil || !strings.Contains(l.h.Label, num(l.v)) {
+					t.Fatalf("%s line %+v does not name %s", l.name, l.h, num(l.v))
+				}
+				if l.h.Off != tc.off {
+					t.Errorf("%s off the scale: %v, want %v", l.name, l.h.Off, tc.off)
+				}
+				if want := map[bool]px{true: c.Left, false: c.Right}[tc.off]; l.h.X != want {
+					t.Errorf("%s label anchored at x %v, want %v", l.name, l.h.X, want)
+				}
+				if tc.off && (l.h.Y != c.Top || !strings.Contains(l.h.Label, "off the scale")) {
+					t.Errorf("%s off the scale at y %v (top %v), label %q", l.name, l.h.Y, c.Top, l.h.Label)
+				}
+				if !tc.off && (l.h.Y < c.Top || l.h.Y > c.Bottom) {
+					t.Errorf("%s at y %v is outside the plot (%v to %v)", l.name, l.h.Y, c.Top, c.Bottom)
+				}
+			}
+			seen := map[string]bool{}
+			for i, tk := range c.YTicks {
+				if seen[tk.Label] {
+					t.Errorf("tick label %q twice in %+v", tk.Label, c.YTicks)
+				}
+				seen[tk.Label] = true
+				if i > 0 && c.YTicks[i-1].At-tk.At < 18 {
+					t.Errorf("ticks %q and %q are %v apart: the labels overlap", c.YTicks[i-1].Label, tk.Label, c.YTicks[i-1].At-tk.At)
+				}
+			}
+			if n := len(c.YTicks); n < 3 || c.YTicks[n-1].At > highest {
+				t.Errorf("ticks %+v do not reach the highest point at %v", c.YTicks, highest)
+			}
+		})
+	}
+}
+
+// TestPageOffScale checks the page of a 1M-token window used lightly:
+// the window and trigger are written at the top, marked off the scale,
+// without a line across the plot.
+func TestPageOffScale(t *testing.T) {
+	in := smallInput(t)
+	in.Model.ContextWindow = 1_000_000
+	r, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, class := range []string{"window", "trigger"} {
+		i := strings.Index(page, `<g class="hline `+class)
+		if i < 0 {
+			t.Fatalf("no %s label on the page", class)
+		}
+		g := page[i : i+strings.Index(page[i:], "</g>")]
+		if !strings.Contains(g, `class="hline `+class+` off"`) || strings.Contains(g, "<line") || !strings.Contains(g, "off the scale") {
+			t.Errorf("%s: %s", class, g)
+		}
 	}
 }

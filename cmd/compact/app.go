@@ -134,7 +134,10 @@ func (a *app) execute(ctx context.Context, args []string) (code int) {
 		code = exitUsage
 	}
 	msg := hideTempNames(oneLine(a.redact(err.Error())))
-	if code == exitUsage && !strings.Contains(msg, "--help") {
+	// A configError names its file, line and key (or flag): the help has
+	// nothing to add.
+	var ce *configError
+	if code == exitUsage && !strings.Contains(msg, "--help") && !errors.As(err, &ce) {
 		msg += " (see compact --help)"
 	}
 	fmt.Fprintf(a.stderr, "compact: %s\n", msg)
@@ -339,7 +342,9 @@ Exit codes:
      names them in the error; also a bug of the program, reported as
      "compact: internal error: ... (please report)"
   2  usage error: unknown command or flag, missing or extra argument, a
-     setting out of range (flag or configuration key)
+     mistake in the configuration file (named with its line and key) or
+     in COMPACT_CONFIG or COMPACT_DISABLE_AUTO, a setting out of range
+     (flag or configuration key)
 `
 
 // commandFooter ends the help of each command.

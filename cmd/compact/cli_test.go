@@ -386,17 +386,17 @@ func TestConfig(t *testing.T) {
 	c = newCLI(t)
 	c.env["HOME"] = t.TempDir()
 	keep(c)
-	c.fails(1, "inspect", "--config", filepath.Join(dir, "absent.json"), file)
+	contains(t, "absent file", c.fails(exitUsage, "inspect", "--config", filepath.Join(dir, "absent.json"), file), "--config: ", "absent.json")
 
 	// Unknown keys name the key.
 	writeFile(t, cfg, `{"keepRecentTokens": 8000, "keepRecent": 5}`)
-	contains(t, "unknown key", newCLI(t).fails(1, "inspect", "--config", cfg, file), cfg, `unknown key "keepRecent"`)
+	contains(t, "unknown key", newCLI(t).fails(exitUsage, "inspect", "--config", cfg, file), cfg+":1: keepRecent: unknown key")
 	writeFile(t, cfg, `{"models": [{"id": "x", "window": 5}]}`)
-	contains(t, "unknown nested key", newCLI(t).fails(1, "inspect", "--config", cfg, file), `unknown key "models[0].window"`)
+	contains(t, "unknown nested key", newCLI(t).fails(exitUsage, "inspect", "--config", cfg, file), cfg+":1: models[0].window: unknown key")
 	writeFile(t, cfg, `{"keepRecentTokens": }`)
-	contains(t, "bad JSON", newCLI(t).fails(1, "inspect", "--config", cfg, file), cfg+":1: invalid JSON")
+	contains(t, "bad JSON", newCLI(t).fails(exitUsage, "inspect", "--config", cfg, file), cfg+":1: keepRecentTokens: invalid JSON")
 	writeFile(t, cfg, `{"policy": "often"}`)
-	contains(t, "bad policy", newCLI(t).fails(1, "inspect", "--config", cfg, file), "unknown policy")
+	contains(t, "bad policy", newCLI(t).fails(exitUsage, "inspect", "--config", cfg, file), cfg+":1: policy: unknown policy")
 }
 
 // tinySession writes a small session whose assistant runs on model.

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,8 +37,9 @@ type settings struct {
 	sum summarizerConfig
 	// proxy holds the configuration file's keys for "compact proxy".
 	proxy proxyConfig
-	// file is the configuration file that was read, "" if none.
-	file string
+	// keys says where the configuration file (keys.file, "" if none was
+	// read) set each key, for error messages.
+	keys fileKeys
 	// windowFlag and modelFlag are set when --window or --model was given.
 	windowFlag, modelFlag bool
 	// flagSet reports whether the command's flag of that name was given.
@@ -97,29 +98,39 @@ func defaultConfigPath(getenv func(string) string) string {
 }
 
 // loadSettings reads the configuration file, applies the environment and
-// then the flags of cmd that were set.
+// then the flags of cmd that were set. Every mistake in them is a usage
+// error (exit code 2) naming the file, line and key, the flag or the
+// environment variable.
 func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error) {
 	st := &settings{}
-	path, explicit := a.configPath, true
+	path, explicit, from := a.configPath, true, "--config"
 	if path == "" {
-		path = a.getenv("COMPACT_CONFIG")
+		path, from = a.getenv("COMPACT_CONFIG"), "COMPACT_CONFIG"
 	}
 	if path == "" {
 		path, explicit = defaultConfigPath(a.getenv), false
 	}
 	if path != "" {
 		cfg, err := readConfig(path)
+		var ce *configError
 		switch {
 		case err == nil:
-			st.cfg, st.sum, st.proxy, st.file = cfg.Config, cfg.summarizerConfig, cfg.proxyConfig, path
+			st.cfg, st.sum, st.proxy, st.keys = cfg.Config, cfg.summarizerConfig, cfg.proxyConfig, cfg.keys
 			a.logger.Debug("read configuration", "file", path)
 		case !explicit && errors.Is(err, fs.ErrNotExist):
 			// No default configuration file: the defaults apply.
-		default:
+		case errors.As(err, &ce):
 			return nil, err
+		case explicit:
+			return nil, &usageError{&configError{key: from, err: err}}
+		default:
+			return nil, &usageError{&configError{file: path, err: err}}
 		}
 	}
 	st.flagSet = func(string) bool { return false }
+	if err := compact.CheckEnv(a.getenv); err != nil {
+		return nil, &usageError{&configError{err: err}}
+	}
 	// The environment wins both ways: COMPACT_DISABLE_AUTO=0 switches
 	// automatic compaction back on over the file's disableAuto.
 	st.cfg.ApplyEnv(a.getenv)
@@ -131,8 +142,8 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	set := func(name string) bool { f := flags.Lookup(name); return f != nil && f.Changed }
 	st.flagSet = set
 	if set("window") {
-		if lf.window <= 0 {
-			return nil, usagef("--window must be a positive number of tokens, got %d", lf.window)
+		if err := checkWindow(flagOrigin("window"), lf.window); err != nil {
+			return nil, err
 		}
 		st.cfg.Window, st.windowFlag = lf.window, true
 	}
@@ -140,25 +151,19 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 		st.cfg.Model, st.modelFlag = lf.model, true
 	}
 	if set("reserve") {
-		if lf.reserve <= 0 {
-			return nil, usagef("--reserve must be a positive number of tokens, got %d", lf.reserve)
+		if err := checkTokens(flagOrigin("reserve"), lf.reserve); err != nil {
+			return nil, err
 		}
 		st.cfg.ReserveTokens = lf.reserve
 	}
 	if set("keep-recent") {
-		if lf.keepRecent <= 0 {
-			return nil, usagef("--keep-recent must be a positive number of tokens, got %d", lf.keepRecent)
+		if err := checkTokens(flagOrigin("keep-recent"), lf.keepRecent); err != nil {
+			return nil, err
 		}
 		st.cfg.KeepRecentTokens = lf.keepRecent
 	}
 	if set("policy") {
 		st.cfg.Policy = lf.policy
-		if _, err := st.cfg.TriggerPolicy(); err != nil {
-			return nil, usagef("--policy %q: want reserve, ratio or input", lf.policy)
-		}
-	}
-	if _, err := st.cfg.TriggerPolicy(); err != nil {
-		return nil, fmt.Errorf("%s: %w", st.file, err)
 	}
 	if err := st.check(); err != nil {
 		return nil, err
@@ -166,17 +171,26 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 	return st, nil
 }
 
+// checkPolicy refuses a trigger policy, from --policy or the
+// configuration, that does not exist.
+func checkPolicy(o origin, c compact.Config) error {
+	if _, err := c.TriggerPolicy(); err != nil {
+		return o.errorf("unknown policy %q; want reserve, ratio or input", c.Policy)
+	}
+	return nil
+}
+
 // minWindow is the smallest context window accepted from --window or the
 // configuration: below it no conversation, summary and reply fit.
 const minWindow = 1024
 
-// source names where a setting came from, for an error message: the
-// flag when it was given, else the configuration key and file.
-func (st *settings) source(flag, key string) string {
-	if st.flagSet != nil && st.flagSet(flag) {
-		return "--" + flag
+// origin returns where a setting came from, for an error message: the
+// flag when it was given, else the configuration file's key and line.
+func (st *settings) origin(flag, key string) origin {
+	if flag != "" && st.flagSet != nil && st.flagSet(flag) {
+		return flagOrigin(flag)
 	}
-	return fmt.Sprintf("config %s: %s", st.file, key)
+	return st.keys.origin(key)
 }
 
 // fitWindow refuses a reserve or keep budget, given by a flag or the
@@ -193,8 +207,8 @@ func (st *settings) fitWindow(info compact.ModelInfo) error {
 		tokens    int
 	}{{"reserve", "reserveTokens", st.cfg.ReserveTokens}, {"keep-recent", "keepRecentTokens", st.cfg.KeepRecentTokens}} {
 		if b.tokens > 0 && b.tokens >= w {
-			return usagef("%s (%s tokens) must be smaller than the %s-token context window of model %q",
-				st.source(b.flag, b.key), num(b.tokens), num(w), info.ID)
+			return st.origin(b.flag, b.key).errorf("%s tokens must be smaller than the %s-token context window of model %q",
+				num(b.tokens), num(w), info.ID)
 		}
 	}
 	return st.targetUnderTrigger(info)
@@ -227,45 +241,37 @@ func (st *settings) targetUnderTrigger(info compact.ModelInfo) error {
 	if reserve <= 0 {
 		reserve = compact.DefaultReserveTokens
 	}
-	what := st.source("reserve", "reserveTokens")
+	o, what := st.origin("reserve", "reserveTokens"), num(reserve)+" tokens leave"
 	if c.ReserveTokens <= 0 {
-		what = "the default reserve"
+		o, what = st.origin("", "targetRatio"), "the default reserve ("+num(reserve)+" tokens) leaves"
 	}
 	room := fmt.Sprintf("%s-token window", num(info.ContextWindow))
 	if u := info.UsableInput(); u < info.ContextWindow {
 		room = fmt.Sprintf("%s-token input limit", num(u))
 	}
-	return usagef("%s (%s tokens) leaves a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s of model %q): "+
+	return o.errorf("%s a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s of model %q): "+
 		"the reserve may be at most %s tokens here; lower it or targetRatio",
-		what, num(reserve), num(trigger), num(target), room, info.ID, num(info.UsableInput()-target))
+		what, num(trigger), num(target), room, info.ID, num(info.UsableInput()-target))
 }
 
-// check refuses settings that make no sense together: a window too small
-// to hold anything, a reserve or keep budget that fills the whole window,
-// ratios outside (0, 1], a targetRatio above the ratio policy's
-// triggerRatio. The message names the flag when the value came from one,
-// else the configuration key and file.
+// check refuses settings that make no sense together: an unknown policy,
+// a reserve or keep budget that fills the whole window, a targetRatio
+// above the ratio policy's triggerRatio. (Each value alone was checked as
+// the file was read and the flags applied.) The message names the flag
+// when the value came from one, else the configuration file, line and
+// key.
 func (st *settings) check() error {
-	name := st.source
 	c := st.cfg
-	if c.Window > 0 && c.Window < minWindow {
-		return usagef("%s must be at least %s tokens, got %s", name("window", "window"), num(minWindow), num(c.Window))
-	}
-	for _, r := range []struct {
-		key   string
-		value float64
-	}{{"triggerRatio", c.TriggerRatio}, {"targetRatio", c.TargetRatio}} {
-		if r.value < 0 || r.value > 1 {
-			return usagef("config %s: %s must be in (0, 1], got %g", st.file, r.key, r.value)
-		}
+	if err := checkPolicy(st.origin("policy", "policy"), c); err != nil {
+		return err
 	}
 	if c.Window > 0 {
-		window := name("window", "window")
+		window := st.origin("window", "window")
 		if c.ReserveTokens > 0 && c.ReserveTokens >= c.Window {
-			return usagef("%s (%s tokens) must be smaller than %s (%s tokens)", name("reserve", "reserveTokens"), num(c.ReserveTokens), window, num(c.Window))
+			return st.origin("reserve", "reserveTokens").errorf("%s tokens must be smaller than %s (%s tokens)", num(c.ReserveTokens), window, num(c.Window))
 		}
 		if c.KeepRecentTokens > 0 && c.KeepRecentTokens >= c.Window {
-			return usagef("%s (%s tokens) must be smaller than %s (%s tokens)", name("keep-recent", "keepRecentTokens"), num(c.KeepRecentTokens), window, num(c.Window))
+			return st.origin("keep-recent", "keepRecentTokens").errorf("%s tokens must be smaller than %s (%s tokens)", num(c.KeepRecentTokens), window, num(c.Window))
 		}
 	}
 	policy, err := c.TriggerPolicy()
@@ -284,7 +290,7 @@ func (st *settings) check() error {
 			trigger = compact.DefaultTriggerRatio
 		}
 		if target > trigger {
-			return usagef("config %s: targetRatio %g is above triggerRatio %g: the target must not exceed the trigger, so want targetRatio in (0, %g]", st.file, target, trigger, trigger)
+			return st.origin("", "targetRatio").errorf("%g is above triggerRatio %g: the target must not exceed the trigger, so want targetRatio in (0, %g]", target, trigger, trigger)
 		}
 	}
 	return nil
@@ -296,44 +302,102 @@ type fileConfig struct {
 	compact.Config
 	summarizerConfig
 	proxyConfig
+	// keys says where the file set each key, for error messages.
+	keys fileKeys
 }
 
-// readConfig decodes a configuration file. Unknown keys are an error that
-// names the key, so that a misspelt setting is not silently ignored.
+// fileKeys says where a configuration file set its keys.
+type fileKeys struct {
+	file  string
+	lines keyLines
+	// written maps a JSON key ("window") to the key of the file that
+	// set it, when that is spelt otherwise ("compaction.context_window"
+	// in a YAML file).
+	written map[string]string
+}
+
+// origin returns where the file set key, a JSON key such as "window".
+func (k fileKeys) origin(key string) origin {
+	if w, ok := k.written[key]; ok {
+		key = w
+	}
+	written, line := k.lines.find(key)
+	if written == "" {
+		written = key
+	}
+	return origin{file: k.file, key: written, line: line}
+}
+
+// place completes an error about the file's content with the file's name
+// and, when the error names a key but no line, the key's line. Errors
+// that are not a configError are returned unchanged.
+func (k fileKeys) place(err error) error {
+	var ce *configError
+	if errors.As(err, &ce) && ce.file == "" {
+		ce.file = k.file
+		if ce.line == 0 && ce.key != "" {
+			if written, line := k.lines.find(ce.key); written != "" {
+				ce.key, ce.line = written, line
+			}
+		}
+	}
+	return err
+}
+
+// readConfig decodes a configuration file. Every mistake in it is a
+// usage error naming the file, the line and the key (see configError);
+// an unknown key suggests the known key spelt nearly the same, so that a
+// misspelt setting is not silently ignored.
 func readConfig(path string) (fileConfig, error) {
-	var cfg fileConfig
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("config: %w", err)
+		return fileConfig{}, err
 	}
+	var cfg fileConfig
 	if isYAML(path) {
-		if cfg, err = decodeYAML(path, data); err != nil {
-			return cfg, err
-		}
-		return cfg, checkConfig(path, cfg)
+		cfg, err = decodeYAML(data)
+	} else {
+		cfg, err = decodeJSON(data)
 	}
+	if err == nil {
+		err = checkConfig(cfg)
+	}
+	cfg.keys.file = path
+	return cfg, cfg.keys.place(err)
+}
+
+// decodeJSON reads a JSON configuration file's bytes.
+func decodeJSON(data []byte) (fileConfig, error) {
+	var cfg fileConfig
+	cfg.keys.lines = jsonKeyLines(data)
+	lines := cfg.keys.lines
 	var doc any
-	if err := json.Unmarshal(data, &doc); err == nil {
-		if key, known := unknownKey(doc, reflect.TypeOf(cfg), ""); key != "" {
-			return cfg, fmt.Errorf("config %s: unknown key %q (known keys here: %s)", path, key, known)
+	if err := json.Unmarshal(data, &doc); err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			line := lineAt(data, syn.Offset)
+			return cfg, &usageError{&configError{line: line, key: lines.at(line), err: fmt.Errorf("invalid JSON: %w", err)}}
 		}
+	}
+	if err := checkKeys(lines, reflect.TypeOf(cfg), false); err != nil {
+		return cfg, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		msg := err.Error()
-		if rest, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-			return cfg, fmt.Errorf("config %s: unknown key %s", path, rest)
+		var te *json.UnmarshalTypeError
+		var ce *configError
+		switch {
+		case errors.As(err, &te):
+			line := lineAt(data, te.Offset)
+			return cfg, &usageError{&configError{line: line, key: lines.at(line), err: fmt.Errorf("want %s, got %s", kindName(te.Type), te.Value)}}
+		case errors.As(err, &ce):
+			return cfg, err
 		}
-		var syn *json.SyntaxError
-		if errors.As(err, &syn) {
-			line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
-			return cfg, fmt.Errorf("config %s:%d: invalid JSON: %v", path, line, err)
-		}
-		return cfg, fmt.Errorf("config %s: %s", path, strings.TrimPrefix(msg, "json: "))
+		return cfg, &usageError{&configError{err: errors.New(strings.TrimPrefix(err.Error(), "json: "))}}
 	}
 	if dec.More() {
-		return cfg, fmt.Errorf("config %s: unexpected data after the JSON object", path)
+		return cfg, &usageError{&configError{line: lineAt(data, dec.InputOffset()), err: errors.New("unexpected data after the JSON object")}}
 	}
 	// A ratio of 0 decodes like an absent key (the default); written out,
 	// it is out of range all the same.
@@ -341,21 +405,63 @@ func readConfig(path string) (fileConfig, error) {
 		for k, v := range m {
 			for _, key := range []string{"triggerRatio", "targetRatio"} {
 				if f, isNum := v.(float64); isNum && strings.EqualFold(k, key) && f == 0 {
-					return cfg, usagef("config %s: %s must be in (0, 1], got 0", path, key)
+					return cfg, keyErrorf(k, "must be in (0, 1], got 0")
 				}
 			}
 		}
 	}
-	return cfg, checkConfig(path, cfg)
+	return cfg, nil
 }
 
-// checkConfig checks the values a decoded configuration file holds.
-func checkConfig(path string, cfg fileConfig) error {
-	if cfg.ReserveTokens < 0 || cfg.KeepRecentTokens < 0 || cfg.Window < 0 || cfg.OutputCap < 0 {
-		return fmt.Errorf("config %s: token counts must not be negative", path)
+// checkConfig checks the values a decoded configuration file holds, the
+// way the flags that override them are checked; a zero stands for the
+// default.
+func checkConfig(cfg fileConfig) error {
+	if cfg.Window != 0 {
+		if err := checkWindow(cfg.keys.origin("window"), cfg.Window); err != nil {
+			return err
+		}
 	}
-	if err := cfg.summarizerConfig.check(); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+	for _, t := range []struct {
+		key    string
+		tokens int
+	}{{"reserveTokens", cfg.ReserveTokens}, {"keepRecentTokens", cfg.KeepRecentTokens}, {"outputCap", cfg.OutputCap}} {
+		if t.tokens != 0 {
+			if err := checkTokens(cfg.keys.origin(t.key), t.tokens); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range []struct {
+		key   string
+		value float64
+	}{{"triggerRatio", cfg.TriggerRatio}, {"targetRatio", cfg.TargetRatio}} {
+		if r.value < 0 || r.value > 1 {
+			return cfg.keys.origin(r.key).errorf("must be in (0, 1], got %g", r.value)
+		}
+	}
+	if cfg.Policy != "" {
+		if err := checkPolicy(cfg.keys.origin("policy"), cfg.Config); err != nil {
+			return err
+		}
+	}
+	return cfg.summarizerConfig.check()
+}
+
+// checkWindow refuses a context window, from --window or the
+// configuration, too small to hold a conversation.
+func checkWindow(o origin, window int) error {
+	if window < minWindow {
+		return o.errorf("must be at least %s tokens, got %s", num(minWindow), num(window))
+	}
+	return nil
+}
+
+// checkTokens refuses a token budget, from a flag or the configuration,
+// that is not a positive number.
+func checkTokens(o origin, tokens int) error {
+	if tokens <= 0 {
+		return o.errorf("must be a positive number of tokens, got %d", tokens)
 	}
 	return nil
 }
@@ -410,72 +516,304 @@ func configuredModel(models []compact.ModelInfo, name string) bool {
 	return ok && m.ContextWindow > 0
 }
 
-// unknownKey walks a decoded JSON document against the Go type it is
-// meant for and returns the path of the first key the type does not have
-// ("models[0].window"), with the keys that are allowed at that place. It
-// returns "" when every key is known. Keys are checked in sorted order so
-// the answer does not depend on map order.
-func unknownKey(doc any, t reflect.Type, prefix string) (key, known string) {
+// configError is a mistake in a setting: in the configuration file, a
+// flag or an environment variable. It prints as one line,
+// "FILE:LINE: KEY: PROBLEM", with what is unknown left out; returned
+// wrapped in a usageError, it makes the command exit with code 2.
+type configError struct {
+	// file is the configuration file, "" for a flag or a variable.
+	file string
+	// line is the line of key in file, 0 when unknown.
+	line int
+	// key is the key as written ("compaction.context_window",
+	// "models[0].id"), the flag ("--window") or the variable
+	// ("COMPACT_DISABLE_AUTO"); "" when no key is to blame.
+	key string
+	// err says what is wrong.
+	err error
+}
+
+// Error returns the one-line message.
+func (e *configError) Error() string {
+	var b strings.Builder
+	if e.file != "" {
+		b.WriteString(e.file)
+		if e.line > 0 {
+			fmt.Fprintf(&b, ":%d", e.line)
+		}
+		b.WriteString(": ")
+	}
+	if e.key != "" {
+		b.WriteString(e.key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.err.Error())
+	return b.String()
+}
+
+// Unwrap returns what is wrong.
+func (e *configError) Unwrap() error { return e.err }
+
+// keyErrorf returns the usage error for the value of configuration key
+// key; readConfig adds the file and the line.
+func keyErrorf(key, format string, args ...any) error {
+	return &usageError{&configError{key: key, err: fmt.Errorf(format, args...)}}
+}
+
+// origin is where a setting came from, for an error message: a flag, or
+// a key of the configuration file and its line.
+type origin struct {
+	file, key string
+	line      int
+}
+
+// errorf returns the usage error for the setting at o.
+func (o origin) errorf(format string, args ...any) error {
+	return &usageError{&configError{file: o.file, line: o.line, key: o.key, err: fmt.Errorf(format, args...)}}
+}
+
+// String names the setting in a message about another one: "--window",
+// or "window (line 3)".
+func (o origin) String() string {
+	if o.line > 0 {
+		return fmt.Sprintf("%s (line %d)", o.key, o.line)
+	}
+	return o.key
+}
+
+// flagOrigin is the origin of the value of flag name.
+func flagOrigin(name string) origin { return origin{key: "--" + name} }
+
+// keyLine is where a key of the configuration file was written.
+type keyLine struct {
+	// path is the key with the keys it is nested in, as written:
+	// "window", "compaction.context_window", "models[1].id".
+	path string
+	line int
+}
+
+// keyLines lists the keys of a configuration file in document order.
+type keyLines []keyLine
+
+// find returns the first of paths that the file holds (spelt in any
+// case, as encoding/json matches them) and its line; "" and 0 when the
+// file holds none of them.
+func (k keyLines) find(paths ...string) (string, int) {
+	for _, p := range paths {
+		for _, kl := range k {
+			if strings.EqualFold(kl.path, p) {
+				return kl.path, kl.line
+			}
+		}
+	}
+	return "", 0
+}
+
+// at returns the key the text at line belongs to: the last key written
+// on that line or before it; "" when there is none.
+func (k keyLines) at(line int) string {
+	key, best := "", 0
+	for _, kl := range k {
+		if kl.line <= line && kl.line >= best {
+			key, best = kl.path, kl.line
+		}
+	}
+	return key
+}
+
+// lineAt returns the line of byte offset off of data, counting from 1.
+func lineAt(data []byte, off int64) int {
+	return 1 + bytes.Count(data[:min(max(int(off), 0), len(data))], []byte("\n"))
+}
+
+// jsonKeyLines lists the keys of the JSON document data with their lines.
+// It stops at the first syntax error and returns the keys before it.
+func jsonKeyLines(data []byte) keyLines {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var out keyLines
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				p := joinKey(path, k)
+				out = append(out, keyLine{p, lineAt(data, dec.InputOffset())})
+				if err := walk(p); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token()
+		}
+		return err
+	}
+	_ = walk("")
+	return out
+}
+
+// joinKey returns the path of key k inside path.
+func joinKey(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// checkKeys returns the error for the first key of lines that type t
+// (the file's shape) does not have, suggesting a known key spelt nearly
+// the same. yamlTags reads the names YAML uses (the yaml tag, else the
+// json tag) instead of encoding/json's.
+func checkKeys(lines keyLines, t reflect.Type, yamlTags bool) error {
+	for _, kl := range lines {
+		parent, name := "", kl.path
+		if i := strings.LastIndexByte(kl.path, '.'); i >= 0 {
+			parent, name = kl.path[:i], kl.path[i+1:]
+		}
+		known, ok := keysAt(t, parent, yamlTags)
+		if !ok {
+			continue // inside a value of free shape
+		}
+		// encoding/json matches keys in any case, the YAML decoder
+		// only as spelt.
+		if slices.ContainsFunc(known, func(k string) bool { return k == name || !yamlTags && strings.EqualFold(k, name) }) {
+			continue
+		}
+		problem := fmt.Errorf("unknown key (known keys here: %s)", strings.Join(known, ", "))
+		if near := nearest(name, known); near != "" {
+			problem = fmt.Errorf("unknown key; did you mean %q?", near)
+		}
+		return &usageError{&configError{line: kl.line, key: kl.path, err: problem}}
+	}
+	return nil
+}
+
+// keysAt returns the keys allowed inside the value at path (nested keys
+// joined by dots, list indexes in brackets) of type t, and false when
+// that value is not an object with fixed keys.
+func keysAt(t reflect.Type, path string, yamlTags bool) ([]string, bool) {
+	for path != "" {
+		seg, rest, _ := strings.Cut(path, ".")
+		path = rest
+		name, _, _ := strings.Cut(seg, "[")
+		fields, _ := structKeys(t, yamlTags)
+		ft, ok := fields[strings.ToLower(name)]
+		if !ok {
+			return nil, false
+		}
+		t = ft
+		for range strings.Count(seg, "[") {
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+				return nil, false
+			}
+			t = t.Elem()
+		}
+	}
+	_, names := structKeys(t, yamlTags)
+	return names, names != nil
+}
+
+// structKeys returns the keys of struct type t, with their types keyed in
+// lower case, and their names in order; nil when t is not a struct. It
+// descends into embedded and inlined structs the way the decoders do.
+func structKeys(t reflect.Type, yamlTags bool) (map[string]reflect.Type, []string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch v := doc.(type) {
-	case map[string]any:
-		if t.Kind() != reflect.Struct {
-			return "", ""
-		}
-		fields := map[string]reflect.Type{}
-		var names []string
-		jsonFields(t, fields, &names)
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			ft, ok := fields[strings.ToLower(k)]
-			if !ok {
-				return prefix + k, strings.Join(names, ", ")
+	if t.Kind() != reflect.Struct {
+		return nil, nil
+	}
+	fields := map[string]reflect.Type{}
+	var names []string
+	var add func(t reflect.Type)
+	add = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if y, ok := f.Tag.Lookup("yaml"); yamlTags && ok {
+				tag = y
 			}
-			if key, known := unknownKey(v[k], ft, prefix+k+"."); key != "" {
-				return key, known
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue
 			}
-		}
-	case []any:
-		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-			return "", ""
-		}
-		for i, e := range v {
-			p := fmt.Sprintf("%s[%d].", strings.TrimSuffix(prefix, "."), i)
-			if key, known := unknownKey(e, t.Elem(), p); key != "" {
-				return key, known
+			inline := (f.Anonymous && name == "") || (yamlTags && slices.Contains(strings.Split(opts, ","), "inline"))
+			if inline && f.Type.Kind() == reflect.Struct {
+				add(f.Type)
+				continue
 			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+				if yamlTags {
+					name = strings.ToLower(name)
+				}
+			}
+			fields[strings.ToLower(name)] = f.Type
+			names = append(names, name)
 		}
 	}
-	return "", ""
+	add(t)
+	return fields, names
 }
 
-// jsonFields collects the JSON keys of struct type t and their types
-// into fields (keyed in lower case) and names, descending into embedded
-// structs without a JSON name the way encoding/json does.
-func jsonFields(t reflect.Type, fields map[string]reflect.Type, names *[]string) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+// nearest returns the key of known that key is most likely a misspelling
+// of (at most two edits apart, comparing without case, and fewer edits
+// than half its length), or "" when none is that close. Between keys as
+// close, the one closer in case wins: "reserv_tokens" is nearer
+// "reserve_tokens" than "reserveTokens".
+func nearest(key string, known []string) string {
+	best, bestD, bestCase := "", 3, 0
+	for _, k := range known {
+		d := editDistance(strings.ToLower(key), strings.ToLower(k))
+		if d > 2 || 2*d >= len(key) {
 			continue
 		}
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			jsonFields(f.Type, fields, names)
-			continue
+		if dc := editDistance(key, k); d < bestD || d == bestD && dc < bestCase {
+			best, bestD, bestCase = k, d, dc
 		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fields[strings.ToLower(name)] = f.Type
-		*names = append(*names, name)
 	}
+	return best
+}
+
+// editDistance returns the Levenshtein distance between a and b: the
+// fewest single-byte insertions, deletions and substitutions that turn
+// one into the other.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

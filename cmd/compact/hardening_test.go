@@ -93,19 +93,19 @@ func TestSettingsOutOfRange(t *testing.T) {
 		want         []string
 	}{
 		{"window flag", "", []string{"--window", "1000"}, []string{"--window", "at least 1,024", "1,000"}},
-		{"window key", `{"window": 512}`, nil, []string{"window must be at least 1,024", "window-key.json"}},
+		{"window key", `{"window": 512}`, nil, []string{"window-key.json:1: window: must be at least 1,024"}},
 		{"reserve flag", "", []string{"--window", "8000", "--reserve", "8000"}, []string{"--reserve", "smaller than --window"}},
 		{"reserve key", `{"window": 8000, "reserveTokens": 9000}`, nil, []string{"reserveTokens", "smaller than", "window"}},
 		{"keep flag", "", []string{"--window", "8000", "--keep-recent", "8000"}, []string{"--keep-recent", "smaller than --window"}},
-		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keepRecentTokens (30,000 tokens) must be smaller than --window"}},
-		{"reserve over registry window", "", []string{"--reserve", "250000"}, []string{"--reserve (250,000 tokens) must be smaller than the 200,000-token context window", "claude-sonnet-4-5"}},
-		{"keep key over registry window", `{"keepRecentTokens": 200000}`, nil, []string{"keepRecentTokens (200,000 tokens) must be smaller than the 200,000-token context window"}},
+		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keep-key.json:1: keepRecentTokens: 30,000 tokens must be smaller than --window"}},
+		{"reserve over registry window", "", []string{"--reserve", "250000"}, []string{"--reserve: 250,000 tokens must be smaller than the 200,000-token context window", "claude-sonnet-4-5"}},
+		{"keep key over registry window", `{"keepRecentTokens": 200000}`, nil, []string{":1: keepRecentTokens: 200,000 tokens must be smaller than the 200,000-token context window"}},
 		{"trigger above 1", `{"triggerRatio": 1.5}`, nil, []string{"triggerRatio", "(0, 1]", "1.5"}},
 		{"target negative", `{"targetRatio": -0.2}`, nil, []string{"targetRatio", "(0, 1]"}},
 		{"target zero", `{"targetRatio": 0}`, nil, []string{"targetRatio", "(0, 1]", "got 0"}},
-		{"target above trigger", `{"policy": "ratio", "triggerRatio": 0.6, "targetRatio": 0.7}`, nil, []string{"targetRatio 0.7 is above triggerRatio 0.6"}},
-		{"reserve trigger below target", "", []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve (7,500 tokens) leaves a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
-		{"reserve key trigger below target", `{"reserveTokens": 150000}`, nil, []string{"reserveTokens (150,000 tokens) leaves a trigger of 50,000 tokens", "200,000-token window"}},
+		{"target above trigger", `{"policy": "ratio", "triggerRatio": 0.6, "targetRatio": 0.7}`, nil, []string{":1: targetRatio: 0.7 is above triggerRatio 0.6"}},
+		{"reserve trigger below target", "", []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve: 7,500 tokens leave a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
+		{"reserve key trigger below target", `{"reserveTokens": 150000}`, nil, []string{":1: reserveTokens: 150,000 tokens leave a trigger of 50,000 tokens", "200,000-token window"}},
 		{"target ratio over reserve trigger", `{"targetRatio": 0.95}`, nil, []string{"the default reserve (16,384 tokens) leaves a trigger of 183,616 tokens, below the compaction target of 190,000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -675,14 +675,14 @@ func TestModelErrors(t *testing.T) {
 			want: []string{"no API key", "OPENAI_API_KEY"}},
 		{name: "no key for Anthropic itself", args: []string{"--summarizer", "anthropic", "--summary-model", "claude-haiku-4-5"}, code: 1,
 			want: []string{"ANTHROPIC_API_KEY"}},
-		{name: "config: unknown summarizer", config: `{"summarizer": "local"}`, code: 1, want: []string{cfg, `summarizer "local"`}},
-		{name: "config: model without summarizer", config: `{"summaryModel": "m"}`, code: 1, want: []string{cfg, "summaryModel needs \"summarizer\""}},
-		{name: "config: bad timeout", config: `{"timeout": "soon"}`, code: 1, want: []string{cfg, "timeout", `"soon"`}},
-		{name: "config: bad totalTimeout", config: `{"totalTimeout": "later"}`, code: 1, want: []string{cfg, "totalTimeout", `"later"`}},
-		{name: "config: negative totalTimeout", config: `{"totalTimeout": "-5m"}`, code: 1, want: []string{cfg, "totalTimeout", "negative"}},
-		{name: "config: timeout as a number", config: `{"timeout": 30}`, code: 1, want: []string{cfg, "timeout", "duration string"}},
-		{name: "config: bad fallback", config: `{"fallback": "always"}`, code: 1, want: []string{cfg, `fallback "always"`}},
-		{name: "config: misspelt key", config: `{"summaryWindows": 32000}`, code: 1, want: []string{cfg, `unknown key "summaryWindows"`, "summaryWindow"}},
+		{name: "config: unknown summarizer", config: `{"summarizer": "local"}`, code: 2, want: []string{cfg + `:1: summarizer: "local": want`}},
+		{name: "config: model without summarizer", config: `{"summaryModel": "m"}`, code: 2, want: []string{cfg + ":1: summaryModel: needs \"summarizer\""}},
+		{name: "config: bad timeout", config: `{"timeout": "soon"}`, code: 2, want: []string{cfg + `:1: timeout: "soon"`}},
+		{name: "config: bad totalTimeout", config: `{"totalTimeout": "later"}`, code: 2, want: []string{cfg + `:1: totalTimeout: "later"`}},
+		{name: "config: negative totalTimeout", config: `{"totalTimeout": "-5m"}`, code: 2, want: []string{cfg + ":1: totalTimeout: ", "negative"}},
+		{name: "config: timeout as a number", config: `{"timeout": 30}`, code: 2, want: []string{cfg + ":1: timeout: ", "duration string"}},
+		{name: "config: bad fallback", config: `{"fallback": "always"}`, code: 2, want: []string{cfg + `:1: fallback: "always"`}},
+		{name: "config: misspelt key", config: `{"summaryWindows": 32000}`, code: 2, want: []string{cfg + `:1: summaryWindows: unknown key; did you mean "summaryWindow"?`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -59,11 +58,11 @@ func (d *totalDuration) UnmarshalJSON(b []byte) error {
 func unmarshalDuration(key string, b []byte, d *time.Duration) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("%s: want a duration string such as \"90s\" or \"2m\", got %s", key, b)
+		return keyErrorf(key, "want a duration string such as \"90s\" or \"2m\", got %s", b)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%s: %q is not a duration such as \"90s\" or \"2m\"", key, s)
+		return keyErrorf(key, "%q is not a duration such as \"90s\" or \"2m\"", s)
 	}
 	*d = v
 	return nil
@@ -103,24 +102,27 @@ type summarizerConfig struct {
 // check validates the values of the file's summarizer keys.
 func (c summarizerConfig) check() error {
 	if c.Summarizer != "" && !knownSummarizer(c.Summarizer) {
-		return fmt.Errorf("summarizer %q: want extractive, openai or anthropic", c.Summarizer)
+		return keyErrorf("summarizer", "%q: want extractive, openai or anthropic", c.Summarizer)
 	}
 	if c.Fallback != "" && c.Fallback != fallbackNone && c.Fallback != fallbackExtractive {
-		return fmt.Errorf("fallback %q: want extractive or none", c.Fallback)
+		return keyErrorf("fallback", "%q: want extractive or none", c.Fallback)
 	}
-	if c.SummaryWindow < 0 || c.SummaryMaxOutput < 0 {
-		return errors.New("summaryWindow and summaryMaxOutput must not be negative")
+	if c.SummaryWindow < 0 {
+		return keyErrorf("summaryWindow", "must not be negative, got %d", c.SummaryWindow)
+	}
+	if c.SummaryMaxOutput < 0 {
+		return keyErrorf("summaryMaxOutput", "must not be negative, got %d", c.SummaryMaxOutput)
 	}
 	if c.Timeout < 0 {
-		return fmt.Errorf("timeout %s must not be negative", time.Duration(c.Timeout))
+		return keyErrorf("timeout", "%s must not be negative", time.Duration(c.Timeout))
 	}
 	if c.TotalTimeout < 0 {
-		return fmt.Errorf("totalTimeout %s must not be negative", time.Duration(c.TotalTimeout))
+		return keyErrorf("totalTimeout", "%s must not be negative", time.Duration(c.TotalTimeout))
 	}
 	if c.Summarizer == "" || c.Summarizer == summarizerExtractive {
 		for _, kv := range [][2]string{{"summaryModel", c.SummaryModel}, {"baseURL", c.BaseURL}, {"apiKey", c.APIKey}} {
 			if kv[1] != "" {
-				return fmt.Errorf("%s needs \"summarizer\": \"openai\" or \"anthropic\" beside it", kv[0])
+				return keyErrorf(kv[0], "needs \"summarizer\": \"openai\" or \"anthropic\" beside it")
 			}
 		}
 	}

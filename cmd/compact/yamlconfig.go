@@ -8,6 +8,10 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/compactkit/compact"
 )
@@ -54,58 +58,123 @@ func isYAML(path string) bool {
 }
 
 // decodeYAML reads a YAML configuration file's bytes.
-func decodeYAML(path string, data []byte) (fileConfig, error) {
+func decodeYAML(data []byte) (fileConfig, error) {
 	var y yamlFile
 	var cfg fileConfig
+	lines := yamlKeyLines(data)
+	cfg.keys.lines = lines
 	if len(bytes.TrimSpace(data)) > 0 {
+		if err := checkKeys(lines, reflect.TypeOf(y), true); err != nil {
+			return cfg, err
+		}
 		if err := yaml.UnmarshalWithOptions(data, &y, yaml.Strict(), yaml.UseJSONUnmarshaler()); err != nil {
-			return cfg, yamlError(path, err)
+			return cfg, yamlError(lines, err)
 		}
 	}
 	cfg.Config, cfg.summarizerConfig, cfg.proxyConfig = y.Config, y.Summarizer, y.Proxy
-	if y.ContextWindow != 0 {
-		cfg.Window = y.ContextWindow
-	}
-	if c := y.Compaction; c != nil {
-		if c.ContextWindow != 0 {
-			cfg.Window = c.ContextWindow
-		}
-		if c.ReserveTokens != 0 {
-			cfg.ReserveTokens = c.ReserveTokens
-		}
-		if c.KeepRecentTokens != 0 {
-			cfg.KeepRecentTokens = c.KeepRecentTokens
-		}
-		if c.Enabled != nil {
-			cfg.DisableAuto = !*c.Enabled
+	written := map[string]string{}
+	for _, v := range []struct {
+		key, from string
+		value     int
+		dst       *int
+	}{
+		{"window", "context_window", y.ContextWindow, &cfg.Window},
+		{"window", "compaction.context_window", compactionInt(y.Compaction, func(c *yamlCompaction) int { return c.ContextWindow }), &cfg.Window},
+		{"reserveTokens", "compaction.reserve_tokens", compactionInt(y.Compaction, func(c *yamlCompaction) int { return c.ReserveTokens }), &cfg.ReserveTokens},
+		{"keepRecentTokens", "compaction.keep_recent_tokens", compactionInt(y.Compaction, func(c *yamlCompaction) int { return c.KeepRecentTokens }), &cfg.KeepRecentTokens},
+	} {
+		if v.value != 0 {
+			*v.dst, written[v.key] = v.value, v.from
 		}
 	}
-	if y.ContextWindow < 0 || (y.Compaction != nil && (y.Compaction.ContextWindow < 0 || y.Compaction.ReserveTokens < 0 || y.Compaction.KeepRecentTokens < 0)) {
-		return cfg, fmt.Errorf("config %s: token counts must not be negative", path)
+	if c := y.Compaction; c != nil && c.Enabled != nil {
+		cfg.DisableAuto = !*c.Enabled
 	}
+	cfg.keys.written = written
 	return cfg, nil
 }
 
-// yamlError turns the library's error (several lines, with the source)
-// into one line naming the file and the line.
-func yamlError(path string, err error) error {
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		msg := ye.GetMessage()
-		var unknown *yaml.UnknownFieldError
-		if errors.As(err, &unknown) {
-			msg = strings.Replace(msg, "unknown field", "unknown key", 1)
-		}
-		var te *yaml.TypeError
-		if errors.As(err, &te) && te.Token != nil && te.DstType != nil {
-			msg = fmt.Sprintf("%q is not %s", te.Token.Value, kindName(te.DstType))
-		}
-		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
-			return fmt.Errorf("config %s:%d: %s", path, tk.Position.Line, oneLine(msg))
-		}
-		return fmt.Errorf("config %s: %s", path, oneLine(msg))
+// compactionInt returns field of the compaction block c, 0 without one.
+func compactionInt(c *yamlCompaction, field func(*yamlCompaction) int) int {
+	if c == nil {
+		return 0
 	}
-	return fmt.Errorf("config %s: %s", path, oneLine(err.Error()))
+	return field(c)
+}
+
+// yamlKeyLines lists the keys of the YAML document data with their lines.
+// When data does not parse, it lists the keys the scanner finds before the
+// mistake, without the keys they are nested in.
+func yamlKeyLines(data []byte) keyLines {
+	var out keyLines
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		for _, tk := range lexer.Tokenize(string(data)) {
+			if tk.Next != nil && tk.Next.Type == token.MappingValueType && tk.Position != nil {
+				out = append(out, keyLine{tk.Value, tk.Position.Line})
+			}
+		}
+		return out
+	}
+	var walk func(n ast.Node, path string)
+	walk = func(n ast.Node, path string) {
+		switch n := n.(type) {
+		case *ast.DocumentNode:
+			walk(n.Body, path)
+		case *ast.TagNode:
+			walk(n.Value, path)
+		case *ast.AnchorNode:
+			walk(n.Value, path)
+		case *ast.MappingNode:
+			for _, v := range n.Values {
+				walk(v, path)
+			}
+		case *ast.MappingValueNode:
+			tk := n.Key.GetToken()
+			if tk == nil || tk.Position == nil {
+				return
+			}
+			p := joinKey(path, tk.Value)
+			out = append(out, keyLine{p, tk.Position.Line})
+			walk(n.Value, p)
+		case *ast.SequenceNode:
+			for i, v := range n.Values {
+				walk(v, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	for _, doc := range f.Docs {
+		walk(doc, "")
+	}
+	return out
+}
+
+// yamlError turns the library's error (several lines, with the source)
+// into a configError naming the line and the key there.
+func yamlError(lines keyLines, err error) error {
+	var ce *configError
+	if errors.As(err, &ce) {
+		return err // from a value's own decoder, which names its key
+	}
+	var ye yaml.Error
+	if !errors.As(err, &ye) {
+		return &usageError{&configError{err: errors.New(oneLine(err.Error()))}}
+	}
+	msg := ye.GetMessage()
+	var unknown *yaml.UnknownFieldError
+	if errors.As(err, &unknown) {
+		msg = strings.Replace(msg, "unknown field", "unknown key", 1)
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) && te.Token != nil && te.DstType != nil {
+		msg = fmt.Sprintf("%q is not %s", te.Token.Value, kindName(te.DstType))
+	}
+	e := &configError{err: errors.New(oneLine(msg))}
+	if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+		e.line = tk.Position.Line
+		e.key = lines.at(e.line)
+	}
+	return &usageError{e}
 }
 
 // kindName says in words what a value of type t looks like.

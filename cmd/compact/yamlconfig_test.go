@@ -69,11 +69,11 @@ models:
 	for _, tc := range []struct {
 		name, text, want string
 	}{
-		{"unknown key", "policy: reserve\n\nreserv_tokens: 5\n", "e.yaml:3: unknown key"},
-		{"unknown key in the block", "compaction:\n  enabled: true\n  windw: 5\n", "e.yaml:3: unknown key"},
+		{"unknown key", "policy: reserve\n\nreserv_tokens: 5\n", "e.yaml:3: reserv_tokens: unknown key"},
+		{"unknown key in the block", "compaction:\n  enabled: true\n  windw: 5\n", "e.yaml:3: compaction.windw: unknown key"},
 		{"wrong type", "compaction:\n  reserve_tokens: lots\n", "e.yaml:2:"},
 		{"syntax", "policy: [reserve\n", "e.yaml:"},
-		{"negative", "compaction:\n  keep_recent_tokens: -1\n", "must not be negative"},
+		{"negative", "compaction:\n  keep_recent_tokens: -1\n", "e.yaml:2: compaction.keep_recent_tokens: must be a positive number of tokens, got -1"},
 		{"bad summarizer value", "timeout: soon\n", "e.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
