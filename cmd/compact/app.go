@@ -133,11 +133,20 @@ func (a *app) execute(ctx context.Context, args []string) (code int) {
 	if errors.As(err, &ue) || !a.ran {
 		code = exitUsage
 	}
-	msg := hideTempNames(oneLine(a.redact(err.Error())))
+	msg := err.Error()
 	// A configError names its file, line and key (or flag): the help has
-	// nothing to add.
+	// nothing to add. Its parts are redacted one by one, so that a key
+	// named like a credential label ("apiKey: want text") keeps the
+	// problem that follows it.
 	var ce *configError
-	if code == exitUsage && !strings.Contains(msg, "--help") && !errors.As(err, &ce) {
+	isConfig := errors.As(err, &ce)
+	if isConfig && msg == ce.Error() {
+		msg = ce.redacted(a.redact)
+	} else {
+		msg = a.redact(msg)
+	}
+	msg = hideTempNames(oneLine(msg))
+	if code == exitUsage && !strings.Contains(msg, "--help") && !isConfig {
 		msg += " (see compact --help)"
 	}
 	fmt.Fprintf(a.stderr, "compact: %s\n", msg)

@@ -535,19 +535,27 @@ type configError struct {
 
 // Error returns the one-line message.
 func (e *configError) Error() string {
+	return e.redacted(func(s string) string { return s })
+}
+
+// redacted returns the one-line message with redact applied to the file,
+// the key and the problem one by one: redacting the joined line would
+// take the word after a key named like a credential label ("apiKey:
+// want text") for its value.
+func (e *configError) redacted(redact func(string) string) string {
 	var b strings.Builder
 	if e.file != "" {
-		b.WriteString(e.file)
+		b.WriteString(redact(e.file))
 		if e.line > 0 {
 			fmt.Fprintf(&b, ":%d", e.line)
 		}
 		b.WriteString(": ")
 	}
 	if e.key != "" {
-		b.WriteString(e.key)
+		b.WriteString(redact(e.key))
 		b.WriteString(": ")
 	}
-	b.WriteString(e.err.Error())
+	b.WriteString(redact(e.err.Error()))
 	return b.String()
 }
 
