@@ -54,9 +54,9 @@ func TestReserveRefusalUnderInputLimit(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"input limit", []string{"--reserve", "200000"}, []string{"--reserve (200,000 tokens) leaves a trigger of 72,000 tokens, below the compaction target of 136,000",
+		{"input limit", []string{"--reserve", "200000"}, []string{"--reserve: 200,000 tokens leave a trigger of 72,000 tokens, below the compaction target of 136,000",
 			"272,000-token input limit", "at most 136,000 tokens"}},
-		{"window below the input limit", []string{"--window", "100000", "--reserve", "60000"}, []string{"leaves a trigger of 40,000 tokens, below the compaction target of 50,000",
+		{"window below the input limit", []string{"--window", "100000", "--reserve", "60000"}, []string{"--reserve: 60,000 tokens leave a trigger of 40,000 tokens, below the compaction target of 50,000",
 			"100,000-token window", "at most 50,000 tokens"}},
 	} {
 		c := newCLI(t)
