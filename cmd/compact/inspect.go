@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +20,14 @@ type inspectReport struct {
 	Entries  int    `json:"entries"`
 	Messages int    `json:"messages"`
 
-	Model        string `json:"model"`
-	Provider     string `json:"provider"`
+	Model string `json:"model"`
+	// Provider is the model's maker as the registry knows it, else the
+	// provider the session names.
+	Provider string `json:"provider"`
+	// Via is the provider the session says it reached the model through,
+	// when that is not the model's maker (an OpenAI-compatible gateway
+	// serving a Claude model, say).
+	Via          string `json:"via,omitempty"`
 	ModelSource  string `json:"modelSource"`
 	Window       int    `json:"window"`
 	WindowSource string `json:"windowSource"`
@@ -172,10 +179,16 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 			Reason:       decision.Reason,
 		},
 	}
-	if r.Provider == "" || (modelSource != fromSession && info.Provider != "") {
+	switch {
+	case r.Provider == "" || (modelSource != fromSession && info.Provider != ""):
 		// The session's provider does not apply to a model named by a
 		// flag or the config.
 		r.Provider = info.Provider
+	case info.Provider != "" && !strings.EqualFold(info.Provider, r.Provider):
+		// The registry knows who makes the model; the session's provider
+		// is the road it took (Cline's providerId "openai" for an
+		// OpenAI-compatible endpoint serving claude_4_5_opus).
+		r.Provider, r.Via = info.Provider, r.Provider
 	}
 	if usage.LastUsageIndex >= 0 {
 		r.Context.LastUsageEntryID = ctx.EntryIDs[usage.LastUsageIndex]
@@ -233,6 +246,9 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	provider := ""
 	if r.Provider != "" {
 		provider = r.Provider + ", "
+	}
+	if r.Via != "" {
+		provider += "through " + r.Via + ", "
 	}
 	fmt.Fprintf(w, "model     %s (%sfrom %s)\n", model, provider, sourceName(r.ModelSource))
 	if r.Window > 0 {
