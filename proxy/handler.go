@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -53,19 +54,62 @@ type exchange struct {
 	elapsed time.Duration
 }
 
-// serveAPI handles a request to one of the model APIs.
+// serveAPI handles a request to one of the model APIs. Its body is held
+// in memory under the admission budget (see admit.go): the reservation is
+// made before the body is read and given back once nothing holds the
+// bytes, background work included.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		s.tooLarge(w, api)
+		return
+	}
+	ch, err := s.admit.reserve(r.Context(), max(r.ContentLength, 0))
+	if err != nil {
+		if errors.Is(err, errBusy) {
+			s.refuseBusy(w, api)
+		}
+		return
+	}
 	if sr := s.streamable(r, api); sr.ok {
+		sr.release = ch.release
 		s.serveStreamed(w, r, api, sr)
 		return
 	}
-	x := &exchange{api: api, r: r, start: s.now(), decision: "pass"}
+	x := &exchange{api: api, r: r, start: s.now(), decision: "pass", release: ch.release}
+	defer func() {
+		if !x.handedOff {
+			x.releaseBody()
+		}
+	}()
+	body := r.Body
+	if r.ContentLength < 0 && body != nil {
+		// Length unknown (chunked): reserve as it comes.
+		r2 := new(http.Request)
+		*r2 = *r
+		r2.Body = struct {
+			io.Reader
+			io.Closer
+		}{&chargedReader{ctx: r.Context(), r: body, c: ch}, body}
+		r = r2
+	}
 	raw, decoded, err := readBody(r, s.cfg.MaxBodyBytes)
+	if err == nil && len(decoded) > 0 && len(raw) > 0 && &decoded[0] != &raw[0] {
+		// A compressed body is held twice: as sent and decoded.
+		err = ch.grow(r.Context(), int64(len(decoded)))
+	}
 	switch {
+	case errors.Is(err, errBusy):
+		s.refuseBusy(w, api)
+		return
+	case errors.Is(err, errBodyTimeout):
+		s.metrics.request(api, http.StatusRequestTimeout)
+		s.warnEvery("bodytimeout", "request body not received in time; connection closed", "body_timeout", s.cfg.BodyTimeout.String())
+		w.Header().Set("Connection", "close")
+		writeError(w, api, http.StatusRequestTimeout, "invalid_request_error",
+			fmt.Sprintf("compact proxy: request body not received within %s", s.cfg.BodyTimeout))
+		return
 	case errors.Is(err, errTooLarge):
-		s.metrics.request(api, http.StatusRequestEntityTooLarge)
-		writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
-			fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
+		s.tooLarge(w, api)
 		return
 	case errors.Is(err, errUnknownEncoding), errors.Is(err, errBadEncoding):
 		s.failOpen(stageBody, err)
@@ -83,6 +127,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
 		s.prepare(x)
 	}
 	s.send(w, x)
+}
+
+// tooLarge answers a request whose body is over Config.MaxBodyBytes.
+func (s *Server) tooLarge(w http.ResponseWriter, api API) {
+	s.metrics.request(api, http.StatusRequestEntityTooLarge)
+	writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
 }
 
 // prepare reads the request and decides what goes upstream. It never fails
@@ -166,6 +217,11 @@ func (s *Server) read(x *exchange) bool {
 		x.decision = "pass (" + p.StandDown + ")"
 		return false
 	}
+	if len(p.Units) > s.cfg.MaxUnits {
+		x.decision = fmt.Sprintf("pass (more than %d turns)", s.cfg.MaxUnits)
+		s.warnEvery("maxunits", "request passed through unread: too many turns to compact", "turns", len(p.Units), "max_units", s.cfg.MaxUnits)
+		return false
+	}
 	info, ok := s.modelInfo(p.Model)
 	if !ok {
 		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted until an overflow error names it", "model", p.Model)
@@ -174,7 +230,7 @@ func (s *Server) read(x *exchange) bool {
 		return false
 	}
 	v := &view{api: x.api, p: p, info: info}
-	v.id = identify(x.api, s.upstreamFor(x.api).String(), x.r.Header, p)
+	v.id = identify(x.api, s.namespace(x.api, x.r), x.r.Header, p)
 	if !x.handedOff {
 		// (Background work of this very request must not wait for
 		// itself.)
@@ -225,7 +281,6 @@ func (s *Server) rewrite(x *exchange) {
 // prefix.
 func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Reason, threshold int) bool {
 	v := x.v
-	sum := s.summarizerFor(x.api, x.r.Header, v)
 	type out struct {
 		cp  *Checkpoint
 		res *compact.Result
@@ -234,6 +289,9 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	ch, _, _ := s.flight.Do(key, func() (any, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.summaryTTL+30*time.Second)
 		defer cancel()
+		cctx, stop := context.WithCancelCause(cctx)
+		defer stop(nil)
+		sum := s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop))
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -267,6 +325,12 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 			}
 		}
 		cp, res, err := s.compactView(cctx, v, reason, threshold, sum)
+		if cause := context.Cause(cctx); errors.Is(cause, errWorkBound) {
+			// Past the work one request may cause: no compaction at all,
+			// not even the offline one, and nothing stored.
+			s.warnEvery("workbound", "compaction abandoned: it needs more summary calls than allowed; request passed through", "conversation", v.id.short, "max_summary_calls", s.cfg.MaxSummaryCalls)
+			return nil, cause
+		}
 		if err != nil {
 			return nil, err
 		}

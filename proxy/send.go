@@ -215,7 +215,7 @@ func (s *Server) streamable(r *http.Request, api API) streaming {
 		strings.HasSuffix(r.URL.Path, "/count_tokens") {
 		return streaming{}
 	}
-	id, found := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
+	id, found := identifyByHeader(api, s.namespace(api, r), r.Header)
 	if !found || s.refusedKey(id.key) {
 		return streaming{}
 	}
@@ -248,6 +248,9 @@ type streaming struct {
 	key   string
 	light identity
 	last  *LastCall
+	// release, when set, gives back the request's admission reservation
+	// with its body buffer.
+	release func()
 }
 
 // recordLight records the size and usage of a request that was not read
@@ -285,7 +288,12 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, sr streaming) {
 	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true, light: sr.light, lightLast: sr.last, headerKey: sr.key}
 	buf := getBuffer(int(r.ContentLength))
-	x.release = func() { putBuffer(buf) }
+	x.release = func() {
+		putBuffer(buf)
+		if sr.release != nil {
+			sr.release()
+		}
+	}
 	defer func() {
 		if !x.handedOff {
 			x.releaseBody()
