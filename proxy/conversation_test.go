@@ -39,7 +39,7 @@ type client struct {
 	base   string
 	header http.Header
 	// query, when set, is appended to every request's path ("?key=…").
-	query string
+	query  string
 	items  []string
 	stream bool
 	// outBytes is the size of each tool result; 0 means about 6 KB.
