@@ -201,9 +201,9 @@ func (s *Server) warnEvery(key, msg string, args ...any) {
 
 // timedBody bounds the reading of a request body: the connection's read
 // deadline is the request's start plus Config.BodyTimeout while the body
-// is read, and is cleared once the body has been read to its end (net/http
-// then watches the connection for the client going away, and a deadline
-// left behind would end a long stream).
+// is read, and is cleared once the body has been read to its end, so that
+// it cannot end a long stream that follows (net/http also clears it there
+// for HTTP/1.1).
 type timedBody struct {
 	io.ReadCloser
 	rc   *http.ResponseController
