@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 // back when nothing holds the bytes any more, background work included. A
 // request that finds no room waits in line, up to Config.AdmitWait, then
 // gets 503 with Retry-After. The work one request can cause is bounded too:
-// the turns read (Config.MaxUnits) and the summary calls of one compaction
+// the messages read (Config.MaxMessages) and the summary calls of one compaction
 // (Config.MaxSummaryCalls); beyond them the request is passed through.
 
 // errBusy is wrapped by the admission errors: the budget had no room in
@@ -65,7 +66,7 @@ func (s *Server) setLimits() error {
 	}{
 		{"max in-flight bytes", c.MaxInFlightBytes},
 		{"admit wait", int64(c.AdmitWait)},
-		{"max units", int64(c.MaxUnits)},
+		{"max messages", int64(c.MaxMessages)},
 		{"max summary calls", int64(c.MaxSummaryCalls)},
 		{"body timeout", int64(c.BodyTimeout)},
 		{"write idle timeout", int64(c.WriteIdleTimeout)},
@@ -76,7 +77,7 @@ func (s *Server) setLimits() error {
 	}
 	c.MaxInFlightBytes = orDefault(c.MaxInFlightBytes, DefaultMaxInFlightBytes)
 	c.AdmitWait = orDefault(c.AdmitWait, DefaultAdmitWait)
-	c.MaxUnits = orDefault(c.MaxUnits, DefaultMaxUnits)
+	c.MaxMessages = orDefault(c.MaxMessages, DefaultMaxMessages)
 	c.MaxSummaryCalls = orDefault(c.MaxSummaryCalls, DefaultMaxSummaryCalls)
 	c.BodyTimeout = orDefault(c.BodyTimeout, DefaultBodyTimeout)
 	c.WriteIdleTimeout = orDefault(c.WriteIdleTimeout, DefaultWriteIdleTimeout)
@@ -170,6 +171,22 @@ func (c *charge) held() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.n
+}
+
+// tooManyMessages reports whether a request's body has more history
+// items than Config.MaxMessages, by counting the keys every item carries
+// ("role"; for Responses also "call_id") before anything is parsed: a
+// body of a million tiny messages would otherwise cost a parse of a
+// million messages. A quoted key cannot occur inside a JSON string (its
+// quotes would be escaped there), so the count can only come out low,
+// never high, for items without those keys: the exact count after
+// parsing catches those (see Server.read).
+func (s *Server) tooManyMessages(api API, body []byte) bool {
+	n := bytes.Count(body, []byte(`"role"`))
+	if api == Responses {
+		n += bytes.Count(body, []byte(`"call_id"`))
+	}
+	return n > s.cfg.MaxMessages
 }
 
 // refuseBusy answers a request the budget had no room for.

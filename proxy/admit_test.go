@@ -146,24 +146,25 @@ func TestAdmissionBudget(t *testing.T) {
 	}
 }
 
-// TestMaxUnits: a request with more turns than MaxUnits is passed through
-// unread, however far over the trigger; under the bound it is compacted.
-func TestMaxUnits(t *testing.T) {
+// TestMaxMessages: a request with more history items than MaxMessages
+// is passed through unread, however far over the trigger; under the bound
+// it is compacted.
+func TestMaxMessages(t *testing.T) {
 	for _, tc := range []struct {
-		maxUnits      int
+		api           API
+		maxMessages   int
 		wantCompacted bool
-	}{{4, false}, {0, true}} {
-		t.Run(fmt.Sprint(tc.maxUnits), func(t *testing.T) {
+	}{{Anthropic, 4, false}, {Anthropic, 0, true}, {Responses, 4, false}, {Responses, 0, true}} {
+		t.Run(fmt.Sprint(tc.api, tc.maxMessages), func(t *testing.T) {
 			up := newFakeUpstream(t)
-			store := NewMemStore(MemStoreOptions{})
-			_, ts := newTestProxy(t, up, Config{Window: 4000, Summarizer: SummarizerExtractive, Store: store, MaxUnits: tc.maxUnits})
-			c := newClient(t, Anthropic, ts.URL)
+			_, ts := newTestProxy(t, up, Config{Window: 4000, Summarizer: SummarizerExtractive, MaxMessages: tc.maxMessages})
+			c := newClient(t, tc.api, ts.URL)
 			for i := range 8 {
 				c.step(i)
 			}
 			compacted := false
 			for _, r := range up.modelRequests() {
-				for _, it := range listOf(t, Anthropic, r.Body) {
+				for _, it := range listOf(t, tc.api, r.Body) {
 					compacted = compacted || isSummaryItem(it)
 				}
 			}
@@ -171,6 +172,29 @@ func TestMaxUnits(t *testing.T) {
 				t.Errorf("compacted %v, want %v", compacted, tc.wantCompacted)
 			}
 		})
+	}
+}
+
+// TestTooManyMessagesCount: the count before parsing sees the keys of the
+// items, not the same words quoted inside strings.
+func TestTooManyMessagesCount(t *testing.T) {
+	srv, err := New(Config{MaxMessages: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		api  API
+		body string
+		want bool
+	}{
+		{Anthropic, `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}`, false},
+		{Anthropic, `{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`, true},
+		{Anthropic, `{"messages":[{"role":"user","content":"{\"role\":1,\"role\":2,\"role\":3}"}]}`, false},
+		{Responses, `{"input":[{"role":"user","content":"a"},{"type":"function_call","call_id":"c1"},{"type":"function_call_output","call_id":"c1"}]}`, true},
+	} {
+		if got := srv.tooManyMessages(tc.api, []byte(tc.body)); got != tc.want {
+			t.Errorf("%s %s: %v, want %v", tc.api, tc.body, got, tc.want)
+		}
 	}
 }
 

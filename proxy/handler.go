@@ -200,6 +200,10 @@ func (s *Server) prepare(x *exchange) {
 // about it, and measures it (x.v). It reports false when the request is
 // not one the proxy compacts; x.decision then says why.
 func (s *Server) read(x *exchange) bool {
+	if s.tooManyMessages(x.api, x.decoded) {
+		s.passTooMany(x)
+		return false
+	}
 	p, err := s.codec(x.api).parse(x.decoded)
 	if err != nil {
 		s.failOpen(stageParse, err)
@@ -217,9 +221,8 @@ func (s *Server) read(x *exchange) bool {
 		x.decision = "pass (" + p.StandDown + ")"
 		return false
 	}
-	if len(p.Units) > s.cfg.MaxUnits {
-		x.decision = fmt.Sprintf("pass (more than %d turns)", s.cfg.MaxUnits)
-		s.warnEvery("maxunits", "request passed through unread: too many turns to compact", "turns", len(p.Units), "max_units", s.cfg.MaxUnits)
+	if len(p.Items) > s.cfg.MaxMessages {
+		s.passTooMany(x)
 		return false
 	}
 	info, ok := s.modelInfo(p.Model)
@@ -257,6 +260,13 @@ func (s *Server) read(x *exchange) bool {
 	s.measure(v)
 	x.v = v
 	return true
+}
+
+// passTooMany notes that x has more messages than Config.MaxMessages
+// and goes through unread.
+func (s *Server) passTooMany(x *exchange) {
+	x.decision = fmt.Sprintf("pass (more than %d messages)", s.cfg.MaxMessages)
+	s.warnEvery("maxmessages", "request passed through unread: more messages than --max-messages", "max_messages", s.cfg.MaxMessages)
 }
 
 // rewrite splices the applicable compaction into the request, keeping the

@@ -134,11 +134,12 @@ type Config struct {
 	// AdmitWait is how long a request waits for room under
 	// MaxInFlightBytes; 0 means DefaultAdmitWait.
 	AdmitWait time.Duration
-	// MaxUnits bounds the conversation turns (a message, or a tool call
-	// with its results) one request may have for the proxy to read it; a
-	// request with more is passed through uncompacted. 0 means
-	// DefaultMaxUnits.
-	MaxUnits int
+	// MaxMessages bounds the history one request may have for the proxy
+	// to read it: the items of its message list (messages; for Responses,
+	// also tool calls and their outputs). A request with more is passed
+	// through uncompacted, counted before it is parsed. 0 means
+	// DefaultMaxMessages.
+	MaxMessages int
 	// MaxSummaryCalls bounds the model calls one compaction may make (a
 	// history too long for one call is summarized in chunks); beyond it
 	// the compaction is abandoned and the request passed through. 0 means
@@ -163,8 +164,8 @@ const (
 	DefaultMaxInFlightBytes = 256 << 20
 	// DefaultAdmitWait is the default Config.AdmitWait.
 	DefaultAdmitWait = 10 * time.Second
-	// DefaultMaxUnits is the default Config.MaxUnits.
-	DefaultMaxUnits = 50000
+	// DefaultMaxMessages is the default Config.MaxMessages.
+	DefaultMaxMessages = 50000
 	// DefaultMaxSummaryCalls is the default Config.MaxSummaryCalls.
 	DefaultMaxSummaryCalls = 16
 	// DefaultBodyTimeout is the default Config.BodyTimeout.

@@ -69,7 +69,7 @@ func (a *app) proxyCommand() *cobra.Command {
 	var storeTTL, summaryTimeout, drainTimeout time.Duration
 	var authToken, authTokenFile, tenantHeader string
 	var allowOpen bool
-	var maxInFlightMB, maxTurns, maxSummaryCalls int
+	var maxInFlightMB, maxMessages, maxSummaryCalls int
 	var admitWait, bodyTimeout, writeIdleTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy",
@@ -183,7 +183,7 @@ never appear in logs, metrics or the store.`,
 			for _, n := range []struct {
 				name string
 				v    int
-			}{{"--max-inflight-mb", maxInFlightMB}, {"--max-turns", maxTurns}, {"--max-summary-calls", maxSummaryCalls}} {
+			}{{"--max-inflight-mb", maxInFlightMB}, {"--max-messages", maxMessages}, {"--max-summary-calls", maxSummaryCalls}} {
 				if n.v <= 0 {
 					return usagef("%s must be positive, got %d", n.name, n.v)
 				}
@@ -286,7 +286,7 @@ never appear in logs, metrics or the store.`,
 				TenantHeader:      pc.TenantHeader,
 				MaxInFlightBytes:  int64(maxInFlightMB) << 20,
 				AdmitWait:         admitWait,
-				MaxUnits:          maxTurns,
+				MaxMessages:       maxMessages,
 				MaxSummaryCalls:   maxSummaryCalls,
 				BodyTimeout:       bodyTimeout,
 				WriteIdleTimeout:  writeIdleTimeout,
@@ -323,7 +323,7 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&tenantHeader, "tenant-header", "", "request header naming the tenant, for deployments whose clients send no provider credential (a gateway adds it behind the proxy); keys their conversations apart, not forwarded")
 	f.IntVar(&maxInFlightMB, "max-inflight-mb", proxy.DefaultMaxInFlightBytes>>20, "MiB of request bodies held in memory at once; a request that finds no room waits --admit-wait, then gets 503 with Retry-After")
 	f.DurationVar(&admitWait, "admit-wait", proxy.DefaultAdmitWait, "how long a request waits for room under --max-inflight-mb")
-	f.IntVar(&maxTurns, "max-turns", proxy.DefaultMaxUnits, "requests with more turns than this are passed through uncompacted")
+	f.IntVar(&maxMessages, "max-messages", proxy.DefaultMaxMessages, "requests with more messages than this are passed through uncompacted")
 	f.IntVar(&maxSummaryCalls, "max-summary-calls", proxy.DefaultMaxSummaryCalls, "model calls one compaction may make (long histories are summarized in chunks); beyond it the request is passed through")
 	f.DurationVar(&bodyTimeout, "body-timeout", proxy.DefaultBodyTimeout, "time a client has to send a request body in full; slower ones get 408")
 	f.DurationVar(&writeIdleTimeout, "write-idle-timeout", proxy.DefaultWriteIdleTimeout, "a client that reads nothing of its answer for this long is cut off (streams that keep moving are not)")

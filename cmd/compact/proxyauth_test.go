@@ -33,7 +33,7 @@ func TestProxyAuthUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--store", "memory", "--auth-token", cmdTestToken, "--auth-token-file", tok}, "give one"},
 		{[]string{"proxy", "--store", "memory", "--auth-token-file", empty}, "empty"},
 		{[]string{"proxy", "--store", "memory", "--max-inflight-mb", "0"}, "--max-inflight-mb"},
-		{[]string{"proxy", "--store", "memory", "--max-turns", "-1"}, "--max-turns"},
+		{[]string{"proxy", "--store", "memory", "--max-messages", "-1"}, "--max-messages"},
 		{[]string{"proxy", "--store", "memory", "--max-summary-calls", "0"}, "--max-summary-calls"},
 		{[]string{"proxy", "--store", "memory", "--admit-wait", "0s"}, "--admit-wait"},
 		{[]string{"proxy", "--store", "memory", "--body-timeout", "0s"}, "--body-timeout"},

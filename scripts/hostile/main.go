@@ -38,19 +38,24 @@ func main() {
 	tiny := flag.Int("tiny", 1000000, "messages in the tiny-messages body")
 	slow := flag.Int("slow", 1000, "trickling connections")
 	bodyTimeout := flag.Duration("body-timeout", 10*time.Second, "the proxy's --body-timeout; 0 passes none (for builds without it)")
+	delay := flag.Duration("upstream-delay", time.Second, "how long the fake upstream takes to answer a model request")
 	extra := flag.String("proxy-args", "", "more arguments for compact proxy, space separated")
 	flag.Parse()
-	if err := run(*bin, *n, *mb, *tiny, *slow, *bodyTimeout, strings.Fields(*extra)); err != nil {
+	if err := run(*bin, *n, *mb, *tiny, *slow, *bodyTimeout, *delay, strings.Fields(*extra)); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, mb, tiny, slow int, bodyTimeout time.Duration, extra []string) error {
+func run(bin string, n, mb, tiny, slow int, bodyTimeout, delay time.Duration, extra []string) error {
 	var upstreamCalls atomic.Int64
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+		b, _ := io.ReadAll(r.Body)
 		upstreamCalls.Add(1)
+		if !bytes.Contains(b, []byte("summar")) {
+			// A model request (not a summary) takes a provider's time.
+			time.Sleep(delay)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"## Goal\nsummary"}],"stop_reason":"end_turn","usage":{"input_tokens":100,"output_tokens":5}}`)
 	})}
