@@ -381,3 +381,35 @@ func TestWriteIdleTimeout(t *testing.T) {
 		t.Fatal("a client that stopped reading still holds the stream after 8 s")
 	}
 }
+
+// TestQuietEndOfStream: an upstream that sends its last event and only
+// ends the answer after more than WriteIdleTimeout still has its answer
+// end cleanly at the client (the end of a chunked answer is written after
+// the handler returns).
+func TestQuietEndOfStream(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: ping\ndata: {\"type\":\"ping\"}\n\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(700 * time.Millisecond)
+	}))
+	defer up.Close()
+	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive, WriteIdleTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer func() { ts.Close(); srv.Close() }()
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Api-Key", "sk-ant-canary")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.Contains(string(b), "event: ping") {
+		t.Errorf("answer %q, err %v", b, err)
+	}
+}

@@ -386,6 +386,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r, tenant := s.withTenant(r)
 	r = s.withoutOwnHeaders(r)
 	w = newIdleWriter(w, s.cfg.WriteIdleTimeout)
+	if iw, ok := w.(*idleWriter); ok {
+		// net/http writes the end of the answer after the handler
+		// returns, possibly long after its last write.
+		defer iw.extend()
+	}
 	r = s.limitBodyTime(w, r)
 	api, compactable := route(r)
 	if isUpgrade(r) {
