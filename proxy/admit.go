@@ -249,7 +249,8 @@ func (s *Server) limitBodyTime(w http.ResponseWriter, r *http.Request) *http.Req
 		return r
 	}
 	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(s.now().Add(s.cfg.BodyTimeout)) != nil {
+	// Deadlines are wall-clock time, whatever clock Config.Now gives.
+	if rc.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout)) != nil {
 		return r
 	}
 	r2 := new(http.Request)

@@ -266,3 +266,34 @@ func TestTenantsApart(t *testing.T) {
 		t.Errorf("key changed for a request with a header credential")
 	}
 }
+
+// FuzzPresentedToken: whatever the headers hold, reading the token never
+// panics, X-Compact-Token wins over Proxy-Authorization, and only the
+// Bearer scheme of Proxy-Authorization is read.
+func FuzzPresentedToken(f *testing.F) {
+	f.Add("", "Bearer "+testToken)
+	f.Add(testToken, "Basic abc")
+	f.Add(" x ", "bearer   y  ")
+	f.Add("", "Bearer")
+	f.Fuzz(func(t *testing.T, own, proxyAuth string) {
+		r := httptest.NewRequest("GET", "/v1/models", nil)
+		if own != "" {
+			r.Header.Set(TokenHeader, own)
+		}
+		if proxyAuth != "" {
+			r.Header.Set("Proxy-Authorization", proxyAuth)
+		}
+		tok, ok := presentedToken(r)
+		switch {
+		case own != "":
+			if !ok || tok != strings.TrimSpace(own) {
+				t.Errorf("X-Compact-Token %q gave %q, %v", own, tok, ok)
+			}
+		case ok:
+			scheme, _, _ := strings.Cut(strings.TrimSpace(proxyAuth), " ")
+			if !strings.EqualFold(scheme, "bearer") || tok != strings.TrimSpace(tok) {
+				t.Errorf("Proxy-Authorization %q gave %q", proxyAuth, tok)
+			}
+		}
+	})
+}
