@@ -97,6 +97,14 @@ func TestAdmissionBudget(t *testing.T) {
 			for arrived.Load() < 1 && time.Now().Before(deadline) {
 				time.Sleep(5 * time.Millisecond)
 			}
+			// The reservation shows on /metrics while it is held.
+			if m, err := http.Get(ts.URL + "/metrics"); err == nil {
+				mb, _ := io.ReadAll(m.Body)
+				m.Body.Close()
+				if !strings.Contains(string(mb), "\ncompact_proxy_inflight_body_bytes 600") {
+					t.Errorf("/metrics does not show the 60 KB reserved")
+				}
+			}
 			if tc.status == 200 {
 				go func() { time.Sleep(100 * time.Millisecond); close(release) }()
 			}

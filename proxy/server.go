@@ -310,6 +310,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.items = newItemCache(defaultItemCacheBytes)
 	s.metrics = newMetrics(s.reg)
+	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "compact", Subsystem: "proxy", Name: "inflight_body_bytes",
+		Help: "Bytes of request bodies reserved now under the in-flight budget (Config.MaxInFlightBytes)."},
+		func() float64 { return float64(s.admit.held.Load()) }))
 	s.metricsH = metricsHandler(s.reg)
 	return s, nil
 }
