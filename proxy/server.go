@@ -402,9 +402,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"compact proxy does not support WebSocket; send the request over HTTP (for Codex: supports_websockets = false)")
 		return
 	}
-	if compactable && s.hasCredential(r, tenant) {
-		s.serveAPI(w, r, api)
-		return
+	if compactable {
+		if s.hasCredential(r, tenant) {
+			s.serveAPI(w, r, api)
+			return
+		}
+		s.warnEvery("nocredential", "request without a provider credential passed through uncompacted (if a gateway behind the proxy adds the key, name tenants with a tenant header)", "api", api, "path", r.URL.Path)
 	}
 	s.passthrough(w, r, api)
 }
