@@ -191,7 +191,7 @@ never appear in logs, metrics or the store.`,
 			if set("tenant-header") || pc.TenantHeader == "" {
 				pc.TenantHeader = tenantHeader
 			}
-			token, err := a.proxyToken(flags, pc, authToken, authTokenFile)
+			token, tokenFrom, err := a.proxyToken(flags, pc, authToken, authTokenFile)
 			if err != nil {
 				return err
 			}
@@ -294,8 +294,8 @@ never appear in logs, metrics or the store.`,
 			if err != nil {
 				store.Close()
 				msg := strings.TrimPrefix(err.Error(), "proxy: ")
-				if strings.HasPrefix(msg, "auth token") {
-					msg = "--auth-token: " + strings.TrimPrefix(msg, "auth token: ")
+				if strings.HasPrefix(msg, "auth token: ") {
+					msg = "proxy token from " + tokenFrom + ": " + strings.TrimPrefix(msg, "auth token: ")
 				}
 				return usagef("%s", msg)
 			}
@@ -374,44 +374,44 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.D
 
 // proxyToken returns the proxy's token from, first to last, --auth-token,
 // --auth-token-file, $COMPACT_PROXY_TOKEN and the configuration file's
-// authToken and authTokenFile; "" when none is given. The flags may not
-// both be given.
-func (a *app) proxyToken(flags interface{ Changed(string) bool }, pc proxyConfig, flagToken, flagFile string) (string, error) {
+// authToken and authTokenFile; "" when none is given. from names where it
+// came from, for error messages. The flags may not both be given.
+func (a *app) proxyToken(flags interface{ Changed(string) bool }, pc proxyConfig, flagToken, flagFile string) (tok, from string, err error) {
 	if flags.Changed("auth-token") && flags.Changed("auth-token-file") {
-		return "", usagef("--auth-token and --auth-token-file both give the proxy token; give one")
+		return "", "", usagef("--auth-token and --auth-token-file both give the proxy token; give one")
 	}
-	readFile := func(what, path string) (string, error) {
+	readFile := func(what, path string) (string, string, error) {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return "", fmt.Errorf("%s: %w", what, err)
+			return "", "", fmt.Errorf("%s: %w", what, err)
 		}
 		tok := strings.TrimSpace(string(b))
 		if tok == "" {
-			return "", usagef("%s %s: the file is empty", what, path)
+			return "", "", usagef("%s %s: the file is empty", what, path)
 		}
-		return tok, nil
+		return tok, what + " " + path, nil
 	}
 	switch {
 	case flags.Changed("auth-token"):
 		if flagToken == "" {
-			return "", usagef("--auth-token is empty")
+			return "", "", usagef("--auth-token is empty")
 		}
-		return flagToken, nil
+		return flagToken, "--auth-token", nil
 	case flags.Changed("auth-token-file"):
 		return readFile("--auth-token-file", flagFile)
 	}
 	if a.getenv != nil {
 		if v := strings.TrimSpace(a.getenv(envProxyToken)); v != "" {
-			return v, nil
+			return v, "$" + envProxyToken, nil
 		}
 	}
 	if pc.AuthToken != "" {
-		return pc.AuthToken, nil
+		return pc.AuthToken, "the configuration's authToken", nil
 	}
 	if pc.AuthTokenFile != "" {
 		return readFile("authTokenFile", pc.AuthTokenFile)
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // loopbackOnly reports whether a --listen address can only be reached

@@ -94,7 +94,7 @@ func TestProxyTokenSources(t *testing.T) {
 				}
 				return ""
 			}}
-			got, err := a.proxyToken(changedSet(tc.changed), tc.pc, tc.flagTok, tc.flagF)
+			got, _, err := a.proxyToken(changedSet(tc.changed), tc.pc, tc.flagTok, tc.flagF)
 			if err != nil || got != tc.want {
 				t.Errorf("token %q, %v; want %q", got, err, tc.want)
 			}
