@@ -201,14 +201,16 @@ func (s *Server) refuseBusy(w http.ResponseWriter, api API) {
 	writeError(w, api, http.StatusServiceUnavailable, typ, "compact proxy: too many large requests in flight; retry shortly")
 }
 
-// warnEvery logs msg at most once a minute per key.
+// warnEvery logs msg at most once a minute per key, so that a condition
+// that lasts (a store down, a flood of refused requests) says so without
+// flooding the log.
 func (s *Server) warnEvery(key, msg string, args ...any) {
 	now := s.now()
 	s.mu.Lock()
-	last, seen := s.failLast["warn:"+key]
+	last, seen := s.failLast[key]
 	logIt := !seen || now.Sub(last) >= time.Minute
 	if logIt {
-		s.failLast["warn:"+key] = now
+		s.failLast[key] = now
 	}
 	s.mu.Unlock()
 	if logIt {

@@ -535,17 +535,7 @@ func (s *Server) modelInfo(model string) (compact.ModelInfo, bool) {
 // stage, so that a store that stays down says so without flooding the log.
 func (s *Server) failOpen(stage string, err error) {
 	s.metrics.failOpen(stage)
-	now := s.now()
-	s.mu.Lock()
-	last, seen := s.failLast[stage]
-	logIt := !seen || now.Sub(last) >= time.Minute
-	if logIt {
-		s.failLast[stage] = now
-	}
-	s.mu.Unlock()
-	if logIt {
-		s.log.Warn("compaction skipped; requests forwarded unchanged", "stage", stage, "err", err)
-	}
+	s.warnEvery("failopen:"+stage, "compaction skipped; requests forwarded unchanged", "stage", stage, "err", err)
 }
 
 // secretsOf returns the credential values of a request, for redaction:

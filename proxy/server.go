@@ -208,6 +208,7 @@ type Server struct {
 	mu       sync.Mutex
 	warned   map[string]bool
 	calib    compact.Calibrator
+	// failLast is when each warnEvery key was last logged.
 	failLast map[string]time.Time
 	// refused holds the conversations whose compacted requests the
 	// provider refused; they are passed through from then on.
