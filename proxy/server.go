@@ -205,9 +205,9 @@ type Server struct {
 	flight singleflight.Group
 	locks  [64]mutex
 
-	mu       sync.Mutex
-	warned   map[string]bool
-	calib    compact.Calibrator
+	mu     sync.Mutex
+	warned map[string]bool
+	calib  compact.Calibrator
 	// failLast is when each warnEvery key was last logged.
 	failLast map[string]time.Time
 	// refused holds the conversations whose compacted requests the
