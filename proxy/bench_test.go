@@ -81,6 +81,7 @@ func BenchmarkOverhead200k(b *testing.B) {
 				req, _ := http.NewRequest("POST", target.url+"/v1/messages", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("X-Claude-Code-Session-Id", "bench-session")
+				req.Header.Set("X-Api-Key", "sk-ant-bench") // credential-less requests are not compacted
 				resp, err := client.Do(req)
 				if err != nil {
 					b.Fatal(err)
@@ -117,6 +118,7 @@ func BenchmarkPrepare200k(b *testing.B) {
 	}
 	req := httptest.NewRequest("POST", "/v1/messages", nil)
 	req.Header.Set("X-Claude-Code-Session-Id", "bench")
+	req.Header.Set("X-Api-Key", "sk-ant-bench") // credential-less requests are not compacted
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	var ms runtime.MemStats
@@ -157,6 +159,7 @@ func BenchmarkThroughput(b *testing.B) {
 				for pb.Next() {
 					req, _ := http.NewRequest("POST", target.url+"/v1/messages", bytes.NewReader(body))
 					req.Header.Set("X-Claude-Code-Session-Id", id)
+					req.Header.Set("X-Api-Key", "sk-ant-bench") // credential-less requests are not compacted
 					resp, err := client.Do(req)
 					if err != nil {
 						b.Error(err)

@@ -38,6 +38,8 @@ type client struct {
 	api    API
 	base   string
 	header http.Header
+	// query, when set, is appended to every request's path ("?key=…").
+	query  string
 	items  []string
 	stream bool
 	// outBytes is the size of each tool result; 0 means about 6 KB.
@@ -94,7 +96,7 @@ func (c *client) step(n int) *http.Response {
 			c.t.Fatal(err)
 		}
 	}
-	req, _ := http.NewRequest("POST", c.base+c.path(), bytes.NewReader(body))
+	req, _ := http.NewRequest("POST", c.base+c.path()+c.query, bytes.NewReader(body))
 	req.Header = c.header.Clone()
 	req.Header.Set("Content-Type", "application/json")
 	if c.encoding != "" {

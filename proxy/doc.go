@@ -9,8 +9,15 @@
 // /v1/messages/count_tokens), OpenAI Chat Completions (/v1/chat/completions)
 // and OpenAI Responses (/v1/responses); every other path is forwarded as it
 // is, and WebSocket upgrades are refused so that clients fall back to HTTP.
-// For the three APIs:
+// Before anything else, a request must carry the proxy's own token when
+// Config.AuthToken is set (auth.go), and a request to the three APIs that
+// carries no provider credential is passed through unread. For the three
+// APIs:
 //
+//  0. The body's size is reserved under the in-flight budget
+//     (Config.MaxInFlightBytes, admit.go): a request waits for room, then
+//     gets 503. The body must arrive within Config.BodyTimeout, and every
+//     write of the answer within Config.WriteIdleTimeout.
 //  1. The body is read (gzip and zstd decoded, up to Config.MaxBodyBytes)
 //     and its message list located as exact byte spans (see rawjson.go):
 //     the proxy never re-encodes a message it does not change.

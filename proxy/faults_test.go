@@ -54,6 +54,7 @@ func TestUpstreamFaults(t *testing.T) {
 		body := `{"model":"claude-test","max_tokens":5,"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"hi"}]}`
 		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/messages", strings.NewReader(body))
 		req.Header.Set("X-Claude-Code-Session-Id", "faults")
+		req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
 		return http.DefaultClient.Do(req)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -53,19 +54,62 @@ type exchange struct {
 	elapsed time.Duration
 }
 
-// serveAPI handles a request to one of the model APIs.
+// serveAPI handles a request to one of the model APIs. Its body is held
+// in memory under the admission budget (see admit.go): the reservation is
+// made before the body is read and given back once nothing holds the
+// bytes, background work included.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		s.tooLarge(w, api)
+		return
+	}
+	ch, err := s.admit.reserve(r.Context(), max(r.ContentLength, 0))
+	if err != nil {
+		if errors.Is(err, errBusy) {
+			s.refuseBusy(w, api)
+		}
+		return
+	}
 	if sr := s.streamable(r, api); sr.ok {
+		sr.release = ch.release
 		s.serveStreamed(w, r, api, sr)
 		return
 	}
-	x := &exchange{api: api, r: r, start: s.now(), decision: "pass"}
+	x := &exchange{api: api, r: r, start: s.now(), decision: "pass", release: ch.release}
+	defer func() {
+		if !x.handedOff {
+			x.releaseBody()
+		}
+	}()
+	body := r.Body
+	if r.ContentLength < 0 && body != nil {
+		// Length unknown (chunked): reserve as it comes.
+		r2 := new(http.Request)
+		*r2 = *r
+		r2.Body = struct {
+			io.Reader
+			io.Closer
+		}{&chargedReader{ctx: r.Context(), r: body, c: ch}, body}
+		r = r2
+	}
 	raw, decoded, err := readBody(r, s.cfg.MaxBodyBytes)
+	if err == nil && len(decoded) > 0 && len(raw) > 0 && &decoded[0] != &raw[0] {
+		// A compressed body is held twice: as sent and decoded.
+		err = ch.grow(r.Context(), int64(len(decoded)))
+	}
 	switch {
+	case errors.Is(err, errBusy):
+		s.refuseBusy(w, api)
+		return
+	case errors.Is(err, errBodyTimeout):
+		s.metrics.request(api, http.StatusRequestTimeout)
+		s.warnEvery("bodytimeout", "request body not received in time; connection closed", "body_timeout", s.cfg.BodyTimeout.String())
+		w.Header().Set("Connection", "close")
+		writeError(w, api, http.StatusRequestTimeout, "invalid_request_error",
+			fmt.Sprintf("compact proxy: request body not received within %s", s.cfg.BodyTimeout))
+		return
 	case errors.Is(err, errTooLarge):
-		s.metrics.request(api, http.StatusRequestEntityTooLarge)
-		writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
-			fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
+		s.tooLarge(w, api)
 		return
 	case errors.Is(err, errUnknownEncoding), errors.Is(err, errBadEncoding):
 		s.failOpen(stageBody, err)
@@ -83,6 +127,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
 		s.prepare(x)
 	}
 	s.send(w, x)
+}
+
+// tooLarge answers a request whose body is over Config.MaxBodyBytes.
+func (s *Server) tooLarge(w http.ResponseWriter, api API) {
+	s.metrics.request(api, http.StatusRequestEntityTooLarge)
+	writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
 }
 
 // prepare reads the request and decides what goes upstream. It never fails
@@ -149,6 +200,10 @@ func (s *Server) prepare(x *exchange) {
 // about it, and measures it (x.v). It reports false when the request is
 // not one the proxy compacts; x.decision then says why.
 func (s *Server) read(x *exchange) bool {
+	if s.tooManyMessages(x.api, x.decoded) {
+		s.passTooMany(x)
+		return false
+	}
 	p, err := s.codec(x.api).parse(x.decoded)
 	if err != nil {
 		s.failOpen(stageParse, err)
@@ -166,7 +221,11 @@ func (s *Server) read(x *exchange) bool {
 		x.decision = "pass (" + p.StandDown + ")"
 		return false
 	}
-	info, ok := s.modelInfo(s.learnScope(x.api, x.r.Header), p.Model)
+	if len(p.Items) > s.cfg.MaxMessages {
+		s.passTooMany(x)
+		return false
+	}
+	info, ok := s.modelInfo(s.learnScope(x.api, x.r), p.Model)
 	if !ok {
 		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted until an overflow error names it", "model", p.Model)
 		x.decision = "pass (window unknown)"
@@ -174,7 +233,7 @@ func (s *Server) read(x *exchange) bool {
 		return false
 	}
 	v := &view{api: x.api, p: p, info: info}
-	v.id = identify(x.api, s.upstreamFor(x.api).String(), x.r.Header, p)
+	v.id = identify(x.api, s.namespace(x.api, x.r), x.r.Header, p)
 	if !x.handedOff {
 		// (Background work of this very request must not wait for
 		// itself.)
@@ -211,6 +270,13 @@ func (s *Server) read(x *exchange) bool {
 	return true
 }
 
+// passTooMany notes that x has more messages than Config.MaxMessages
+// and goes through unread.
+func (s *Server) passTooMany(x *exchange) {
+	x.decision = fmt.Sprintf("pass (more than %d messages)", s.cfg.MaxMessages)
+	s.warnEvery("maxmessages", "request passed through unread: more messages than --max-messages", "max_messages", s.cfg.MaxMessages)
+}
+
 // rewrite splices the applicable compaction into the request, keeping the
 // original when the result would break the API's rules.
 func (s *Server) rewrite(x *exchange) {
@@ -233,7 +299,6 @@ func (s *Server) rewrite(x *exchange) {
 // prefix.
 func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Reason, threshold int) bool {
 	v := x.v
-	sum := s.summarizerFor(x.api, x.r.Header, v)
 	type out struct {
 		cp  *Checkpoint
 		res *compact.Result
@@ -242,6 +307,9 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	ch, _, _ := s.flight.Do(key, func() (any, error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.summaryTTL+30*time.Second)
 		defer cancel()
+		cctx, stop := context.WithCancelCause(cctx)
+		defer stop(nil)
+		sum := s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop))
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -275,6 +343,12 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 			}
 		}
 		cp, res, err := s.compactView(cctx, v, reason, threshold, sum)
+		if cause := context.Cause(cctx); errors.Is(cause, errWorkBound) {
+			// Past the work one request may cause: no compaction at all,
+			// not even the offline one, and nothing stored.
+			s.warnEvery("workbound", "compaction abandoned: it needs more summary calls than allowed; request passed through", "conversation", v.id.short, "max_summary_calls", s.cfg.MaxSummaryCalls)
+			return nil, cause
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -469,17 +543,7 @@ func (s *Server) modelInfo(scope, model string) (compact.ModelInfo, bool) {
 // stage, so that a store that stays down says so without flooding the log.
 func (s *Server) failOpen(stage string, err error) {
 	s.metrics.failOpen(stage)
-	now := s.now()
-	s.mu.Lock()
-	last, seen := s.failLast[stage]
-	logIt := !seen || now.Sub(last) >= time.Minute
-	if logIt {
-		s.failLast[stage] = now
-	}
-	s.mu.Unlock()
-	if logIt {
-		s.log.Warn("compaction skipped; requests forwarded unchanged", "stage", stage, "err", err)
-	}
+	s.warnEvery("failopen:"+stage, "compaction skipped; requests forwarded unchanged", "stage", stage, "err", err)
 }
 
 // secretsOf returns the credential values of a request, for redaction:

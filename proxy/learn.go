@@ -17,11 +17,13 @@ const minLearnedWindow = 1024
 const maxLearned = 4096
 
 // learnScope names the tenant a learned window belongs to: the request's
-// upstream and a hash of its credential (never the credential itself). An
-// overflow error seen with one key only ever changes the windows used for
-// requests with the same key to the same upstream.
-func (s *Server) learnScope(api API, h http.Header) string {
-	sum := sha256.Sum256([]byte("compact-learned-window-v1\x00" + s.upstreamFor(api).String() + "\x00" + credential(h)))
+// namespace (its upstream, and the query-string credential or tenant
+// header when there is one; see namespace) and a hash of its credential
+// header (never the credential itself). An overflow error seen by one
+// tenant only ever changes the windows used for that tenant's requests to
+// the same upstream.
+func (s *Server) learnScope(api API, r *http.Request) string {
+	sum := sha256.Sum256([]byte("compact-learned-window-v1\x00" + s.namespace(api, r) + "\x00" + credential(r.Header)))
 	return hex.EncodeToString(sum[:16])
 }
 

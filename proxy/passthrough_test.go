@@ -220,7 +220,9 @@ func TestBodyTooLarge(t *testing.T) {
 	up := newFakeUpstream(t)
 	_, ts := newTestProxy(t, up, Config{Window: 200000, MaxBodyBytes: 1000})
 	big := `{"model":"claude-test","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
-	resp, err := http.Post(ts.URL+"/v1/messages", "application/json", strings.NewReader(big))
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", strings.NewReader(big))
+	req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,14 +43,14 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 				// A model whose window nobody gave: the error may name it,
 				// and then the request can be read and compacted after all.
 				if model, _ := compact.TopLevelString(x.decoded, "model"); model != "" {
-					s.learnWindow(s.learnScope(x.api, x.r.Header), model, "", errBody)
+					s.learnWindow(s.learnScope(x.api, x.r), model, "", errBody)
 					if !s.read(x) {
 						overflow = false
 					}
 				}
 			}
 			if overflow && x.v != nil {
-				scope := s.learnScope(x.api, x.r.Header)
+				scope := s.learnScope(x.api, x.r)
 				s.learnWindow(scope, x.v.p.Model, x.v.id.short, errBody)
 				x.v.info = s.learnedInfo(scope, x.v.info)
 			}
@@ -102,7 +102,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 			s.metrics.streamTruncated(x.api)
 		}
 		if o.Overflow && x.v != nil {
-			s.learnWindow(s.learnScope(x.api, x.r.Header), x.v.p.Model, x.v.id.short, []byte(o.ErrorBody))
+			s.learnWindow(s.learnScope(x.api, x.r), x.v.p.Model, x.v.id.short, []byte(o.ErrorBody))
 		}
 	}
 	after := func() {
@@ -223,7 +223,7 @@ func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
 		strings.HasSuffix(r.URL.Path, "/count_tokens") {
 		return streaming{}
 	}
-	id, found := identifyByHeader(api, s.upstreamFor(api).String(), r.Header)
+	id, found := identifyByHeader(api, s.namespace(api, r), r.Header)
 	if !found || s.refusedKey(id.key) {
 		return streaming{}
 	}
@@ -256,6 +256,9 @@ type streaming struct {
 	key   string
 	light identity
 	last  *LastCall
+	// release, when set, gives back the request's admission reservation
+	// with its body buffer.
+	release func()
 }
 
 // recordLight records the size and usage of a request that was not read
@@ -293,7 +296,12 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, sr streaming) {
 	x := &exchange{api: api, r: r, start: s.now(), decision: "pass (streamed)", streamed: true, light: sr.light, lightLast: sr.last, headerKey: sr.key}
 	buf := getBuffer(int(r.ContentLength))
-	x.release = func() { putBuffer(buf) }
+	x.release = func() {
+		putBuffer(buf)
+		if sr.release != nil {
+			sr.release()
+		}
+	}
 	defer func() {
 		if !x.handedOff {
 			x.releaseBody()
@@ -322,7 +330,7 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		errBody, whole, _ := peekError(resp)
 		overflow := whole && int64(len(x.raw)) == r.ContentLength && isOverflow(api, resp.StatusCode, errBody, resp.Header)
 		if overflow && s.read(x) {
-			scope := s.learnScope(api, r.Header)
+			scope := s.learnScope(api, r)
 			s.learnWindow(scope, x.v.p.Model, x.v.id.short, errBody)
 			x.v.info = s.learnedInfo(scope, x.v.info)
 		}

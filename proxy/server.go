@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -105,7 +106,73 @@ type Config struct {
 	Metrics *prometheus.Registry
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// AuthToken, when not empty, is the proxy's own token: every request
+	// but /healthz and /readyz must present it in the X-Compact-Token
+	// header (TokenHeader) or as "Proxy-Authorization: Bearer <token>",
+	// or gets 401. It is compared in constant time, never logged, and
+	// neither header is forwarded upstream. Empty means anyone who can
+	// connect may use the proxy. At least MinAuthTokenLen bytes.
+	AuthToken string
+	// TenantHeader names a request header that tells tenants apart when
+	// their provider credential is not in a request header (a gateway in
+	// front of the proxy sets it, and the key is added behind the proxy).
+	// Its value joins the conversation keys, counts as a credential (see
+	// the credential-less rule in ServeHTTP), and is not forwarded
+	// upstream. Empty means no such header.
+	TenantHeader string
+
+	// MaxInFlightBytes bounds the request bodies the proxy holds in memory
+	// at once (as sent, plus decoded when compressed); 0 means
+	// DefaultMaxInFlightBytes. A request whose body does not fit waits up
+	// to AdmitWait for room, then gets 503 with Retry-After. A body larger
+	// than the whole budget waits for all of it. Bodies passed through
+	// unread (other paths, credential-less requests) are streamed and not
+	// counted. The process needs a few times this much memory at peak:
+	// bodies are parsed and rewritten while held.
+	MaxInFlightBytes int64
+	// AdmitWait is how long a request waits for room under
+	// MaxInFlightBytes; 0 means DefaultAdmitWait.
+	AdmitWait time.Duration
+	// MaxMessages bounds the history one request may have for the proxy
+	// to read it: the items of its message list (messages; for Responses,
+	// also tool calls and their outputs). A request with more is passed
+	// through uncompacted, counted before it is parsed. 0 means
+	// DefaultMaxMessages.
+	MaxMessages int
+	// MaxSummaryCalls bounds the model calls one compaction may make (a
+	// history too long for one call is summarized in chunks); beyond it
+	// the compaction is abandoned and the request passed through. 0 means
+	// DefaultMaxSummaryCalls.
+	MaxSummaryCalls int
+
+	// BodyTimeout is how long a client has to send a request body in
+	// full, counted from the start of the request; a slower one gets 408
+	// and its connection is closed. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// WriteIdleTimeout bounds each write of a response to the client: a
+	// client that stops reading for this long is cut off. It is extended
+	// on every write, so a healthy stream may last as long as it lasts.
+	// 0 means DefaultWriteIdleTimeout.
+	WriteIdleTimeout time.Duration
 }
+
+// The defaults of Config's admission and timeout fields.
+const (
+	// DefaultMaxInFlightBytes is the default Config.MaxInFlightBytes:
+	// 256 MiB of request bodies in memory at once.
+	DefaultMaxInFlightBytes = 256 << 20
+	// DefaultAdmitWait is the default Config.AdmitWait.
+	DefaultAdmitWait = 10 * time.Second
+	// DefaultMaxMessages is the default Config.MaxMessages.
+	DefaultMaxMessages = 50000
+	// DefaultMaxSummaryCalls is the default Config.MaxSummaryCalls.
+	DefaultMaxSummaryCalls = 16
+	// DefaultBodyTimeout is the default Config.BodyTimeout.
+	DefaultBodyTimeout = 2 * time.Minute
+	// DefaultWriteIdleTimeout is the default Config.WriteIdleTimeout.
+	DefaultWriteIdleTimeout = time.Minute
+)
 
 // Server is the proxy: an http.Handler serving the three model APIs, every
 // other path passed through, /healthz and /metrics.
@@ -126,13 +193,22 @@ type Server struct {
 	lockTTL    time.Duration
 	lockWait   time.Duration
 
+	// authOn is set when Config.AuthToken is; authSum is its SHA-256.
+	authOn  bool
+	authSum [32]byte
+	// tenantHeader is Config.TenantHeader in canonical form.
+	tenantHeader string
+	// admit bounds the request bodies in memory (see admit.go).
+	admit *admission
+
 	items  *itemCache
 	flight singleflight.Group
 	locks  [64]mutex
 
-	mu       sync.Mutex
-	warned   map[string]bool
-	calib    compact.Calibrator
+	mu     sync.Mutex
+	warned map[string]bool
+	calib  compact.Calibrator
+	// failLast is when each warnEvery key was last logged.
 	failLast map[string]time.Time
 	// refused holds the conversations whose compacted requests the
 	// provider refused; they are passed through from then on.
@@ -174,6 +250,22 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.cfg.MaxBodyBytes == 0 {
 		s.cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.AuthToken != "" {
+		if err := checkAuthToken(cfg.AuthToken); err != nil {
+			return nil, fmt.Errorf("proxy: %w", err)
+		}
+		s.authOn, s.authSum = true, sha256.Sum256([]byte(cfg.AuthToken))
+		s.cfg.AuthToken = "" // kept as its hash only
+	}
+	if cfg.TenantHeader != "" {
+		if strings.ContainsAny(cfg.TenantHeader, " \t\r\n:") {
+			return nil, fmt.Errorf("proxy: tenant header %q: not a header name", cfg.TenantHeader)
+		}
+		s.tenantHeader = http.CanonicalHeaderKey(cfg.TenantHeader)
+	}
+	if err := s.setLimits(); err != nil {
+		return nil, err
 	}
 	s.now = cfg.Now
 	if s.now == nil {
@@ -220,6 +312,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.items = newItemCache(defaultItemCacheBytes)
 	s.metrics = newMetrics(s.reg)
+	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "compact", Subsystem: "proxy", Name: "inflight_body_bytes",
+		Help: "Bytes of request bodies reserved now under the in-flight budget (Config.MaxInFlightBytes)."},
+		func() float64 { return float64(s.admit.held.Load()) }))
 	s.metricsH = metricsHandler(s.reg)
 	return s, nil
 }
@@ -268,22 +363,40 @@ func (s *Server) Close() error {
 	return s.store.Close()
 }
 
-// ServeHTTP routes a request: the model APIs are read and maybe compacted,
-// WebSocket upgrades are refused, /healthz and /metrics are answered here,
-// and everything else is passed through to the upstream as it came.
+// ServeHTTP routes a request: /healthz and /readyz are answered here for
+// anyone; with Config.AuthToken set, every other path needs the proxy's
+// token. /metrics is answered here, WebSocket upgrades are refused, the
+// model APIs are read and maybe compacted, and everything else is passed
+// through to the upstream as it came. A request to a model API that
+// carries no credential at all (see hasCredential) is passed through
+// unread as well: nothing is compacted or stored on its behalf.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
 		return
-	case "/metrics":
-		s.metricsH.ServeHTTP(w, r)
-		return
 	case "/readyz":
 		s.ready(w, r)
 		return
 	}
+	if !s.authorized(r) {
+		s.refuseUnauthorized(w, r)
+		return
+	}
+	if r.URL.Path == "/metrics" {
+		s.metricsH.ServeHTTP(w, r)
+		return
+	}
+	r, tenant := s.withTenant(r)
+	r = s.withoutOwnHeaders(r)
+	w = newIdleWriter(w, s.cfg.WriteIdleTimeout)
+	if iw, ok := w.(*idleWriter); ok {
+		// net/http writes the end of the answer after the handler
+		// returns, possibly long after its last write.
+		defer iw.extend()
+	}
+	r = s.limitBodyTime(w, r)
 	api, compactable := route(r)
 	if isUpgrade(r) {
 		s.metrics.request(api, http.StatusNotImplemented)
@@ -292,8 +405,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if compactable {
-		s.serveAPI(w, r, api)
-		return
+		if s.hasCredential(r, tenant) {
+			s.serveAPI(w, r, api)
+			return
+		}
+		s.warnEvery("nocredential", "request without a provider credential passed through uncompacted (if a gateway behind the proxy adds the key, name tenants with a tenant header)", "api", api, "path", r.URL.Path)
 	}
 	s.passthrough(w, r, api)
 }

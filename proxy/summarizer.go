@@ -34,8 +34,9 @@ func (s *Server) extractive() compact.Summarizer { return extractive.New(extract
 
 // summarizerFor returns the summarizer of one compaction: offline, or the
 // conversation's model (or Config.SummaryModel) through the same upstream
-// with the client's own credentials.
-func (s *Server) summarizerFor(api API, h http.Header, v *view) compact.Summarizer {
+// with the client's own credentials. Its model calls count against lim
+// (none when nil).
+func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit) compact.Summarizer {
 	if s.cfg.Summarizer == SummarizerExtractive {
 		return s.extractive()
 	}
@@ -70,7 +71,7 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view) compact.Summariz
 	if err != nil {
 		return failing{err}
 	}
-	sum, err := summarize.New(summarize.Options{Completer: comp, Model: model, Info: info, MaxTries: 2})
+	sum, err := summarize.New(summarize.Options{Completer: lim.wrap(comp), Model: model, Info: info, MaxTries: 2})
 	if err != nil {
 		return failing{err}
 	}

@@ -184,8 +184,12 @@ func TestLearnWindowBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer srv.Close()
-			h := http.Header{"Authorization": {"Bearer sk-one"}}
-			scope, other := srv.learnScope(Chat, h), srv.learnScope(Chat, http.Header{"Authorization": {"Bearer sk-two"}})
+			req := func(h http.Header) *http.Request {
+				r := httptest.NewRequest("POST", "/v1/chat/completions", nil)
+				r.Header = h
+				return r
+			}
+			scope, other := srv.learnScope(Chat, req(http.Header{"Authorization": {"Bearer sk-one"}})), srv.learnScope(Chat, req(http.Header{"Authorization": {"Bearer sk-two"}}))
 			before, _ := srv.modelInfo(other, "gpt-test")
 			srv.learnWindow(scope, "gpt-test", "conv0123", overflow(tc.stated))
 			got, ok := srv.modelInfo(scope, "gpt-test")
@@ -433,5 +437,29 @@ func waitRequestLogs(t *testing.T, mu *sync.Mutex, logs *strings.Builder, n int)
 			t.Fatalf("%d request log lines after 10s, want %d", got, n)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestLearnScopeKeepsQueryTenantsApart: tenants whose key travels in the
+// query string (added by a gateway) send no credential header; a window
+// learned from one's overflow error must not apply to the other.
+func TestLearnScopeKeepsQueryTenantsApart(t *testing.T) {
+	srv, err := New(Config{Window: 200000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	one := httptest.NewRequest("POST", "/v1/chat/completions?api-key=tenant-one-key", nil)
+	two := httptest.NewRequest("POST", "/v1/chat/completions?api-key=tenant-two-key", nil)
+	if srv.learnScope(Chat, one) == srv.learnScope(Chat, two) {
+		t.Fatal("two tenants with different query-string keys share a learning scope")
+	}
+	srv.learnWindow(srv.learnScope(Chat, one), "gpt-test", "conv0123",
+		[]byte(`{"error":{"message":"This model's maximum context length is 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`))
+	if got, _ := srv.modelInfo(srv.learnScope(Chat, two), "gpt-test"); got.ContextWindow != 200000 {
+		t.Errorf("tenant two's window is %d after tenant one's overflow, want 200000", got.ContextWindow)
+	}
+	if got, _ := srv.modelInfo(srv.learnScope(Chat, one), "gpt-test"); got.ContextWindow != 9000 {
+		t.Errorf("tenant one's window is %d after its overflow, want 9000", got.ContextWindow)
 	}
 }

@@ -80,6 +80,7 @@ func BenchmarkReplicas(b *testing.B) {
 						req, _ := http.NewRequest("POST", u+"/v1/messages", bytes.NewReader(body))
 						req.Header.Set("Content-Type", "application/json")
 						req.Header.Set("X-Claude-Code-Session-Id", fmt.Sprintf("bench-%d", id))
+						req.Header.Set("X-Api-Key", "sk-ant-bench") // credential-less requests are not compacted
 						t0 := time.Now()
 						resp, err := client.Do(req)
 						if err != nil {

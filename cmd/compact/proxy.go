@@ -34,7 +34,25 @@ type proxyConfig struct {
 	// Redis is the URL of a Redis shared by several replicas; it replaces
 	// the state file.
 	Redis string `json:"redis,omitempty"`
+	// AuthTokenFile is a file holding the proxy's own token (see
+	// --auth-token-file); AuthToken is the token itself, for files that
+	// are secrets already.
+	AuthTokenFile string `json:"authTokenFile,omitempty"`
+	AuthToken     string `json:"authToken,omitempty"`
+	// TenantHeader is --tenant-header.
+	TenantHeader string `json:"tenantHeader,omitempty"`
 }
+
+// envProxyToken is the environment variable that may hold the proxy's
+// token, below --auth-token and --auth-token-file.
+const envProxyToken = "COMPACT_PROXY_TOKEN"
+
+// proxyHeaderTimeout bounds the reading of a request's headers, and
+// proxyIdleTimeout how long an idle keep-alive connection stays open.
+const (
+	proxyHeaderTimeout = 30 * time.Second
+	proxyIdleTimeout   = 5 * time.Minute
+)
 
 // defaultListen is where the proxy listens unless told otherwise: loopback
 // only, since it forwards the credentials of whoever connects.
@@ -50,6 +68,10 @@ func (a *app) proxyCommand() *cobra.Command {
 	var maxBody int64
 	var storeMaxMB int
 	var storeTTL, summaryTimeout, drainTimeout time.Duration
+	var authToken, authTokenFile, tenantHeader string
+	var allowOpen bool
+	var maxInFlightMB, maxMessages, maxSummaryCalls int
+	var admitWait, bodyTimeout, writeIdleTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Serve an HTTP proxy that compacts any agent's conversations in flight",
@@ -151,6 +173,38 @@ never appear in logs, metrics or the store.`,
 			if summaryTimeout <= 0 {
 				return usagef("--summary-timeout must be a positive duration, got %s", summaryTimeout)
 			}
+			for _, d := range []struct {
+				name string
+				v    time.Duration
+			}{{"--admit-wait", admitWait}, {"--body-timeout", bodyTimeout}, {"--write-idle-timeout", writeIdleTimeout}} {
+				if d.v <= 0 {
+					return usagef("%s must be a positive duration, got %s", d.name, d.v)
+				}
+			}
+			for _, n := range []struct {
+				name string
+				v    int
+			}{{"--max-inflight-mb", maxInFlightMB}, {"--max-messages", maxMessages}, {"--max-summary-calls", maxSummaryCalls}} {
+				if n.v <= 0 {
+					return usagef("%s must be positive, got %d", n.name, n.v)
+				}
+			}
+			if set("tenant-header") || pc.TenantHeader == "" {
+				pc.TenantHeader = tenantHeader
+			}
+			token, tokenFrom, err := a.proxyToken(flags, pc, authToken, authTokenFile)
+			if err != nil {
+				return err
+			}
+			if token != "" {
+				a.apiKeys = append(a.apiKeys, token)
+			}
+			if open := !loopbackOnly(pc.Listen); open && token == "" {
+				if !allowOpen {
+					return usagef("--listen %s is reachable from other machines and no proxy token is set: anyone who connects would use the proxy and the credentials it forwards; set --auth-token-file (or %s), or pass --allow-open", pc.Listen, envProxyToken)
+				}
+				fmt.Fprintf(a.stderr, "compact proxy: warning: listening on %s without a proxy token (--allow-open): anyone who can connect may use it\n", pc.Listen)
+			}
 			var handler slog.Handler
 			level := slog.LevelInfo
 			if a.verbose {
@@ -233,10 +287,22 @@ never appear in logs, metrics or the store.`,
 				LockTTL:           lockTTL,
 				LocalFallback:     pc.Redis != "",
 				Logger:            logger,
+				AuthToken:         token,
+				TenantHeader:      pc.TenantHeader,
+				MaxInFlightBytes:  int64(maxInFlightMB) << 20,
+				AdmitWait:         admitWait,
+				MaxMessages:       maxMessages,
+				MaxSummaryCalls:   maxSummaryCalls,
+				BodyTimeout:       bodyTimeout,
+				WriteIdleTimeout:  writeIdleTimeout,
 			})
 			if err != nil {
 				store.Close()
-				return usagef("%s", strings.TrimPrefix(err.Error(), "proxy: "))
+				msg := strings.TrimPrefix(err.Error(), "proxy: ")
+				if strings.HasPrefix(msg, "auth token: ") {
+					msg = "proxy token from " + tokenFrom + ": " + strings.TrimPrefix(msg, "auth token: ")
+				}
+				return usagef("%s", msg)
 			}
 			defer srv.Close()
 			return serveProxy(cmd.Context(), pc.Listen, srv, drainTimeout, logger, a)
@@ -257,6 +323,16 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&summaryModel, "summary-model", "", "model that writes summaries through the upstream, instead of the conversation's own")
 	f.DurationVar(&summaryTimeout, "summary-timeout", 3*time.Minute, "how long a model summary may take before the offline one is used instead")
 	f.Int64Var(&maxBody, "max-body", proxy.DefaultMaxBodyBytes, "largest request body accepted, in bytes; larger ones get 413")
+	f.StringVar(&authToken, "auth-token", "", "the proxy's own token, required from clients in the X-Compact-Token header (or Proxy-Authorization: Bearer); visible to other local users in the process list, so prefer --auth-token-file or $"+envProxyToken)
+	f.StringVar(&authTokenFile, "auth-token-file", "", "file holding the proxy's token (surrounding whitespace ignored)")
+	f.BoolVar(&allowOpen, "allow-open", false, "serve on an address beyond loopback without a proxy token (a warning is printed)")
+	f.StringVar(&tenantHeader, "tenant-header", "", "request header naming the tenant, for deployments whose clients send no provider credential (a gateway adds it behind the proxy); keys their conversations apart, not forwarded")
+	f.IntVar(&maxInFlightMB, "max-inflight-mb", proxy.DefaultMaxInFlightBytes>>20, "MiB of request bodies held in memory at once; a request that finds no room waits --admit-wait, then gets 503 with Retry-After")
+	f.DurationVar(&admitWait, "admit-wait", proxy.DefaultAdmitWait, "how long a request waits for room under --max-inflight-mb")
+	f.IntVar(&maxMessages, "max-messages", proxy.DefaultMaxMessages, "requests with more messages than this are passed through uncompacted")
+	f.IntVar(&maxSummaryCalls, "max-summary-calls", proxy.DefaultMaxSummaryCalls, "model calls one compaction may make (long histories are summarized in chunks); beyond it the request is passed through")
+	f.DurationVar(&bodyTimeout, "body-timeout", proxy.DefaultBodyTimeout, "time a client has to send a request body in full; slower ones get 408")
+	f.DurationVar(&writeIdleTimeout, "write-idle-timeout", proxy.DefaultWriteIdleTimeout, "a client that reads nothing of its answer for this long is cut off (streams that keep moving are not)")
 	f.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
 	f.DurationVar(&drainTimeout, "drain-timeout", 30*time.Second, "on Ctrl-C or SIGTERM, how long requests in flight (streams included) may take to finish")
 	lf.addWindow(cmd)
@@ -304,10 +380,11 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.D
 	}
 	hs := &http.Server{
 		Handler:           srv,
-		ReadHeaderTimeout: 30 * time.Second,
-		// No WriteTimeout: a streamed answer lasts as long as the model
-		// writes.
-		IdleTimeout: 5 * time.Minute,
+		ReadHeaderTimeout: proxyHeaderTimeout,
+		// No ReadTimeout or WriteTimeout: a streamed answer lasts as long
+		// as the model writes. The proxy bounds the body read and each
+		// write itself (--body-timeout, --write-idle-timeout).
+		IdleTimeout: proxyIdleTimeout,
 	}
 	fmt.Fprintf(a.stdout, "compact proxy listening on http://%s\n", ln.Addr())
 	logger.Info("listening", "addr", ln.Addr().String())
@@ -326,4 +403,61 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.D
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// proxyToken returns the proxy's token from, first to last, --auth-token,
+// --auth-token-file, $COMPACT_PROXY_TOKEN and the configuration file's
+// authToken and authTokenFile; "" when none is given. from names where it
+// came from, for error messages. The flags may not both be given.
+func (a *app) proxyToken(flags interface{ Changed(string) bool }, pc proxyConfig, flagToken, flagFile string) (tok, from string, err error) {
+	if flags.Changed("auth-token") && flags.Changed("auth-token-file") {
+		return "", "", usagef("--auth-token and --auth-token-file both give the proxy token; give one")
+	}
+	readFile := func(what, path string) (string, string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", "", fmt.Errorf("%s: %w", what, err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", "", usagef("%s %s: the file is empty", what, path)
+		}
+		return tok, what + " " + path, nil
+	}
+	switch {
+	case flags.Changed("auth-token"):
+		if flagToken == "" {
+			return "", "", usagef("--auth-token is empty")
+		}
+		return flagToken, "--auth-token", nil
+	case flags.Changed("auth-token-file"):
+		return readFile("--auth-token-file", flagFile)
+	}
+	if a.getenv != nil {
+		if v := strings.TrimSpace(a.getenv(envProxyToken)); v != "" {
+			return v, "$" + envProxyToken, nil
+		}
+	}
+	if pc.AuthToken != "" {
+		return pc.AuthToken, "the configuration's authToken", nil
+	}
+	if pc.AuthTokenFile != "" {
+		return readFile("authTokenFile", pc.AuthTokenFile)
+	}
+	return "", "", nil
+}
+
+// loopbackOnly reports whether a --listen address can only be reached
+// from this machine: a loopback IP or "localhost". An empty host, a
+// wildcard or any other name counts as reachable from elsewhere.
+func loopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -66,6 +66,8 @@ function init(args)
       ["Content-Type"] = "application/json",
       ["X-Claude-Code-Session-Id"] = id,
       ["anthropic-version"] = "2023-06-01",
+      -- the proxy compacts nothing for requests without a credential
+      ["x-api-key"] = "sk-ant-load",
     }
     requests[c] = wrk.format("POST", "/v1/messages", headers, body)
   end
