@@ -87,11 +87,7 @@ func (s *Summarizer) MaxTokens(kind compact.SummaryKind, engineMax int) (int, er
 // or InputLimit − SafetyMargin when the model has a lower input limit.
 func (s *Summarizer) InputBudget(maxTokens int) int {
 	o := s.opts
-	in := o.Info.ContextWindow - maxTokens
-	if o.Info.InputLimit > 0 && o.Info.InputLimit < in {
-		in = o.Info.InputLimit
-	}
-	return in - o.SafetyMargin
+	return min(o.Info.ContextWindow-maxTokens, o.Info.UsableInput()) - o.SafetyMargin
 }
 
 // EstimateTokens is the conservative token count of a request's text:
