@@ -14,12 +14,8 @@ import (
 // ui_messages.json is not detected: it is the companion file that ReadFile
 // reads beside the history.
 func Detect(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	dec := json.NewDecoder(bytes.NewReader(head))
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return false
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	dec, ok := firstObject(head)
+	if !ok {
 		return false
 	}
 	var role string
@@ -63,12 +59,8 @@ func Detect(head []byte) bool {
 // which holds the conversation: ReadFile needs the history and reads this
 // file beside it; alone it cannot be imported.
 func DetectUIMessages(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	dec := json.NewDecoder(bytes.NewReader(head))
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return false
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	dec, ok := firstObject(head)
+	if !ok {
 		return false
 	}
 	ts, typ := false, false
@@ -95,4 +87,18 @@ func DetectUIMessages(head []byte) bool {
 		}
 	}
 	return ts && typ
+}
+
+// firstObject returns a decoder positioned inside the first element of
+// the JSON array that head (a byte order mark allowed) starts, after its
+// opening brace; false when head does not start an array of objects.
+func firstObject(head []byte) (*json.Decoder, bool) {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil, false
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	return dec, true
 }
