@@ -333,3 +333,46 @@ func TestStoreDownStillRecoversOverflow(t *testing.T) {
 		t.Error("no request was compacted after an overflow with the store down")
 	}
 }
+
+// lockless is a MemStore that reads and writes but cannot take a lock: a
+// shared store that failed between the request's read and its compaction
+// (a Redis that stalled, or is backing off after a timeout).
+type lockless struct{ *MemStore }
+
+func (lockless) TryLock(context.Context, string, time.Duration) (Lock, error) {
+	return nil, errDown
+}
+
+// TestLockFailureStillRecoversOverflow: when the store read the
+// conversation but then cannot lock it, a request the provider refused as
+// too long is still compacted (uncoordinated) and retried; the client
+// never sees the overflow, and the failure is counted.
+func TestLockFailureStillRecoversOverflow(t *testing.T) {
+	for _, api := range []API{Anthropic, Chat} {
+		t.Run(string(api), func(t *testing.T) {
+			up := newFakeUpstream(t)
+			up.window = 9000
+			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 2000,
+				Store: lockless{NewMemStore(MemStoreOptions{})}})
+			c := newClient(t, api, ts.URL)
+			for i := 1; i <= 8; i++ {
+				c.step(i) // fails on any non-200
+			}
+			compacted := 0
+			for _, r := range up.modelRequests() {
+				for _, it := range listOf(t, api, r.Body) {
+					if isSummaryItem(it) {
+						compacted++
+						break
+					}
+				}
+			}
+			if compacted == 0 {
+				t.Error("no request was compacted after an overflow with the lock failing")
+			}
+			if n := testutil.ToFloat64(srv.metrics.failOpenTotal.WithLabelValues(stageStore)); n == 0 {
+				t.Error("the lock failures were not counted as store fail-opens")
+			}
+		})
+	}
+}
