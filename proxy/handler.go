@@ -92,11 +92,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
 		}{&chargedReader{ctx: r.Context(), r: body, c: ch}, body}
 		r = r2
 	}
-	raw, decoded, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err == nil && len(decoded) > 0 && len(raw) > 0 && &decoded[0] != &raw[0] {
-		// A compressed body is held twice: as sent and decoded.
-		err = ch.grow(r.Context(), int64(len(decoded)))
-	}
+	// A compressed body is held twice, as sent and decoded: its decoding
+	// is charged as it goes.
+	raw, decoded, err := readBodyCharged(r, s.cfg.MaxBodyBytes, ch)
 	switch {
 	case errors.Is(err, errBusy):
 		s.refuseBusy(w, api)
