@@ -1,14 +1,24 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
+	"encoding/base64"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/compactkit/compact"
 )
 
 // TestStreamErrorLearnsOnlyProviderShape: an error inside a streamed
@@ -145,4 +155,204 @@ func TestCompressedBodyChargedWhileDecoded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProxyTokenOnlyWhereDocumented: the proxy token is read from
+// X-Compact-Token and from Proxy-Authorization's Bearer scheme only: in
+// another scheme or in the query string it is refused (401, nothing
+// forwarded), and it appears in no log line.
+func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+testToken))
+	for _, tc := range []struct {
+		name, query string
+		header      http.Header
+		status      int
+	}{
+		{"proxy-authorization basic", "", http.Header{"Proxy-Authorization": {basic}}, 401},
+		{"proxy-authorization token scheme", "", http.Header{"Proxy-Authorization": {"Token " + testToken}}, 401},
+		{"proxy-authorization bare token", "", http.Header{"Proxy-Authorization": {testToken}}, 401},
+		{"token in query", "?token=" + testToken, http.Header{}, 401},
+		{"token in query, our header name", "?x-compact-token=" + testToken, http.Header{}, 401},
+		{"token in query as key", "?key=" + testToken, http.Header{}, 401},
+		{"proxy-authorization bearer", "", http.Header{"Proxy-Authorization": {"bearer  " + testToken}}, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs strings.Builder
+			var mu sync.Mutex
+			up := newFakeUpstream(t)
+			_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, AuthToken: testToken,
+				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			req, _ := http.NewRequest("POST", ts.URL+"/v1/messages"+tc.query, strings.NewReader(`{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+			req.Header = tc.header.Clone()
+			req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			ts.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
+			}
+			if tc.status == 401 && len(up.requests()) != 0 {
+				t.Error("a refused request reached the upstream")
+			}
+			for _, r := range up.requests() {
+				if strings.Contains(fmt.Sprint(r.Header), testToken) {
+					t.Errorf("upstream got the token in %v", r.Header)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.Contains(logs.String(), "status=") {
+				t.Fatal("no request was logged: the test proves nothing")
+			}
+			if strings.Contains(logs.String(), testToken) || strings.Contains(logs.String(), "sk-ant-canary") {
+				t.Errorf("the log holds the token or the key:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// TestTenantHeaderControlCharacters: a tenant header value with control
+// characters never reaches the proxy's keys or logs: net/http refuses the
+// request (400) before the handler runs, and nothing goes upstream.
+func TestTenantHeaderControlCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		status      int
+	}{
+		{"nul", "a\x00b", 400},
+		{"soh", "a\x01b", 400},
+		{"del", "a\x7fb", 400},
+		{"escape sequence", "a\x1b[2Jb", 400},
+		{"obs-text", "a\xffb", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs strings.Builder
+			var mu sync.Mutex
+			up := newFakeUpstream(t)
+			_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, TenantHeader: "X-Tenant",
+				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			body := `{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`
+			fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Tenant: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", tc.value, len(body), body)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			ts.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if got := len(up.requests()); (tc.status == 200) != (got == 1) {
+				t.Errorf("upstream got %d requests", got)
+			}
+			for _, r := range up.requests() {
+				if r.Header.Get("X-Tenant") != "" {
+					t.Errorf("the tenant header was forwarded")
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Contains(logs.String(), tc.value) {
+				t.Errorf("the log holds the tenant value:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// TestRecordMovedToAnotherConversation: a record sealed with the store's
+// own key, copied by someone with write access to the store onto another
+// tenant's conversation keys, is refused there (counted as rejected) and
+// none of its text reaches the other tenant's requests.
+func TestRecordMovedToAnotherConversation(t *testing.T) {
+	for _, sealed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("store key %v", sealed), func(t *testing.T) {
+			var opts MemStoreOptions
+			if sealed {
+				opts.RecordKey = []byte("test-record-key-0123456789")
+			}
+			store := NewMemStore(opts)
+			up := newFakeUpstream(t)
+			srv, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: store})
+			keys := func() map[string]bool {
+				store.mu.Lock()
+				defer store.mu.Unlock()
+				m := map[string]bool{}
+				for k := range store.byKey {
+					m[k] = true
+				}
+				return m
+			}
+			a := newClient(t, Chat, ts.URL)
+			a.header.Set("Authorization", "Bearer sk-tenant-a-0123456789")
+			a.header.Set("X-Session-Id", "victim")
+			a.items[1] = `{"role":"user","content":"SECRET-OF-A: count the lines of every file."}`
+			for i := 1; up.summaries.Load() == 0 && !hasSummary(t, up) && i <= 20; i++ {
+				a.step(i)
+			}
+			srv.bg.Wait()
+			if !hasSummary(t, up) {
+				t.Fatal("tenant A was never compacted: the test proves nothing")
+			}
+			ofA := keys()
+			b := newClient(t, Chat, ts.URL)
+			b.header.Set("Authorization", "Bearer sk-tenant-b-0123456789")
+			b.header.Set("X-Session-Id", "attacker")
+			b.step(1)
+			srv.bg.Wait()
+			moved := 0
+			for k := range keys() {
+				if ofA[k] {
+					continue
+				}
+				for ka := range ofA {
+					if strings.HasPrefix(ka, k[:2]) {
+						SetMemStoreRaw(store, k, MemStoreRaw(store, ka))
+						moved++
+						break
+					}
+				}
+			}
+			if moved == 0 {
+				t.Fatal("no record of B's to overwrite: the test proves nothing")
+			}
+			// Another replica on the same store, whose memory holds
+			// nothing of B's conversation.
+			srv2, ts2 := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: store})
+			b.base = ts2.URL
+			before := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected))
+			b.step(2)
+			reqs := up.requests()
+			if last := reqs[len(reqs)-1]; bytes.Contains(last.Body, []byte("SECRET-OF-A")) {
+				t.Fatal("tenant A's text reached tenant B's request")
+			}
+			rejected := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected)) - before
+			if sealed && rejected < 1 {
+				t.Errorf("the moved record was not rejected")
+			}
+			if !sealed && rejected != 0 {
+				t.Errorf("%v records rejected without a store key", rejected)
+			}
+		})
+	}
+}
+
+// hasSummary reports whether a request the upstream got carried a summary.
+func hasSummary(t *testing.T, up *fakeUpstream) bool {
+	for _, r := range up.modelRequests() {
+		for _, it := range listOf(t, Chat, r.Body) {
+			if isSummaryItem(it) {
+				return true
+			}
+		}
+	}
+	return false
 }
