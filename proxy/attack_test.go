@@ -356,3 +356,50 @@ func hasSummary(t *testing.T, up *fakeUpstream) bool {
 	}
 	return false
 }
+
+// TestChunkedBodyLies: a chunked body whose chunk sizes do not match what
+// follows is refused (400) and never forwarded; with both
+// Transfer-Encoding: chunked and a Content-Length, the chunked body is
+// read whole (the length is ignored, as HTTP/1.1 says) and charged as it
+// comes.
+func TestChunkedBodyLies(t *testing.T) {
+	doc := `{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"` + strings.Repeat("x", 200000) + `"}]}`
+	for _, tc := range []struct {
+		name, extra, body string
+		status            int
+		forwarded         int // bytes the upstream must get, 0 for none
+	}{
+		{"chunked with a content-length", "Content-Length: 10\r\n", fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(doc), doc), 200, len(doc)},
+		{"chunk smaller than announced data", "", "10\r\n" + doc + "\r\n0\r\n\r\n", 400, 0},
+		{"chunk size not hex", "", "zz\r\n" + doc + "\r\n0\r\n\r\n", 400, 0},
+		{"chunk size overflows", "", "fffffffffffffffff\r\n" + doc + "\r\n0\r\n\r\n", 400, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newFakeUpstream(t)
+			_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, MaxInFlightBytes: 1 << 20})
+			c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			go fmt.Fprintf(c, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Api-Key: sk-ant-canary\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n%sConnection: close\r\n\r\n%s", tc.extra, tc.body)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			ts.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			reqs := up.requests()
+			switch {
+			case tc.forwarded == 0 && len(reqs) != 0:
+				t.Errorf("a body that lied was forwarded")
+			case tc.forwarded > 0 && (len(reqs) != 1 || len(reqs[0].Body) != tc.forwarded):
+				t.Errorf("upstream did not get the whole chunked body")
+			}
+		})
+	}
+}
