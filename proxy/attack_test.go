@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/compactkit/compact"
 )
@@ -307,6 +309,11 @@ func TestRecordMovedToAnotherConversation(t *testing.T) {
 			b.header.Set("Authorization", "Bearer sk-tenant-b-0123456789")
 			b.header.Set("X-Session-Id", "attacker")
 			b.step(1)
+			// B's record is written once the handler is done, which may
+			// be after the client has its answer.
+			for deadline := time.Now().Add(5 * time.Second); len(keys()) == len(ofA) && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
 			srv.bg.Wait()
 			moved := 0
 			for k := range keys() {
@@ -402,4 +409,58 @@ func TestChunkedBodyLies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDecodeCharged: whatever a compressed body holds, decoding it under
+// the admission budget never panics, never yields more than the limit,
+// never leaves more reserved than the budget, and when it succeeds gives
+// the same bytes as decoding it uncharged.
+func FuzzDecodeCharged(f *testing.F) {
+	doc := []byte(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("ab", 3000) + `"}]}`)
+	gz, _ := encodeBody("gzip", doc)
+	zs, _ := encodeBody("zstd", doc)
+	f.Add(gz, true, int64(1<<20), int64(8<<10))
+	f.Add(zs, false, int64(1<<20), int64(4<<10))
+	f.Add(gz[:len(gz)/2], true, int64(100), int64(1<<20))
+	f.Fuzz(func(t *testing.T, raw []byte, isGzip bool, limit, budget int64) {
+		limit, budget = 1+abs64(limit)%(1<<20), 1+abs64(budget)%(1<<20)
+		enc := "zstd"
+		if isGzip {
+			enc = "gzip"
+		}
+		a := &admission{size: budget, wait: time.Second, sem: semaphore.NewWeighted(budget)}
+		r := httptest.NewRequest("POST", "/v1/messages", bytes.NewReader(raw))
+		r.Header.Set("Content-Encoding", enc)
+		c, err := a.reserve(r.Context(), min(int64(len(raw)), budget))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.release()
+		_, decoded, err := readBodyCharged(r, limit, c)
+		if held := a.held.Load(); held > budget {
+			t.Fatalf("%d bytes reserved, budget %d", held, budget)
+		}
+		if int64(len(decoded)) > limit {
+			t.Fatalf("decoded %d bytes, limit %d", len(decoded), limit)
+		}
+		if err != nil {
+			if !errors.Is(err, errTooLarge) && !errors.Is(err, errBadEncoding) && !errors.Is(err, errBusy) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		pr := httptest.NewRequest("POST", "/v1/messages", bytes.NewReader(raw))
+		pr.Header.Set("Content-Encoding", enc)
+		_, plain, perr := readBody(pr, limit)
+		if perr != nil || !bytes.Equal(plain, decoded) {
+			t.Fatalf("charged decoding differs from plain: %v", perr)
+		}
+	})
+}
+
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -(n + 1)
+	}
+	return n
 }
