@@ -182,7 +182,7 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 			var logs strings.Builder
 			var mu sync.Mutex
 			up := newFakeUpstream(t)
-			_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, AuthToken: testToken,
+			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, AuthToken: testToken,
 				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/messages"+tc.query, strings.NewReader(`{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
 			req.Header = tc.header.Clone()
@@ -194,6 +194,7 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			ts.Close()
+			srv.bg.Wait() // the request's log line is written after its answer
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d: %s", resp.StatusCode, tc.status, b)
 			}
@@ -235,7 +236,7 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 			var logs strings.Builder
 			var mu sync.Mutex
 			up := newFakeUpstream(t)
-			_, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, TenantHeader: "X-Tenant",
+			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, TenantHeader: "X-Tenant",
 				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 			if err != nil {
@@ -250,6 +251,7 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 			}
 			resp.Body.Close()
 			ts.Close()
+			srv.bg.Wait() // the request's log line is written after its answer
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
 			}
