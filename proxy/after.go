@@ -40,7 +40,7 @@ func (s *Server) afterResponse(x *exchange, key string, fn func()) {
 		defer s.bg.Done()
 		defer s.endPending(key, p)
 		defer x.releaseBody()
-		fn()
+		s.safely(x.r.Header, fn)
 	}()
 }
 

@@ -77,6 +77,15 @@ func contentEncoding(h http.Header) string {
 // body that fails to decode gives raw, nil and an error wrapping
 // errBadEncoding. A failure to read gives the read error.
 func readBody(r *http.Request, limit int64) (raw, decoded []byte, err error) {
+	return readBodyCharged(r, limit, nil)
+}
+
+// readBodyCharged is readBody with the decoding of a compressed body
+// charged to c (nil for none) as it goes, so that a small body that
+// decodes to a large one waits for room under the admission budget before
+// it is decoded, and fails with errBusy when none comes, rather than
+// being held uncounted.
+func readBodyCharged(r *http.Request, limit int64, c *charge) (raw, decoded []byte, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil, nil
 	}
@@ -87,18 +96,25 @@ func readBody(r *http.Request, limit int64) (raw, decoded []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	meter := func(d io.Reader) io.Reader {
+		if c == nil {
+			return d
+		}
+		// What c holds already covers raw.
+		return &chargedReader{ctx: r.Context(), r: d, c: c, read: int64(len(raw))}
+	}
 	enc := contentEncoding(r.Header)
 	switch enc {
 	case "":
 		return raw, raw, nil
 	case "gzip", "x-gzip":
-		decoded, err = gunzip(raw, limit)
+		decoded, err = gunzip(raw, limit, meter)
 	case "zstd":
-		decoded, err = unzstd(raw, limit)
+		decoded, err = unzstd(raw, limit, meter)
 	default:
 		return raw, nil, fmt.Errorf("%w: %q", errUnknownEncoding, enc)
 	}
-	if errors.Is(err, errTooLarge) {
+	if errors.Is(err, errTooLarge) || errors.Is(err, errBusy) {
 		return nil, nil, err
 	}
 	if err != nil {
@@ -121,8 +137,9 @@ func readAtMost(r io.Reader, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// gunzip decodes a gzip body (all its members) of at most limit bytes.
-func gunzip(raw []byte, limit int64) ([]byte, error) {
+// gunzip decodes a gzip body (all its members) of at most limit bytes,
+// reading the decoder through meter (nil for none).
+func gunzip(raw []byte, limit int64, meter func(io.Reader) io.Reader) ([]byte, error) {
 	zr, _ := gzipReaders.Get().(*gzip.Reader)
 	var err error
 	if zr == nil {
@@ -134,32 +151,42 @@ func gunzip(raw []byte, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer gzipReaders.Put(zr)
-	out, err := readAtMost(zr, limit)
+	out, err := readAtMost(metered(meter, zr), limit)
 	if errors.Is(err, errTooLarge) {
 		return nil, fmt.Errorf("%w: decoded gzip body has more than %d bytes", errTooLarge, limit)
 	}
 	return out, err
 }
 
-// unzstd decodes a zstd body (all its frames) of at most limit bytes.
-func unzstd(raw []byte, limit int64) ([]byte, error) {
+// unzstd decodes a zstd body (all its frames) of at most limit bytes,
+// reading the decoder through meter (nil for none).
+func unzstd(raw []byte, limit int64, meter func(io.Reader) io.Reader) ([]byte, error) {
 	d := zstdDecoders.Get().(*zstd.Decoder)
 	defer zstdDecoders.Put(d)
-	// The decoder's memory cap bounds both the decoded size and the window
-	// a frame may declare. Streaming encoders declare windows of up to
-	// 8 MiB at the usual levels whatever the body's size, so the cap is
-	// never below that; the exact limit is checked on the result.
-	if err := d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(max(limit, zstdMinWindowCap)))); err != nil {
+	// The decoder's memory cap bounds the window a frame may declare.
+	// Streaming encoders declare windows of up to 8 MiB at the usual
+	// levels whatever the body's size, so the cap is never below that;
+	// readAtMost bounds the decoded size.
+	if err := d.ResetWithOptions(bytes.NewReader(raw), zstd.WithDecoderMaxMemory(uint64(max(limit, zstdMinWindowCap)))); err != nil {
 		return nil, err
 	}
-	out, err := d.DecodeAll(raw, nil)
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || err == nil && int64(len(out)) > limit {
+	defer d.Reset(nil) //nolint:errcheck // drops raw from the pooled decoder
+	out, err := readAtMost(metered(meter, d), limit)
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, errTooLarge) {
 		return nil, fmt.Errorf("%w: decoded zstd body has more than %d bytes", errTooLarge, limit)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// metered returns r read through meter, r itself when meter is nil.
+func metered(meter func(io.Reader) io.Reader, r io.Reader) io.Reader {
+	if meter == nil {
+		return r
+	}
+	return meter(r)
 }
 
 // zstdMinWindowCap is the smallest memory cap given to the zstd decoder:

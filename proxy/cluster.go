@@ -69,6 +69,12 @@ func (s *Server) holdLock(ctx context.Context, lock Lock) (release func()) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
+		defer func() {
+			// A Lock that panics only stops the renewal.
+			if p := recover(); p != nil {
+				_ = s.recovered(stageStore, p, nil)
+			}
+		}()
 		t := time.NewTicker(s.lockTTL / 3)
 		defer t.Stop()
 		for {
@@ -108,6 +114,6 @@ func (s *Server) releaseLocks() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for l := range held {
-		_ = l.Release(ctx)
+		s.safely(nil, func() { _ = l.Release(ctx) })
 	}
 }

@@ -265,9 +265,9 @@ func since(now func() time.Time, t time.Time) time.Duration { return now().Sub(t
 func decodeAll(enc string, b []byte, limit int64) ([]byte, error) {
 	switch enc {
 	case "gzip", "x-gzip":
-		return gunzip(b, limit)
+		return gunzip(b, limit, nil)
 	case "zstd":
-		return unzstd(b, limit)
+		return unzstd(b, limit, nil)
 	}
 	return nil, errUnknownEncoding
 }

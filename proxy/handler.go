@@ -92,11 +92,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
 		}{&chargedReader{ctx: r.Context(), r: body, c: ch}, body}
 		r = r2
 	}
-	raw, decoded, err := readBody(r, s.cfg.MaxBodyBytes)
-	if err == nil && len(decoded) > 0 && len(raw) > 0 && &decoded[0] != &raw[0] {
-		// A compressed body is held twice: as sent and decoded.
-		err = ch.grow(r.Context(), int64(len(decoded)))
-	}
+	// A compressed body is held twice, as sent and decoded: its decoding
+	// is charged as it goes.
+	raw, decoded, err := readBodyCharged(r, s.cfg.MaxBodyBytes, ch)
 	switch {
 	case errors.Is(err, errBusy):
 		s.refuseBusy(w, api)
@@ -123,6 +121,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
 		return
 	}
 	x.raw, x.decoded = raw, decoded
+	defer func() {
+		if p := recover(); p != nil {
+			s.rescue(w, x, p)
+		}
+	}()
 	if decoded != nil {
 		s.prepare(x)
 	}
@@ -142,7 +145,7 @@ func (s *Server) tooLarge(w http.ResponseWriter, api API) {
 func (s *Server) prepare(x *exchange) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.failOpen(stageInternal, fmt.Errorf("%v", p))
+			_ = s.recovered(stageInternal, p, secretsOf(x.r.Header))
 			x.body, x.decision = nil, "pass (internal error)"
 		}
 	}()
@@ -304,12 +307,18 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		res *compact.Result
 	}
 	key := v.id.key
-	ch, _, _ := s.flight.Do(key, func() (any, error) {
+	ch, ferr, _ := s.flight.Do(key, func() (_ any, err error) {
+		defer func() {
+			// (singleflight would panic again in every caller.)
+			if p := recover(); p != nil {
+				err = panicError(p, secretsOf(x.r.Header))
+			}
+		}()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.summaryTTL+30*time.Second)
 		defer cancel()
 		cctx, stop := context.WithCancelCause(cctx)
 		defer stop(nil)
-		sum := s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop))
+		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secretsOf(x.r.Header)}
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -368,7 +377,11 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	})
 	o, ok := ch.(out)
 	if !ok || o.cp == nil {
-		s.metrics.failOpen(stageSummarize)
+		if errors.Is(ferr, errPanic) {
+			s.failOpen(stageInternal, ferr)
+		} else {
+			s.metrics.failOpen(stageSummarize)
+		}
 		x.decision = "pass (compaction failed)"
 		return false
 	}

@@ -87,7 +87,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 	stream := strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream")
 	var obs observer
 	if x.v != nil || x.streamed {
-		obs = codecFor(x.api).newObserver(stream)
+		obs = &safeObserver{obs: codecFor(x.api).newObserver(stream), s: s}
 	}
 	_, rerr := relay(w, resp, obs, func() { s.metrics.upstreamLatency(x.api, since(s.now, sent)) })
 	s.metrics.request(x.api, resp.StatusCode)
@@ -124,7 +124,7 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 	}
 	if o.Overflow {
 		// The next request must see it: compact first.
-		after()
+		s.safely(x.r.Header, after)
 		return
 	}
 	key := x.headerKey
@@ -215,7 +215,7 @@ func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
 		// A store that panics (a damaged file) must not drop the
 		// request: it goes the ordinary way, which fails open.
 		if p := recover(); p != nil {
-			s.failOpen(stageStore, fmt.Errorf("%v", p))
+			_ = s.recovered(stageStore, p, secretsOf(r.Header))
 			sr = streaming{}
 		}
 	}()
@@ -308,6 +308,18 @@ func (s *Server) serveStreamed(w http.ResponseWriter, r *http.Request, api API, 
 		}
 	}()
 	body := io.TeeReader(io.LimitReader(r.Body, r.ContentLength), buf)
+	defer func() {
+		if p := recover(); p != nil {
+			// The client's bytes go again as they came, once all of
+			// them are here.
+			if _, err := io.Copy(io.Discard, body); err == nil && int64(buf.Len()) == r.ContentLength {
+				x.raw = buf.Bytes()
+			} else {
+				x.raw = nil
+			}
+			s.rescue(w, x, p)
+		}
+	}()
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), body)
 	if err != nil {
 		writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")

@@ -371,6 +371,9 @@ func (s *Server) Close() error {
 // carries no credential at all (see hasCredential) is passed through
 // unread as well: nothing is compacted or stored on its behalf.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	aw := &answerWriter{ResponseWriter: w}
+	w = aw
+	defer s.recoverRequest(aw, r, API(""))
 	switch r.URL.Path {
 	case "/healthz":
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -390,14 +393,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r, tenant := s.withTenant(r)
 	r = s.withoutOwnHeaders(r)
-	w = newIdleWriter(w, s.cfg.WriteIdleTimeout)
-	if iw, ok := w.(*idleWriter); ok {
+	aw.ResponseWriter = newIdleWriter(aw.ResponseWriter, s.cfg.WriteIdleTimeout)
+	if iw, ok := aw.ResponseWriter.(*idleWriter); ok {
 		// net/http writes the end of the answer after the handler
 		// returns, possibly long after its last write.
 		defer iw.extend()
 	}
 	r = s.limitBodyTime(w, r)
 	api, compactable := route(r)
+	defer s.recoverRequest(aw, r, api)
 	if isUpgrade(r) {
 		s.metrics.request(api, http.StatusNotImplemented)
 		writeError(w, api, http.StatusNotImplemented, "invalid_request_error",

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -385,6 +386,7 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.D
 		// as the model writes. The proxy bounds the body read and each
 		// write itself (--body-timeout, --write-idle-timeout).
 		IdleTimeout: proxyIdleTimeout,
+		ErrorLog:    log.New(serverLog{logger}, "", 0),
 	}
 	fmt.Fprintf(a.stdout, "compact proxy listening on http://%s\n", ln.Addr())
 	logger.Info("listening", "addr", ln.Addr().String())
@@ -403,6 +405,18 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.D
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serverLog turns the lines net/http logs itself (a panic it recovered,
+// an accept error) into one slog warning each: their first line only,
+// never a stack trace.
+type serverLog struct{ log *slog.Logger }
+
+// Write logs p's first line.
+func (l serverLog) Write(p []byte) (int, error) {
+	msg, _, _ := strings.Cut(strings.TrimSpace(string(p)), "\n")
+	l.log.Warn("http server: " + msg)
+	return len(p), nil
 }
 
 // proxyToken returns the proxy's token from, first to last, --auth-token,

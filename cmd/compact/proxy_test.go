@@ -281,3 +281,73 @@ func TestProxyStoreKeyUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyServerLogNoStackTrace: what net/http logs itself (a panic a
+// handler did not recover) reaches the log as one line, never a stack
+// trace or the panic's goroutine dump.
+func TestProxyServerLogNoStackTrace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		value any
+		want  string
+	}{
+		{"string panic", "boom", "http: panic serving"},
+		{"error panic", io.ErrUnexpectedEOF, "unexpected EOF"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			addrc := make(chan string, 1)
+			a := &app{stdin: strings.NewReader(""), stdout: addrWriter(addrc), stderr: io.Discard, logger: logger}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(tc.value) })
+			go func() { done <- serveProxy(ctx, "127.0.0.1:0", h, time.Second, logger, a) }()
+			addr := <-addrc
+			if _, err := http.Get(addr + "/x"); err == nil {
+				t.Error("a request whose handler panicked got an answer")
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			out := logs.String()
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("log lacks %q:\n%s", tc.want, out)
+			}
+			for _, bad := range []string{"goroutine ", ".go:"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("log holds %q (a stack trace):\n%s", bad, out)
+				}
+			}
+		})
+	}
+}
+
+// addrWriter sends the address serveProxy announces on c.
+type addrWriter chan string
+
+func (c addrWriter) Write(p []byte) (int, error) {
+	if _, addr, ok := strings.Cut(strings.TrimSpace(string(p)), "listening on "); ok {
+		c <- addr
+	}
+	return len(p), nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

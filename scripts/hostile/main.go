@@ -8,7 +8,8 @@
 // The phases:
 //
 //	flood    -n concurrent bodies of -mb MiB each (one Anthropic
-//	         conversation of many large messages per body)
+//	         conversation of many large messages per body; with -gzip
+//	         each is sent compressed to a few KiB)
 //	tiny     one body of -tiny tiny messages
 //	trickle  -slow connections that send their body one byte a second
 package main
@@ -16,6 +17,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"flag"
 	"fmt"
 	"io"
@@ -40,14 +42,15 @@ func main() {
 	bodyTimeout := flag.Duration("body-timeout", 10*time.Second, "the proxy's --body-timeout; 0 passes none (for builds without it)")
 	delay := flag.Duration("upstream-delay", time.Second, "how long the fake upstream takes to answer a model request")
 	extra := flag.String("proxy-args", "", "more arguments for compact proxy, space separated")
+	gz := flag.Bool("gzip", false, "send the large bodies gzip-compressed (a few KiB each that decode to -mb MiB)")
 	flag.Parse()
-	if err := run(*bin, *n, *mb, *tiny, *slow, *bodyTimeout, *delay, strings.Fields(*extra)); err != nil {
+	if err := run(*bin, *n, *mb, *tiny, *slow, *gz, *bodyTimeout, *delay, strings.Fields(*extra)); err != nil {
 		fmt.Fprintln(os.Stderr, "hostile:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin string, n, mb, tiny, slow int, bodyTimeout, delay time.Duration, extra []string) error {
+func run(bin string, n, mb, tiny, slow int, gz bool, bodyTimeout, delay time.Duration, extra []string) error {
 	var upstreamCalls atomic.Int64
 	up := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -96,8 +99,11 @@ func run(bin string, n, mb, tiny, slow int, bodyTimeout, delay time.Duration, ex
 	fmt.Printf("idle: VmHWM %s, fds %d\n", vm(pid, "VmHWM"), fds(pid))
 
 	client := &http.Client{Timeout: 10 * time.Minute}
-	post := func(body []byte) (int, time.Duration) {
+	post := func(body []byte, enc string) (int, time.Duration) {
 		req, _ := http.NewRequest("POST", base+"/v1/messages", bytes.NewReader(body))
+		if enc != "" {
+			req.Header.Set("Content-Encoding", enc)
+		}
 		req.Header.Set("X-Api-Key", "sk-ant-hostile-test")
 		req.Header.Set("Anthropic-Version", "2023-06-01")
 		req.Header.Set("Content-Type", "application/json")
@@ -113,7 +119,14 @@ func run(bin string, n, mb, tiny, slow int, bodyTimeout, delay time.Duration, ex
 
 	// flood
 	if n > 0 {
-		body := bigBody(mb << 20)
+		body, enc, kind := bigBody(mb<<20), "", ""
+		if gz {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			_, _ = zw.Write(body)
+			_ = zw.Close()
+			body, enc, kind = buf.Bytes(), "gzip", fmt.Sprintf(" (gzip, %d KiB each)", buf.Len()>>10)
+		}
 		before := upstreamCalls.Load()
 		codes := newCounter()
 		var wg sync.WaitGroup
@@ -122,19 +135,19 @@ func run(bin string, n, mb, tiny, slow int, bodyTimeout, delay time.Duration, ex
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				code, _ := post(body)
+				code, _ := post(body, enc)
 				codes.add(code)
 			}()
 		}
 		wg.Wait()
-		fmt.Printf("flood: %d × %d MiB in %s: status %s, %d upstream calls (summaries included); VmHWM %s\n",
-			n, mb, time.Since(start).Round(time.Millisecond), codes, upstreamCalls.Load()-before, vm(pid, "VmHWM"))
+		fmt.Printf("flood: %d × %d MiB%s in %s: status %s, %d upstream calls (summaries included); VmHWM %s\n",
+			n, mb, kind, time.Since(start).Round(time.Millisecond), codes, upstreamCalls.Load()-before, vm(pid, "VmHWM"))
 	}
 
 	// tiny
 	if tiny > 0 {
 		before := upstreamCalls.Load()
-		code, took := post(tinyBody(tiny))
+		code, took := post(tinyBody(tiny), "")
 		fmt.Printf("tiny: one body of %d messages: status %d in %s, %d upstream calls (summaries included); VmHWM %s\n",
 			tiny, code, took.Round(time.Millisecond), upstreamCalls.Load()-before, vm(pid, "VmHWM"))
 	}

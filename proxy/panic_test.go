@@ -1,0 +1,169 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/compactkit/compact"
+)
+
+// canaryPanic is a panic message that quotes the clients' credential, as a
+// careless dependency's might.
+const canaryPanic = "boom near sk-canary-0123456789"
+
+// panicStore panics in the methods its flags name.
+type panicStore struct {
+	*MemStore
+	get, put, extend atomic.Bool
+}
+
+func (p *panicStore) Get(ctx context.Context, key string) (*Record, error) {
+	if p.get.Load() {
+		panic(canaryPanic)
+	}
+	return p.MemStore.Get(ctx, key)
+}
+
+func (p *panicStore) Put(ctx context.Context, key string, rec *Record) error {
+	if p.put.Load() {
+		panic(canaryPanic)
+	}
+	return p.MemStore.Put(ctx, key, rec)
+}
+
+func (p *panicStore) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
+	l, err := p.MemStore.TryLock(ctx, key, ttl)
+	if l == nil || err != nil {
+		return l, err
+	}
+	return panicLock{l, p}, nil
+}
+
+// panicLock panics on Extend when its store says so.
+type panicLock struct {
+	Lock
+	p *panicStore
+}
+
+func (l panicLock) Extend(ctx context.Context, ttl time.Duration) error {
+	if l.p.extend.Load() {
+		panic(canaryPanic)
+	}
+	return l.Lock.Extend(ctx, ttl)
+}
+
+// panicPolicy is compact.Reserve whose Threshold panics.
+type panicPolicy struct{ compact.Reserve }
+
+func (panicPolicy) Threshold(compact.ModelInfo) (int, bool) { panic(canaryPanic) }
+
+// panicTransport sends requests to the fake upstream, but panics on those
+// its match selects (each at most once when once is set).
+type panicTransport struct {
+	match func(body []byte) bool
+	once  bool
+	fired atomic.Int32
+}
+
+func (p *panicTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.GetBody != nil {
+		body, _ := r.GetBody()
+		b, _ := io.ReadAll(body)
+		if p.match(b) && (!p.once || p.fired.Load() == 0) {
+			p.fired.Add(1)
+			panic(canaryPanic)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestPanicsFailOpen: a panic anywhere on the request path (a Store, the
+// summarizer, a Policy, the Transport, the background work after an
+// answer, the lock renewal) is recovered: every request is answered, the
+// agent's requests still reach the upstream, the process lives on, the
+// panic is counted by stage and logged in one line without a stack trace
+// or the credential.
+func TestPanicsFailOpen(t *testing.T) {
+	summary := func(b []byte) bool { return !bytes.Contains(b, []byte(`"tools"`)) }
+	agent := func(b []byte) bool { return bytes.Contains(b, []byte(`"tools"`)) }
+	for _, tc := range []struct {
+		name  string
+		setup func(*panicStore, *Config, *fakeUpstream)
+		stage string
+		// compacted is set when the requests must still be compacted
+		// (the panic only cost the model summary).
+		compacted bool
+	}{
+		{name: "store get", stage: stageInternal, setup: func(p *panicStore, _ *Config, _ *fakeUpstream) { p.get.Store(true) }},
+		{name: "store put (after the answer)", stage: stageInternal, setup: func(p *panicStore, _ *Config, _ *fakeUpstream) { p.put.Store(true) }},
+		{name: "policy", stage: stageInternal, setup: func(_ *panicStore, c *Config, _ *fakeUpstream) { c.Policy = panicPolicy{} }},
+		{name: "summarizer", stage: stageSummarize, compacted: true, setup: func(_ *panicStore, c *Config, _ *fakeUpstream) {
+			c.Summarizer = SummarizerUpstream
+			c.Transport = &panicTransport{match: summary}
+		}},
+		{name: "transport before any answer", stage: stageInternal, compacted: true, setup: func(_ *panicStore, c *Config, _ *fakeUpstream) {
+			c.Transport = &panicTransport{match: agent, once: true}
+		}},
+		{name: "lock renewal", stage: stageStore, compacted: true, setup: func(p *panicStore, c *Config, up *fakeUpstream) {
+			p.extend.Store(true)
+			c.Summarizer = SummarizerUpstream
+			c.LockTTL = 30 * time.Millisecond
+			up.gate = make(chan struct{})
+			go func() { time.Sleep(200 * time.Millisecond); close(up.gate) }()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs strings.Builder
+			var mu sync.Mutex
+			logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+			up := newFakeUpstream(t)
+			store := &panicStore{MemStore: NewMemStore(MemStoreOptions{})}
+			cfg := Config{Window: 6000, Policy: compact.Reserve{Tokens: 1500}, Summarizer: SummarizerExtractive, KeepRecentTokens: 1000, Store: store, Logger: logger}
+			tc.setup(store, &cfg, up)
+			srv, ts := newTestProxy(t, up, cfg)
+			c := newClient(t, Chat, ts.URL)
+			const steps = 6
+			for i := 1; i <= steps; i++ {
+				c.step(i) // fails the test unless answered 200
+			}
+			ts.Close()
+			srv.Close() // waits for the background work: it must not crash
+			if got := len(up.modelRequests()); got < steps {
+				t.Errorf("upstream got %d of the agent's %d requests", got, steps)
+			}
+			compacted := false
+			for _, r := range up.modelRequests() {
+				for _, it := range listOf(t, Chat, r.Body) {
+					compacted = compacted || isSummaryItem(it)
+				}
+			}
+			if compacted != tc.compacted {
+				t.Errorf("compacted = %v, want %v", compacted, tc.compacted)
+			}
+			if n := testutil.ToFloat64(srv.metrics.failOpenTotal.WithLabelValues(tc.stage)); n < 1 {
+				t.Errorf(`compact_proxy_fail_open_total{stage=%q} = %v, want the panic counted`, tc.stage, n)
+			}
+			mu.Lock()
+			out := logs.String()
+			mu.Unlock()
+			if !strings.Contains(out, "panic: boom") {
+				t.Errorf("the panic was not logged:\n%s", out)
+			}
+			for _, bad := range []string{"goroutine ", ".go:", "sk-canary-0123456789"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("log holds %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}
