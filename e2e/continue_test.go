@@ -176,27 +176,35 @@ func TestAgentsPiContinuesImported(t *testing.T) {
 			if err := json.Unmarshal([]byte(compactCmd(t, "context", "--json", out)), &ctx); err != nil {
 				t.Fatal(err)
 			}
-			// A user text of the imported conversation that pi must send.
+			// A user text of the imported conversation that pi must send;
+			// when the kept part has none (a Cline task whose only user
+			// turns after its compaction are environment details), the
+			// text of a harness note, which pi sends as user text too.
 			var want string
-			for _, m := range ctx.Messages {
-				var msg struct {
-					Role    string          `json:"role"`
-					Content json.RawMessage `json:"content"`
-				}
-				json.Unmarshal(m.Message, &msg)
-				var text string
-				var blocks []struct {
-					Text string `json:"text"`
-				}
-				if json.Unmarshal(msg.Content, &text) != nil && json.Unmarshal(msg.Content, &blocks) == nil && len(blocks) > 0 {
-					text = blocks[0].Text
-				}
-				if msg.Role == "user" && len(text) > 20 {
-					want = text
-					if i := strings.IndexAny(want, "\"\\\n\r\t"); i >= 0 {
-						want = want[:i]
-					}
+			for _, role := range []string{"user", "custom"} {
+				if want != "" {
 					break
+				}
+				for _, m := range ctx.Messages {
+					var msg struct {
+						Role    string          `json:"role"`
+						Content json.RawMessage `json:"content"`
+					}
+					json.Unmarshal(m.Message, &msg)
+					var text string
+					var blocks []struct {
+						Text string `json:"text"`
+					}
+					if json.Unmarshal(msg.Content, &text) != nil && json.Unmarshal(msg.Content, &blocks) == nil && len(blocks) > 0 {
+						text = blocks[0].Text
+					}
+					if msg.Role == role && len(text) > 20 {
+						want = text
+						if i := strings.IndexAny(want, "\"\\\n\r\t"); i >= 0 {
+							want = want[:i]
+						}
+						break
+					}
 				}
 			}
 			if len(want) < 10 {
