@@ -115,6 +115,8 @@ type Options struct {
 // Store is a proxy.Store kept in one bbolt file. It is safe for
 // concurrent use. Only one process can have the file open at a time.
 type Store struct {
+	// evicted counts the records evict dropped (see Evictions).
+	evicted  atomic.Uint64
 	db       *bbolt.DB
 	path     string
 	maxBytes int64
@@ -615,10 +617,22 @@ func (s *Store) evict(tx *bbolt.Tx, keep []byte) error {
 		return nil
 	}
 	meta := tx.Bucket(bucketMeta)
-	return s.eachOldest(tx, keep, func(time.Time) bool {
+	n := uint64(0)
+	err := s.eachOldest(tx, keep, func(time.Time) bool {
 		return int64(decodeUint(meta.Get(metaBytes))) > s.maxBytes
-	}, func() {})
+	}, func() { n++ })
+	if n > 0 {
+		// Counted when the transaction commits (see Put), so a rolled
+		// back eviction is not.
+		tx.OnCommit(func() { s.evicted.Add(n) })
+	}
+	return err
 }
+
+// Evictions reports how many records were dropped to stay under
+// MaxBytes since the store was opened (expired ones are not counted); see
+// proxy.Evicter.
+func (s *Store) Evictions() uint64 { return s.evicted.Load() }
 
 // eachOldest deletes records from the oldest use on while more(use time)
 // holds, stopping at keep, and calls deleted after each one. Index

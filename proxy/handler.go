@@ -431,7 +431,27 @@ func (s *Server) update(ctx context.Context, key string, change func(rec *Record
 		return nil
 	}
 	rec.Updated = s.now().UTC()
-	return s.store.Put(ctx, key, rec)
+	if err := s.store.Put(ctx, key, rec); err != nil {
+		return err
+	}
+	s.noteEvictions()
+	return nil
+}
+
+// noteEvictions logs (at most once a minute) when the store dropped
+// conversations to make room since it last looked: in a store shared by
+// tenants one tenant's traffic can push out another's compactions, and
+// that must not go unseen (compact_proxy_store_evictions_total counts
+// them too).
+func (s *Server) noteEvictions() {
+	if s.evicter == nil {
+		return
+	}
+	n := s.evicter.Evictions()
+	if seen := s.evictionsSeen.Swap(n); n > seen {
+		s.warnEvery("evicted", "store full: least recently used conversations dropped; their next requests are summarized again (raise --store-max-mb, or give tenants their own proxy)",
+			"evicted", n-seen, "evicted_total", n)
+	}
 }
 
 // saveCheckpoint records cp first among the conversation's compactions,

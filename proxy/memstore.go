@@ -49,6 +49,8 @@ type MemStore struct {
 	// most recently used (back), so eviction and expiry take the front.
 	order *list.List
 	bytes int64
+	// evicted counts the records purge dropped for size (see Evictions).
+	evicted uint64
 
 	// locks are the held locks (see memlock.go), by key.
 	locks map[string]memLockState
@@ -243,7 +245,16 @@ func (s *MemStore) purge(now time.Time, keep *list.Element) {
 	}
 	for el := s.order.Front(); el != nil && el != keep && s.maxBytes > 0 && s.bytes > s.maxBytes; el = s.order.Front() {
 		s.remove(el)
+		s.evicted++
 	}
+}
+
+// Evictions reports how many records were dropped to stay under
+// MaxBytes (expired ones are not counted); see Evicter.
+func (s *MemStore) Evictions() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.evicted
 }
 
 // remove deletes el's record. The caller holds s.mu.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -182,6 +183,10 @@ type Server struct {
 	openai     *url.URL
 	client     *http.Client
 	store      Store
+	// evicter is the store's eviction count, when it keeps one (see
+	// Evicter); evictionsSeen is the count noticed last (see noteEvictions).
+	evicter       Evicter
+	evictionsSeen atomic.Uint64
 	log        *slog.Logger
 	reg        *prometheus.Registry
 	metrics    *metrics
@@ -278,7 +283,9 @@ func New(cfg Config) (*Server, error) {
 	s.store = cfg.Store
 	if s.store == nil {
 		s.store = NewMemStore(MemStoreOptions{Now: s.now})
-	} else if cfg.LocalFallback {
+	}
+	s.evicter, _ = s.store.(Evicter)
+	if cfg.Store != nil && cfg.LocalFallback {
 		s.store = newFallbackStore(s.store, s.now, func(err error) { s.failOpen(stageStore, err) })
 	}
 	s.registry = cfg.Registry
@@ -315,6 +322,11 @@ func New(cfg Config) (*Server, error) {
 	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "compact", Subsystem: "proxy", Name: "inflight_body_bytes",
 		Help: "Bytes of request bodies reserved now under the in-flight budget (Config.MaxInFlightBytes)."},
 		func() float64 { return float64(s.admit.held.Load()) }))
+	if s.evicter != nil {
+		s.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: "compact", Subsystem: "proxy", Name: "store_evictions_total",
+			Help: "Conversation records the store dropped to stay under its size bound (--store-max-mb); each costs its conversation a new summary."},
+			func() float64 { return float64(s.evicter.Evictions()) }))
+	}
 	s.metricsH = metricsHandler(s.reg)
 	return s, nil
 }

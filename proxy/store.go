@@ -111,3 +111,14 @@ type LastCall struct {
 type LastStore interface {
 	PutLast(ctx context.Context, key string, last *LastCall) error
 }
+
+// Evicter is implemented by stores that drop the least recently used
+// records to stay under their size bound (MemStore, the bbolt store).
+// Evictions is how many records were dropped so since the store was
+// opened. The proxy exports it as compact_proxy_store_evictions_total and
+// logs when it grows: an evicted conversation is summarized again on its
+// next request, and in a store shared by tenants one tenant's traffic can
+// evict another's, which must not go unseen.
+type Evicter interface {
+	Evictions() uint64
+}

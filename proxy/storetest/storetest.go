@@ -497,12 +497,22 @@ func RunLRU(t *testing.T, open Opener) {
 		if got := h.use("b", "a", "c", "d"); got != "a,c,d" {
 			t.Fatalf("present = %q; want a,c,d (b, the least recently used, evicted)", got)
 		}
+		if e, ok := h.store.(proxy.Evicter); ok {
+			if n := e.Evictions(); n != 1 {
+				t.Fatalf("Evictions() = %d after one record was evicted", n)
+			}
+		}
 		// a, c and d were read in that order: a is now the least recently
 		// used.
 		h.put("e", rec("e"))
 		h.clock.Advance(time.Minute)
 		if got := h.use("a", "c", "d", "e"); got != "c,d,e" {
 			t.Fatalf("present = %q; want c,d,e", got)
+		}
+		if e, ok := h.store.(proxy.Evicter); ok {
+			if n := e.Evictions(); n != 2 {
+				t.Fatalf("Evictions() = %d after two records were evicted", n)
+			}
 		}
 	})
 
