@@ -178,25 +178,25 @@ const (
 // Server is the proxy: an http.Handler serving the three model APIs, every
 // other path passed through, /healthz and /metrics.
 type Server struct {
-	cfg        Config
-	anthropic  *url.URL
-	openai     *url.URL
-	client     *http.Client
-	store      Store
+	cfg       Config
+	anthropic *url.URL
+	openai    *url.URL
+	client    *http.Client
+	store     Store
 	// evicter is the store's eviction count, when it keeps one (see
 	// Evicter); evictionsSeen is the count noticed last (see noteEvictions).
 	evicter       Evicter
 	evictionsSeen atomic.Uint64
-	log        *slog.Logger
-	reg        *prometheus.Registry
-	metrics    *metrics
-	metricsH   http.Handler
-	now        func() time.Time
-	registry   *compact.Registry
-	policy     compact.Policy
-	summaryTTL time.Duration
-	lockTTL    time.Duration
-	lockWait   time.Duration
+	log           *slog.Logger
+	reg           *prometheus.Registry
+	metrics       *metrics
+	metricsH      http.Handler
+	now           func() time.Time
+	registry      *compact.Registry
+	policy        compact.Policy
+	summaryTTL    time.Duration
+	lockTTL       time.Duration
+	lockWait      time.Duration
 
 	// authOn is set when Config.AuthToken is; authSum is its SHA-256.
 	authOn  bool
