@@ -36,9 +36,9 @@ func TestReadTasks(t *testing.T) {
 		warnings []string
 	}{
 		{
-			dir: "xml-task", user: 2, notes: 10, assistant: 10, results: 8, compactions: 1,
-			// summary + m6..m8.1 (5 messages kept before it) + the 15 after it
-			contextMessages: 1 + 5 + 16,
+			dir: "xml-task", user: 2, notes: 11, assistant: 10, results: 8, compactions: 1,
+			// summary + m6..m8.1 (5 messages kept before it) + the 17 after it, the resumption split in its note and the user's words
+			contextMessages: 1 + 5 + 17,
 			usageID:         "m3", usage: compact.Usage{Input: 4, Output: 180, CacheWrite: 420, CacheRead: 11820},
 			cwd:       "/home/dev/sum",
 			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopToolUse}, // m19: attempt_completion

@@ -2,6 +2,7 @@ package cline
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -42,6 +43,86 @@ func TestEnvironmentDetailsNotTheUser(t *testing.T) {
 				if strings.Contains(sum.Text, h) {
 					t.Errorf("summary quotes the extension's %q:\n%s", h, sum.Text)
 				}
+			}
+		})
+	}
+}
+
+// The preamble Cline and Roo Code write when an interrupted task is
+// resumed is the extension's note; the user's words after it, in
+// <user_message>, stay the user's, and a summary quotes those, never the
+// preamble.
+func TestTaskResumptionNotTheUser(t *testing.T) {
+	roo := "[TASK RESUMPTION] This task was interrupted 3 minutes ago. It may or may not be complete, so please reassess the task context. " +
+		"The current working directory is now '/home/dev/app'.\n\nNew instructions for task continuation:\n<user_message>\nAlso handle the empty input.\n</user_message>"
+	bare := "[TASK RESUMPTION] This task was interrupted just now. It may or may not be complete, so please reassess the task context."
+	synthetic := func(resume string) func(t *testing.T) *compact.Transcript {
+		return func(t *testing.T) *compact.Transcript {
+			data, err := json.Marshal([]map[string]any{
+				{"role": "user", "content": []map[string]any{{"type": "text", "text": "<task>\nWrite a parser for the config file.\n</task>"}}},
+				{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "I wrote the parser."}}},
+				{"role": "user", "content": []map[string]any{{"type": "text", "text": resume},
+					{"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"}}},
+				{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "Done."}}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := Read(data, "api_conversation_history.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tr
+		}
+	}
+	tests := []struct {
+		name   string
+		read   func(t *testing.T) *compact.Transcript
+		latest string // the user's last words; "" when the resumption has none
+	}{
+		{"xml-task", func(t *testing.T) *compact.Transcript { return readertest.ReadTestdata(t, ReadFile, "xml-task") },
+			"Go on, put the empty case in TestSumEmpty."},
+		{"roo-wording", synthetic(roo), "Also handle the empty input."},
+		{"no-new-words", synthetic(bare), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := tc.read(t)
+			var msgs []*compact.Message
+			notes, words := 0, 0
+			for _, e := range tr.Entries {
+				m := e.Message
+				if m == nil {
+					continue
+				}
+				msgs = append(msgs, m)
+				switch {
+				case m.Role == compact.RoleUser && strings.Contains(m.Text(), "[TASK RESUMPTION]"):
+					t.Errorf("user message holds the resumption preamble: %.80q", m.Text())
+				case m.Role == compact.RoleUser && tc.latest != "" && m.Text() == tc.latest:
+					words++
+				case compact.IsHarnessNote(m) && m.Meta.CustomType == "harness:cline:task_resumption":
+					notes++
+					if !strings.HasPrefix(m.Text(), "[TASK RESUMPTION]") || strings.Contains(m.Text(), "user_message") {
+						t.Errorf("note = %.80q, want the preamble alone", m.Text())
+					}
+				}
+			}
+			if notes != 1 {
+				t.Errorf("%d task_resumption notes, want 1", notes)
+			}
+			if want := min(1, len(tc.latest)); words != want {
+				t.Errorf("%d user messages %q, want %d", words, tc.latest, want)
+			}
+			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(sum.Text, "TASK RESUMPTION") || strings.Contains(sum.Text, "user_message") {
+				t.Errorf("summary quotes the resumption preamble:\n%s", sum.Text)
+			}
+			if tc.latest != "" && !strings.Contains(sum.Text, "- Most recently: "+tc.latest) {
+				t.Errorf("Goal does not end with the user's words %q:\n%s", tc.latest, sum.Text)
 			}
 		})
 	}

@@ -419,7 +419,7 @@ func (b *builder) user(m *apiMessage, ts int64) {
 		case "text":
 			h, ok := parseHeader(x.str("text"))
 			if !ok {
-				rest = append(rest, textPart(x))
+				rest = append(rest, splitResumption(textPart(x))...)
 				continue
 			}
 			var parts []compact.Part
@@ -527,8 +527,43 @@ func noteKind(parts []compact.Part) string {
 		return "environment_details"
 	case strings.HasPrefix(s, "# TODO LIST RECOMMENDED"):
 		return "todo_reminder"
+	case strings.HasPrefix(s, resumptionMark):
+		return "task_resumption"
 	}
 	return ""
+}
+
+// resumptionMark begins the preamble Cline and Roo Code write into the
+// user's turn when an interrupted task is resumed.
+const resumptionMark = "[TASK RESUMPTION]"
+
+// splitResumption splits a text part that begins with the extension's
+// task-resumption preamble into the preamble, a note (see noteKind), and
+// the user's own words after it, which the extension wraps in
+// <user_message> tags: the words become a part of their own, without the
+// tags. Any other part comes back as it is, and so does the preamble
+// when no user words follow it.
+func splitResumption(p compact.Part) []compact.Part {
+	s := p.Text
+	if p.Type != compact.PartText || !strings.HasPrefix(strings.TrimSpace(s), resumptionMark) {
+		return []compact.Part{p}
+	}
+	const open, close = "<user_message>", "</user_message>"
+	i := strings.Index(s, open)
+	if i < 0 {
+		return []compact.Part{p}
+	}
+	words := s[i+len(open):]
+	if j := strings.LastIndex(words, close); j >= 0 {
+		words = words[:j] + words[j+len(close):]
+	}
+	words = strings.TrimSpace(words)
+	pre := p
+	pre.Text = strings.TrimSpace(s[:i])
+	if words == "" {
+		return []compact.Part{pre}
+	}
+	return []compact.Part{pre, {Type: compact.PartText, Text: words}}
 }
 
 // resultBody reports whether a block after a result header still belongs
