@@ -76,8 +76,8 @@ func TestReadTasks(t *testing.T) {
 			// wrote over the file (first message, summary, kept messages);
 			// the ui still holds the requests of the condensed messages.
 			// The read_file of m7 is answered by two headers: one result.
-			dir: "real-roo-condensed", user: 6, notes: 13, assistant: 9, results: 7, compactions: 1,
-			contextMessages: 1 + 33, // m0, which Roo kept before the summary, is dropped
+			dir: "real-roo-condensed", user: 6, notes: 17, assistant: 9, results: 7, compactions: 1,
+			contextMessages: 1 + 37, // m0, which Roo kept before the summary, is dropped; 4 resumption notes
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
 			cwd:       "c:/dev/roo-code",

@@ -82,7 +82,8 @@
 // whose CustomType is "harness:cline:environment_details" or
 // "harness:cline:todo_reminder" (see compact.IsHarnessNote), in the order
 // written, so that summaries never take them for the user's words. The
-// "[TASK RESUMPTION] …" preamble of a resumed task becomes a
+// "[TASK RESUMPTION] …" preamble of a resumed task (in newer Roo Code
+// only "New instructions for task continuation:") becomes a
 // "harness:cline:task_resumption" note, and the user's words after it,
 // inside <user_message> tags, a user message of their own without the
 // tags.

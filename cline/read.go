@@ -527,25 +527,30 @@ func noteKind(parts []compact.Part) string {
 		return "environment_details"
 	case strings.HasPrefix(s, "# TODO LIST RECOMMENDED"):
 		return "todo_reminder"
-	case strings.HasPrefix(s, resumptionMark):
+	case strings.HasPrefix(s, resumptionMark), s == resumptionWords:
 		return "task_resumption"
 	}
 	return ""
 }
 
 // resumptionMark begins the preamble Cline and Roo Code write into the
-// user's turn when an interrupted task is resumed.
-const resumptionMark = "[TASK RESUMPTION]"
+// user's turn when an interrupted task is resumed; resumptionWords is the
+// whole preamble of newer Roo Code versions, or the end of a longer one.
+const (
+	resumptionMark  = "[TASK RESUMPTION]"
+	resumptionWords = "New instructions for task continuation:"
+)
 
 // splitResumption splits a text part that begins with the extension's
 // task-resumption preamble into the preamble, a note (see noteKind), and
 // the user's own words after it, which the extension wraps in
 // <user_message> tags: the words become a part of their own, without the
-// tags. Any other part comes back as it is, and so does the preamble
-// when no user words follow it.
+// tags. Any other part comes back as it is, and so does a preamble
+// followed by no user words.
 func splitResumption(p compact.Part) []compact.Part {
 	s := p.Text
-	if p.Type != compact.PartText || !strings.HasPrefix(strings.TrimSpace(s), resumptionMark) {
+	t := strings.TrimSpace(s)
+	if p.Type != compact.PartText || !strings.HasPrefix(t, resumptionMark) && !strings.HasPrefix(t, resumptionWords) {
 		return []compact.Part{p}
 	}
 	const open, close = "<user_message>", "</user_message>"
