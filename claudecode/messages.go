@@ -123,9 +123,9 @@ func (b *builder) user(r *record) error {
 		b.add(it, r)
 	}
 	flush := func() {
-		for _, run := range reminderRuns(pending) {
-			m := &compact.Message{Role: compact.RoleUser, Content: run.parts}
-			if run.reminder {
+		for _, run := range compact.SplitReminders(pending) {
+			m := &compact.Message{Role: compact.RoleUser, Content: run.Parts}
+			if run.Reminder {
 				m.Role = compact.RoleCustom
 				m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":system_reminder"}
 			} else {
@@ -194,68 +194,6 @@ func markNote(m *compact.Message, isMeta bool) {
 	}
 	m.Role = compact.RoleCustom
 	m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + kind}
-}
-
-// Claude Code's reminders to the model, which it writes into user
-// messages and tool results between these tags.
-const (
-	reminderOpen  = "<system-reminder>"
-	reminderClose = "</system-reminder>"
-)
-
-// run is a stretch of a user record's parts: the user's, or Claude Code's
-// reminders.
-type run struct {
-	parts    []compact.Part
-	reminder bool
-}
-
-// reminderRuns splits parts into runs of the user's parts and of the
-// <system-reminder> blocks Claude Code embeds in their text, in the order
-// written. A text part holding a reminder is cut around each complete
-// block; the user's text between blocks loses only its surrounding blank
-// space. Parts with no reminder come back as one run, unchanged.
-func reminderRuns(parts []compact.Part) []run {
-	var runs []run
-	add := func(p compact.Part, reminder bool) {
-		if n := len(runs); n > 0 && runs[n-1].reminder == reminder {
-			runs[n-1].parts = append(runs[n-1].parts, p)
-			return
-		}
-		runs = append(runs, run{parts: []compact.Part{p}, reminder: reminder})
-	}
-	for _, p := range parts {
-		if p.Type != compact.PartText || !strings.Contains(p.Text, reminderOpen) {
-			add(p, false)
-			continue
-		}
-		s := p.Text
-		for {
-			i := strings.Index(s, reminderOpen)
-			j := -1
-			if i >= 0 {
-				j = strings.Index(s[i:], reminderClose)
-			}
-			if j < 0 {
-				if t := strings.TrimSpace(s); t != "" || len(runs) == 0 {
-					q := p
-					q.Text = t
-					add(q, false)
-				}
-				break
-			}
-			if t := strings.TrimSpace(s[:i]); t != "" {
-				q := p
-				q.Text = t
-				add(q, false)
-			}
-			q := p
-			q.Text = s[i : i+j+len(reminderClose)]
-			add(q, true)
-			s = s[i+j+len(reminderClose):]
-		}
-	}
-	return runs
 }
 
 // noteKind names the kind of Claude Code's own text that s is, "" when it
