@@ -205,7 +205,7 @@ func TestMalformed(t *testing.T) {
 		{"missing type", v3Header + "\n" + m1 + "\n" + `{"id":"00000002","parentId":"00000001","timestamp":"t"}` + "\n", ErrMalformed, 3, "field type", "skip"},
 		{"message entry without message", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t"}` + "\n", ErrMalformed, 2, "field message", "skip"},
 		{"message without role", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":{"content":"x"}}` + "\n", ErrMalformed, 2, "message.role", "skip"},
-		{"message of the wrong type", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":"hi"}` + "\n", ErrMalformed, 2, "invalid JSON", "skip"},
+		{"message of the wrong type", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t","message":"hi"}` + "\n", ErrMalformed, 2, "field message: want a mapping, have string", "skip"},
 		{"invalid JSON, not cut short", v3Header + "\n" + m1 + "\n" + `{"type":"message",,}` + "\n" + msgLine("00000002", "00000001", "user", "two") + "\n", ErrMalformed, 3, "invalid JSON", "skip"},
 		{"trailing data after the object", v3Header + "\n" + `{"type":"label","id":"00000001","parentId":null,"timestamp":"t"} {}` + "\n", ErrMalformed, 2, "invalid JSON", "skip"},
 		{"not an object", v3Header + "\n" + "[1,2]\n", ErrMalformed, 2, "", "skip"},

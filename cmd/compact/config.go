@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Where a setting came from, as reported by inspect.
@@ -390,7 +391,7 @@ func decodeJSON(data []byte) (fileConfig, error) {
 		switch {
 		case errors.As(err, &te):
 			line := lineAt(data, te.Offset)
-			return cfg, &usageError{&configError{line: line, key: lines.at(line), err: fmt.Errorf("want %s, got %s", kindName(te.Type), te.Value)}}
+			return cfg, &usageError{&configError{line: line, key: lines.at(line), err: fmt.Errorf("want %s, got %s", jsonrec.KindName(te.Type), te.Value)}}
 		case errors.As(err, &ce):
 			return cfg, err
 		}
