@@ -177,4 +177,3 @@ func yamlError(lines keyLines, err error) error {
 	}
 	return &usageError{e}
 }
-
