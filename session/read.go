@@ -624,6 +624,10 @@ func torn(line []byte) bool {
 }
 
 func parseHeader(line []byte) (Header, error) {
+	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
+		// pi writes none; JSON does not allow one before the header.
+		return Header{}, fmt.Errorf("%w: the file starts with a byte order mark (bytes EF BB BF) before the header; remove those 3 bytes", ErrNotSession)
+	}
 	var w wireEntry
 	if err := stdjson.Unmarshal(line, &w); err != nil {
 		return Header{}, fmt.Errorf("%w: the first line is not JSON (%v)", ErrNotSession, err)
