@@ -202,6 +202,8 @@ func TestMalformed(t *testing.T) {
 		{"first line not a header", m1 + "\n", ErrNotSession, 1, `type "message"`, "fail"},
 		{"first line not JSON", "hello\n" + v3Header + "\n", ErrNotSession, 1, "not JSON", "fail"},
 		{"byte order mark before the header", "\xef\xbb\xbf" + v3Header + "\n" + m1 + "\n", ErrNotSession, 1, "starts with a byte order mark (bytes EF BB BF) before the header", "fail"},
+		{"version of the wrong kind", `{"type":"session","version":"3","id":"s1"}` + "\n" + m1 + "\n", ErrNotSession, 1, "field version of the header: want a whole number, have string", "fail"},
+		{"negative version", `{"type":"session","version":-1,"id":"s1"}` + "\n" + m1 + "\n", ErrNotSession, 1, "field version: -1 is no session format version (pi writes 1 to 3)", "fail"},
 		{"header without id", `{"type":"session","version":3}` + "\n", ErrNotSession, 1, "field id", "fail"},
 		{"missing type", v3Header + "\n" + m1 + "\n" + `{"id":"00000002","parentId":"00000001","timestamp":"t"}` + "\n", ErrMalformed, 3, "field type", "skip"},
 		{"message entry without message", v3Header + "\n" + `{"type":"message","id":"00000001","parentId":null,"timestamp":"t"}` + "\n", ErrMalformed, 2, "field message", "skip"},
