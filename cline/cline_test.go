@@ -47,7 +47,7 @@ func TestReadTasks(t *testing.T) {
 			resultText: "Command executed.\nOutput:\nok  \tsum\t0.002s", resultTool: "execute_command", callID: "m10",
 		},
 		{
-			dir: "native-task", user: 2, notes: 5, assistant: 6, results: 5, compactions: 1,
+			dir: "native-task", user: 2, notes: 6, assistant: 6, results: 5, compactions: 1,
 			// the range ends right before the compaction: summary + the 6 messages after it
 			contextMessages: 1 + 6,
 			usageID:         "m3", usage: compact.Usage{Input: 440, Output: 180, CacheRead: 14200},
@@ -317,7 +317,8 @@ func TestExtrasKept(t *testing.T) {
 	if c := a.Content[2]; string(c.Extra["call_id"]) != `"call_01A1"` {
 		t.Errorf("tool call extras = %v", c.Extra)
 	}
-	u := readertest.ByID(tr, "m4.1").Message
+	// m4.1 is the feedback preamble, a note; the words and the image follow.
+	u := readertest.ByID(tr, "m4.2").Message
 	var img *compact.Part
 	for i := range u.Content {
 		if u.Content[i].Type == compact.PartImage {

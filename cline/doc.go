@@ -86,7 +86,9 @@
 // only "New instructions for task continuation:") becomes a
 // "harness:cline:task_resumption" note, and the user's words after it,
 // inside <user_message> tags, a user message of their own without the
-// tags.
+// tags; so do the preambles before the user's feedback ("The user
+// provided the following feedback:", "Feedback on the result:"), as
+// "harness:cline:feedback" notes, the words inside <feedback>.
 //
 // Usage: metrics on the message win (Input = prompt - cached, CacheRead =
 // cached, Output = completion). Otherwise api_req_started messages are

@@ -136,3 +136,65 @@ func TestTaskResumptionNotTheUser(t *testing.T) {
 		})
 	}
 }
+
+// The preamble before the user's feedback ("The user provided the
+// following feedback:", "Feedback on the result:") is the extension's
+// note; the words in <feedback> stay the user's, and a summary quotes
+// them without the preamble or the tags.
+func TestFeedbackPreambleNotTheUser(t *testing.T) {
+	synthetic := func(t *testing.T) *compact.Transcript {
+		data, err := json.Marshal([]map[string]any{
+			{"role": "user", "content": []map[string]any{{"type": "text", "text": "<task>\nWrite a parser for the config file.\n</task>"}}},
+			{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "I wrote the parser."}}},
+			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Feedback on the result:\n<feedback>\nIt must accept comments too.\n</feedback>"}}},
+			{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "Done."}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Read(data, "api_conversation_history.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	tests := []struct {
+		name, words string
+		read        func(t *testing.T) *compact.Transcript
+	}{
+		{"native-task", "the store has no remove yet, see the screenshot",
+			func(t *testing.T) *compact.Transcript { return readertest.ReadTestdata(t, ReadFile, "native-task") }},
+		{"feedback on the result", "It must accept comments too.", synthetic},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var msgs []*compact.Message
+			notes, words := 0, 0
+			for _, e := range tc.read(t).Entries {
+				m := e.Message
+				if m == nil {
+					continue
+				}
+				msgs = append(msgs, m)
+				switch {
+				case m.Role == compact.RoleUser && strings.Contains(m.Text(), "feedback"):
+					t.Errorf("user message holds the feedback preamble or tags: %.80q", m.Text())
+				case m.Role == compact.RoleUser && m.Text() == tc.words:
+					words++
+				case compact.IsHarnessNote(m) && m.Meta.CustomType == "harness:cline:feedback":
+					notes++
+				}
+			}
+			if notes != 1 || words != 1 {
+				t.Errorf("%d feedback notes and %d user messages %q, want 1 and 1", notes, words, tc.words)
+			}
+			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(sum.Text, "- Most recently: "+tc.words) || strings.Contains(sum.Text, "feedback") {
+				t.Errorf("Goal does not end with the feedback %q alone:\n%s", tc.words, sum.Text)
+			}
+		})
+	}
+}
