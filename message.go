@@ -184,8 +184,9 @@ type Message struct {
 // HarnessNotePrefix begins the CustomType of a custom message that holds
 // text an agent's harness wrote in the user's turn rather than the user's
 // own words: the caveat before a slash command's output, the command's
-// wrappers and output, an "interrupted by user" notice, the environment
-// details an extension appends to every turn. A reader of another agent's
+// wrappers and output, an "interrupted by user" notice, a
+// <system-reminder> block (see SplitReminders), the environment details
+// an extension appends to every turn. A reader of another agent's
 // format imports such text as a RoleCustom message whose CustomType is
 // HarnessNotePrefix plus the agent and the kind of text, for example
 // "harness:claude-code:caveat". The model still sees a note as user text

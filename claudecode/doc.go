@@ -64,7 +64,10 @@
 // <local-command-stderr> output and the "[Request interrupted by user…]"
 // notices become RoleCustom messages whose CustomType is
 // "harness:claude-code:<kind>" (meta, caveat, command, command-output,
-// interrupted; see compact.IsHarnessNote). The model still sees them as
+// interrupted; see compact.IsHarnessNote). A <system-reminder>…
+// </system-reminder> block inside a user's text is cut out of it into a
+// note of kind system_reminder, placed where it was written; the user's
+// words around it stay a user message. The model still sees notes as
 // user text; summaries never take them for a request.
 //
 // The record's own fields (uuid, parentUuid, isMeta, toolUseResult, cwd,

@@ -108,3 +108,78 @@ func section(doc, title string) string {
 	}
 	return strings.TrimSpace(body)
 }
+
+// The <system-reminder> blocks Claude Code writes into a user's message
+// (a reminder to use the todo list, the context of an opened file) are
+// split out of it as harness notes: the user's words around them stay one
+// user message, and a summary quotes those words and never a reminder.
+func TestSystemReminderNotTheUser(t *testing.T) {
+	reminder := "<system-reminder>\nThe TodoWrite tool hasn't been used recently. Consider using it.\n</system-reminder>"
+	words := "Rename the config loader and keep the old name as an alias."
+	tests := []struct {
+		name    string
+		content string // message.content as JSON
+		notes   int
+		latest  string // the user's words; "" when the record holds none
+	}{
+		{"string, reminder first", quote(reminder + "\n\n" + words), 1, words},
+		{"string, reminder after", quote(words + "\n" + reminder), 1, words},
+		{"string, reminders around", quote(reminder + "\n" + words + "\n" + reminder), 2, words},
+		{"blocks", `[{"type":"text","text":` + quote(words) + `},{"type":"text","text":` + quote(reminder) + `}]`, 1, words},
+		{"reminder alone", quote(reminder), 1, ""},
+		{"unclosed tag is the user's", quote(words + " <system-reminder> in a string"), 0, words + " <system-reminder> in a string"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := lines(
+				userText("u1", "", "Add a --verbose flag to the CLI."),
+				assistantLine("a1", "u1", "m1", `{"type":"text","text":"Added."}`),
+				rec(`"type":"user","uuid":"u2","parentUuid":"a1","message":{"role":"user","content":`+tc.content+`}`),
+				assistantLine("a2", "u2", "m2", `{"type":"text","text":"Done."}`),
+			)
+			tr, err := Read(data, "reminder.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := session.FromTranscript(tr, "reminder.jsonl", session.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := s.Context().Messages
+			notes, found := 0, 0
+			for _, m := range msgs {
+				switch {
+				case m.Role == compact.RoleUser && strings.Contains(m.Text(), "TodoWrite"):
+					t.Errorf("user message holds a reminder: %.80q", m.Text())
+				case m.Role == compact.RoleUser && m.Text() == tc.latest:
+					found++
+				case compact.IsHarnessNote(m):
+					notes++
+					if m.Meta.CustomType != "harness:claude-code:system_reminder" || m.Text() != reminder {
+						t.Errorf("note %q = %.80q, want the reminder alone", m.Meta.CustomType, m.Text())
+					}
+				}
+			}
+			if notes != tc.notes {
+				t.Errorf("%d reminder notes, want %d", notes, tc.notes)
+			}
+			if tc.latest != "" && found != 1 {
+				t.Errorf("%d user messages %q, want 1", found, tc.latest)
+			}
+			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(sum.Text, "TodoWrite") || strings.Contains(sum.Text, "<system-reminder>\n") {
+				t.Errorf("summary quotes a reminder:\n%s", sum.Text)
+			}
+			latest := tc.latest
+			if latest == "" {
+				latest = "Add a --verbose flag to the CLI."
+			}
+			if !strings.Contains(sum.Text, "- Most recently: "+latest) && !strings.Contains(sum.Text, "- Initially: "+latest) {
+				t.Errorf("Goal does not end with the user's words %q:\n%s", latest, sum.Text)
+			}
+		})
+	}
+}

@@ -101,18 +101,11 @@ func (b *builder) user(r *record) error {
 	if err != nil {
 		return err
 	}
-	if isText {
-		m := compact.TextMessage(compact.RoleUser, text)
-		markNote(m, isMeta)
-		m.Extra = extra
-		b.add(b.message(r, m), r)
-		return nil
-	}
 	// Tool results each become a message; the other blocks between them a
-	// user message.
+	// user message, or several when Claude Code's reminders are among them.
 	first := true
 	var pending []compact.Part
-	onlyResults := true
+	onlyResults := !isText
 	for _, bl := range list {
 		if bl.typ != "tool_result" {
 			onlyResults = false
@@ -130,12 +123,22 @@ func (b *builder) user(r *record) error {
 		b.add(it, r)
 	}
 	flush := func() {
-		if len(pending) > 0 {
-			m := &compact.Message{Role: compact.RoleUser, Content: pending}
-			markNote(m, isMeta)
+		for _, run := range compact.SplitReminders(pending) {
+			m := &compact.Message{Role: compact.RoleUser, Content: run.Parts}
+			if run.Reminder {
+				m.Role = compact.RoleCustom
+				m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":system_reminder"}
+			} else {
+				markNote(m, isMeta)
+			}
 			emit(m, false)
-			pending = nil
 		}
+		pending = nil
+	}
+	if isText {
+		pending = compact.TextMessage(compact.RoleUser, text).Content
+		flush()
+		return nil
 	}
 	for i, bl := range list {
 		if bl.typ != "tool_result" {

@@ -36,9 +36,9 @@ func TestReadTasks(t *testing.T) {
 		warnings []string
 	}{
 		{
-			dir: "xml-task", user: 2, notes: 10, assistant: 10, results: 8, compactions: 1,
-			// summary + m6..m8.1 (5 messages kept before it) + the 15 after it
-			contextMessages: 1 + 5 + 16,
+			dir: "xml-task", user: 2, notes: 11, assistant: 10, results: 8, compactions: 1,
+			// summary + m6..m8.1 (5 messages kept before it) + the 17 after it, the resumption split in its note and the user's words
+			contextMessages: 1 + 5 + 17,
 			usageID:         "m3", usage: compact.Usage{Input: 4, Output: 180, CacheWrite: 420, CacheRead: 11820},
 			cwd:       "/home/dev/sum",
 			stops:     map[string]compact.StopReason{"m1": compact.StopToolUse, "m15": compact.StopAborted, "m19": compact.StopToolUse}, // m19: attempt_completion
@@ -47,7 +47,7 @@ func TestReadTasks(t *testing.T) {
 			resultText: "Command executed.\nOutput:\nok  \tsum\t0.002s", resultTool: "execute_command", callID: "m10",
 		},
 		{
-			dir: "native-task", user: 2, notes: 5, assistant: 6, results: 5, compactions: 1,
+			dir: "native-task", user: 2, notes: 6, assistant: 6, results: 5, compactions: 1,
 			// the range ends right before the compaction: summary + the 6 messages after it
 			contextMessages: 1 + 6,
 			usageID:         "m3", usage: compact.Usage{Input: 440, Output: 180, CacheRead: 14200},
@@ -76,8 +76,8 @@ func TestReadTasks(t *testing.T) {
 			// wrote over the file (first message, summary, kept messages);
 			// the ui still holds the requests of the condensed messages.
 			// The read_file of m7 is answered by two headers: one result.
-			dir: "real-roo-condensed", user: 6, notes: 13, assistant: 9, results: 7, compactions: 1,
-			contextMessages: 1 + 33, // m0, which Roo kept before the summary, is dropped
+			dir: "real-roo-condensed", user: 6, notes: 17, assistant: 9, results: 7, compactions: 1,
+			contextMessages: 1 + 37, // m0, which Roo kept before the summary, is dropped; 4 resumption notes
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
 			cwd:       "c:/dev/roo-code",
@@ -317,7 +317,8 @@ func TestExtrasKept(t *testing.T) {
 	if c := a.Content[2]; string(c.Extra["call_id"]) != `"call_01A1"` {
 		t.Errorf("tool call extras = %v", c.Extra)
 	}
-	u := readertest.ByID(tr, "m4.1").Message
+	// m4.1 is the feedback preamble, a note; the words and the image follow.
+	u := readertest.ByID(tr, "m4.2").Message
 	var img *compact.Part
 	for i := range u.Content {
 		if u.Content[i].Type == compact.PartImage {

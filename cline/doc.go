@@ -81,7 +81,14 @@
 // Cline's "# TODO LIST RECOMMENDED" reminder become RoleCustom messages
 // whose CustomType is "harness:cline:environment_details" or
 // "harness:cline:todo_reminder" (see compact.IsHarnessNote), in the order
-// written, so that summaries never take them for the user's words.
+// written, so that summaries never take them for the user's words. The
+// "[TASK RESUMPTION] …" preamble of a resumed task (in newer Roo Code
+// only "New instructions for task continuation:") becomes a
+// "harness:cline:task_resumption" note, and the user's words after it,
+// inside <user_message> tags, a user message of their own without the
+// tags; so do the preambles before the user's feedback ("The user
+// provided the following feedback:", "Feedback on the result:"), as
+// "harness:cline:feedback" notes, the words inside <feedback>.
 //
 // Usage: metrics on the message win (Input = prompt - cached, CacheRead =
 // cached, Output = completion). Otherwise api_req_started messages are

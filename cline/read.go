@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -419,7 +420,7 @@ func (b *builder) user(m *apiMessage, ts int64) {
 		case "text":
 			h, ok := parseHeader(x.str("text"))
 			if !ok {
-				rest = append(rest, textPart(x))
+				rest = append(rest, splitWrapped(textPart(x))...)
 				continue
 			}
 			var parts []compact.Part
@@ -516,7 +517,8 @@ func (b *builder) user(m *apiMessage, ts int64) {
 
 // noteKind names the extension's own text that the first of parts is, ""
 // when it may be the user's: the environment details appended to every
-// user message, and Cline's reminder to keep a todo list.
+// user message, Cline's reminder to keep a todo list, and the preambles
+// before the user's words that splitWrapped cuts off.
 func noteKind(parts []compact.Part) string {
 	if len(parts) == 0 || parts[0].Type != compact.PartText {
 		return ""
@@ -527,8 +529,68 @@ func noteKind(parts []compact.Part) string {
 		return "environment_details"
 	case strings.HasPrefix(s, "# TODO LIST RECOMMENDED"):
 		return "todo_reminder"
+	case strings.HasPrefix(s, resumptionMark):
+		return "task_resumption"
+	}
+	for _, w := range wrappers {
+		for _, pre := range w.preambles {
+			if s == pre {
+				return w.kind
+			}
+		}
 	}
 	return ""
+}
+
+// resumptionMark begins the preamble Cline and Roo Code write into the
+// user's turn when an interrupted task is resumed.
+const resumptionMark = "[TASK RESUMPTION]"
+
+// wrappers are the preambles the extension writes before the user's own
+// words, which it wraps in tags: the resumption of an interrupted task
+// (Roo Code's newer versions write only "New instructions for task
+// continuation:") and the user's feedback on a result.
+var wrappers = []struct {
+	kind       string
+	preambles  []string // how the preamble begins; all of it but the first
+	open, shut string
+}{
+	{"task_resumption", []string{resumptionMark, "New instructions for task continuation:"}, "<user_message>", "</user_message>"},
+	{"feedback", []string{"The user provided the following feedback:", "Feedback on the result:"}, "<feedback>", "</feedback>"},
+}
+
+// splitWrapped splits a text part that begins with one of the extension's
+// preambles (see wrappers) into the preamble, a note (see noteKind), and
+// the user's own words after it: the words become a part of their own,
+// without their tags. Any other part comes back as it is, and so does a
+// preamble followed by no words.
+func splitWrapped(p compact.Part) []compact.Part {
+	if p.Type != compact.PartText {
+		return []compact.Part{p}
+	}
+	s := p.Text
+	t := strings.TrimSpace(s)
+	for _, w := range wrappers {
+		if !slices.ContainsFunc(w.preambles, func(pre string) bool { return strings.HasPrefix(t, pre) }) {
+			continue
+		}
+		i := strings.Index(s, w.open)
+		if i < 0 {
+			break
+		}
+		words := s[i+len(w.open):]
+		if j := strings.LastIndex(words, w.shut); j >= 0 {
+			words = words[:j] + words[j+len(w.shut):]
+		}
+		words = strings.TrimSpace(words)
+		pre := p
+		pre.Text = strings.TrimSpace(s[:i])
+		if words == "" {
+			return []compact.Part{pre}
+		}
+		return []compact.Part{pre, {Type: compact.PartText, Text: words}}
+	}
+	return []compact.Part{p}
 }
 
 // resultBody reports whether a block after a result header still belongs

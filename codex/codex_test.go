@@ -25,19 +25,22 @@ func TestReadSamples(t *testing.T) {
 	}{
 		{
 			file: "pomodoro.jsonl", session: "019a085e-04c1-7f81-a09e-9555f6a1fb40", model: "gpt-5-codex",
-			roles:   map[compact.Role]int{compact.RoleUser: 4, compact.RoleAssistant: 21, compact.RoleToolResult: 18},
+			// The environment context is a harness note (custom).
+			roles:   map[compact.Role]int{compact.RoleUser: 3, compact.RoleCustom: 1, compact.RoleAssistant: 21, compact.RoleToolResult: 18},
 			customs: map[string]int{"codex:session_meta": 1, "codex:turn_context": 21, "codex:event_msg": 68},
 			context: 43, injected: 1,
 		},
 		{
 			file: "exec-0.135.jsonl", session: "019e9625-802f-7e91-840a-cfe88d14117a", model: "gpt-5.5",
-			roles:   map[compact.Role]int{compact.RoleUser: 3, compact.RoleAssistant: 1},
+			// The developer message and the environment context are
+			// harness notes.
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 2, compact.RoleAssistant: 1},
 			customs: map[string]int{"codex:session_meta": 1, "codex:turn_context": 1, "codex:event_msg": 5},
 			context: 4, injected: 1,
 		},
 		{
 			file: "compaction-constructed.jsonl", session: "0199c3a0-1111-7222-8333-944455556666", model: "gpt-5-codex",
-			roles:   map[compact.Role]int{compact.RoleUser: 4, compact.RoleAssistant: 6, compact.RoleToolResult: 3},
+			roles:   map[compact.Role]int{compact.RoleUser: 3, compact.RoleCustom: 1, compact.RoleAssistant: 6, compact.RoleToolResult: 3},
 			customs: map[string]int{"codex:session_meta": 1, "codex:turn_context": 2, "codex:event_msg": 9},
 			// The last summary, then the prompt after it, the call, its
 			// output and the answer.
@@ -178,7 +181,7 @@ func TestResponseParts(t *testing.T) {
 			sawOutput = m.ToolName == "apply_patch" && strings.Contains(m.Text(), "A index.html")
 		}
 		if string(m.Extra["codexInjected"]) == `"environment_context"` {
-			sawEnv = m.Role == compact.RoleUser && strings.HasPrefix(m.Text(), "<environment_context>")
+			sawEnv = compact.IsHarnessNote(m) && m.Meta.CustomType == "harness:codex:environment_context" && strings.HasPrefix(m.Text(), "<environment_context>")
 		}
 	}
 	if !sawOutput || !sawEnv {
@@ -198,7 +201,7 @@ func TestDeveloperMessage(t *testing.T) {
 			dev = e.Message
 		}
 	}
-	if dev == nil || dev.Role != compact.RoleUser || dev.Text() != "[REDACTED_DEVELOPER_CONTEXT]" {
+	if dev == nil || !compact.IsHarnessNote(dev) || dev.Meta.CustomType != "harness:codex:developer" || dev.Text() != "[REDACTED_DEVELOPER_CONTEXT]" {
 		t.Fatalf("developer message %+v", dev)
 	}
 	answer := assistants(tr)[0]

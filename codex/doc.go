@@ -81,8 +81,12 @@
 //
 // Developer messages and the context Codex injects as user messages
 // (<environment_context>, <user_instructions>, AGENTS.md instructions, ...)
-// stay user messages, marked in Extra["codexRole"] ("developer") and
-// Extra["codexInjected"] (the tag). A compacted record becomes a
+// are harness notes (see compact.IsHarnessNote): RoleCustom messages whose
+// CustomType is "harness:codex:<tag>" ("developer" for a developer
+// message, spaces in the tag as "_"), which the model still sees as user
+// text and summaries never quote as the user's request. They are also
+// marked in Extra["codexRole"] ("developer") and Extra["codexInjected"]
+// (the tag). A compacted record becomes a
 // KindCompaction entry: Summary = message, or the text of the last message
 // of replacement_history; TokensBefore = the total_tokens of the last
 // token count before it (the context size Codex compacted); Details

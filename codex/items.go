@@ -57,6 +57,16 @@ func (b *builder) item(r *record) error {
 		}
 		if role == "user" && tag == "" {
 			b.turns = append(b.turns, len(b.t.Entries))
+		} else {
+			// Codex's own context and developer instructions: a harness
+			// note, which the model still sees as user text and a summary
+			// never quotes as the user's request.
+			kind := tag
+			if kind == "" {
+				kind = role
+			}
+			m.Role = compact.RoleCustom
+			m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + strings.ReplaceAll(kind, " ", "_")}
 		}
 		b.add(&compact.Entry{Kind: compact.KindMessage, Message: m}, r)
 		return nil

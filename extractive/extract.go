@@ -143,7 +143,9 @@ func extract(msgs []*compact.Message) *facts {
 		}
 		switch m.Role {
 		case compact.RoleUser:
-			text := strings.TrimSpace(normalizeNewlines(messageText(m)))
+			// Claude Code's reminders in the user's text are not the
+			// user's words (readers split them out; the proxy sees them).
+			text := strings.TrimSpace(normalizeNewlines(compact.WithoutReminders(messageText(m))))
 			images := 0
 			for _, p := range m.Content {
 				if p.Type == compact.PartImage {
@@ -506,9 +508,9 @@ func (r *fileRecorder) sortedKeys(m map[string]bool) []string {
 
 // failureText is how a failure is quoted: the output's distinctive line
 // (the one the retention benchmark looks for) and up to two more error
-// lines, joined by " ⏎ ".
+// lines, joined by " ⏎ ", never from a reminder Claude Code appended.
 func failureText(output string) string {
-	lines := signals.ErrorLines(output, 3)
+	lines := signals.ErrorLines(compact.WithoutReminders(output), 3)
 	if len(lines) == 0 {
 		return "(no output)"
 	}

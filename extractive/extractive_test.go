@@ -831,3 +831,43 @@ func TestIdentifiersBounded(t *testing.T) {
 		t.Errorf("%d identifiers listed, want between 1 and %d", n/2, maxIdentifiers)
 	}
 }
+
+// Claude Code writes <system-reminder> blocks into the user's text and
+// into tool results; a summary of such messages as they are (the proxy
+// sees them so) quotes neither a reminder as the user's words nor one as
+// a failure's output.
+func TestRemindersNotQuoted(t *testing.T) {
+	const r = "<system-reminder>\nThe TodoWrite tool hasn't been used recently. Consider using it.\n</system-reminder>"
+	tests := []struct {
+		name     string
+		msgs     []*compact.Message
+		goal     string // a line the Goal section must hold
+		blocked  string // a line the Blocked section must hold; "" for none
+		withheld string // text the summary must not hold
+	}{
+		{"reminder before the prompt", []*compact.Message{user(r + "\n\nrename the loader")}, "- Initially: rename the loader", "", "TodoWrite"},
+		{"reminder after the prompt", []*compact.Message{user("rename the loader\n" + r)}, "- Initially: rename the loader", "", "TodoWrite"},
+		{"reminder block beside the prompt", []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{
+			{Type: compact.PartText, Text: "rename the loader"}, {Type: compact.PartText, Text: r}}}}, "- Initially: rename the loader", "", "TodoWrite"},
+		{"reminder alone is no request", []*compact.Message{user("rename the loader"), assistant("Renamed."), user(r)},
+			"- Initially: rename the loader", "", "TodoWrite"},
+		{"reminder in a failing result", []*compact.Message{user("run the tests"),
+			assistant("", call("c1", "bash", map[string]any{"command": "go test ./..."})),
+			result("c1", "bash", r+"\n--- FAIL: TestLoad (0.00s)\nFAIL\n\nCommand exited with code 1", true)},
+			"- Initially: run the tests", "- `go test ./...` (exit 1): --- FAIL: TestLoad (0.00s) ⏎ FAIL", "TodoWrite"},
+		{"failing result that is only a reminder", []*compact.Message{user("run the tests"),
+			assistant("", call("c1", "bash", map[string]any{"command": "go test ./..."})),
+			result("c1", "bash", r, true)},
+			"- Initially: run the tests", "- `go test ./...` (error): (no output)", "TodoWrite"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := run(t, New(Options{}), history(tc.msgs...))
+			mustNotContain(t, out, tc.withheld, "system-reminder")
+			mustContain(t, sectionBody(t, out, "## Goal"), tc.goal)
+			if tc.blocked != "" {
+				mustContain(t, sectionBody(t, out, "### Blocked"), tc.blocked)
+			}
+		})
+	}
+}

@@ -124,6 +124,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 				t.Unknown["part:"+p.kind()]++
 			}
 			msg.Extra = unknownExtra(unknown)
+			markSetup(msg)
 			for k, res := range results {
 				t.Entries = append(t.Entries, &compact.Entry{ID: c.id(fmt.Sprintf("%s.%d", id, k)), Kind: compact.KindMessage, Message: res})
 			}

@@ -53,7 +53,10 @@
 //
 // A user record becomes a user message (text and image parts; the other
 // parts stay in Extra["unknownParts"], counted in Transcript.Unknown as
-// "part:<kind>"). A gemini record becomes an assistant message: each
+// "part:<kind>"), except Gemini CLI's setup context ("This is the Gemini
+// CLI. We are setting up the context for our chat.", or a
+// <session_context> block), which becomes a RoleCustom message of type
+// "harness:gemini-cli:session_context" (see compact.IsHarnessNote). A gemini record becomes an assistant message: each
 // thought as a thinking part "**subject** description", the content, and
 // each tool call as a PartToolCall (args as Arguments; its other fields in
 // Part.Extra), followed by one tool result message per call made from the

@@ -133,6 +133,7 @@ func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 		// record, out of the context.
 		return []*compact.Entry{{ID: c.id(r.id), Kind: compact.KindCustom, Timestamp: ts, Meta: &compact.EntryMeta{CustomType: Format + ":tool-response", Data: r.raw}}}, nil
 	}
+	markSetup(msg)
 	var out []*compact.Entry
 	for k, res := range results {
 		out = append(out, &compact.Entry{ID: c.id(fmt.Sprintf("%s#%d", r.id, k+1)), Kind: compact.KindMessage, Timestamp: ts, Message: res})
@@ -344,4 +345,32 @@ func fieldError(err error) string {
 		return fmt.Sprintf("%s: %s is not a %s", te.Field, te.Value, te.Type)
 	}
 	return err.Error()
+}
+
+// setupOpenings begin the first user message Gemini CLI sends in a chat:
+// its own account of the date, the system and the folders, not the
+// user's words (newer versions wrap it in <session_context>).
+var setupOpenings = []string{"<session_context>", "This is the Gemini CLI. We are setting up the context for our chat."}
+
+// markSetup turns a user message that is Gemini CLI's setup context into
+// a harness note of kind session_context (see compact.IsHarnessNote), so
+// that a summary never quotes it as the user's request. A message with
+// other parts than text stays the user's.
+func markSetup(m *compact.Message) {
+	if len(m.Content) == 0 {
+		return
+	}
+	for _, p := range m.Content {
+		if p.Type != compact.PartText {
+			return
+		}
+	}
+	first := strings.TrimSpace(m.Content[0].Text)
+	for _, o := range setupOpenings {
+		if strings.HasPrefix(first, o) {
+			m.Role = compact.RoleCustom
+			m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":session_context"}
+			return
+		}
+	}
 }

@@ -63,7 +63,7 @@ func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
 		m.StopReason = stopReason(m)
 		r.add(m)
 	} else if len(m.Content) > 0 || len(blocks) == 0 || m.Extra != nil {
-		r.add(m)
+		r.addUser(m)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (r *reader) chatMessage(i int, rec jsonrec.Element) error {
 		if err != nil {
 			return err
 		}
-		r.add(&compact.Message{Role: compact.RoleUser, Content: parts, Extra: jsonrec.Extras(fields, "role", "content")})
+		r.addUser(&compact.Message{Role: compact.RoleUser, Content: parts, Extra: jsonrec.Extras(fields, "role", "content")})
 		return nil
 	case "assistant":
 		return r.chatAssistant(fields)

@@ -53,7 +53,11 @@
 // {"input": "..."}, its type the part's callType extra), tool outputs
 // toolResult messages named after their call. An Anthropic user message holding tool_result
 // blocks becomes one toolResult message per block, followed by a user
-// message with its other blocks. A result whose call is not in the body
+// message with its other blocks. The <system-reminder> blocks Claude
+// Code writes into a user's text are cut out of it as RoleCustom messages
+// of type "harness:request-body:system_reminder" (see
+// compact.SplitReminders), so that summaries never quote them as the
+// user's words. A result whose call is not in the body
 // becomes a user message and a warning. Reasoning becomes thinking parts
 // (Anthropic signatures go to the part's thinkingSignature extra, a
 // redacted_thinking block becomes a thinking part marked redacted, as pi

@@ -148,6 +148,30 @@ func (r *reader) add(m *compact.Message) {
 	r.entry(&compact.Entry{Kind: compact.KindMessage, Message: m}, nil)
 }
 
+// addUser appends a user message, split around the <system-reminder>
+// blocks Claude Code writes into the user's text (see
+// compact.SplitReminders): each run of reminders becomes a harness note
+// of kind system_reminder, each run of the rest a user message; the first
+// piece keeps m's extra fields.
+func (r *reader) addUser(m *compact.Message) {
+	runs := compact.SplitReminders(m.Content)
+	if len(runs) <= 1 && (len(runs) == 0 || !runs[0].Reminder) {
+		r.add(m)
+		return
+	}
+	for i, run := range runs {
+		u := &compact.Message{Role: compact.RoleUser, Content: run.Parts}
+		if i == 0 {
+			u.Extra = m.Extra
+		}
+		if run.Reminder {
+			u.Role = compact.RoleCustom
+			u.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":system_reminder"}
+		}
+		r.add(u)
+	}
+}
+
 // call records a tool call so that its result can be paired with it.
 func (r *reader) call(c *compact.ToolCall) { r.calls[c.ID] = c.Name }
 

@@ -83,7 +83,9 @@ func TestReadFiles(t *testing.T) {
 		},
 		{
 			file: "claude-code-shaped.json", shape: ShapeAnthropic, sessionID: "0b6c3c0e-1111-4222-8333-944445555666",
-			roles:   map[compact.Role]int{compact.RoleUser: 3, compact.RoleAssistant: 4, compact.RoleToolResult: 4},
+			// The first prompt's and the last turn's <system-reminder>
+			// blocks are harness notes (custom messages).
+			roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 4, compact.RoleToolResult: 4, compact.RoleCustom: 2},
 			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				var redacted, signed int
@@ -106,10 +108,20 @@ func TestReadFiles(t *testing.T) {
 				if redacted != 1 || signed != 5 {
 					t.Errorf("redacted %d, signed %d thinking parts; want 1, 5", redacted, signed)
 				}
-				// The last user message: two results, then the reminder text.
+				// The last user message: two results, then the reminder
+				// text, a harness note.
 				n := len(tr.Entries)
-				if m := tr.Entries[n-1].Message; m.Role != compact.RoleUser || !strings.Contains(m.Text(), "Tests ran.") {
+				if m := tr.Entries[n-1].Message; !compact.IsHarnessNote(m) || m.Text() != "<system-reminder>Tests ran.</system-reminder>" {
 					t.Errorf("last entry = %s %q", m.Role, m.Text())
+				}
+				// The first prompt without its reminder.
+				for _, e := range tr.Entries {
+					if m := e.Message; m != nil && m.Role == compact.RoleUser {
+						if m.Text() != "Find the bug in main.go and fix it" {
+							t.Errorf("first prompt = %q", m.Text())
+						}
+						break
+					}
 				}
 				if m := tr.Entries[n-2].Message; m.Role != compact.RoleToolResult || m.ToolCallID != "toolu_04D" {
 					t.Errorf("entry before last = %s %s", m.Role, m.ToolCallID)
@@ -189,7 +201,7 @@ func TestReadFiles(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			ctx := readertest.Context(tc.roles)
+			ctx := readertest.Context(tc.roles) + tc.roles[compact.RoleCustom]
 			readertest.RoundTrip(t, tr, ctx)
 		})
 	}
@@ -428,7 +440,7 @@ func TestReadPretty(t *testing.T) {
 			}
 		}
 		r := readertest.Roles(tr)
-		readertest.RoundTrip(t, tr, readertest.Context(r))
+		readertest.RoundTrip(t, tr, readertest.Context(r)+r[compact.RoleCustom])
 	}
 }
 

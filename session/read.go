@@ -624,8 +624,15 @@ func torn(line []byte) bool {
 }
 
 func parseHeader(line []byte) (Header, error) {
+	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
+		// pi writes none; JSON does not allow one before the header.
+		return Header{}, fmt.Errorf("%w: the file starts with a byte order mark (bytes EF BB BF) before the header; remove those 3 bytes", ErrNotSession)
+	}
 	var w wireEntry
 	if err := stdjson.Unmarshal(line, &w); err != nil {
+		if field, want, have, ok := typeError(err); ok {
+			return Header{}, fmt.Errorf("%w: field %s of the header: want %s, have %s", ErrNotSession, field, want, have)
+		}
 		return Header{}, fmt.Errorf("%w: the first line is not JSON (%v)", ErrNotSession, err)
 	}
 	if w.Type != "session" {
@@ -635,8 +642,11 @@ func parseHeader(line []byte) (Header, error) {
 		return Header{}, fmt.Errorf("%w: field id: missing in the session header", ErrNotSession)
 	}
 	v := w.Version
-	if v == 0 {
+	switch {
+	case v == 0:
 		v = 1
+	case v < 0:
+		return Header{}, fmt.Errorf("%w: field version: %d is no session format version (pi writes 1 to %d)", ErrNotSession, v, CurrentVersion)
 	}
 	return Header{Version: v, ID: w.ID, Timestamp: w.Timestamp, Cwd: w.Cwd, ParentSession: w.ParentSession,
 		Provider: w.Provider, ModelID: w.ModelID}, nil

@@ -3,12 +3,14 @@ package session
 import (
 	"bytes"
 	stdjson "encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // The wire types mirror pi's JSON. They make the reference path for
@@ -150,10 +152,16 @@ func decodeWire(line []byte, unmarshal func([]byte, any) error) (*wireEntry, err
 		return &w, nil
 	}
 	var t wireEntryText
-	if unmarshal(line, &t) == nil && t.Message != nil {
+	err2 := unmarshal(line, &t)
+	if err2 == nil && t.Message != nil {
 		w = wireEntry{wireFields: t.wireFields, Message: &wireMessage{wireMessageFields: t.Message.wireMessageFields}}
 		w.Message.Content = []wireBlock{{Type: "text", Text: t.Message.Content}}
 		return &w, nil
+	}
+	if field, _, _, ok := typeError(err); ok && field == "message.content" && err2 != nil {
+		// The content is a string, which is allowed: the fault is
+		// elsewhere, and the second decode names it.
+		return nil, err2
 	}
 	return nil, err
 }
@@ -211,8 +219,49 @@ func kindMembers(line []byte) []byte {
 	return joinObject(out)
 }
 
-// cleanJSONError shortens decoder errors to their cause.
+// typeError unpacks a decoder's error about a member of the wrong kind,
+// from either JSON package: the member's path, the kind wanted in words
+// and the value found.
+func typeError(err error) (field, want, have string, ok bool) {
+	var std *stdjson.UnmarshalTypeError
+	var fast *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &std) && std.Field != "":
+		return memberPath(std.Field), jsonrec.KindName(std.Type), std.Value, true
+	case errors.As(err, &fast) && fast.Field != "":
+		return memberPath(fast.Field), jsonrec.KindName(fast.Type), fast.Value, true
+	}
+	return "", "", "", false
+}
+
+// memberPath turns a decoder's path to a member, "message.content.0.text",
+// into the file's terms, "message.content[0].text": array indexes in
+// brackets, without the names of this package's embedded structs.
+func memberPath(p string) string {
+	var b strings.Builder
+	for _, seg := range strings.Split(p, ".") {
+		switch {
+		case strings.HasPrefix(seg, "wire"):
+			continue
+		case seg != "" && strings.Trim(seg, "0123456789") == "":
+			b.WriteString("[" + seg + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// cleanJSONError shortens decoder errors to their cause: a member of the
+// wrong kind as "field F: want K, have V" (see jsonrec.KindName), any
+// other error as invalid JSON.
 func cleanJSONError(err error) error {
+	if field, want, have, ok := typeError(err); ok {
+		return fmt.Errorf("field %s: want %s, have %s", field, want, have)
+	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
 	return fmt.Errorf("invalid JSON: %s", msg)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/session"
@@ -419,6 +420,12 @@ unknown, automatic compaction never triggers.`,
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "write debug logs to stderr")
 
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		var bad *pflag.InvalidValueError
+		if errors.As(err, &bad) {
+			// Named like a setting out of range: "--window: "abc" is not
+			// a whole number", without the parser's words.
+			return keyErrorf("--"+bad.GetFlag().Name, "%q is not %s", bad.GetValue(), flagKind(bad.GetFlag().Value.Type()))
+		}
 		if !cmd.HasParent() {
 			return &usageError{err}
 		}
@@ -482,4 +489,19 @@ func version(read func() (*debug.BuildInfo, bool)) string {
 		commit += ", modified"
 	}
 	return fmt.Sprintf("%s (commit %s)", v, commit)
+}
+
+// flagKind says in words what a flag of the pflag type typ takes.
+func flagKind(typ string) string {
+	switch typ {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
+	case "float32", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "duration":
+		return `a duration such as "90s" or "2m"`
+	}
+	return "a " + typ
 }

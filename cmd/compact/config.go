@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Where a setting came from, as reported by inspect.
@@ -382,6 +383,9 @@ func decodeJSON(data []byte) (fileConfig, error) {
 	if err := checkKeys(lines, reflect.TypeOf(cfg), false); err != nil {
 		return cfg, err
 	}
+	if err := lines.checkRepeats(); err != nil {
+		return cfg, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
@@ -390,7 +394,7 @@ func decodeJSON(data []byte) (fileConfig, error) {
 		switch {
 		case errors.As(err, &te):
 			line := lineAt(data, te.Offset)
-			return cfg, &usageError{&configError{line: line, key: lines.at(line), err: fmt.Errorf("want %s, got %s", kindName(te.Type), te.Value)}}
+			return cfg, &usageError{&configError{line: line, key: lines.at(line), err: fmt.Errorf("want %s, got %s", jsonrec.KindName(te.Type), te.Value)}}
 		case errors.As(err, &ce):
 			return cfg, err
 		}
@@ -602,6 +606,22 @@ type keyLine struct {
 
 // keyLines lists the keys of a configuration file in document order.
 type keyLines []keyLine
+
+// checkRepeats fails on a key written twice in one object, in any case
+// (encoding/json would keep the last silently, and matches keys in any
+// case): a usage error naming the second and the line of the first, as
+// the YAML decoder reports a repeated key.
+func (k keyLines) checkRepeats() error {
+	first := make(map[string]int, len(k))
+	for _, kl := range k {
+		p := strings.ToLower(kl.path)
+		if line, ok := first[p]; ok {
+			return &usageError{&configError{line: kl.line, key: kl.path, err: fmt.Errorf("key already written on line %d", line)}}
+		}
+		first[p] = kl.line
+	}
+	return nil
+}
 
 // find returns the first of paths that the file holds (spelt in any
 // case, as encoding/json matches them) and its line; "" and 0 when the

@@ -78,6 +78,14 @@ on this machine: --cwd sets the one written into OUT.`,
 			if cwd != "" {
 				t.Cwd = cwd
 			}
+			if fi, err := os.Stat(cwd); cwd != "" && (err != nil || !fi.IsDir()) {
+				// Not an error: the session may be continued on another
+				// machine. The agent's own folder is not checked: it is
+				// the one of the machine the file came from.
+				w := fmt.Sprintf("--cwd %s: no such folder on this machine; pi refuses to continue a session whose working directory does not exist", cwd)
+				a.warn(w)
+				t.Warnings = append(t.Warnings, w)
+			}
 			// The converted session is read back before it is written.
 			s, err := session.FromTranscript(t, file, session.Options{})
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -277,14 +278,23 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	printTrigger(w, r.Trigger)
 
-	fmt.Fprintf(w, "\nby role           messages    ~tokens\n")
+	// The name column is as wide as the longest name (an MCP tool's, say),
+	// so that the numbers stay under their headings.
+	width := 16
 	for _, rs := range r.ByRole {
-		fmt.Fprintf(w, "  %-16s %9s %10s\n", rs.Role, num(rs.Messages), num(rs.Tokens))
+		width = max(width, utf8.RuneCountInString(rs.Role))
+	}
+	for _, ts := range r.ByTool {
+		width = max(width, utf8.RuneCountInString(ts.Tool))
+	}
+	fmt.Fprintf(w, "\n%-*s %9s %10s\n", width+2, "by role", "messages", "~tokens")
+	for _, rs := range r.ByRole {
+		fmt.Fprintf(w, "  %-*s %9s %10s\n", width, rs.Role, num(rs.Messages), num(rs.Tokens))
 	}
 	if len(r.ByTool) > 0 {
-		fmt.Fprintf(w, "\nby tool           calls  errors  ~result tokens\n")
+		fmt.Fprintf(w, "\n%-*s %9s %7s %15s\n", width+2, "by tool", "calls", "errors", "~result tokens")
 		for _, ts := range r.ByTool {
-			fmt.Fprintf(w, "  %-16s %6s %7s %15s\n", ts.Tool, num(ts.Calls), num(ts.Errors), num(ts.ResultTokens))
+			fmt.Fprintf(w, "  %-*s %9s %7s %15s\n", width, ts.Tool, num(ts.Calls), num(ts.Errors), num(ts.ResultTokens))
 		}
 	}
 	fmt.Fprintln(w)

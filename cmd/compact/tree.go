@@ -49,7 +49,8 @@ compaction says from which entry on it kept the history verbatim.
 
 A chain of entries is printed without indentation; only where the session
 branches (an entry with several children) do the branches move one level
-in, each starting with "+". With --json the entries are listed flat, in
+in, each starting with "+". Past 24 levels the lines stop moving in and
+say their level instead: "(level 25)". With --json the entries are listed flat, in
 file order, with their parentId and number of children.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
@@ -129,11 +130,7 @@ func printTree(w io.Writer, s *session.Session) {
 		first := true
 		for n := b.node; n != nil && !seen[n]; {
 			seen[n] = true
-			indent := strings.Repeat("  ", b.depth)
-			switch {
-			case b.mark && first:
-				indent = strings.Repeat("  ", b.depth-1) + "+ "
-			}
+			indent := treeIndent(b.depth, b.mark && first)
 			first = false
 			star := "  "
 			if n.Entry == leaf {
@@ -157,6 +154,28 @@ func printTree(w io.Writer, s *session.Session) {
 			}
 		}
 	}
+}
+
+// maxTreeIndent is the deepest level of the tree that is indented as
+// deep; a line further in shows its level instead, so that a session that
+// branches thousands of times in a row (a retry after every answer) prints
+// lines of bounded width rather than output growing with the square of
+// its branch points.
+const maxTreeIndent = 24
+
+// treeIndent is the indentation of an entry at level depth: two spaces a
+// level, the last two "+ " for the first entry of a branch; past
+// maxTreeIndent levels, maxTreeIndent levels and "(level N) ".
+func treeIndent(depth int, branchStart bool) string {
+	shown := min(depth, maxTreeIndent)
+	indent := strings.Repeat("  ", shown)
+	if branchStart && shown > 0 {
+		indent = strings.Repeat("  ", shown-1) + "+ "
+	}
+	if depth > maxTreeIndent {
+		indent += fmt.Sprintf("(level %d) ", depth)
+	}
+	return indent
 }
 
 // treeLine is the text of one entry in the tree, without indentation.

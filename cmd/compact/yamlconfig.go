@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // The configuration file may be YAML (a name ending in .yaml or .yml). It
@@ -167,7 +168,7 @@ func yamlError(lines keyLines, err error) error {
 	}
 	var te *yaml.TypeError
 	if errors.As(err, &te) && te.Token != nil && te.DstType != nil {
-		msg = fmt.Sprintf("%q is not %s", te.Token.Value, kindName(te.DstType))
+		msg = fmt.Sprintf("%q is not %s", te.Token.Value, jsonrec.KindName(te.DstType))
 	}
 	e := &configError{err: errors.New(oneLine(msg))}
 	if tk := ye.GetToken(); tk != nil && tk.Position != nil {
@@ -175,24 +176,4 @@ func yamlError(lines keyLines, err error) error {
 		e.key = lines.at(e.line)
 	}
 	return &usageError{e}
-}
-
-// kindName says in words what a value of type t looks like.
-func kindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "text"
-	case reflect.Slice:
-		return "a list"
-	case reflect.Struct, reflect.Map:
-		return "a mapping"
-	}
-	return t.String()
 }
