@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -177,5 +178,32 @@ func TestContextHeaderModel(t *testing.T) {
 	empty := mustOpen(t, writeSession(t, v3Header), Options{})
 	if p := empty.Path(); len(p) != 0 || empty.Leaf() != "" || len(empty.Context().Messages) != 0 {
 		t.Errorf("empty session: path %v leaf %q", p, empty.Leaf())
+	}
+}
+
+// TestKeptEntryMissingWarns: a compaction whose firstKeptEntryId names no
+// entry of the file keeps nothing before it (as pi does); reading the
+// file says so in a warning naming the line and both ids, and a
+// compaction whose kept entry exists says nothing.
+func TestKeptEntryMissingWarns(t *testing.T) {
+	p := writeSession(t, v3Header,
+		msgLine("000000a1", "", "user", "a1"),
+		msgLine("000000a2", "000000a1", "assistant", "a2"),
+		`{"type":"compaction","id":"000000c1","parentId":"000000a2","timestamp":"t","summary":"sum","firstKeptEntryId":"000000a2","tokensBefore":100}`,
+		msgLine("000000a3", "000000c1", "user", "a3"),
+		`{"type":"compaction","id":"000000c2","parentId":"000000a3","timestamp":"t","summary":"sum 2","firstKeptEntryId":"deadbeef","tokensBefore":100}`,
+		msgLine("000000a4", "000000c2", "user", "a4"),
+	)
+	var warned []string
+	s := mustOpen(t, p, Options{Warn: func(m string) { warned = append(warned, m) }})
+	if len(warned) != 1 {
+		t.Fatalf("%d warnings, want 1: %q", len(warned), warned)
+	}
+	want := fmt.Sprintf("%s:6: compaction entry %q keeps from entry %q, which the file does not hold", p, "000000c2", "deadbeef")
+	if !strings.HasPrefix(warned[0], want) {
+		t.Errorf("warning %q\nwant it to start with %q", warned[0], want)
+	}
+	if got := s.Warnings(); len(got) != 1 {
+		t.Errorf("Session.Warnings() = %q", got)
 	}
 }

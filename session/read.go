@@ -891,6 +891,14 @@ func (s *Session) index() error {
 		}
 	}
 	for i, r := range s.records {
+		if c := r.entry.Compaction; c != nil && c.FirstKeptID != "" {
+			if _, ok := s.pos[c.FirstKeptID]; !ok {
+				// pi keeps nothing then: the summary stands for all that
+				// came before the compaction. Worth saying, not refusing.
+				s.warn(fmt.Sprintf("%s:%d: compaction entry %q keeps from entry %q, which the file does not hold: nothing before the compaction is in the context, only its summary",
+					s.name, r.line, r.entry.ID, c.FirstKeptID))
+			}
+		}
 		// An entry's parent is most often the entry before it.
 		if unique && i > 0 && r.entry.ParentID != "" && s.records[i-1].entry.ID == r.entry.ParentID {
 			r.parent = int32(i - 1)
