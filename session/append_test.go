@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -424,5 +425,35 @@ func TestContextEditRoundTrip(t *testing.T) {
 	bad := &compact.Entry{Kind: compact.KindContextEdit, Edit: &compact.ContextEdit{Edits: []compact.Edit{{}}}}
 	if err := s.Append(bg, bad); err == nil {
 		t.Fatal("an edit without a target was accepted")
+	}
+}
+
+// TestNoAppendToNewerVersion: a file whose header names a format newer
+// than CurrentVersion is read, but Appendable and Append refuse it with
+// ErrNewerVersion, naming the header's line and both versions, and the
+// file keeps its bytes.
+func TestNoAppendToNewerVersion(t *testing.T) {
+	header := strings.Replace(v3Header, `"version":3`, fmt.Sprintf(`"version":%d`, CurrentVersion+1), 1)
+	if header == v3Header {
+		t.Fatal("the test header has no version 3 to replace")
+	}
+	p := writeSession(t, header, msgLine("000000a1", "", "user", "hello"))
+	before := readFile(t, p)
+	s := mustOpen(t, p, Options{})
+	if len(s.Entries()) != 1 {
+		t.Fatalf("%d entries read, want 1", len(s.Entries()))
+	}
+	err := s.Appendable()
+	if !errors.Is(err, ErrNewerVersion) {
+		t.Fatalf("Appendable() = %v, want ErrNewerVersion", err)
+	}
+	if want := fmt.Sprintf("%s:1: append: ", p); !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("version %d; compact writes version %d", CurrentVersion+1, CurrentVersion)) {
+		t.Errorf("error %q does not name the line and both versions", err)
+	}
+	if _, err := s.AppendMessage(context.Background(), compact.TextMessage(compact.RoleUser, "more")); !errors.Is(err, ErrNewerVersion) {
+		t.Fatalf("AppendMessage = %v, want ErrNewerVersion", err)
+	}
+	if after := readFile(t, p); !bytes.Equal(before, after) {
+		t.Error("the file changed")
 	}
 }

@@ -308,14 +308,27 @@ var ErrChanged = errors.New("the file changed")
 // reads only in lenient mode.
 var ErrTornEnd = errors.New("the file ends with an incomplete line")
 
+// ErrNewerVersion is part of an append's error when the file's header
+// names a session format version newer than CurrentVersion: such a file
+// is read as well as its entries allow, but an entry written in the
+// older format could mean something else to the pi that wrote it, so
+// nothing is appended to it.
+var ErrNewerVersion = errors.New("written in a newer session format")
+
 // Appendable returns the error Append would fail with before writing
-// anything because of the file itself: a file that cannot be written
+// anything because of the file itself: a file in a newer format than this
+// package writes (ErrNewerVersion), a file that cannot be written
 // (read-only, wrapping fs.ErrPermission), or an incomplete last line in a
-// session read without Options.Lenient (ErrTornEnd). It writes nothing. Commands call it
-// before spending a model call on an entry they could not append.
+// session read without Options.Lenient (ErrTornEnd). It writes nothing.
+// Commands call it before spending a model call on an entry they could
+// not append.
 func (s *Session) Appendable() error {
 	if s.file == "" {
 		return nil
+	}
+	if v := s.header.Version; v > CurrentVersion {
+		return fmt.Errorf("%s:%d: append: %w (version %d; compact writes version %d): nothing is appended to it; inspect, context, tree and report still read it",
+			s.name, s.headerLine, ErrNewerVersion, v, CurrentVersion)
 	}
 	fi, err := os.Stat(s.file)
 	if err != nil {
