@@ -1,6 +1,10 @@
 package compact
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // The tags around a reminder that Claude Code writes into the user's turn:
 // into a prompt's text, as a text block of its own beside the prompt, and
@@ -91,4 +95,100 @@ func WithoutReminders(s string) string {
 		}
 	}
 	return strings.Join(kept, "\n\n")
+}
+
+// OrphanResultKind is the kind of harness note (see HarnessNotePrefix)
+// that stands for a tool result whose call the conversation does not
+// hold: see OrphanResult.
+const OrphanResultKind = "orphan_result"
+
+// orphanLabelMax caps the tool name and id an orphan result's first line
+// quotes from the file, in bytes.
+const orphanLabelMax = 200
+
+// OrphanResult returns the harness note that a reader of agent's format
+// ("claude-code", "codex", ...) makes of r, a tool result whose call the
+// conversation does not hold: the call was lost, cut by the agent's own
+// truncation or condensation, or the result names a call that never was.
+//
+// Such a result cannot stay a RoleToolResult message, since providers
+// reject a result without its call, and it is not the user's words
+// either, so summaries must never quote it as the user's request. The
+// note is a RoleCustom message of CustomType
+// "harness:<agent>:orphan_result" whose text begins with a line naming
+// what it is and which call it answered, for example
+//
+//	[tool result without its call: read_file (toolu_01)]
+//
+// followed by r's content; the model still sees all of it as user text
+// (see ForModel). The note keeps r's Timestamp, Extra (shared, not
+// copied) and Details; a failed result says so in its first line. Tool
+// name and id are taken from r.ToolName and r.ToolCallID, each cut to one
+// line of at most 200 bytes; when both are empty the line names none.
+// r is not modified.
+func OrphanResult(agent string, r *Message) *Message {
+	var label []string
+	if s := orphanLabel(r.ToolName); s != "" {
+		label = append(label, s)
+	}
+	if s := orphanLabel(r.ToolCallID); s != "" {
+		if len(label) > 0 {
+			s = "(" + s + ")"
+		}
+		label = append(label, s)
+	}
+	head := "[tool result without its call"
+	if len(label) > 0 {
+		head += ": " + strings.Join(label, " ")
+	}
+	if r.IsError {
+		head += "; it reports an error"
+	}
+	head += "]"
+
+	content := make([]Part, 0, len(r.Content)+1)
+	if len(r.Content) > 0 && r.Content[0].Type == PartText {
+		p := r.Content[0]
+		if p.Text != "" {
+			p.Text = head + "\n" + p.Text
+		} else {
+			p.Text = head
+		}
+		content = append(content, p)
+		content = append(content, r.Content[1:]...)
+	} else {
+		content = append(content, Part{Type: PartText, Text: head})
+		content = append(content, r.Content...)
+	}
+	m := &Message{
+		Role:      RoleCustom,
+		Content:   content,
+		Timestamp: r.Timestamp,
+		Extra:     r.Extra,
+		Meta:      &MessageMeta{CustomType: HarnessNotePrefix + agent + ":" + OrphanResultKind},
+	}
+	if r.Meta != nil {
+		m.Meta.Details = r.Meta.Details
+	}
+	return m
+}
+
+// orphanLabel returns s as OrphanResult quotes it: control characters
+// turned into spaces, blank space around it trimmed, at most
+// orphanLabelMax bytes (cut on a character boundary).
+func orphanLabel(s string) string {
+	s = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s))
+	if len(s) > orphanLabelMax {
+		n := orphanLabelMax
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "…"
+	}
+	return s
 }

@@ -1,6 +1,8 @@
 package compact
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -82,4 +84,68 @@ func FuzzSplitReminders(f *testing.F) {
 			t.Fatalf("runs hold %q, want the text of %q", all.String(), s)
 		}
 	})
+}
+
+func TestOrphanResult(t *testing.T) {
+	img := Part{Type: PartImage, Image: &Image{MimeType: "image/png", Data: "AA=="}}
+	extra := map[string]json.RawMessage{"uuid": json.RawMessage(`"u1"`)}
+	tests := []struct {
+		name      string
+		in        Message
+		wantParts []Part
+	}{
+		{"name and id",
+			Message{Role: RoleToolResult, ToolCallID: "toolu_01", ToolName: "read_file", Content: []Part{{Type: PartText, Text: "package main"}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call: read_file (toolu_01)]\npackage main"}}},
+		{"id only, an error",
+			Message{Role: RoleToolResult, ToolCallID: "toolu_gone", IsError: true, Content: []Part{{Type: PartText, Text: "ERROR: the call was lost"}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call: toolu_gone; it reports an error]\nERROR: the call was lost"}}},
+		{"neither name nor id",
+			Message{Role: RoleToolResult, Content: []Part{{Type: PartText, Text: "out"}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call]\nout"}}},
+		{"image first gets a text part before it",
+			Message{Role: RoleToolResult, ToolName: "screenshot", Content: []Part{img, {Type: PartText, Text: "done"}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call: screenshot]"}, img, {Type: PartText, Text: "done"}}},
+		{"no content",
+			Message{Role: RoleToolResult, ToolCallID: "c1"},
+			[]Part{{Type: PartText, Text: "[tool result without its call: c1]"}}},
+		{"empty text",
+			Message{Role: RoleToolResult, ToolCallID: "c1", Content: []Part{{Type: PartText}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call: c1]"}}},
+		{"hostile id on one line",
+			Message{Role: RoleToolResult, ToolCallID: "a\nb\x00c\t", Content: []Part{{Type: PartText, Text: "x"}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call: a b c]\nx"}}},
+		{"long id cut",
+			Message{Role: RoleToolResult, ToolCallID: strings.Repeat("é", 150), Content: []Part{{Type: PartText, Text: "x"}}},
+			[]Part{{Type: PartText, Text: "[tool result without its call: " + strings.Repeat("é", 100) + "…]\nx"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			in.Timestamp, in.Extra = 42, extra
+			before := fmt.Sprintf("%+v", in.Content)
+			got := OrphanResult("claude-code", &in)
+			if got.Role != RoleCustom || !IsHarnessNote(got) {
+				t.Fatalf("role %q, harness note %v: want a harness note", got.Role, IsHarnessNote(got))
+			}
+			if ct := got.Metadata().CustomType; ct != "harness:claude-code:orphan_result" {
+				t.Errorf("CustomType = %q", ct)
+			}
+			if !reflect.DeepEqual(got.Content, tc.wantParts) {
+				t.Errorf("Content =\n%+v\nwant\n%+v", got.Content, tc.wantParts)
+			}
+			if got.Timestamp != 42 || got.Extra["uuid"] == nil || got.ToolCallID != "" || got.IsError {
+				t.Errorf("timestamp %d, extra %v, call id %q, error %v: want 42, the input's extra, no call id, no error flag",
+					got.Timestamp, got.Extra, got.ToolCallID, got.IsError)
+			}
+			if after := fmt.Sprintf("%+v", in.Content); after != before {
+				t.Errorf("input changed: %s, was %s", after, before)
+			}
+			for _, u := range ForModel([]*Message{got}) {
+				if u.Role != RoleUser || !strings.HasPrefix(u.Text(), "[tool result without its call") {
+					t.Errorf("ForModel gives %q %q: want user text that says what it is", u.Role, u.Text())
+				}
+			}
+		})
+	}
 }

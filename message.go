@@ -186,7 +186,8 @@ type Message struct {
 // own words: the caveat before a slash command's output, the command's
 // wrappers and output, an "interrupted by user" notice, a
 // <system-reminder> block (see SplitReminders), the environment details
-// an extension appends to every turn. A reader of another agent's
+// an extension appends to every turn, a tool result whose call the
+// conversation does not hold (see OrphanResult). A reader of another agent's
 // format imports such text as a RoleCustom message whose CustomType is
 // HarnessNotePrefix plus the agent and the kind of text, for example
 // "harness:claude-code:caveat". The model still sees a note as user text

@@ -55,7 +55,8 @@
 // with isApiErrorMessage become assistant messages with stop reason error.
 // Each tool_result block becomes its own tool result message after the
 // assistant message holding its call; a result without an earlier call
-// becomes a user text message and a warning.
+// becomes a harness note of kind orphan_result (see compact.OrphanResult)
+// and a warning.
 //
 // User text that Claude Code wrote itself is not the user's: a record
 // marked isMeta (the caveat before a local command's output, an expanded

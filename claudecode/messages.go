@@ -247,12 +247,11 @@ func (b *builder) toolResult(r *record, bl block) (*compact.Message, error) {
 		}
 	}
 	name, ok := b.calls[id]
-	if !ok {
-		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: tool_result %q has no tool_use before it; kept as a user message", b.name, r.line, id))
-		m := &compact.Message{Role: compact.RoleUser, Content: content}
-		return m, nil
-	}
 	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: name, IsError: isErr, Content: content}
+	if !ok {
+		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: tool_result %q has no tool_use before it; kept as a harness note", b.name, r.line, id))
+		return compact.OrphanResult(Format, m), nil
+	}
 	return m, nil
 }
 

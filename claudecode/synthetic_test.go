@@ -128,7 +128,7 @@ func TestMessageMapping(t *testing.T) {
 	if tr.Unknown["mystery-record"] != 1 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	want := "user assistant toolResult custom user assistant claude-code:mystery-record"
+	want := "user assistant toolResult custom custom assistant claude-code:mystery-record"
 	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
 		t.Fatalf("entries %s, want %s", got, want)
 	}
@@ -144,7 +144,8 @@ func TestMessageMapping(t *testing.T) {
 		e.Message.Metadata().CustomType != "harness:claude-code:interrupted" {
 		t.Errorf("text after the result: %s %q", e.ID, e.Message.Text())
 	}
-	if e := tr.Entries[4]; e.Message.Text() != "lost" || len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], `map.jsonl:4: tool_result "nope"`) {
+	if e := tr.Entries[4]; e.Message.Text() != "[tool result without its call: nope]\nlost" || !compact.IsHarnessNote(e.Message) ||
+		len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], `map.jsonl:4: tool_result "nope"`) {
 		t.Errorf("orphan result: %q, warnings %q", e.Message.Text(), tr.Warnings)
 	}
 	apiErr := tr.Entries[5].Message

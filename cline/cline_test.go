@@ -76,7 +76,7 @@ func TestReadTasks(t *testing.T) {
 			// wrote over the file (first message, summary, kept messages);
 			// the ui still holds the requests of the condensed messages.
 			// The read_file of m7 is answered by two headers: one result.
-			dir: "real-roo-condensed", user: 6, notes: 17, assistant: 9, results: 7, compactions: 1,
+			dir: "real-roo-condensed", user: 5, notes: 18, assistant: 9, results: 7, compactions: 1,
 			contextMessages: 1 + 37, // m0, which Roo kept before the summary, is dropped; 4 resumption notes
 			usageID:         "m3", usage: compact.Usage{Input: 10754, Output: 1483, CacheRead: 107134},
 			noUsage:   "m13",
@@ -374,8 +374,9 @@ func TestSynthetic(t *testing.T) {
 			name: "orphan native result",
 			api:  `[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x1","content":"out"}]}]`,
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if len(tr.Entries) != 1 || tr.Entries[0].Message.Role != compact.RoleUser || tr.Entries[0].Message.Text() != "out" || len(tr.Warnings) != 1 {
-					t.Errorf("entries %d warnings %q", len(tr.Entries), tr.Warnings)
+				if len(tr.Entries) != 1 || !compact.IsHarnessNote(tr.Entries[0].Message) ||
+					tr.Entries[0].Message.Text() != "[tool result without its call: x1]\nout" || len(tr.Warnings) != 1 {
+					t.Errorf("entries %d (first %q), warnings %q", len(tr.Entries), tr.Entries[0].Message.Text(), tr.Warnings)
 				}
 			},
 		},
@@ -383,8 +384,9 @@ func TestSynthetic(t *testing.T) {
 			name: "orphan XML result",
 			api:  `[{"role":"user","content":[{"type":"text","text":"[read_file for 'a'] Result:\nhello"}]}]`,
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if len(tr.Entries) != 1 || tr.Entries[0].Message.Role != compact.RoleUser || len(tr.Warnings) != 1 {
-					t.Errorf("entries %d warnings %q", len(tr.Entries), tr.Warnings)
+				if len(tr.Entries) != 1 || !compact.IsHarnessNote(tr.Entries[0].Message) ||
+					tr.Entries[0].Message.Text() != "[tool result without its call: read_file]\nhello" || len(tr.Warnings) != 1 {
+					t.Errorf("entries %d (first %q), warnings %q", len(tr.Entries), tr.Entries[0].Message.Text(), tr.Warnings)
 				}
 			},
 		},

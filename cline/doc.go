@@ -74,8 +74,11 @@
 // Code resumed the task after it). The result message holds the output blocks
 // that follow the header up to the next header or the environment details,
 // with the header in Extra["clineHeader"]. Results are therefore never
-// orphaned; a result with no assistant message before it becomes user
-// text and a warning. The rest of a user message (its text and images)
+// orphaned; a header with no assistant message before it, and a native
+// tool_result whose tool_use the history does not hold (a condensation
+// removed it), become harness notes of kind orphan_result (see
+// compact.OrphanResult), after the message's results, and a warning.
+// The rest of a user message (its text and images)
 // becomes one user message after its results, except the extension's own
 // blocks: the <environment_details> appended to every user message and
 // Cline's "# TODO LIST RECOMMENDED" reminder become RoleCustom messages

@@ -382,6 +382,9 @@ func (b *builder) assistant(m *apiMessage, ts int64) {
 // as a tool result message first, then what remains as one user message.
 func (b *builder) user(m *apiMessage, ts int64) {
 	var results []*compact.Message
+	// orphans are the results whose call the history does not hold, as
+	// harness notes (see compact.OrphanResult); they follow the results.
+	var orphans []*compact.Message
 	var rest []compact.Part
 	var unknown []json.RawMessage
 	// answered maps a tool to the last result a header of this message
@@ -401,13 +404,6 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			var isErr bool
 			_ = json.Unmarshal(x.fields["is_error"], &isErr)
 			tool, ok := b.open[id]
-			if !ok {
-				b.warn("%s:%d: message %d: tool_result %q has no earlier tool_use; kept as user text", b.name, m.line, m.index+1, id)
-				rest = append(rest, parts...)
-				unknown = append(unknown, unk...)
-				continue
-			}
-			delete(b.open, id)
 			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: tool, IsError: isErr,
 				Content: parts, Timestamp: ts, Extra: extras(x.fields, nil, "type", "tool_use_id", "content", "is_error")}
 			if len(unk) > 0 {
@@ -416,6 +412,12 @@ func (b *builder) user(m *apiMessage, ts int64) {
 				}
 				r.Extra["unknownBlocks"], _ = json.Marshal(unk)
 			}
+			if !ok {
+				b.warn("%s:%d: message %d: tool_result %q has no earlier tool_use; kept as a harness note", b.name, m.line, m.index+1, id)
+				orphans = append(orphans, compact.OrphanResult(Format, r))
+				continue
+			}
+			delete(b.open, id)
 			results = append(results, r)
 		case "text":
 			h, ok := parseHeader(x.str("text"))
@@ -444,12 +446,6 @@ func (b *builder) user(m *apiMessage, ts int64) {
 				continue
 			}
 			id := b.xmlCall(m.index, h.tool)
-			if id == "" {
-				b.warn("%s:%d: message %d: %q has no assistant message before it; kept as user text", b.name, m.line, m.index+1, h.header)
-				rest = append(rest, compact.Part{Type: compact.PartText, Text: x.str("text")})
-				rest = append(rest, parts...)
-				continue
-			}
 			extra := map[string]json.RawMessage{}
 			extra["clineHeader"] = jsonString(h.header)
 			for k, v := range extras(x.fields, nil, "type", "text") {
@@ -457,6 +453,11 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			}
 			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
 				IsError: xmlError(parts), Content: parts, Timestamp: ts, Extra: extra}
+			if id == "" {
+				b.warn("%s:%d: message %d: %q has no assistant message before it; kept as a harness note", b.name, m.line, m.index+1, h.header)
+				orphans = append(orphans, compact.OrphanResult(Format, r))
+				continue
+			}
 			answered[h.tool] = r
 			results = append(results, r)
 		case "image":
@@ -480,7 +481,7 @@ func (b *builder) user(m *apiMessage, ts int64) {
 	}
 	extra := messageExtra(m, unknown)
 	k := 0
-	for _, r := range results {
+	for _, r := range append(results, orphans...) {
 		if k == 0 {
 			r.Extra = jsonrec.Merge(extra, r.Extra)
 		}

@@ -62,7 +62,8 @@
 // turn_aborted event comes before its usage. Inputs are user and developer
 // messages, tool outputs and compactions. Tool outputs become tool result
 // messages with the call's name; an output whose call is missing becomes
-// a user message and a warning.
+// a harness note of kind orphan_result (see compact.OrphanResult), with
+// the call id in Extra["call_id"], and a warning.
 //
 // Usage comes from token_count: Input = input_tokens -
 // cached_input_tokens, CacheRead = cached_input_tokens, Output =

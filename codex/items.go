@@ -271,9 +271,9 @@ func (b *builder) output(r *record) error {
 	}
 	name, ok := b.calls[id]
 	if !ok {
-		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: %s %q has no call before it; kept as a user message", b.name, r.line, r.ptype, id))
-		m.Role, m.ToolCallID = compact.RoleUser, ""
+		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: %s %q has no call before it; kept as a harness note", b.name, r.line, r.ptype, id))
 		m.Extra = setExtra(m.Extra, "call_id", quote(id))
+		m = compact.OrphanResult(Format, m)
 	} else {
 		m.ToolName = name
 	}

@@ -48,7 +48,7 @@ func TestItemMapping(t *testing.T) {
 	if tr.Unknown["mystery"] != 1 || tr.Unknown["response_item.frobnicate"] != 1 || len(tr.Unknown) != 2 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult user assistant toolResult codex:response_item.frobnicate codex:mystery assistant codex:event_msg"
+	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult custom assistant toolResult codex:response_item.frobnicate codex:mystery assistant codex:event_msg"
 	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
 		t.Fatalf("entries\n%s\nwant\n%s", got, want)
 	}
@@ -71,7 +71,7 @@ func TestItemMapping(t *testing.T) {
 	if denied := tr.Entries[6].Message; !denied.IsError || denied.Text() != "denied" || denied.ToolName != "mcp__x" {
 		t.Errorf("failed result %+v", denied)
 	}
-	if stray := tr.Entries[7].Message; stray.Text() != "stray" || len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], `items.jsonl:8: function_call_output "nope" has no call`) {
+	if stray := tr.Entries[7].Message; stray.Text() != "[tool result without its call: nope]\nstray" || !compact.IsHarnessNote(stray) || len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], `items.jsonl:8: function_call_output "nope" has no call`) {
 		t.Errorf("stray output %q, warnings %q", stray.Text(), tr.Warnings)
 	}
 	search := tr.Entries[8].Message.ToolCalls()

@@ -106,12 +106,12 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 							break
 						}
 					}
-					text, isErr, rest := responseText(fr.Response)
 					if callID == "" {
-						c.warn("%s: content %d: functionResponse %q (%s) has no earlier call; kept as user text", name, i+1, fr.ID, fr.Name)
-						msg.Content = append(msg.Content, compact.Part{Type: compact.PartText, Text: text})
+						c.warn("%s: content %d: functionResponse %q (%s) has no earlier call; kept as a harness note", name, i+1, fr.ID, fr.Name)
+						results = append(results, orphanResult(fr, 0))
 						continue
 					}
+					text, isErr, rest := responseText(fr.Response)
 					res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: callID, ToolName: c.calls[callID], IsError: isErr,
 						Content: []compact.Part{{Type: compact.PartText, Text: text}}}
 					if rest != nil {

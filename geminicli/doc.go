@@ -67,8 +67,8 @@
 // tokens stay in Extra["tokens"]. Stop reason toolUse when it calls tools,
 // else stop. A user record of functionResponse parts whose calls already
 // have their results becomes a KindCustom entry "gemini-cli:tool-response"
-// (it repeats them); a response whose call is not known becomes user text
-// and a warning. info, error and warning records, which are never sent to
+// (it repeats them); a response whose call is not known becomes a harness
+// note of kind orphan_result (see compact.OrphanResult) and a warning. info, error and warning records, which are never sent to
 // the model, become KindCustom entries "gemini-cli:<type>"; other types are
 // kept the same way and counted as "type:<type>".
 //
@@ -102,7 +102,8 @@
 // versions), the API history {role: user|model, parts}. Model parts map
 // like gemini content; functionCall parts become tool calls and the
 // functionResponse parts of the next user content their results, paired by
-// id, or by name in order for calls without one. Checkpoints carry no ids,
+// id, or by name in order for calls without one; a response that pairs
+// with no call becomes an orphan_result note, as in a recording. Checkpoints carry no ids,
 // times, model or usage; entries are "c<i>" for content i. A compression
 // summary in a checkpoint is ordinary user text there.
 //

@@ -218,8 +218,8 @@ func TestSynthetic(t *testing.T) {
 			name: "function response without a call",
 			data: meta + `{"id":"a","type":"user","content":[{"functionResponse":{"id":"z","name":"x","response":{"output":"o"}}}]}` + "\n",
 			check: func(t *testing.T, tr *compact.Transcript) {
-				if m := tr.Entries[1].Message; m == nil || m.Role != compact.RoleUser || m.Text() != "o" || len(tr.Warnings) != 1 {
-					t.Errorf("entry %+v warnings %q", tr.Entries[1], tr.Warnings)
+				if m := tr.Entries[1].Message; m == nil || !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: x (z)]\no" || len(tr.Warnings) != 1 {
+					t.Errorf("entry %+v (%q) warnings %q", tr.Entries[1], tr.Entries[1].Message.Text(), tr.Warnings)
 				}
 			},
 		},

@@ -118,9 +118,8 @@ func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 					results = append(results, res)
 					continue
 				}
-				text, _, _ := responseText(fr.Response)
-				c.warn("%s:%d: message %s: functionResponse %q has no earlier call; kept as user text", c.name, r.line, r.id, fr.ID)
-				msg.Content = append(msg.Content, compact.Part{Type: compact.PartText, Text: text})
+				c.warn("%s:%d: message %s: functionResponse %q has no earlier call; kept as a harness note", c.name, r.line, r.id, fr.ID)
+				results = append(results, orphanResult(fr, msg.Timestamp))
 				continue
 			}
 		}

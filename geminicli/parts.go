@@ -148,6 +148,18 @@ type functionResponse struct {
 	Response json.RawMessage `json:"response"`
 }
 
+// orphanResult returns the harness note that stands for fr, a function
+// response whose call the file does not hold (see compact.OrphanResult).
+func orphanResult(fr functionResponse, ts int64) *compact.Message {
+	text, isErr, rest := responseText(fr.Response)
+	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: fr.Name, IsError: isErr,
+		Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: ts}
+	if rest != nil {
+		res.Extra = map[string]json.RawMessage{"response": rest}
+	}
+	return compact.OrphanResult(Format, res)
+}
+
 // responseText returns the text of a function response: its output (or
 // error) member when it is a string, else the response object as JSON.
 // isErr reports an error member; rest holds the response when it has more

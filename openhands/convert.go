@@ -477,8 +477,8 @@ func (c *converter) observationEvent(ev *event) error {
 			c.message(ev, m)
 			return nil
 		}
-		c.t.Warnings = append(c.t.Warnings, fmt.Sprintf("%s:%d: tool result for call %q, which the stream does not hold: kept as a user message", ev.name, ev.line, m.ToolCallID))
-		c.message(ev, &compact.Message{Role: compact.RoleUser, Content: m.Content, Extra: m.Extra})
+		c.t.Warnings = append(c.t.Warnings, fmt.Sprintf("%s:%d: tool result for call %q, which the stream does not hold: kept as a harness note", ev.name, ev.line, m.ToolCallID))
+		c.message(ev, compact.OrphanResult(Format, m))
 		return nil
 	}
 	if ev.hasCause {

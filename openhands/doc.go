@@ -56,7 +56,9 @@
 // events as stored in its "openhandsEvents" extra. Observations with
 // tool_call_metadata become toolResult messages (IsError for an error
 // observation or success false) holding the event, less its content, in
-// "openhandsEvent". A call the stream never answers (the finish call that
+// "openhandsEvent"; one whose call the stream does not hold (cut by a
+// condensation, or lost) becomes a harness note of kind orphan_result (see
+// compact.OrphanResult) and a warning. A call the stream never answers (the finish call that
 // ends a run) stays an unanswered call. User message actions become user
 // messages, agent ones assistant messages; a command the user ran becomes a
 // bashExecution message with the output and exit code of its observation;

@@ -57,8 +57,9 @@
 // Code writes into a user's text are cut out of it as RoleCustom messages
 // of type "harness:request-body:system_reminder" (see
 // compact.SplitReminders), so that summaries never quote them as the
-// user's words. A result whose call is not in the body
-// becomes a user message and a warning. Reasoning becomes thinking parts
+// user's words. A result whose call is not in the body becomes a harness
+// note of kind orphan_result (see compact.OrphanResult), the call id in
+// its "tool_call_id" or "tool_use_id" extra, and a warning. Reasoning becomes thinking parts
 // (Anthropic signatures go to the part's thinkingSignature extra, a
 // redacted_thinking block becomes a thinking part marked redacted, as pi
 // stores them). Base64 images become image parts. A block the transcript

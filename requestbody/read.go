@@ -176,8 +176,8 @@ func (r *reader) addUser(m *compact.Message) {
 func (r *reader) call(c *compact.ToolCall) { r.calls[c.ID] = c.Name }
 
 // result appends a tool result, or, when no call in the body has its id, a
-// user message holding its content (with the id under key in Extra) and
-// a warning naming where.
+// harness note holding its content (see compact.OrphanResult; the id under
+// key in Extra) and a warning naming where.
 func (r *reader) result(m *compact.Message, where, key string) {
 	name, ok := r.calls[m.ToolCallID]
 	if ok {
@@ -187,17 +187,13 @@ func (r *reader) result(m *compact.Message, where, key string) {
 		r.add(m)
 		return
 	}
-	r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s:%s: tool result for call %q, which the body does not hold: kept as a user message", r.name, where, m.ToolCallID))
+	r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s:%s: tool result for call %q, which the body does not hold: kept as a harness note", r.name, where, m.ToolCallID))
 	id, _ := json.Marshal(m.ToolCallID)
-	u := &compact.Message{Role: compact.RoleUser, Content: m.Content, Extra: m.Extra}
-	if u.Extra == nil {
-		u.Extra = map[string]json.RawMessage{}
-	}
-	u.Extra[key] = id
+	m.Extra = jsonrec.Set(m.Extra, key, id)
 	if m.IsError {
-		u.Extra["is_error"] = json.RawMessage("true")
+		m.Extra = jsonrec.Set(m.Extra, "is_error", json.RawMessage("true"))
 	}
-	r.add(u)
+	r.add(compact.OrphanResult(Format, m))
 }
 
 // placeholder is the text part standing for a block the transcript cannot

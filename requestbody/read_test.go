@@ -223,12 +223,12 @@ func TestReadCases(t *testing.T) {
 		{
 			name:     "chat result without its call",
 			body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
-			roles:    map[compact.Role]int{compact.RoleUser: 2},
+			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 1},
 			customs:  map[string]int{"request-body:request": 1},
 			warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
-				if m.Text() != "out" || string(m.Extra["tool_call_id"]) != `"gone"` {
+				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: gone]\nout" || string(m.Extra["tool_call_id"]) != `"gone"` {
 					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
 				}
 			},
@@ -236,12 +236,12 @@ func TestReadCases(t *testing.T) {
 		{
 			name:     "anthropic result without its call",
 			body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
-			roles:    map[compact.Role]int{compact.RoleUser: 1},
+			roles:    map[compact.Role]int{compact.RoleCustom: 1},
 			customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
 			warnings: []string{`b.json:3: messages[0].content[0]: tool result for call "t9"`},
 			check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
-				if m.Text() != "boom" || string(m.Extra["tool_use_id"]) != `"t9"` || string(m.Extra["is_error"]) != "true" {
+				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: t9; it reports an error]\nboom" || string(m.Extra["tool_use_id"]) != `"t9"` || string(m.Extra["is_error"]) != "true" {
 					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
 				}
 			},
@@ -318,7 +318,7 @@ func TestReadCases(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles))
+			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
 		})
 	}
 }

@@ -47,7 +47,9 @@
 // (kept, but not a user turn). User items become user messages, assistant
 // items assistant messages (thinking blocks as thinking parts, the content
 // as text, tool_calls as toolCall parts), tool items toolResult messages
-// of the call their tool_call_ids name. In the older layout there are no
+// of the call their tool_call_ids name (a tool item whose call the history
+// does not hold becomes a harness note of kind orphan_result, see
+// compact.OrphanResult, and a warning). In the older layout there are no
 // calls: the assistant's answer stays text, with its command inside, and
 // each observation is the user message that followed it, exactly as the
 // model saw it; no tool result is made up. The fields the transcript does

@@ -328,8 +328,8 @@ func (r *reader) call(c map[string]json.RawMessage) (compact.Part, error) {
 }
 
 // tool maps a tool item: the result of the call its tool_call_ids name,
-// or, when that call is not in the history, a user message and a
-// warning.
+// or, when that call is not in the history, a harness note (see
+// compact.OrphanResult) and a warning.
 func (r *reader) tool(f map[string]json.RawMessage, it jsonrec.Element) error {
 	var ids []string
 	if raw := f["tool_call_ids"]; !jsonrec.IsNull(raw) && raw != nil {
@@ -347,8 +347,8 @@ func (r *reader) tool(f map[string]json.RawMessage, it jsonrec.Element) error {
 	}
 	name, ok := r.calls[id]
 	if !ok {
-		r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s:%d: tool result for call %q, which the history does not hold: kept as a user message", r.name, jsonrec.Line(r.data, it.Off), id))
-		r.add(&compact.Message{Role: compact.RoleUser, Content: parts, Extra: jsonrec.Extras(f, "role", "content")})
+		r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s:%d: tool result for call %q, which the history does not hold: kept as a harness note", r.name, jsonrec.Line(r.data, it.Off), id))
+		r.add(compact.OrphanResult(Format, &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Content: parts, Extra: jsonrec.Extras(f, "role", "content")}))
 		return nil
 	}
 	extra := jsonrec.Extras(f, "role", "content", "tool_call_ids")

@@ -134,7 +134,7 @@ func TestReadCases(t *testing.T) {
 {"role":"tool","content":"a.py","tool_call_ids":["c1"]},
 {"role":"tool","content":"lost","tool_call_ids":["c9"]},
 {"role":"reviewer","content":"ok"}],"extra":1}`,
-			roles:    map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1, compact.RoleCustom: 1},
 			unknown:  map[string]int{"audio part": 1, "reviewer": 1, "extra": 1},
 			warnings: []string{`x.traj: tool call "c1": arguments are not a JSON object`, `x.traj:4: tool result for call "c9"`},
 			check: func(t *testing.T, tr *compact.Transcript) {
@@ -148,7 +148,7 @@ func TestReadCases(t *testing.T) {
 					t.Errorf("assistant parts = %+v", a.Content)
 				}
 				orphan := tr.Entries[4].Message
-				if orphan.Role != compact.RoleUser || orphan.Text() != "lost" || string(orphan.Extra["tool_call_ids"]) != `["c9"]` {
+				if !compact.IsHarnessNote(orphan) || orphan.Text() != "[tool result without its call: c9]\nlost" || string(orphan.Extra["tool_call_ids"]) != `["c9"]` {
 					t.Errorf("orphan = %s %q %v", orphan.Role, orphan.Text(), orphan.Extra)
 				}
 			},
@@ -189,7 +189,7 @@ func TestReadCases(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, tr)
 			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles))
+			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
 		})
 	}
 }
