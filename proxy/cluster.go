@@ -14,6 +14,9 @@ const (
 	DefaultLockTTL = 30 * time.Second
 	// lockPoll is how often a waiting replica looks for the result.
 	lockPoll = 50 * time.Millisecond
+	// lockRetry is every how many polls a waiting replica checks whether
+	// the lock was let go without a result (see waitCheckpoint).
+	lockRetry = 4
 )
 
 // errLockWait says another replica's compaction did not arrive in time.
@@ -38,19 +41,38 @@ func (s *Server) newerCheckpoint(ctx context.Context, key string, v *view) *Chec
 }
 
 // waitCheckpoint waits, up to Config.LockWait, for another replica to
-// store the compaction of v's conversation.
-func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view) *Checkpoint {
+// store the compaction of v's conversation, and returns it. Every
+// lockRetry polls it also tries the conversation's lock: when the holder
+// let it go without storing a compaction (its write failed, or it died
+// and the lock expired), waiting on would only run out the clock, so it
+// returns the lock, now held by this replica, to write the compaction
+// itself. Both are nil when the wait ran out.
+func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view, lk Locker) (*Checkpoint, Lock) {
 	ctx, cancel := context.WithTimeout(ctx, s.lockWait)
 	defer cancel()
 	t := time.NewTicker(lockPoll)
 	defer t.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-t.C:
 			if cp := s.newerCheckpoint(ctx, key, v); cp != nil {
-				return cp
+				return cp, nil
+			}
+			if n%lockRetry != 0 {
+				continue
+			}
+			if lock, err := lk.TryLock(ctx, lockKey(key), s.lockTTL); err == nil && lock != nil {
+				// The compaction may have landed just before the lock
+				// was let go.
+				if cp := s.newerCheckpoint(ctx, key, v); cp != nil {
+					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+					_ = lock.Release(rctx)
+					cancel()
+					return cp, nil
+				}
+				return nil, lock
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -176,3 +177,49 @@ func TestCloseReleasesLocks(t *testing.T) {
 type nopCloser struct{ *MemStore }
 
 func (nopCloser) Close() error { return nil }
+
+// TestLockLetGoWithoutCompaction: a replica waiting for another one's
+// compaction takes over as soon as the holder lets the lock go without
+// storing one (its write failed, say): it writes the compaction itself
+// instead of waiting out LockWait and passing the request through.
+func TestLockLetGoWithoutCompaction(t *testing.T) {
+	store := NewMemStore(MemStoreOptions{})
+	up := newFakeUpstream(t)
+	c := newClient(t, Chat, up.srv.URL)
+	c.header.Set("X-Session-Id", "let-go-1")
+	for i := 1; i <= 8; i++ {
+		c.step(i)
+	}
+	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: store,
+		Summarizer: SummarizerExtractive, LockWait: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	// The other replica holds the lock, then lets it go with nothing
+	// stored.
+	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
+	l, err := store.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL)
+	if err != nil || l == nil {
+		t.Fatalf("taking the lock: %v %v", l, err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		l.Release(context.Background())
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/chat/completions", bytes.NewReader(c.body()))
+	req.Header = c.header.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("no answer while the lock was let go (the replica waited out LockWait): %v", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	reqs := up.modelRequests()
+	if !isSummaryItem(reqs[len(reqs)-1].Body) {
+		t.Error("not compacted after the holder let the lock go")
+	}
+}

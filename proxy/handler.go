@@ -344,11 +344,19 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 				s.warnEvery("lockfailed", "store could not lock the conversation; compacting without the lock", "err", err)
 			case lock == nil:
 				s.metrics.lockWait()
-				if cp := s.waitCheckpoint(cctx, key, v); cp != nil {
+				cp, taken := s.waitCheckpoint(cctx, key, v, lk)
+				if cp != nil {
 					return out{cp: cp}, nil
 				}
-				s.failOpen(stageStore, errors.New("another replica's compaction did not come in time"))
-				return nil, errLockWait
+				if taken == nil {
+					s.failOpen(stageStore, errors.New("another replica's compaction did not come in time"))
+					return nil, errLockWait
+				}
+				// The holder let the lock go without storing a compaction
+				// (its write failed, or it died and the lock expired):
+				// this replica writes it.
+				lock = taken
+				fallthrough
 			default:
 				stop := s.holdLock(cctx, lock)
 				defer stop()

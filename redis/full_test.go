@@ -81,7 +81,9 @@ func TestFullServerNotReady(t *testing.T) {
 // ends.
 func TestStalledServerHeldToDeadline(t *testing.T) {
 	srv := startServer(t, "--enable-debug-command", "yes")
-	st := srv.open(t, Options{})
+	// (The default CallTimeout is a second; half of it keeps the test
+	// far from the stall's end whatever the machine's load.)
+	st := srv.open(t, Options{CallTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	stall := func() {
 		t.Helper()
@@ -119,7 +121,9 @@ func TestStalledServerHeldToDeadline(t *testing.T) {
 // ends, and counted as a store failure.
 func TestProxyRequestInStall(t *testing.T) {
 	srv := startServer(t, "--enable-debug-command", "yes")
-	st := srv.open(t, Options{})
+	// (The default CallTimeout is a second; half of it keeps the test
+	// far from the stall's end whatever the machine's load.)
+	st := srv.open(t, Options{CallTimeout: 500 * time.Millisecond})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")

@@ -63,7 +63,7 @@ const (
 	DefaultMaxValueBytes = 4 << 20
 	DefaultDialTimeout   = time.Second
 	DefaultIOTimeout     = 500 * time.Millisecond
-	DefaultCallTimeout   = 500 * time.Millisecond
+	DefaultCallTimeout   = time.Second
 	DefaultBackoff       = time.Second
 )
 
@@ -93,13 +93,15 @@ type Options struct {
 	// CallTimeout bounds each call of the store as a whole: waiting for a
 	// connection, dialing, retrying and the command itself. A call that
 	// runs out fails with an error wrapping context.DeadlineExceeded. 0
-	// means DefaultCallTimeout (500 ms).
+	// means DefaultCallTimeout (1 s).
 	CallTimeout time.Duration
-	// Backoff is how long, after a call that got no answer (a timeout, a
-	// refused connection), the store's calls fail at once with
-	// ErrUnavailable instead of trying the server; Ping always tries it,
-	// and a Ping that succeeds ends the backoff. A reply of the server,
-	// an error one included (a full Redis refusing a write), starts none.
+	// Backoff is how long, after a call that got no answer within
+	// CallTimeout (a stalled server, a lost network), the store's calls
+	// fail at once with ErrUnavailable instead of trying the server; Ping
+	// always tries it, and a Ping that succeeds ends the backoff. A fast
+	// failure (a refused connection: a server down or restarting) starts
+	// none, since trying again costs nothing, and neither does a reply of
+	// the server, an error one included (a full Redis refusing a write).
 	// 0 means DefaultBackoff (1 s); negative means none.
 	Backoff time.Duration
 	// Logger receives the store's warnings; nil discards them.
@@ -356,9 +358,13 @@ func (s *Store) do(ctx context.Context, op string, probe bool, f func(ctx contex
 		// The caller gave up; that says nothing about the server.
 		return s.fail(op, err)
 	}
-	if cctx.Err() != nil {
-		err = fmt.Errorf("no answer within %v: %w (%v)", s.opts.CallTimeout, context.DeadlineExceeded, err)
+	if cctx.Err() == nil {
+		// A fast failure (a refused connection, a reset): trying again
+		// costs nothing, and a server that just came back is used at
+		// once.
+		return s.fail(op, err)
 	}
+	err = fmt.Errorf("no answer within %v: %w (%v)", s.opts.CallTimeout, context.DeadlineExceeded, err)
 	if s.opts.Backoff > 0 {
 		s.downUntil.Store(time.Now().Add(s.opts.Backoff).UnixNano())
 	}

@@ -235,3 +235,24 @@ func TestOpenDoesNotNeedTheServer(t *testing.T) {
 		t.Error("a non-redis URL was accepted")
 	}
 }
+
+// TestRefusedConnectionStartsNoBackoff: a server that refuses connections
+// (down, restarting) fails calls at once and starts no backoff, so the
+// first call after it is back reaches it; the backoff is for servers that
+// do not answer in time (TestStalledServerHeldToDeadline).
+func TestRefusedConnectionStartsNoBackoff(t *testing.T) {
+	srv := startServer(t)
+	st := srv.open(t, Options{Backoff: time.Hour})
+	ctx := context.Background()
+	srv.stop()
+	if _, err := st.Get(ctx, "c:x"); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Get with the server down: %v, want the connection's error", err)
+	}
+	if _, err := st.Get(ctx, "c:x"); errors.Is(err, ErrUnavailable) {
+		t.Fatalf("second Get with the server refusing connections: %v; a refused connection must start no backoff", err)
+	}
+	srv.start()
+	if err := st.Put(ctx, "c:x", &proxy.Record{}); err != nil {
+		t.Errorf("first call after the restart: %v", err)
+	}
+}
