@@ -398,8 +398,95 @@ func TestAgents(t *testing.T) {
 			}
 			t.Run("proxy", through("extractive"))
 			t.Run("proxy_model_summary", through("upstream"))
+			// (c) A proxy with a token of its own: the agent presents it
+			// in the header its documented settings add, keeps its
+			// provider key where it was, and the upstream never sees
+			// the proxy's token.
+			if withToken := tokenSetup(a); withToken != nil {
+				t.Run("proxy_token", func(t *testing.T) {
+					compactBin := os.Getenv("COMPACT_E2E_BIN")
+					if compactBin == "" {
+						t.Skip("COMPACT_E2E_BIN is not set (scripts/e2e-agents.sh builds compact and sets it)")
+					}
+					requireProxyCommand(t, compactBin)
+					const token = "e2e-proxy-token-0123456789"
+					tokenFile := filepath.Join(t.TempDir(), "token")
+					writeFile(t, tokenFile, token+"\n")
+					f, url := fakeupstream.Start(t, fakeupstream.Config{Window: a.window})
+					p := startProxy(t, compactBin, url, a.window, "extractive", "--auth-token-file", tokenFile)
+					res := runAgent(t, withToken(token), bin, p.url)
+					want := fmt.Sprintf("DONE after %d steps", steps)
+					if res.exitCode != 0 || !strings.Contains(res.output(), want) {
+						t.Fatalf("exit %d, want 0 and %q in the output\nstdout tail:\n%s\nstderr tail:\n%s\nproxy log tail:\n%s",
+							res.exitCode, want, tail(res.stdout, 1500), tail(res.stderr, 1500), tail(p.log.String(), 3000))
+					}
+					if strings.Contains(p.log.String(), "refused (proxy token") {
+						t.Error("the proxy refused a request of the agent")
+					}
+					for _, r := range f.Requests() {
+						if r.Header.Get("X-Compact-Token") != "" || strings.Contains(fmt.Sprint(r.Header), token) {
+							t.Fatalf("request #%d reached the upstream with the proxy's token", r.Seq)
+						}
+					}
+					if compactions := p.compactions(t); compactions <= 0 && checkPrefixes(t, f) == 0 {
+						t.Errorf("no compaction through the proxy with a token")
+					}
+				})
+			}
 		})
 	}
+}
+
+// tokenSetup returns a, set up to send the proxy token in the header its
+// documented settings add (Claude Code: ANTHROPIC_CUSTOM_HEADERS; Codex:
+// the provider's http_headers; opencode: the provider's options.headers),
+// or nil for agents without such a setting here.
+func tokenSetup(a agent) func(token string) agent {
+	setup := a.setup
+	switch a.name {
+	case "claude":
+		return func(token string) agent {
+			a.setup = func(t *testing.T, home, base string) ([]string, []string) {
+				args, env := setup(t, home, base)
+				return args, append(env, "ANTHROPIC_CUSTOM_HEADERS=X-Compact-Token: "+token)
+			}
+			return a
+		}
+	case "codex":
+		return func(token string) agent {
+			a.setup = func(t *testing.T, home, base string) ([]string, []string) {
+				args, env := setup(t, home, base)
+				// [model_providers.fake] is the file's last table.
+				cfg := filepath.Join(home, ".codex", "config.toml")
+				b, err := os.ReadFile(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, cfg, string(b)+fmt.Sprintf("http_headers = { \"X-Compact-Token\" = %q }\n", token))
+				return args, env
+			}
+			return a
+		}
+	case "opencode":
+		return func(token string) agent {
+			a.setup = func(t *testing.T, home, base string) ([]string, []string) {
+				args, env := setup(t, home, base)
+				cfg := filepath.Join(home, ".config", "opencode", "opencode.json")
+				b, err := os.ReadFile(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				with := strings.Replace(string(b), `"options": {`, fmt.Sprintf(`"options": {"headers": {"X-Compact-Token": %q}, `, token), 1)
+				if with == string(b) {
+					t.Fatal("opencode's configuration has no provider options to add the header to")
+				}
+				writeFile(t, cfg, with)
+				return args, env
+			}
+			return a
+		}
+	}
+	return nil
 }
 
 // checkAll fails on every recorded request a real provider would have

@@ -64,19 +64,19 @@ func (s *syncedBuffer) String() string {
 // summarizer is the --summarizer value: "extractive" (offline) or
 // "upstream" (the agent's model writes the summary through the fake, with
 // the agent's own credentials).
-func startProxy(t *testing.T, bin, upstream string, window int, summarizer string) *proxyProc {
+func startProxy(t *testing.T, bin, upstream string, window int, summarizer string, extra ...string) *proxyProc {
 	t.Helper()
 	addr := freeAddr(t)
 	p := &proxyProc{url: "http://" + addr, log: &syncedBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "proxy",
+	cmd := exec.CommandContext(ctx, bin, append([]string{"proxy",
 		"--listen", addr,
 		"--window", strconv.Itoa(window),
 		"--anthropic-upstream", upstream,
 		"--openai-upstream", upstream,
 		"--store", filepath.Join(t.TempDir(), "proxy-store"),
 		"--summarizer", summarizer,
-	)
+	}, extra...)...)
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {
 		cancel()
