@@ -2,7 +2,6 @@ package cline
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -58,21 +57,12 @@ func TestTaskResumptionNotTheUser(t *testing.T) {
 	bare := "[TASK RESUMPTION] This task was interrupted just now. It may or may not be complete, so please reassess the task context."
 	synthetic := func(resume string) func(t *testing.T) *compact.Transcript {
 		return func(t *testing.T) *compact.Transcript {
-			data, err := json.Marshal([]map[string]any{
-				{"role": "user", "content": []map[string]any{{"type": "text", "text": "<task>\nWrite a parser for the config file.\n</task>"}}},
-				{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "I wrote the parser."}}},
-				{"role": "user", "content": []map[string]any{{"type": "text", "text": resume},
+			return readHistory(t,
+				map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": "<task>\nWrite a parser for the config file.\n</task>"}}},
+				map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "I wrote the parser."}}},
+				map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": resume},
 					{"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n</environment_details>"}}},
-				{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "Done."}}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := Read(data, "api_conversation_history.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tr
+				map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "Done."}}})
 		}
 	}
 	tests := []struct {
@@ -143,20 +133,11 @@ func TestTaskResumptionNotTheUser(t *testing.T) {
 // them without the preamble or the tags.
 func TestFeedbackPreambleNotTheUser(t *testing.T) {
 	synthetic := func(t *testing.T) *compact.Transcript {
-		data, err := json.Marshal([]map[string]any{
-			{"role": "user", "content": []map[string]any{{"type": "text", "text": "<task>\nWrite a parser for the config file.\n</task>"}}},
-			{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "I wrote the parser."}}},
-			{"role": "user", "content": []map[string]any{{"type": "text", "text": "Feedback on the result:\n<feedback>\nIt must accept comments too.\n</feedback>"}}},
-			{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "Done."}}},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := Read(data, "api_conversation_history.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
+		return readHistory(t,
+			map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": "<task>\nWrite a parser for the config file.\n</task>"}}},
+			map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "I wrote the parser."}}},
+			map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": "Feedback on the result:\n<feedback>\nIt must accept comments too.\n</feedback>"}}},
+			map[string]any{"role": "assistant", "content": []map[string]any{{"type": "text", "text": "Done."}}})
 	}
 	tests := []struct {
 		name, words string

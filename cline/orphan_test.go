@@ -20,17 +20,7 @@ func TestOrphanResultNotTheUser(t *testing.T) {
 		return map[string]any{"role": "user", "content": []map[string]any{block}}
 	}
 	crafted := func(history ...map[string]any) func(t *testing.T) *compact.Transcript {
-		return func(t *testing.T) *compact.Transcript {
-			data, err := json.Marshal(history)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := Read(data, "api_conversation_history.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return tr
-		}
+		return func(t *testing.T) *compact.Transcript { return readHistory(t, history...) }
 	}
 	tests := []struct {
 		name           string
@@ -57,4 +47,19 @@ func TestOrphanResultNotTheUser(t *testing.T) {
 			readertest.CheckOrphanResult(t, tc.read(t), Format, tc.orphan, tc.latest)
 		})
 	}
+}
+
+// readHistory reads history, written as Cline's
+// api_conversation_history.json, failing the test on any error.
+func readHistory(t *testing.T, history ...map[string]any) *compact.Transcript {
+	t.Helper()
+	data, err := json.Marshal(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(data, "api_conversation_history.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
