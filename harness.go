@@ -165,7 +165,7 @@ func OrphanResult(agent string, r *Message) *Message {
 		Content:   content,
 		Timestamp: r.Timestamp,
 		Extra:     r.Extra,
-		Meta:      &MessageMeta{CustomType: HarnessNotePrefix + agent + ":" + OrphanResultKind},
+		Meta:      &MessageMeta{CustomType: HarnessNoteType(agent, OrphanResultKind)},
 	}
 	if r.Meta != nil {
 		m.Meta.Details = r.Meta.Details

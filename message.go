@@ -195,6 +195,21 @@ type Message struct {
 // constraint (see IsHarnessNote).
 const HarnessNotePrefix = "harness:"
 
+// HarnessNoteType returns the CustomType of a harness note of agent of
+// the given kind: "harness:claude-code:caveat" for ("claude-code",
+// "caveat"). It is the one place the pieces are joined.
+func HarnessNoteType(agent, kind string) string {
+	return HarnessNotePrefix + agent + ":" + kind
+}
+
+// MarkHarnessNote turns m into a harness note of agent of the given kind
+// (see HarnessNotePrefix): a RoleCustom message whose metadata holds
+// HarnessNoteType(agent, kind) and nothing else. Its content is kept.
+func (m *Message) MarkHarnessNote(agent, kind string) {
+	m.Role = RoleCustom
+	m.Meta = &MessageMeta{CustomType: HarnessNoteType(agent, kind)}
+}
+
 // IsHarnessNote reports whether m is a note of an agent's harness: a
 // custom message whose CustomType begins with HarnessNotePrefix.
 func IsHarnessNote(m *Message) bool {

@@ -126,8 +126,7 @@ func (b *builder) user(r *record) error {
 		for _, run := range compact.SplitReminders(pending) {
 			m := &compact.Message{Role: compact.RoleUser, Content: run.Parts}
 			if run.Reminder {
-				m.Role = compact.RoleCustom
-				m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":system_reminder"}
+				m.MarkHarnessNote(Format, "system_reminder")
 			} else {
 				markNote(m, isMeta)
 			}
@@ -192,8 +191,7 @@ func markNote(m *compact.Message, isMeta bool) {
 	case kind == "":
 		kind = "meta"
 	}
-	m.Role = compact.RoleCustom
-	m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + kind}
+	m.MarkHarnessNote(Format, kind)
 }
 
 // noteKind names the kind of Claude Code's own text that s is, "" when it

@@ -504,8 +504,7 @@ func (b *builder) user(m *apiMessage, ts int64) {
 		}
 		u := &compact.Message{Role: compact.RoleUser, Content: rest[:n], Timestamp: ts}
 		if kind != "" {
-			u.Role = compact.RoleCustom
-			u.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + kind}
+			u.MarkHarnessNote(Format, kind)
 		}
 		if k == 0 {
 			u.Extra = extra

@@ -65,8 +65,7 @@ func (b *builder) item(r *record) error {
 			if kind == "" {
 				kind = role
 			}
-			m.Role = compact.RoleCustom
-			m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":" + strings.ReplaceAll(kind, " ", "_")}
+			m.MarkHarnessNote(Format, strings.ReplaceAll(kind, " ", "_"))
 		}
 		b.add(&compact.Entry{Kind: compact.KindMessage, Message: m}, r)
 		return nil

@@ -367,8 +367,7 @@ func markSetup(m *compact.Message) {
 	first := strings.TrimSpace(m.Content[0].Text)
 	for _, o := range setupOpenings {
 		if strings.HasPrefix(first, o) {
-			m.Role = compact.RoleCustom
-			m.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":session_context"}
+			m.MarkHarnessNote(Format, "session_context")
 			return
 		}
 	}

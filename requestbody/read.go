@@ -165,8 +165,7 @@ func (r *reader) addUser(m *compact.Message) {
 			u.Extra = m.Extra
 		}
 		if run.Reminder {
-			u.Role = compact.RoleCustom
-			u.Meta = &compact.MessageMeta{CustomType: compact.HarnessNotePrefix + Format + ":system_reminder"}
+			u.MarkHarnessNote(Format, "system_reminder")
 		}
 		r.add(u)
 	}

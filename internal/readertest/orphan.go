@@ -30,7 +30,7 @@ func CheckOrphanResult(t testing.TB, tr *compact.Transcript, format, orphan, lat
 		switch {
 		case m.Role == compact.RoleUser && strings.Contains(m.Text(), orphan):
 			t.Errorf("a user message carries the orphan result %q: %.120q", orphan, m.Text())
-		case compact.IsHarnessNote(m) && m.Metadata().CustomType == compact.HarnessNotePrefix+format+":"+compact.OrphanResultKind:
+		case compact.IsHarnessNote(m) && m.Metadata().CustomType == compact.HarnessNoteType(format, compact.OrphanResultKind):
 			if !strings.HasPrefix(m.Text(), "[tool result without its call") || !strings.Contains(m.Text(), orphan) {
 				t.Errorf("orphan result note %.120q: want the output %q after a line saying what it is", m.Text(), orphan)
 			}
