@@ -275,9 +275,9 @@ func PlausibleUsage(u Usage, m ModelInfo) bool {
 			return false
 		}
 	}
-	limit := m.ContextWindow
-	if m.InputLimit > 0 && (limit <= 0 || m.InputLimit < limit) {
-		limit = m.InputLimit
+	limit := m.UsableInput()
+	if limit <= 0 {
+		limit = m.InputLimit // a model known only by its input limit
 	}
 	if limit <= 0 {
 		return true
