@@ -96,13 +96,6 @@ type app struct {
 	recorded map[string]int
 }
 
-// run executes the command line args and returns the exit code. It is the
-// whole program minus the process: main passes os.Args[1:], the standard
-// streams and os.Getenv.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	return newApp(stdin, stdout, stderr, getenv).execute(ctx, args)
-}
-
 // newApp returns the command line reading stdin and getenv and writing
 // to stdout and stderr.
 func newApp(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *app {
