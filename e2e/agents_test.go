@@ -39,8 +39,9 @@ type agent struct {
 	// between the window and the nearest request size either side, and
 	// so that the agent's fixed part (system prompt, tools) leaves room
 	// for several steps of history with compaction. Numbers measured with
-	// the pinned versions (claude-code 2.1.330, codex 0.169.0, opencode
-	// 1.18.33, pi-coding-agent 0.73.1), per request: first main-loop
+	// claude-code 2.1.330, codex 0.169.0, opencode 1.18.33 and
+	// pi-coding-agent 0.73.1 (the windows still hold for the current pins,
+	// claude-code 2.1.332 and codex 0.171.0), per request: first main-loop
 	// request, then growth per step:
 	//   claude:   12.3k, +1.6k  -> window 29000, overflow at request 12
 	//   codex:     9.9k, +1.6k  -> window 24000, overflow at request 10

@@ -22,8 +22,8 @@
 set -euo pipefail
 
 # The versions the tests and their window sizes were measured with.
-CLAUDE_VERSION=2.1.330
-CODEX_VERSION=0.169.0
+CLAUDE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
 OPENCODE_VERSION=1.18.33
 PI_VERSION=0.73.1
 
