@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // copyOfDemo copies the example session, examples/sessions/demo.jsonl,

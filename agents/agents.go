@@ -23,13 +23,13 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/claudecode"
-	"github.com/compactkit/compact/cline"
-	"github.com/compactkit/compact/codex"
-	"github.com/compactkit/compact/geminicli"
-	"github.com/compactkit/compact/openhands"
-	"github.com/compactkit/compact/requestbody"
-	"github.com/compactkit/compact/sweagent"
+	"github.com/compactkit/compact/agents/claudecode"
+	"github.com/compactkit/compact/agents/cline"
+	"github.com/compactkit/compact/agents/codex"
+	"github.com/compactkit/compact/agents/geminicli"
+	"github.com/compactkit/compact/agents/openhands"
+	"github.com/compactkit/compact/agents/requestbody"
+	"github.com/compactkit/compact/agents/sweagent"
 )
 
 // HeadSize is how much of a file detection reads.

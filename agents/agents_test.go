@@ -36,20 +36,20 @@ func TestDetect(t *testing.T) {
 		{"pi session", filepath.Join(sharedTestdata(t), "sessions", "pi", "before-compaction.jsonl"), Pi},
 		{"pi session, spaced header", write("spaced.jsonl", `{"type": "session", "version": 3, "id": "x"}`+"\n"), Pi},
 		{"demo", "../examples/sessions/demo.jsonl", Pi},
-		{"request body", "../requestbody/testdata/pi-chat.json", "request-body"},
-		{"claude code", "../claudecode/testdata/pomodoro.jsonl", "claude-code"},
-		{"cline history", "../cline/testdata/xml-task/api_conversation_history.json", "cline"},
-		{"cline folder", "../cline/testdata/roo-task", "cline"},
-		{"swe-agent", "../sweagent/testdata/function-calling.traj", "swe-agent"},
-		{"codex", "../codex/testdata/exec-0.135.jsonl", "codex"},
-		{"gemini cli", "../geminicli/testdata/session-2026-03-27-readme.json", "gemini-cli"},
-		{"gemini cli jsonl", "../geminicli/testdata/session-2026-04-23T12-52-0ab84937.jsonl", "gemini-cli"},
-		{"openhands", "../openhands/testdata/basic.json", "openhands"},
-		{"openhands events", "../openhands/testdata/session/5f1b2c3d/events", "openhands"},
-		{"openhands session", "../openhands/testdata/session/5f1b2c3d", "openhands"},
-		{"openhands evaluation output", "../openhands/testdata/output.jsonl", "openhands"},
-		{"openhands resolver output", "../openhands/testdata/resolver-output.jsonl", "openhands"},
-		{"cline ui_messages.json beside its history", "../cline/testdata/roo-task/ui_messages.json", "cline"},
+		{"request body", "./requestbody/testdata/pi-chat.json", "request-body"},
+		{"claude code", "./claudecode/testdata/pomodoro.jsonl", "claude-code"},
+		{"cline history", "./cline/testdata/xml-task/api_conversation_history.json", "cline"},
+		{"cline folder", "./cline/testdata/roo-task", "cline"},
+		{"swe-agent", "./sweagent/testdata/function-calling.traj", "swe-agent"},
+		{"codex", "./codex/testdata/exec-0.135.jsonl", "codex"},
+		{"gemini cli", "./geminicli/testdata/session-2026-03-27-readme.json", "gemini-cli"},
+		{"gemini cli jsonl", "./geminicli/testdata/session-2026-04-23T12-52-0ab84937.jsonl", "gemini-cli"},
+		{"openhands", "./openhands/testdata/basic.json", "openhands"},
+		{"openhands events", "./openhands/testdata/session/5f1b2c3d/events", "openhands"},
+		{"openhands session", "./openhands/testdata/session/5f1b2c3d", "openhands"},
+		{"openhands evaluation output", "./openhands/testdata/output.jsonl", "openhands"},
+		{"openhands resolver output", "./openhands/testdata/resolver-output.jsonl", "openhands"},
+		{"cline ui_messages.json beside its history", "./cline/testdata/roo-task/ui_messages.json", "cline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +120,7 @@ func exampleFiles(t *testing.T, format string) []string {
 		pkg = format
 	}
 	var files []string
-	filepath.WalkDir(filepath.Join("..", pkg, "testdata"), func(path string, d os.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(pkg, "testdata"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(path) != ".md" {
 			files = append(files, path)
 		}

@@ -12,8 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/compactkit/compact/cline"
-	"github.com/compactkit/compact/geminicli"
+	"github.com/compactkit/compact/agents/cline"
+	"github.com/compactkit/compact/agents/geminicli"
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 

@@ -37,7 +37,7 @@ func TestDetectUnknown(t *testing.T) {
 		}
 		return p
 	}
-	ui, err := os.ReadFile("../cline/testdata/xml-task/ui_messages.json")
+	ui, err := os.ReadFile("./cline/testdata/xml-task/ui_messages.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestDetectUnknown(t *testing.T) {
 // TestDetectUIMessagesBesideHistory: ui_messages.json with the history
 // beside it is the Cline task, which ReadFile reads from either file.
 func TestDetectUIMessagesBesideHistory(t *testing.T) {
-	path := "../cline/testdata/xml-task/ui_messages.json"
+	path := "./cline/testdata/xml-task/ui_messages.json"
 	f, err := Detect(path)
 	if err != nil || f.Name != "cline" {
 		t.Fatalf("Detect = %q, %v; want cline", f.Name, err)

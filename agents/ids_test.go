@@ -23,7 +23,7 @@ func TestStableIDs(t *testing.T) {
 			t.Errorf("format %s: no testdata folder named for it here", f.Name)
 			continue
 		}
-		paths, err := filepath.Glob(filepath.Join("..", dir, "testdata", "*"))
+		paths, err := filepath.Glob(filepath.Join(dir, "testdata", "*"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestStableIDs(t *testing.T) {
 			}
 		}
 		if read == 0 {
-			t.Errorf("format %s: no sample file read in ../%s/testdata", f.Name, dir)
+			t.Errorf("format %s: no sample file read in %s/testdata", f.Name, dir)
 		}
 	}
 }

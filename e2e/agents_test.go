@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/internal/fakeupstream"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // task is what every agent is asked to do; the fake's script does the rest

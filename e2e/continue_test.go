@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/internal/fakeupstream"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // continued is what pi did with a session file that compact wrote to.
@@ -149,13 +149,13 @@ func TestAgentsPiContinuesPinned(t *testing.T) {
 // imported lists a real file of every other agent's format, as the
 // readers' tests use them.
 var imported = []struct{ format, file string }{
-	{"claude-code", "../claudecode/testdata/tool-heavy.jsonl"},
-	{"codex", "../codex/testdata/pomodoro.jsonl"},
-	{"cline", "../cline/testdata/native-task/api_conversation_history.json"},
-	{"gemini-cli", "../geminicli/testdata/session-2026-03-27-readme.json"},
-	{"openhands", "../openhands/testdata/basic.json"},
-	{"swe-agent", "../sweagent/testdata/function-calling.traj"},
-	{"request-body", "../requestbody/testdata/pi-anthropic.json"},
+	{"claude-code", "../agents/claudecode/testdata/tool-heavy.jsonl"},
+	{"codex", "../agents/codex/testdata/pomodoro.jsonl"},
+	{"cline", "../agents/cline/testdata/native-task/api_conversation_history.json"},
+	{"gemini-cli", "../agents/geminicli/testdata/session-2026-03-27-readme.json"},
+	{"openhands", "../agents/openhands/testdata/basic.json"},
+	{"swe-agent", "../agents/sweagent/testdata/function-calling.traj"},
+	{"request-body", "../agents/requestbody/testdata/pi-anthropic.json"},
 }
 
 // TestAgentsPiContinuesImported: a session of each other agent,

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/internal/fakeupstream"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // requireProxyCommand skips the test when the compact binary has no proxy

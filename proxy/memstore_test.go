@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact/proxy"
-	"github.com/compactkit/compact/proxy/storetest"
+	"github.com/compactkit/compact/proxy/store/storetest"
 )
 
 func TestMemStoreConformance(t *testing.T) {

@@ -3,7 +3,7 @@ package proxy_test
 import (
 	"testing"
 
-	"github.com/compactkit/compact/internal/clustertest"
+	"github.com/compactkit/compact/internal/testing/clustertest"
 	"github.com/compactkit/compact/proxy"
 )
 

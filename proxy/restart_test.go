@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/bolt"
-	"github.com/compactkit/compact/internal/fakeupstream"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store/bolt"
 )
 
 // TestCompactionSurvivesRestart: a compaction stored in the file store is

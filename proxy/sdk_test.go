@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/internal/fakeupstream"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/proxy"
 )
 

@@ -12,10 +12,10 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/anthropic"
-	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/internal/apihttp"
 	"github.com/compactkit/compact/openai"
 	"github.com/compactkit/compact/summarize"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // credentialHeaders are the request headers an upstream summary call

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/claudecode"
+	"github.com/compactkit/compact/agents/claudecode"
 	"github.com/compactkit/compact/session"
 )
 
@@ -16,7 +16,7 @@ import (
 // compacting on its own near the window's end) as automatic, "manual"
 // (the user's /compact) as manual.
 func TestClaudeCodeTrigger(t *testing.T) {
-	data, err := os.ReadFile("../claudecode/testdata/compaction.jsonl")
+	data, err := os.ReadFile("../agents/claudecode/testdata/compaction.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@
 //     request present verbatim, the context under the target.
 //
 // What a fact is, and where its line or name is, comes from package
-// signals, which the extractive summarizer reads too: the benchmark and
+// facts, which the extractive summarizer reads too: the benchmark and
 // the summarizer share one definition. So 100% means that every fact is
 // present in the context the model is given, not that a model will make
 // good use of it; a summarizer that pasted its input would score 100%

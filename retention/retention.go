@@ -8,7 +8,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/session"
-	"github.com/compactkit/compact/signals"
+	"github.com/compactkit/compact/summarize/facts"
 )
 
 // DefaultKeepRecent are the kept-part budgets a session is compacted at
@@ -61,7 +61,7 @@ func (r *Recall) check(text, fact string, boundaries bool) {
 	r.Total++
 	ok := false
 	if boundaries {
-		ok = signals.Contains(text, fact)
+		ok = facts.Contains(text, fact)
 	} else {
 		ok = strings.Contains(text, fact)
 	}
@@ -226,17 +226,17 @@ func measure(r *Result, before, after []*compact.Entry, span []*compact.Message,
 	}
 	text := ContextText(ctxAfter)
 
-	ops := signals.FilesTouched(span)
+	ops := facts.FilesTouched(span)
 	r.Files = Recall{}
-	for _, p := range signals.FileList(&ops) {
-		r.Files.check(text, signals.Normalize(p), true)
+	for _, p := range facts.FileList(&ops) {
+		r.Files.check(text, facts.Normalize(p), true)
 	}
-	for _, f := range signals.Failures(span) {
+	for _, f := range facts.Failures(span) {
 		if f.Line != "" {
 			r.Errors.check(text, f.Line, false)
 		}
 	}
-	for _, id := range signals.Identifiers(span) {
+	for _, id := range facts.Identifiers(span) {
 		r.Identifiers.check(text, id.Text, true)
 	}
 	for _, t := range UserTexts(span) {
@@ -257,12 +257,12 @@ func measure(r *Result, before, after []*compact.Entry, span []*compact.Message,
 }
 
 // UserTexts returns the text of every user message of msgs that has any,
-// normalized (signals.Normalize).
+// normalized (facts.Normalize).
 func UserTexts(msgs []*compact.Message) []string {
 	var out []string
 	for _, m := range msgs {
 		if m != nil && m.Role == compact.RoleUser {
-			if t := signals.Normalize(m.Text()); t != "" {
+			if t := facts.Normalize(m.Text()); t != "" {
 				out = append(out, t)
 			}
 		}
@@ -276,7 +276,7 @@ func UserTexts(msgs []*compact.Message) []string {
 func FirstRequest(path []*compact.Entry) string {
 	for _, e := range path {
 		if e.IsContextMessage() && e.Message.Role == compact.RoleUser {
-			if t := signals.Normalize(e.Message.Text()); t != "" {
+			if t := facts.Normalize(e.Message.Text()); t != "" {
 				return t
 			}
 		}

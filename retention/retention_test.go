@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // fixedSummarizer writes the same summary whatever it is given.

@@ -6,11 +6,11 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/signals"
+	"github.com/compactkit/compact/summarize/facts"
 )
 
 // ContextText is the text of a context that the measures look facts up
-// in, normalized (signals.Normalize): every message's text (a summary, a
+// in, normalized (facts.Normalize): every message's text (a summary, a
 // user or assistant text, a tool result, a shell command with its
 // output), and the name and string arguments of every tool call.
 // Reasoning (thinking parts) and images are left out: a fact only there
@@ -29,7 +29,7 @@ func ContextText(c *compact.Context) string {
 			}
 		}
 	}
-	return signals.Normalize(b.String())
+	return facts.Normalize(b.String())
 }
 
 // writeStrings writes the strings of a decoded JSON value, one a line.

@@ -39,5 +39,5 @@ if [ "${1:-}" = "-run" ]; then
 	shift 2
 fi
 cd "$root"
-COMPACT_REQUIRE_REDIS=1 go test -count=1 -v -run "$run" "$@" ./redis |
+COMPACT_REQUIRE_REDIS=1 go test -count=1 -v -run "$run" "$@" ./proxy/store/redis |
 	grep -E '^(=== RUN|--- |ok|FAIL|PASS)|_test\.go:[0-9]+:'

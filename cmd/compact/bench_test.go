@@ -152,7 +152,7 @@ func TestBenchFixtures(t *testing.T) {
 // the session's entries only, whatever file they came from.
 func TestBenchOtherAgent(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, "../../claudecode/testdata/pomodoro.jsonl")
+	file := copyFile(t, "../../agents/claudecode/testdata/pomodoro.jsonl")
 	before := readFile(t, file)
 	var rep benchReport
 	c.okJSON(&rep, "bench", "--json", "--keep-recent", "2000", file)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/agents"
-	"github.com/compactkit/compact/openhands"
+	"github.com/compactkit/compact/agents/openhands"
 	"github.com/compactkit/compact/session"
 )
 

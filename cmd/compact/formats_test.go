@@ -11,7 +11,7 @@ import (
 )
 
 // requestBody is a real request body pi sent (see requestbody/testdata).
-const requestBody = "../../requestbody/testdata/pi-anthropic.json"
+const requestBody = "../../agents/requestbody/testdata/pi-anthropic.json"
 
 // TestReadOnlyCommandsReadOtherFormats: the commands that only read
 // take another agent's file as it is; the ones that write refuse it and
@@ -109,7 +109,7 @@ func TestImportCommand(t *testing.T) {
 func TestReportReadsOtherFormats(t *testing.T) {
 	c := newCLI(t)
 	out := filepath.Join(t.TempDir(), "r.html")
-	c.ok("report", "../../codex/testdata/pomodoro.jsonl", "-o", out)
+	c.ok("report", "../../agents/codex/testdata/pomodoro.jsonl", "-o", out)
 	page, err := os.ReadFile(out)
 	if err != nil || !strings.Contains(string(page), "pomodoro") {
 		t.Fatalf("report of a Codex rollout: %v", err)
@@ -137,7 +137,7 @@ func TestUnknownFormatMessages(t *testing.T) {
 		return p
 	}
 	const reads = "not a format compact reads (pi, claude-code, cline, codex, gemini-cli, openhands, request-body, swe-agent)"
-	ui := string(readFile(t, "../../cline/testdata/xml-task/ui_messages.json"))
+	ui := string(readFile(t, "../../agents/cline/testdata/xml-task/ui_messages.json"))
 	folder := filepath.Join(dir, "folder")
 	if err := os.Mkdir(folder, 0o755); err != nil {
 		t.Fatal(err)
@@ -194,9 +194,9 @@ func TestUnknownFormatMessages(t *testing.T) {
 		t.Errorf("inspect of a session without header: %s", got)
 	}
 	// Real formats, each detected by import.
-	for _, file := range []string{requestBody, "../../codex/testdata/pomodoro.jsonl", "../../cline/testdata/xml-task/ui_messages.json",
-		"../../cline/testdata/xml-task", "../../geminicli/testdata/session-2026-03-27-readme.json", "../../openhands/testdata/basic.json",
-		"../../claudecode/testdata/pomodoro.jsonl", "../../sweagent/testdata/function-calling.traj"} {
+	for _, file := range []string{requestBody, "../../agents/codex/testdata/pomodoro.jsonl", "../../agents/cline/testdata/xml-task/ui_messages.json",
+		"../../agents/cline/testdata/xml-task", "../../agents/geminicli/testdata/session-2026-03-27-readme.json", "../../agents/openhands/testdata/basic.json",
+		"../../agents/claudecode/testdata/pomodoro.jsonl", "../../agents/sweagent/testdata/function-calling.traj"} {
 		out := filepath.Join(t.TempDir(), "s.jsonl")
 		c.ok("import", file, "-o", out)
 	}
@@ -207,7 +207,7 @@ func TestUnknownFormatMessages(t *testing.T) {
 // names; --instance is a usage error where it has no meaning.
 func TestOpenHandsOutput(t *testing.T) {
 	c := newCLI(t)
-	const three = "../../openhands/testdata/output.jsonl"
+	const three = "../../agents/openhands/testdata/output.jsonl"
 	const ids = `("example__repo-1", "example__repo-2", "example__repo-3")`
 	dir := t.TempDir()
 	out := filepath.Join(dir, "s.jsonl")
@@ -227,9 +227,9 @@ func TestOpenHandsOutput(t *testing.T) {
 	for _, args := range [][]string{
 		{"inspect", "--instance", "example__repo-3", three},
 		{"context", "--instance", "example__repo-1", three},
-		{"inspect", "../../openhands/testdata/output-one.jsonl"},
-		{"inspect", "../../openhands/testdata/resolver-output.jsonl"},
-		{"inspect", "--instance", "42", "../../openhands/testdata/resolver-output.jsonl"},
+		{"inspect", "../../agents/openhands/testdata/output-one.jsonl"},
+		{"inspect", "../../agents/openhands/testdata/resolver-output.jsonl"},
+		{"inspect", "--instance", "42", "../../agents/openhands/testdata/resolver-output.jsonl"},
 		{"run", "--dry-run", "--instance", "example__repo-3", three},
 	} {
 		if c.ok(args...) == "" {
@@ -246,10 +246,10 @@ func TestOpenHandsOutput(t *testing.T) {
 			three + ": OpenHands output.jsonl of 3 instances " + ids + ": name one with --instance"},
 		{[]string{"inspect", "--instance", "nope", three},
 			three + `: no instance "nope"; the file holds "example__repo-1", "example__repo-2", "example__repo-3": name one with --instance`},
-		{[]string{"inspect", "--instance", "x", "../../codex/testdata/pomodoro.jsonl"},
-			"--instance x: ../../codex/testdata/pomodoro.jsonl: the file holds one conversation, no instances to pick from (format codex)"},
-		{[]string{"inspect", "--instance", "x", "../../openhands/testdata/basic.json"},
-			`--instance x: ../../openhands/testdata/basic.json: instance "x" named, but this is one event stream, not an evaluation or resolver output.jsonl`},
+		{[]string{"inspect", "--instance", "x", "../../agents/codex/testdata/pomodoro.jsonl"},
+			"--instance x: ../../agents/codex/testdata/pomodoro.jsonl: the file holds one conversation, no instances to pick from (format codex)"},
+		{[]string{"inspect", "--instance", "x", "../../agents/openhands/testdata/basic.json"},
+			`--instance x: ../../agents/openhands/testdata/basic.json: instance "x" named, but this is one event stream, not an evaluation or resolver output.jsonl`},
 		{[]string{"inspect", "--instance", "x", demoSession},
 			"--instance x: " + demoSession + " is read as a pi session, which holds one conversation"},
 		{[]string{"import", "--instance", "x", demoSession, "-o", filepath.Join(dir, "y.jsonl")},

@@ -11,10 +11,10 @@ import (
 // (fork --at, pin): readers derive ids from the file, not at random.
 func TestIDsAcrossRuns(t *testing.T) {
 	for _, file := range []string{
-		"../../codex/testdata/pomodoro.jsonl",
-		"../../sweagent/testdata/function-calling.traj",
-		"../../requestbody/testdata/pi-chat.json",
-		"../../openhands/testdata/basic_interactions.json",
+		"../../agents/codex/testdata/pomodoro.jsonl",
+		"../../agents/sweagent/testdata/function-calling.traj",
+		"../../agents/requestbody/testdata/pi-chat.json",
+		"../../agents/openhands/testdata/basic_interactions.json",
 	} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			c := newCLI(t)

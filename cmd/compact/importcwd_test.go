@@ -12,7 +12,7 @@ import (
 // there. The agent's own folder is not checked: it is the one of the
 // machine the file came from.
 func TestImportWarnsOfMissingCwd(t *testing.T) {
-	const rollout = "../../codex/testdata/pomodoro.jsonl"
+	const rollout = "../../agents/codex/testdata/pomodoro.jsonl"
 	here := t.TempDir()
 	tests := []struct {
 		name string

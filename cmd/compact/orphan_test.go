@@ -15,7 +15,7 @@ func TestImportOrphanResultIsANote(t *testing.T) {
 	tests := []struct {
 		name, file, orphan, customType string
 	}{
-		{"openhands condensation.json", "../../openhands/testdata/condensation.json", "ERROR: the call was lost", "harness:openhands:orphan_result"},
+		{"openhands condensation.json", "../../agents/openhands/testdata/condensation.json", "ERROR: the call was lost", "harness:openhands:orphan_result"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

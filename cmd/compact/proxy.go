@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/bolt"
 	"github.com/compactkit/compact/proxy"
-	"github.com/compactkit/compact/redis"
+	"github.com/compactkit/compact/proxy/store/bolt"
+	"github.com/compactkit/compact/proxy/store/redis"
 )
 
 // proxyConfig holds the configuration file's keys for "compact proxy".

@@ -11,9 +11,9 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/anthropic"
-	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/openai"
 	"github.com/compactkit/compact/summarize"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // The summarizers "compact run" can use.

@@ -11,8 +11,8 @@ import (
 // wins; and the trigger never lies above the model's input limit.
 func TestWindowFromTheFile(t *testing.T) {
 	const (
-		exec     = "../../codex/testdata/exec-0.135.jsonl" // gpt-5.5, records 258,400
-		pomodoro = "../../codex/testdata/pomodoro.jsonl"   // gpt-5-codex, records 272,000
+		exec     = "../../agents/codex/testdata/exec-0.135.jsonl" // gpt-5.5, records 258,400
+		pomodoro = "../../agents/codex/testdata/pomodoro.jsonl"   // gpt-5-codex, records 272,000
 	)
 	tests := []struct {
 		name      string

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/extractive"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize/extractive"
 	"github.com/compactkit/compact/tiktoken"
 )
 

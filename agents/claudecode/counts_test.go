@@ -1,0 +1,61 @@
+package claudecode
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/readertest"
+)
+
+// The reader's tool calls, tool results and assistant messages match a
+// plain scan of each sample: the tool_use and tool_result blocks of the
+// main conversation's records (all records of a subagent's file), and its
+// responses by message id.
+func TestCountsMatchFile(t *testing.T) {
+	for _, file := range []string{"tool-heavy.jsonl", "compaction.jsonl", "subagent.jsonl", "pomodoro.jsonl"} {
+		t.Run(file, func(t *testing.T) {
+			calls, results := map[string]int{}, 0
+			responses := map[string]bool{}
+			records := readertest.JSONLines(t, filepath.Join("testdata", file))
+			// A subagent's own file holds only sidechain records; in a
+			// main file they are another conversation.
+			main := false
+			for _, r := range records {
+				if (r["type"] == "user" || r["type"] == "assistant") && r["isSidechain"] != true {
+					main = true
+				}
+			}
+			for _, r := range records {
+				if main && r["isSidechain"] == true {
+					continue
+				}
+				msg := readertest.Obj(r["message"])
+				switch r["type"] {
+				case "assistant":
+					responses[readertest.Str(msg["id"])] = true
+					for _, b := range readertest.Blocks(msg["content"]) {
+						if b["type"] == "tool_use" {
+							calls[readertest.Str(b["name"])]++
+						}
+					}
+				case "user":
+					for _, b := range readertest.Blocks(msg["content"]) {
+						if b["type"] == "tool_result" {
+							results++
+						}
+					}
+				}
+			}
+			tr := readertest.ReadTestdata(t, ReadFile, file)
+			readertest.SameCounts(t, "tool calls", readertest.ToolCalls(tr), calls)
+			roles := readertest.Roles(tr)
+			if roles[compact.RoleToolResult] != results {
+				t.Errorf("%d tool results, the file holds %d", roles[compact.RoleToolResult], results)
+			}
+			if roles[compact.RoleAssistant] != len(responses) {
+				t.Errorf("%d assistant messages, the file holds %d responses", roles[compact.RoleAssistant], len(responses))
+			}
+		})
+	}
+}

@@ -1,0 +1,306 @@
+package openhands
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/readertest"
+)
+
+func TestReadFiles(t *testing.T) {
+	tests := []struct {
+		path     string
+		roles    map[compact.Role]int
+		customs  map[string]int
+		unknown  map[string]int
+		warnings int
+		model    string
+		session  string
+		context  int // messages of the imported session's context
+		check    func(t *testing.T, tr *compact.Transcript)
+	}{
+		{
+			path:  "testdata/basic.json",
+			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			model: "claude-3-5-sonnet-20241022", context: 4,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				a := tr.Entries[1]
+				want := compact.Usage{Input: 4, Output: 1135, CacheWrite: 3482, Total: 4621}
+				if a.ID != "3" || a.Message.Usage == nil || *a.Message.Usage != want {
+					t.Errorf("usage of event 3 = %+v, want %+v", a.Message.Usage, want)
+				}
+				finish := tr.Entries[3].Message.ToolCalls()
+				if len(finish) != 1 || finish[0].Name != "finish" {
+					t.Errorf("finish call = %+v", finish)
+				}
+			},
+		},
+		{
+			path:    "testdata/basic_gui_mode.json",
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 5, compact.RoleToolResult: 4},
+			customs: map[string]int{"openhands:agent_state_changed": 4, "openhands:change_agent_state": 1, "openhands:null": 3},
+			model:   "claude-3-5-sonnet-20241022", context: 10,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				if tr.Cwd != "/workspace" || tr.Timestamp != "2025-01-20T20:29:13.519Z" {
+					t.Errorf("cwd %q timestamp %q", tr.Cwd, tr.Timestamp)
+				}
+				var failed *compact.Message
+				for _, e := range tr.Entries {
+					if e.ID == "14" {
+						failed = e.Message
+					}
+				}
+				if failed == nil || !failed.IsError || failed.ToolName != "execute_bash" {
+					t.Errorf("event 14 (success false) = %+v", failed)
+				}
+				var ev map[string]json.RawMessage
+				if err := json.Unmarshal(failed.Extra["openhandsEvent"], &ev); err != nil || string(ev["cause"]) != "13" || ev["content"] != nil {
+					t.Errorf("observation kept without its content: %v %v", ev, err)
+				}
+			},
+		},
+		{
+			path:  "testdata/basic_interactions.json",
+			roles: map[compact.Role]int{compact.RoleUser: 3, compact.RoleAssistant: 3},
+			model: "gpt-4o-2024-08-06", context: 6,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				u := tr.Entries[5].Message.Usage
+				if u == nil || *u != (compact.Usage{Input: 169, Output: 10, CacheRead: 2304, Total: 2483}) {
+					t.Errorf("OpenAI usage (cached tokens) = %+v", u)
+				}
+			},
+		},
+		{
+			path:     "testdata/condensation.json",
+			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3, compact.RoleBash: 1, compact.RoleCustom: 1},
+			customs:  map[string]int{"openhands:system": 1, "openhands:recall": 2, "openhands:frobnicate": 1},
+			unknown:  map[string]int{"frobnicate": 1},
+			warnings: 1,
+			model:    "claude-sonnet-4-20250514",
+			// summary, the kept bash run, the think call and result, the
+			// orphan result, the finish call.
+			context: 6,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				byID := map[string]*compact.Entry{}
+				for _, e := range tr.Entries {
+					byID[e.ID] = e
+				}
+				if byID["5"] != nil {
+					t.Error("the second action of a response has its own entry")
+				}
+				a := byID["4"].Message
+				calls := a.ToolCalls()
+				if len(calls) != 2 || calls[0].ID != "toolu_c1" || calls[1].ID != "toolu_c2" || string(calls[1].Arguments) != `{"command": "view", "path": "/workspace/app.py"}` {
+					t.Errorf("grouped calls = %+v", calls)
+				}
+				var events []json.RawMessage
+				if err := json.Unmarshal(a.Extra["openhandsEvents"], &events); err != nil || len(events) != 2 {
+					t.Errorf("action events kept: %d (%v)", len(events), err)
+				}
+				if u := a.Usage; u == nil || *u != (compact.Usage{Input: 10, Output: 120, CacheWrite: 5190, Total: 5320}) {
+					t.Errorf("usage = %+v", u)
+				}
+				img := byID["1"].Message.Content
+				if len(img) != 2 || img[1].Type != compact.PartImage || img[1].Image.MimeType != "image/png" {
+					t.Errorf("user image = %+v", img)
+				}
+				b := byID["8"].Message
+				if b.Role != compact.RoleBash || b.Metadata().Command != "python -m pytest -q" || b.Metadata().Output != "F\n1 failed in 0.02s" || b.Metadata().ExitCode == nil || *b.Metadata().ExitCode != 1 {
+					t.Errorf("user command = %+v", b)
+				}
+				comp := byID["10"]
+				if comp.Kind != compact.KindCompaction || comp.Compaction.FirstKeptID != "8" || comp.Compaction.TokensBefore != 5320 ||
+					!strings.HasPrefix(comp.Compaction.Summary, "USER_CONTEXT:") || comp.Compaction.Details["forgottenEventsEndId"] != int64(7) {
+					t.Errorf("compaction = %+v", comp.Compaction)
+				}
+				think := byID["11"].Message
+				if think.Content[0].Type != compact.PartThinking || think.Model != "gpt-4.1" || think.Usage.CacheRead != 1800 || think.Usage.Input != 300 {
+					t.Errorf("think response = %+v usage %+v", think.Content, think.Usage)
+				}
+				orphan := byID["14"].Message
+				if !compact.IsHarnessNote(orphan) || orphan.Text() != "[tool result without its call: str_replace_editor (toolu_gone); it reports an error]\nERROR: the call was lost" ||
+					!strings.Contains(tr.Warnings[0], `"toolu_gone"`) {
+					t.Errorf("orphan = %s %q, warnings %q", orphan.Role, orphan.Text(), tr.Warnings)
+				}
+			},
+		},
+		{
+			path:  "testdata/session/5f1b2c3d/events",
+			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			model: "claude-3-5-sonnet-20241022", session: "5f1b2c3d", context: 4,
+		},
+		{
+			path:  "testdata/session/5f1b2c3d/events/3.json",
+			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			model: "claude-3-5-sonnet-20241022", session: "5f1b2c3d", context: 4,
+		},
+		{
+			path:  "testdata/session/5f1b2c3d",
+			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			model: "claude-3-5-sonnet-20241022", session: "5f1b2c3d", context: 4,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			tr, err := ReadFile(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Format != Format || tr.Model != tc.model || tr.SessionID != tc.session {
+				t.Errorf("format %q model %q session %q", tr.Format, tr.Model, tr.SessionID)
+			}
+			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
+				t.Errorf("roles %v, want %v", got, tc.roles)
+			}
+			if tc.customs == nil {
+				tc.customs = map[string]int{}
+			}
+			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
+				t.Errorf("custom entries %v, want %v", got, tc.customs)
+			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
+			if len(tr.Warnings) != tc.warnings {
+				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
+			}
+			if n := readertest.CheckPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
+				t.Errorf("%d results paired", n)
+			}
+			if tc.check != nil {
+				tc.check(t, tr)
+			}
+			readertest.RoundTrip(t, tr, tc.context)
+		})
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`{"a":1} x`, "x.json:1: data after the JSON object"},
+		{`"x"`, "x.json:1: not a JSON array"},
+		{"[\n{\"id\": 0, \"action\": \"message\", \"args\": {}},\n{\"id\": \"one\", \"action\": \"message\"}\n]", "x.json:3: event 1.id: not an integer"},
+		{`[{"id":0,"action":"message","args":{"content":5}}]`, "x.json:1: event 0.args.content: not a string"},
+		{`[{"id":0,"action":"message","args":[1]}]`, "x.json:1: event 0.args: not a JSON object"},
+		{`[{"id":0,"source":"agent","action":"run","tool_call_metadata":{"function_name":"x"}}]`, "x.json:1: event 0.tool_call_metadata.tool_call_id: missing"},
+		{`[{"id":0,"source":"agent","action":"condensation","args":{"summary":"s"}}]`, "x.json:1: event 0.args: neither forgotten_event_ids"},
+		{`[{"id":0,"observation":"run","content":{}}]`, "x.json:1: event 0.content: not a string"},
+		{`[7]`, "x.json:1: event 0: not a JSON object"},
+		{"[\n{\"id\": 0,", "x.json:2: truncated JSON"},
+	}
+	for _, tc := range tests {
+		_, err := Read([]byte(tc.body), "x.json")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "0.json"), []byte(`{"id":0,"source":"user","action":"message","args":{"content":"hi"}}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "1.json"), []byte("{\"id\":1,\n\"source\":"), 0o644)
+	if _, err := ReadFile(dir); err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "1.json")+":2: truncated JSON") {
+		t.Errorf("bad event file: %v", err)
+	}
+	if _, err := ReadFile(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no numbered event files") {
+		t.Errorf("empty folder: %v", err)
+	}
+}
+
+func TestReadCases(t *testing.T) {
+	// A stream without ids, with an event that is neither action nor
+	// observation, a condense observation and an agent message with an
+	// image by URL.
+	body := `[{"source":"user","action":"message","args":{"content":"go"}},
+{"source":"agent","action":"message","args":{"content":"look","image_urls":["https://x/y.png"]}},
+{"source":"environment","note":"odd"},
+{"source":"agent","observation":"condense","content":"earlier work summarized"},
+{"source":"user","action":"message","args":{"content":"next"}}]`
+	tr, err := Read([]byte(body), "c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readertest.Customs(tr); !reflect.DeepEqual(got, map[string]int{"openhands:event": 1}) || tr.Unknown["event"] != 1 {
+		t.Errorf("customs %v unknown %v", got, tr.Unknown)
+	}
+	a := tr.Entries[1].Message
+	if a.Role != compact.RoleAssistant || a.Content[1].Text != "[image: https://x/y.png]" {
+		t.Errorf("agent message = %+v", a.Content)
+	}
+	comp := tr.Entries[3]
+	if comp.Kind != compact.KindCompaction || comp.Compaction.Summary != "earlier work summarized" || comp.Compaction.FirstKeptID != "" {
+		t.Errorf("condense = %+v", comp.Compaction)
+	}
+	ids := map[string]bool{}
+	for _, e := range tr.Entries {
+		if e.ID == "" || ids[e.ID] {
+			t.Errorf("entry id %q empty or repeated", e.ID)
+		}
+		ids[e.ID] = true
+	}
+	readertest.RoundTrip(t, tr, 2) // the summary, then "next"
+}
+
+func TestDetect(t *testing.T) {
+	own := []string{"testdata/basic.json", "testdata/basic_gui_mode.json", "testdata/basic_interactions.json", "testdata/condensation.json", "testdata/session/5f1b2c3d/events/4.json"}
+	for _, f := range own {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Detect(data) || !Detect(data[:min(len(data), 120)]) {
+			t.Errorf("Detect(%s) = false (whole or first 120 bytes)", f)
+		}
+	}
+	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl"},
+		"../requestbody/testdata/*.json", "../sweagent/testdata/*.traj")
+	for _, head := range []string{``, `[]`, `[{"role":"user","content":"x"}]`, `{"type":"session"}`, `[{"id":1,"timestamp":"t","source":"user"}]`, `{"kind":"ActionEvent","source":"agent","action":{}}`} {
+		if Detect([]byte(head)) {
+			t.Errorf("Detect(%q) = true", head)
+		}
+	}
+	for _, head := range []string{`[{"id": 0, "timestamp": "2025", "source": "user", "message": "very long`, `{"action":"run","source":"agent"`, "[\n  {\n    \"observation\": \"run\", \"id\": 2"} {
+		if !Detect([]byte(head)) {
+			t.Errorf("Detect(%q) = false", head)
+		}
+	}
+}
+
+func TestDetectDir(t *testing.T) {
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"testdata/session/5f1b2c3d", true},
+		{"testdata/session/5f1b2c3d/events", true},
+		{"testdata/session", false},
+		{"testdata", false},
+		{"testdata/none", false},
+	}
+	for _, tc := range tests {
+		if got := DetectDir(tc.path); got != tc.want {
+			t.Errorf("DetectDir(%s) = %v", tc.path, got)
+		}
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "1.json"), []byte(`{"messages":[]}`), 0o644)
+	if DetectDir(other) {
+		t.Error("DetectDir accepts a folder of numbered files that are not events")
+	}
+}
+
+// FuzzRead checks that Read never panics. The seeds are whole files, so
+// run it with -fuzzminimizetime 1x: minimizing a large interesting input
+// otherwise takes most of the fuzzing time.
+func FuzzRead(f *testing.F) {
+	readertest.SeedFiles(f, "testdata/*.json", 0)
+	f.Add([]byte(`[{"id":1,"source":"agent","action":"condensation","args":{"forgotten_event_ids":[0,5]}},{"id":1,"observation":"run","cause":1}]`))
+	readertest.FuzzDetectRead(f, "fuzz.json", Detect, Read)
+}
+
+// BenchmarkRead reads the package's largest test file; the benchmark
+// reports its throughput.
+func BenchmarkRead(b *testing.B) {
+	readertest.BenchRead(b, "testdata/basic_gui_mode.json", Read)
+}

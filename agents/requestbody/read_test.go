@@ -1,0 +1,451 @@
+package requestbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/readertest"
+)
+
+func TestReadFiles(t *testing.T) {
+	tests := []struct {
+		file      string
+		shape     Shape
+		roles     map[compact.Role]int
+		customs   map[string]int
+		unknown   map[string]int
+		warnings  int
+		sessionID string
+		check     func(t *testing.T, tr *compact.Transcript)
+	}{
+		{
+			file: "pi-anthropic.json", shape: ShapeAnthropic,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				last := tr.Entries[len(tr.Entries)-1].Message
+				if last.Role != compact.RoleToolResult || last.ToolName != "bash" || last.Text() != "STEP-3\n1\n2\n3\n4\n" {
+					t.Errorf("last result = %s %q %q", last.Role, last.ToolName, last.Text())
+				}
+				if got := string(last.Extra["cache_control"]); got != `{"type":"ephemeral"}` {
+					t.Errorf("cache_control of the result not kept: %q", got)
+				}
+				sys := tr.Entries[1]
+				if sys.Metadata().CustomType != "request-body:system" || !strings.Contains(string(sys.Metadata().Data), "operating inside pi") {
+					t.Errorf("system entry = %s %.60s", sys.Metadata().CustomType, sys.Metadata().Data)
+				}
+				var req map[string]json.RawMessage
+				if err := json.Unmarshal(tr.Entries[0].Metadata().Data, &req); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := req["tools"]; !ok || len(req) != 4 {
+					t.Errorf("request entry keys: %v", keys(req))
+				}
+			},
+		},
+		{
+			file: "pi-chat.json", shape: ShapeChat,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				a := tr.Entries[3].Message
+				calls := a.ToolCalls()
+				if a.Role != compact.RoleAssistant || len(a.Content) != 1 || len(calls) != 1 || a.StopReason != compact.StopToolUse {
+					t.Fatalf("first assistant message = %+v", a)
+				}
+				if calls[0].ID != "call_fake0001" || string(calls[0].Arguments) != `{"command":"echo STEP-1; seq 1 4"}` {
+					t.Errorf("call = %s %s", calls[0].ID, calls[0].Arguments)
+				}
+			},
+		},
+		{
+			file: "opencode-chat.json", shape: ShapeChat,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 2},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				var req struct {
+					Tools []json.RawMessage `json:"tools"`
+				}
+				if err := json.Unmarshal(tr.Entries[0].Metadata().Data, &req); err != nil || len(req.Tools) != 10 {
+					t.Errorf("request entry holds %d tools (%v)", len(req.Tools), err)
+				}
+				// opencode sends "" beside tool calls: no empty text part.
+				if a := tr.Entries[3].Message; len(a.Content) != 1 || a.Content[0].Type != compact.PartToolCall {
+					t.Errorf("assistant content = %+v", a.Content)
+				}
+			},
+		},
+		{
+			file: "claude-code-shaped.json", shape: ShapeAnthropic, sessionID: "0b6c3c0e-1111-4222-8333-944445555666",
+			// The first prompt's and the last turn's <system-reminder>
+			// blocks are harness notes (custom messages).
+			roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 4, compact.RoleToolResult: 4, compact.RoleCustom: 2},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				var redacted, signed int
+				for _, e := range tr.Entries {
+					if e.Message == nil {
+						continue
+					}
+					for _, p := range e.Message.Content {
+						if p.Type != compact.PartThinking {
+							continue
+						}
+						if string(p.Extra["redacted"]) == "true" {
+							redacted++
+						}
+						if len(p.Extra["thinkingSignature"]) > 0 {
+							signed++
+						}
+					}
+				}
+				if redacted != 1 || signed != 5 {
+					t.Errorf("redacted %d, signed %d thinking parts; want 1, 5", redacted, signed)
+				}
+				// The last user message: two results, then the reminder
+				// text, a harness note.
+				n := len(tr.Entries)
+				if m := tr.Entries[n-1].Message; !compact.IsHarnessNote(m) || m.Text() != "<system-reminder>Tests ran.</system-reminder>" {
+					t.Errorf("last entry = %s %q", m.Role, m.Text())
+				}
+				// The first prompt without its reminder.
+				for _, e := range tr.Entries {
+					if m := e.Message; m != nil && m.Role == compact.RoleUser {
+						if m.Text() != "Find the bug in main.go and fix it" {
+							t.Errorf("first prompt = %q", m.Text())
+						}
+						break
+					}
+				}
+				if m := tr.Entries[n-2].Message; m.Role != compact.RoleToolResult || m.ToolCallID != "toolu_04D" {
+					t.Errorf("entry before last = %s %s", m.Role, m.ToolCallID)
+				}
+				if tr.Model != "claude-sonnet-4-6" {
+					t.Errorf("model %q", tr.Model)
+				}
+			},
+		},
+		{
+			file: "opencode-shaped.json", shape: ShapeChat, warnings: 1,
+			roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 2},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				last := tr.Entries[len(tr.Entries)-1].Message
+				if len(last.Content) != 2 || last.Content[1].Type != compact.PartImage || last.Content[1].Image.MimeType != "image/png" || last.Content[1].Image.Data != "iVBORw0KGgo=" {
+					t.Errorf("image part = %+v", last.Content)
+				}
+				first := tr.Entries[4].Message
+				if first.Content[0].Type != compact.PartThinking || first.Content[0].Thinking != "Use find." {
+					t.Errorf("reasoning_content not a thinking part: %+v", first.Content)
+				}
+				var broken *compact.ToolCall
+				for _, e := range tr.Entries {
+					if e.Message != nil {
+						for _, c := range e.Message.ToolCalls() {
+							if c.ID == "call_c3" {
+								broken = c
+							}
+						}
+					}
+				}
+				if broken == nil || string(broken.Arguments) != `{"_raw":"not json"}` {
+					t.Errorf("broken arguments = %+v", broken)
+				}
+				if !strings.Contains(tr.Warnings[0], `"call_c3"`) {
+					t.Errorf("warning %q", tr.Warnings[0])
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join("testdata", tc.file)
+			tr, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(path)
+			if got := DetectShape(data); got != tc.shape {
+				t.Errorf("shape %q, want %q", got, tc.shape)
+			}
+			if tr.Format != Format {
+				t.Errorf("format %q", tr.Format)
+			}
+			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
+				t.Errorf("roles %v, want %v", got, tc.roles)
+			}
+			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
+				t.Errorf("custom entries %v, want %v", got, tc.customs)
+			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
+			if len(tr.Warnings) != tc.warnings {
+				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
+			}
+			if tr.SessionID != tc.sessionID {
+				t.Errorf("session id %q, want %q", tr.SessionID, tc.sessionID)
+			}
+			if n := readertest.CheckPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
+				t.Errorf("%d results paired", n)
+			}
+			for i, e := range tr.Entries {
+				if m := e.Message; m != nil && m.Role == compact.RoleAssistant && m.Usage != nil {
+					t.Errorf("entry %d: a request carries no usage, got %+v", i, m.Usage)
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, tr)
+			}
+			ctx := readertest.Context(tc.roles) + tc.roles[compact.RoleCustom]
+			readertest.RoundTrip(t, tr, ctx)
+		})
+	}
+}
+
+// TestReadCases covers what the captured files do not: results without
+// their call, unknown roles and blocks, legacy function calls, images by
+// URL.
+func TestReadCases(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		roles    map[compact.Role]int
+		customs  map[string]int
+		unknown  map[string]int
+		warnings []string
+		check    func(t *testing.T, tr *compact.Transcript)
+	}{
+		{
+			name:     "chat result without its call",
+			body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
+			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 1},
+			customs:  map[string]int{"request-body:request": 1},
+			warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				m := tr.Entries[2].Message
+				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: gone]\nout" || string(m.Extra["tool_call_id"]) != `"gone"` {
+					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
+				}
+			},
+		},
+		{
+			name:     "anthropic result without its call",
+			body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
+			roles:    map[compact.Role]int{compact.RoleCustom: 1},
+			customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
+			warnings: []string{`b.json:3: messages[0].content[0]: tool result for call "t9"`},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				m := tr.Entries[2].Message
+				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: t9; it reports an error]\nboom" || string(m.Extra["tool_use_id"]) != `"t9"` || string(m.Extra["is_error"]) != "true" {
+					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
+				}
+			},
+		},
+		{
+			name:    "unknown role and blocks",
+			body:    `{"model":"claude","max_tokens":9,"messages":[{"role":"critic","content":"x"},{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}},{"type":"text","text":"read it"}]},{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{}},{"type":"tool_use","id":"c1","name":"Read","input":{"path":"a"},"cache_control":{"type":"ephemeral"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}`,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			customs: map[string]int{"request-body:request": 1, "request-body:critic": 1},
+			unknown: map[string]int{"critic": 1, "document block": 1, "server_tool_use block": 1, "image block": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				u := tr.Entries[2].Message
+				if u.Content[0].Text != "[document]" || !strings.Contains(string(u.Content[0].Extra["requestPart"]), `"data":"d"`) {
+					t.Errorf("document placeholder = %+v", u.Content[0])
+				}
+				a := tr.Entries[3].Message
+				if string(a.Content[1].Extra["cache_control"]) != `{"type":"ephemeral"}` || a.StopReason != compact.StopToolUse {
+					t.Errorf("tool_use extras = %v, stop %s", a.Content[1].Extra, a.StopReason)
+				}
+				r := tr.Entries[4].Message
+				if r.ToolName != "Read" || r.Content[0].Text != "[image: https://x/y.png]" {
+					t.Errorf("result = %s %+v", r.ToolName, r.Content)
+				}
+			},
+		},
+		{
+			name:    "custom tool call",
+			body:    `{"model":"gpt-5","messages":[{"role":"user","content":"patch it"},{"role":"assistant","tool_calls":[{"id":"ct1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},{"role":"tool","tool_call_id":"ct1","content":"Done"}]}`,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			customs: map[string]int{"request-body:request": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				p := tr.Entries[2].Message.Content[0]
+				if p.ToolCall.Name != "apply_patch" || string(p.ToolCall.Arguments) != `{"input":"*** Begin Patch"}` || string(p.Extra["callType"]) != `"custom"` {
+					t.Errorf("custom call = %+v %v", p.ToolCall, p.Extra)
+				}
+				if r := tr.Entries[3].Message; r.ToolName != "apply_patch" {
+					t.Errorf("result names %q", r.ToolName)
+				}
+			},
+		},
+		{
+			name:    "legacy function call and developer message",
+			body:    `{"model":"gpt","messages":[{"role":"developer","content":"rules"},{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},{"role":"function","name":"weather","content":"rain"},{"role":"assistant","content":"It rains.","refusal":null}]}`,
+			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			check: func(t *testing.T, tr *compact.Transcript) {
+				c := tr.Entries[3].Message.ToolCalls()
+				r := tr.Entries[4].Message
+				if len(c) != 1 || c[0].ID != "function_call_1" || r.ToolCallID != "function_call_1" || r.ToolName != "weather" {
+					t.Errorf("legacy pairing: calls %+v, result %s %s", c, r.ToolCallID, r.ToolName)
+				}
+				last := tr.Entries[5].Message
+				if last.StopReason != compact.StopEnd || string(last.Extra["refusal"]) != "null" {
+					t.Errorf("last = %s %v", last.StopReason, last.Extra)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := Read([]byte(tc.body), "b.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
+				t.Errorf("roles %v, want %v", got, tc.roles)
+			}
+			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
+				t.Errorf("custom entries %v, want %v", got, tc.customs)
+			}
+			readertest.CheckUnknown(t, tr, tc.unknown)
+			readertest.CheckWarnings(t, tr, tc.warnings)
+			readertest.CheckPairing(t, tr)
+			if tc.check != nil {
+				tc.check(t, tr)
+			}
+			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
+		})
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`[]`, "b.json:1: not a JSON object"},
+		{`{"model":"m"}`, "b.json:1: field messages: missing"},
+		{`{"messages":{}}`, "b.json:1: field messages: not an array"},
+		{`{"messages":[{"role":"user","content":5}]}`, "b.json:1: messages[0].content: neither a string nor an array"},
+		{"{\"messages\":[\n{\"role\":\"user\",\"content\":\"a\"},\n\n{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":7}}]}]}", "b.json:4: messages[1].tool_calls[0].function.name: not a string"},
+		{`{"messages":[{"content":"a"}]}`, "b.json:1: messages[0].role: missing"},
+		{`{"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"x","arguments":"{}"}}]}]}`, "b.json:1: messages[0].tool_calls[0].id: missing"},
+		{`{"system":"s","messages":[{"role":"user","content":[{"text":"a"}]}]}`, "b.json:1: messages[0].content[0].type: missing"},
+		{`{"system":"s","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"x","name":"n","input":[1]}]}]}`, "b.json:1: messages[0].content[0].input: not an object"},
+		{"{\"messages\":[\n{\"role\":\"user\"", "b.json:2: truncated JSON"},
+		{`{"messages":[]} {}`, "b.json:1: data after the JSON object"},
+		{`{"messages":[}`, "b.json:1: invalid JSON"},
+	}
+	for _, tc := range tests {
+		_, err := Read([]byte(tc.body), "b.json")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("error spans lines: %q", err)
+		}
+	}
+}
+
+func TestDetect(t *testing.T) {
+	own, _ := filepath.Glob("testdata/*.json")
+	if len(own) < 4 {
+		t.Fatalf("testdata has %d bodies", len(own))
+	}
+	for _, f := range own {
+		data, _ := os.ReadFile(f)
+		if !Detect(data) {
+			t.Errorf("Detect(%s) = false", f)
+		}
+		if !Detect(data[:min(len(data), 120)]) {
+			t.Errorf("Detect(first 120 bytes of %s) = false", f)
+		}
+	}
+	// A Responses API body (input, not messages) is another format.
+	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl", "../../proxy/testdata/responses_codex.json"},
+		"../sweagent/testdata/*.traj", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
+	for _, head := range []string{``, `   `, `null`, `[{"role":"user"}]`, `{"type":"session","version":3}` + "\n", `{"trajectory":[],"history":[]}`,
+		`{"model":"m","messages":"x"}`, `{"model":"m"}`, `{"model":"m","input":[{"role":"user"}]}`, `{"mod`, `not json`} {
+		if Detect([]byte(head)) {
+			t.Errorf("Detect(%q) = true", head)
+		}
+	}
+	for _, head := range []string{`{"messages":[`, `{"model":"m","max_tokens":100,"system":"long sys`, " {\"stream\":true,\"model\":\"m\",\"tools\":[{\"na"} {
+		if !Detect([]byte(head)) {
+			t.Errorf("Detect(%q) = false", head)
+		}
+	}
+}
+
+func TestReadFileMissing(t *testing.T) {
+	_, err := ReadFile("testdata/none.json")
+	if err == nil || !os.IsNotExist(unwrapAll(err)) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// FuzzRead checks that Read never panics. The seeds are whole files, so
+// run it with -fuzzminimizetime 1x: minimizing a large interesting input
+// otherwise takes most of the fuzzing time.
+func FuzzRead(f *testing.F) {
+	readertest.SeedFiles(f, "testdata/*.json", 0)
+	f.Add([]byte(`{"system":[{"type":"text"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x"}]}]}`))
+	readertest.FuzzDetectRead(f, "fuzz.json", Detect, Read)
+}
+
+// TestReadPretty reads each body pretty-printed, as bodies saved by hand
+// often are: the transcript must be the same, and still import.
+func TestReadPretty(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, data, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		flat, err := Read(data, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Read(pretty.Bytes(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Entries) != len(flat.Entries) {
+			t.Fatalf("%s: %d entries pretty, %d flat", f, len(tr.Entries), len(flat.Entries))
+		}
+		for i := range tr.Entries {
+			if a, b := readertest.EntryFacts(tr.Entries[i]), readertest.EntryFacts(flat.Entries[i]); a != b {
+				t.Errorf("%s entry %d differs when pretty-printed:\n%s\n%s", f, i, a, b)
+			}
+		}
+		r := readertest.Roles(tr)
+		readertest.RoundTrip(t, tr, readertest.Context(r)+r[compact.RoleCustom])
+	}
+}
+
+// BenchmarkRead reads the package's largest test file; the benchmark
+// reports its throughput.
+func BenchmarkRead(b *testing.B) {
+	readertest.BenchRead(b, "testdata/claude-code-shaped.json", Read)
+}

@@ -1,0 +1,61 @@
+package readertest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize/extractive"
+)
+
+// CheckOrphanResult imports tr as a pi session and checks how a tool
+// result without its call, whose output holds orphan, came through: no
+// user message of the context carries orphan; a harness note of kind
+// compact.OrphanResultKind of format carries it after the line that says
+// what it is; and the extractive summary of the context quotes it nowhere,
+// its Goal quoting the user's latest request, latest, unless latest is ""
+// (a context whose requests are all in an earlier summary). It returns
+// the notes found.
+func CheckOrphanResult(t testing.TB, tr *compact.Transcript, format, orphan, latest string) []*compact.Message {
+	t.Helper()
+	s, err := session.FromTranscript(tr, "orphan", session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.Context().Messages
+	var notes []*compact.Message
+	for _, m := range msgs {
+		switch {
+		case m.Role == compact.RoleUser && strings.Contains(m.Text(), orphan):
+			t.Errorf("a user message carries the orphan result %q: %.120q", orphan, m.Text())
+		case compact.IsHarnessNote(m) && m.Metadata().CustomType == compact.HarnessNoteType(format, compact.OrphanResultKind):
+			if !strings.HasPrefix(m.Text(), "[tool result without its call") || !strings.Contains(m.Text(), orphan) {
+				t.Errorf("orphan result note %.120q: want the output %q after a line saying what it is", m.Text(), orphan)
+			}
+			notes = append(notes, m)
+		}
+	}
+	if len(notes) == 0 {
+		t.Errorf("no harness note of kind %s in the context", compact.OrphanResultKind)
+	}
+	sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sum.Text, orphan) {
+		t.Errorf("the summary quotes the orphan result %q:\n%s", orphan, sum.Text)
+	}
+	goal := sum.Text
+	if i := strings.Index(goal, "## Goal\n"); i >= 0 {
+		goal = goal[i:]
+		if j := strings.Index(goal[1:], "\n## "); j >= 0 {
+			goal = goal[:j+1]
+		}
+	}
+	if latest != "" && !strings.Contains(goal, latest) {
+		t.Errorf("the summary's Goal does not quote the latest request %q:\n%s", latest, goal)
+	}
+	return notes
+}

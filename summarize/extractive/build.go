@@ -1,0 +1,655 @@
+package extractive
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/compactkit/compact"
+)
+
+// Section titles of a history summary.
+const (
+	titleGoal        = "Goal"
+	titleConstraints = "Constraints & Preferences"
+	titleProgress    = "Progress"
+	titleDone        = "Done"
+	titleActive      = "In Progress"
+	titleBlocked     = "Blocked"
+	titleDecisions   = "Key Decisions"
+	titleNext        = "Next Steps"
+	titleCritical    = "Critical Context"
+	titleCommands    = "Commands run"
+	titleResolved    = "Errors since resolved"
+	titleUsers       = "User messages (newest first)"
+	titleOthers      = "Other messages"
+	titleEarlier     = "Earlier summary"
+)
+
+// Section titles of a turn-prefix summary.
+const (
+	titleTurnRequest = "Turn Request"
+	titleTurnWork    = "Work So Far in This Turn"
+	titleTurnContext = "Context for the Kept Messages"
+)
+
+// buildHistory writes the summary of the history before the kept part,
+// merging the previous summary.
+func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
+	goal := newSection(2, titleGoal, true)
+	constraints := newSection(2, titleConstraints, true)
+	progress := newSection(2, titleProgress, true)
+	done := progress.sub(3, titleDone, true)
+	active := progress.sub(3, titleActive, true)
+	blocked := progress.sub(3, titleBlocked, true)
+	decisions := newSection(2, titleDecisions, true)
+	next := newSection(2, titleNext, true)
+	critical := newSection(2, titleCritical, true)
+	commands := critical.sub(3, titleCommands, false)
+	resolved := critical.sub(3, titleResolved, false)
+	users := critical.sub(3, titleUsers, false)
+	users.newestFirst = true
+	shellFiles := critical.sub(3, titleShellFiles, false)
+	idents := critical.sub(3, titleIdentifiers, false)
+	idents.newestFirst = true
+	others := critical.sub(3, titleOthers, false)
+	earlier := critical.sub(3, titleEarlier, false)
+	d := &document{sections: []*section{goal, constraints, progress, decisions, next, critical}}
+
+	// Goal: where the span started and the latest request. The session's
+	// first request is quoted word for word.
+	if req.FirstRequest != nil {
+		// The session's first request, summarized by an earlier
+		// compaction, quoted again from the stored message.
+		if t := req.FirstRequest.Text(); t != "" && !strings.Contains(previousSummary(req), t) {
+			goal.blocks = append(goal.blocks, firstRequest(userMsg{text: t}, o))
+		}
+	}
+	if n := len(f.users); n > 0 {
+		first, last := f.users[0], f.users[n-1]
+		if previousSummary(req) != "" {
+			goal.add(bullet("First request since the previous summary: " + shorten(userText(first), o.ShortenedChars)))
+		} else {
+			goal.blocks = append(goal.blocks, firstRequest(first, o))
+		}
+		if n > 1 && last.text != first.text {
+			goal.add(bullet("Most recently: " + shorten(userText(last), o.ShortenedChars)))
+		}
+	}
+
+	for _, s := range constraintSentences(f.users, o.MaxItems) {
+		constraints.add("- " + s)
+	}
+
+	// Done: commands first, so that the budget shrink, which takes the
+	// oldest items first, reaches the file summary last.
+	addCommandList(done, successfulActions(f.commands), o.MaxCommands, "earlier successful commands", func(c command) string {
+		return "- Ran " + code(oneLine(c.text)) + " (" + c.status + ")"
+	})
+	for _, t := range todosIn(f, todoDone) {
+		done.add("- [x] " + t)
+	}
+	if len(f.modified) > 0 {
+		done.add("- " + modifiedLine(f.modified))
+	}
+	if n := len(req.ModifiedFiles); n > 0 {
+		done.add("- " + plural(n, "file", "files") + " modified so far in the session (listed at the end)")
+	}
+
+	// In Progress.
+	for _, t := range todosIn(f, todoActive) {
+		active.add("- In progress: " + t)
+	}
+	if f.lastText != "" {
+		active.add(lastStatement(f.lastText, o.MaxTextChars))
+	}
+	if f.lastCall != nil && f.lastCallIdx > f.lastTextIdx {
+		active.add("- Last action: " + describeCall(f.lastCall))
+	}
+
+	// Blocked: failures nothing later cleared.
+	open, fixed := splitFailures(f.failures)
+	addFailures(blocked, open, o.MaxErrors, "earlier unresolved errors", "", "")
+	addFailures(resolved, fixed, o.MaxErrors, "earlier resolved errors", "", " (later succeeded)")
+
+	for _, s := range newestUnique(f.decisions, o.MaxItems) {
+		decisions.add("- " + s)
+	}
+
+	for _, s := range nextSteps(f, o) {
+		next.add("- " + s)
+	}
+
+	// Critical Context.
+	if in := strings.TrimSpace(req.Instructions); in != "" {
+		b := critical.add(bullet("Requested focus: " + normalizeNewlines(in)))
+		b.short = true
+	}
+	addCommandList(commands, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
+		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
+	})
+	users.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
+	for _, m := range f.others {
+		b := others.add(bullet(m.label + ": " + shorten(m.text, o.MaxTextChars)))
+		b.alt = bullet(m.label + ": " + shorten(m.text, o.ShortenedChars))
+	}
+
+	if prev := previousSummary(req); prev != "" {
+		mergePrevious(prev, mergeTarget{
+			byKey: map[string]*section{
+				keyGoal: goal, keyConstraints: constraints, keyProgress: progress, keyDone: done,
+				keyActive: active, keyBlocked: blocked, keyDecisions: decisions, keyNext: next,
+				keyCritical: critical, keyCommands: commands, keyResolved: resolved, keyUsers: users,
+				keyOthers: others, keyEarlier: earlier, keyShellFiles: shellFiles, keyIdentifiers: idents,
+			},
+			critical: critical,
+			earlier:  earlier,
+		})
+		dropDoneSteps(next, done, f)
+		// A long turn compacted before has its request only in the
+		// earlier summary's turn-prefix part: make it the goal when the
+		// span itself holds no user message.
+		if len(goal.blocks) == 0 {
+			for _, line := range turnRequestLines(prev) {
+				goal.add(line)
+			}
+		}
+		d.finish()
+	}
+	// Last, so that only the identifiers no other section quotes are
+	// listed.
+	addIdentifiers(d, idents, req.Messages)
+	return d
+}
+
+// turnRequestLines returns the lines under a "## Turn Request" heading of
+// a previous summary (the request of a turn that was cut), nil if none.
+func turnRequestLines(prev string) []string {
+	var out []string
+	in := false
+	for line := range strings.SplitSeq(prev, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "#") {
+			if in {
+				break
+			}
+			in = strings.EqualFold(strings.TrimSpace(strings.TrimLeft(t, "#")), titleTurnRequest)
+			continue
+		}
+		if in && t != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// buildTurnPrefix writes the summary of the start of a turn that was cut
+// in two.
+func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document {
+	request := newSection(2, titleTurnRequest, true)
+	request.newestFirst = true
+	work := newSection(2, titleTurnWork, true)
+	kept := newSection(2, titleTurnContext, true)
+	d := &document{sections: []*section{request, work, kept}}
+
+	request.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	if len(f.users) == 0 {
+		for _, c := range f.commands {
+			if c.byUser {
+				request.add("- The turn began with the user running " + code(oneLine(c.text)) + " (" + c.status + ")")
+				break
+			}
+		}
+		for _, m := range f.others {
+			b := request.add(bullet(m.label + ": " + shorten(m.text, o.MaxTextChars)))
+			b.alt = bullet(m.label + ": " + shorten(m.text, o.ShortenedChars))
+		}
+	}
+
+	addCommandList(work, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
+		return "- Ran " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
+	})
+	open, fixed := splitFailures(f.failures)
+	addFailures(work, fixed, o.MaxErrors, "earlier resolved errors", "Failed: ", " (later succeeded)")
+	addFailures(work, open, o.MaxErrors, "earlier unresolved errors", "Failed: ", "")
+	if len(f.modified) > 0 {
+		work.add("- " + modifiedLine(f.modified))
+	}
+	if len(f.read) > 0 {
+		work.add("- " + readLine(f.read))
+	}
+	for _, t := range todosIn(f, todoDone) {
+		work.add("- [x] " + t)
+	}
+	for _, t := range todosIn(f, todoActive) {
+		work.add("- In progress: " + t)
+	}
+	if f.lastText != "" {
+		work.add(lastStatement(f.lastText, o.MaxTextChars))
+	}
+	if f.lastCall != nil && f.lastCallIdx > f.lastTextIdx {
+		work.add("- Last action: " + describeCall(f.lastCall))
+	}
+
+	if in := strings.TrimSpace(req.Instructions); in != "" {
+		b := kept.add(bullet("Requested focus: " + normalizeNewlines(in)))
+		b.short = true
+	}
+	for _, s := range newestUnique(f.decisions, o.MaxItems) {
+		kept.add("- Decided: " + s)
+	}
+	for _, s := range nextSteps(f, o) {
+		kept.add("- Next: " + s)
+	}
+	shellFiles := kept.sub(3, titleShellFiles, false)
+	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
+	idents := kept.sub(3, titleIdentifiers, false)
+	idents.newestFirst = true
+	if prev := previousSummary(req); prev != "" {
+		earlier := kept.sub(3, titleEarlier, false)
+		earlier.blocks = flattenPrevious(prev)
+	}
+	addIdentifiers(d, idents, req.Messages)
+	return d
+}
+
+// previousSummary is the request's previous summary without file lists:
+// the engine strips them before the call and appends fresh ones after it,
+// so any left in would only be repeated.
+func previousSummary(req *compact.SummaryRequest) string {
+	if strings.TrimSpace(req.PreviousSummary) == "" {
+		return ""
+	}
+	return strings.TrimSpace(compact.StripFileLists(req.PreviousSummary))
+}
+
+// userText is a user message's text with a note of its images.
+func userText(u userMsg) string {
+	if u.images == 0 {
+		return u.text
+	}
+	note := "[" + plural(u.images, "image", "images") + " not shown]"
+	if u.text == "" {
+		return note
+	}
+	return u.text + " " + note
+}
+
+// userBlocks quotes the user messages newest first. Messages are taken in
+// order of priority (those mentioning a focus word first, then newest
+// first); each is quoted verbatim if it fits the remaining budget, else
+// shortened if that fits, else left out. Runs of left-out messages are
+// replaced by a line that counts them.
+func userBlocks(users []userMsg, o Options, focus []string) []*block {
+	const (
+		verbatim = iota
+		shortened
+		leftOut
+	)
+	n := len(users)
+	if n == 0 {
+		return nil
+	}
+	order := make([]int, 0, n)
+	if len(focus) > 0 {
+		for i := n - 1; i >= 0; i-- {
+			if mentions(users[i].text, focus) {
+				order = append(order, i)
+			}
+		}
+		for i := n - 1; i >= 0; i-- {
+			if !mentions(users[i].text, focus) {
+				order = append(order, i)
+			}
+		}
+	} else {
+		for i := n - 1; i >= 0; i-- {
+			order = append(order, i)
+		}
+	}
+	choice := make([]int, n)
+	full := make([]string, n)
+	short := make([]string, n)
+	remaining := o.UserBudgetTokens
+	for _, i := range order {
+		// The items are weighed first and built only when chosen: in a
+		// long history most are left out.
+		text := userText(users[i])
+		st := shorten(text, o.ShortenedChars)
+		if t := unitsTokens(bulletUnits(text)); t <= remaining {
+			choice[i], remaining = verbatim, remaining-t
+			full[i], short[i] = bullet(text), bullet(st)
+		} else if t := unitsTokens(bulletUnits(st)); t <= remaining {
+			choice[i], remaining = shortened, remaining-t
+			short[i] = bullet(st)
+		} else {
+			choice[i] = leftOut
+		}
+	}
+	var out []*block
+	run := 0
+	flush := func(oldest bool) {
+		if run == 0 {
+			return
+		}
+		what := plural(run, "user message", "user messages")
+		if oldest {
+			what = plural(run, "older user message", "older user messages")
+		}
+		out = append(out, &block{text: "- [… " + what + " left out entirely]", pinned: true, short: true})
+		run = 0
+	}
+	for i := n - 1; i >= 0; i-- {
+		switch choice[i] {
+		case leftOut:
+			run++
+			continue
+		case verbatim:
+			flush(false)
+			b := &block{text: full[i]}
+			if short[i] != full[i] {
+				b.alt = short[i]
+			} else {
+				b.short = true
+			}
+			out = append(out, b)
+		case shortened:
+			flush(false)
+			out = append(out, &block{text: short[i], short: true})
+		}
+	}
+	flush(true)
+	return out
+}
+
+func mentions(text string, words []string) bool {
+	lower := strings.ToLower(text)
+	for _, w := range words {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// constraintSentences returns the newest distinct user sentences that
+// state a constraint or preference, oldest first.
+func constraintSentences(users []userMsg, max int) []string {
+	var all []string
+	for _, u := range users {
+		// Indented lines are usually pasted output, and questions ask
+		// rather than require.
+		var own []string
+		for l := range strings.SplitSeq(u.text, "\n") {
+			if !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "\t") {
+				own = append(own, l)
+			}
+		}
+		for _, s := range matchSentences(strings.Join(own, "\n"), constraintWords) {
+			if !strings.HasSuffix(s, "?") {
+				all = append(all, s)
+			}
+		}
+	}
+	return newestUnique(all, max)
+}
+
+// modifiedLine lists the files changed in the span, in the order they were
+// first changed.
+func modifiedLine(files []*fileTouch) string {
+	const max = 20
+	var parts []string
+	for i, t := range files {
+		if i == max {
+			parts = append(parts, "and "+strconv.Itoa(len(files)-max)+" more")
+			break
+		}
+		var what []string
+		if t.writes > 0 {
+			what = append(what, "written")
+		}
+		if t.edits > 0 {
+			what = append(what, plural(t.edits, "edit", "edits"))
+		}
+		parts = append(parts, code(t.path)+" ("+strings.Join(what, ", ")+")")
+	}
+	return "Modified " + plural(len(files), "file", "files") + ": " + strings.Join(parts, ", ")
+}
+
+func readLine(files []string) string {
+	const max = 20
+	var parts []string
+	for i, p := range files {
+		if i == max {
+			parts = append(parts, "and "+strconv.Itoa(len(files)-max)+" more")
+			break
+		}
+		parts = append(parts, code(p))
+	}
+	return "Read " + plural(len(files), "file", "files") + ": " + strings.Join(parts, ", ")
+}
+
+// addCommandList adds the newest max commands, oldest first, with a line
+// counting the earlier ones.
+func addCommandList(s *section, cmds []command, max int, what string, render func(command) string) {
+	if len(cmds) > max {
+		s.addPinned(countLine(len(cmds)-max, what))
+		cmds = cmds[len(cmds)-max:]
+	}
+	for _, c := range cmds {
+		b := s.add(render(c))
+		b.short = true
+	}
+}
+
+// successfulActions returns the commands that succeeded and changed
+// something (not pure inspection such as ls, cat or grep), each command
+// once, at its newest run.
+func successfulActions(cmds []command) []command {
+	var rev []command
+	seen := make(map[string]bool)
+	for i := len(cmds) - 1; i >= 0; i-- {
+		c := cmds[i]
+		if !c.ok || c.text == "" || c.shell.ReadOnly {
+			continue
+		}
+		k := oneLine(c.text)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rev = append(rev, c)
+	}
+	out := make([]command, len(rev))
+	for i, c := range rev {
+		out[len(rev)-1-i] = c
+	}
+	return out
+}
+
+// statusText is a command's exit status, with who ran it.
+func statusText(c command) string {
+	if c.byUser {
+		return c.status + ", run by the user"
+	}
+	return c.status
+}
+
+// todosIn returns the texts of the latest todo list's items in a state.
+func todosIn(f *found, state todoState) []string {
+	var out []string
+	for _, t := range f.todos {
+		if t.state == state {
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// lastStatement quotes the end of the assistant's last text: as many of
+// its last paragraphs as fit in max characters, at least the last one
+// (shortened when it alone is longer).
+func lastStatement(text string, max int) string {
+	paras := splitParagraphs(text)
+	var kept []string
+	size := 0
+	for i := len(paras) - 1; i >= 0; i-- {
+		n := len([]rune(paras[i]))
+		if len(kept) > 0 && size+n > max {
+			break
+		}
+		kept = append([]string{paras[i]}, kept...)
+		size += n
+	}
+	if len(kept) == 1 {
+		kept[0] = shorten(kept[0], max)
+	}
+	head := "Last assistant statement:"
+	if left := len(paras) - len(kept); left > 0 {
+		head = "Last assistant statement (its last " + plural(len(kept), "paragraph", "paragraphs") + "; " +
+			strconv.Itoa(left) + " earlier left out):"
+	}
+	return bullet(head + "\n" + strings.Join(kept, "\n\n"))
+}
+
+// splitParagraphs splits text at blank lines outside fenced code blocks.
+func splitParagraphs(text string) []string {
+	var out []string
+	var cur []string
+	fence := false
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = nil
+		}
+	}
+	for l := range strings.SplitSeq(text, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+		}
+		if t == "" && !fence {
+			flush()
+			continue
+		}
+		cur = append(cur, l)
+	}
+	flush()
+	return out
+}
+
+// describeCall says what a tool call did and how it ended.
+func describeCall(ci *callInfo) string {
+	status := ci.status
+	if status == "" {
+		status = "no result"
+	}
+	if ci.bash {
+		return "ran " + code(oneLine(argString(ci.args, "command", "cmd", "script"))) + " (" + status + ")"
+	}
+	out := code(ci.call.Name)
+	if t := argString(ci.args, "path", "file_path", "filePath", "notebook_path", "pattern", "query", "url"); t != "" {
+		out += " on " + code(cutRunes(t, 200))
+	}
+	return out + " (" + status + ")"
+}
+
+// addFailures adds the newest max failures, oldest first, with a line
+// counting the earlier ones.
+func addFailures(s *section, fls []*failure, max int, what, prefix, suffix string) {
+	if len(fls) > max {
+		s.addPinned(countLine(len(fls)-max, what))
+		fls = fls[len(fls)-max:]
+	}
+	for _, fl := range fls {
+		s.add("- " + prefix + renderFailure(fl) + suffix)
+	}
+}
+
+func renderFailure(fl *failure) string {
+	switch {
+	case fl.tool == "model":
+		return "Model call failed: " + fl.text
+	case fl.tool == "":
+		return code(oneLine(fl.target)) + " (" + fl.status + ", run by the user): " + fl.text
+	case fl.status != "":
+		return code(oneLine(fl.target)) + " (" + fl.status + "): " + fl.text
+	case fl.target != "":
+		return code(fl.tool) + " on " + code(cutRunes(fl.target, 200)) + " failed: " + fl.text
+	}
+	return code(fl.tool) + " failed: " + fl.text
+}
+
+// nextSteps returns the open items of the latest todo list, or else the
+// plan stated in the assistant's last text. When a user message came after
+// that text, the next step is that request.
+func nextSteps(f *found, o Options) []string {
+	var out []string
+	for _, t := range f.todos {
+		switch t.state {
+		case todoPending:
+			out = append(out, "[ ] "+t.text)
+		case todoActive:
+			out = append(out, "[ ] "+t.text+" (in progress)")
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if f.lastUserIdx > f.lastTextIdx && len(f.users) > 0 {
+		last := f.users[len(f.users)-1]
+		return []string{"Continue with the latest user request: " + oneLineText(shorten(userText(last), 200))}
+	}
+	if f.lastText == "" {
+		return nil
+	}
+	return planItems(f.lastText, o.MaxItems)
+}
+
+// planItems returns the numbered list items and plan sentences of a text,
+// in order, at most max.
+func planItems(text string, max int) []string {
+	var out []string
+	seen := make(map[string]bool)
+	add := func(s string) {
+		s = cutRunes(s, 300)
+		if k := strings.ToLower(s); !seen[k] && len(out) < max {
+			seen[k] = true
+			out = append(out, s)
+		}
+	}
+	fence := false
+	for l := range strings.SplitSeq(text, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence || t == "" {
+			continue
+		}
+		if numbered(t) {
+			add(strings.TrimSpace(stripListMarker(t)))
+			continue
+		}
+		for s := range sentences(strings.TrimSpace(stripListMarker(t))) {
+			if planWords.match(s) {
+				add(s)
+			}
+		}
+	}
+	return out
+}
+
+// splitFailures separates the failures nothing later cleared from those a
+// later success resolved, keeping their order.
+func splitFailures(all []*failure) (open, fixed []*failure) {
+	for _, fl := range all {
+		if fl.resolved {
+			fixed = append(fixed, fl)
+		} else {
+			open = append(open, fl)
+		}
+	}
+	return open, fixed
+}
