@@ -190,13 +190,13 @@ func TestDefaultReportPath(t *testing.T) {
 	}
 }
 
-// TestReportReadme: the README documents the command and each of its
-// flags.
+// TestReportReadme: the command reference, docs/cli.md, documents the
+// command and each of its flags.
 func TestReportReadme(t *testing.T) {
-	readme := string(readFile(t, "../../README.md"))
+	readme := string(readFile(t, "../../docs/cli.md"))
 	i := strings.Index(readme, "### `compact report FILE")
 	if i < 0 {
-		t.Fatal("the README has no section on compact report")
+		t.Fatal("docs/cli.md has no section on compact report")
 	}
 	section := readme[i:]
 	if j := strings.Index(section[4:], "\n### "); j >= 0 {
@@ -209,7 +209,7 @@ func TestReportReadme(t *testing.T) {
 	}
 	for _, f := range flags {
 		if !strings.Contains(section, "`"+f) {
-			t.Errorf("the README's section on compact report does not mention %s", f)
+			t.Errorf("the section on compact report in docs/cli.md does not mention %s", f)
 		}
 	}
 }
