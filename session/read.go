@@ -48,8 +48,9 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Errors reported by Open and Read, wrapped in a *LineError.
 var (
 	// ErrNotSession means the first line is not a session header. When
-	// the file looks like another format (a Claude Code or Codex
-	// transcript, a JSON document, a request body), the error names it.
+	// the file's JSON shape shows why (a JSON array, a pretty-printed
+	// document), the error says so; agents.OpenSession also names the
+	// agent whose file it is.
 	ErrNotSession = errors.New("not a pi session file")
 	// ErrMalformed means a line is not a valid entry.
 	ErrMalformed = errors.New("malformed line")
