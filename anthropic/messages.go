@@ -64,6 +64,9 @@ type Block struct {
 	// Fields holds every member of the block, as sent.
 	Fields map[string]json.RawMessage
 	// Raw is the block as sent; for a string content, the JSON string.
+	// Blocks leaves it nil for the block types Part models (text,
+	// thinking, redacted_thinking, tool_use, image, tool_result), whose
+	// members are all in Fields.
 	Raw json.RawMessage
 }
 
@@ -77,21 +80,30 @@ func Blocks(content json.RawMessage) ([]Block, error) {
 		return nil, nil
 	}
 	if content[0] == '"' {
-		var s string
-		if err := json.Unmarshal(content, &s); err != nil {
-			return nil, fmt.Errorf(": %v", err)
-		}
+		// Part reads (and checks) the string.
 		return []Block{{Type: "text", Fields: map[string]json.RawMessage{"type": json.RawMessage(`"text"`), "text": content}, Raw: content}}, nil
 	}
-	var raws []json.RawMessage
-	if content[0] != '[' || json.Unmarshal(content, &raws) != nil {
+	// One pass for the members; the blocks' own bytes are only needed,
+	// in a second pass, for a block Part does not model (or to say which
+	// element is not an object).
+	var fields []map[string]json.RawMessage
+	if content[0] != '[' || json.Unmarshal(content, &fields) != nil {
+		var any []json.RawMessage
+		if content[0] != '[' || json.Unmarshal(content, &any) != nil {
+			return nil, fmt.Errorf(": want a string or an array of blocks, have %s", jsonrec.Abbrev(content))
+		}
+		for j, raw := range any {
+			if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+				return nil, fmt.Errorf("[%d]: want an object, have %s", j, jsonrec.Abbrev(raw))
+			}
+		}
 		return nil, fmt.Errorf(": want a string or an array of blocks, have %s", jsonrec.Abbrev(content))
 	}
-	out := make([]Block, len(raws))
-	for j, raw := range raws {
-		var f map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &f); err != nil || f == nil {
-			return nil, fmt.Errorf("[%d]: want an object, have %s", j, jsonrec.Abbrev(raw))
+	out := make([]Block, len(fields))
+	needRaw := false
+	for j, f := range fields {
+		if f == nil {
+			return nil, fmt.Errorf("[%d]: want an object, have null", j)
 		}
 		var typ string
 		if err := str(f, "type", &typ); err != nil {
@@ -100,10 +112,24 @@ func Blocks(content json.RawMessage) ([]Block, error) {
 		if typ == "" {
 			return nil, fmt.Errorf("[%d].type: missing", j)
 		}
-		out[j] = Block{Type: typ, Fields: f, Raw: raw}
+		out[j] = Block{Type: typ, Fields: f}
+		needRaw = needRaw || !modelled[typ]
+	}
+	if needRaw {
+		var raws []json.RawMessage
+		_ = json.Unmarshal(content, &raws)
+		for j := range out {
+			if j < len(raws) {
+				out[j].Raw = raws[j]
+			}
+		}
 	}
 	return out, nil
 }
+
+// modelled are the block types Part maps onto a part of their own; the
+// others become text parts that keep the block as sent.
+var modelled = map[string]bool{"text": true, "thinking": true, "redacted_thinking": true, "tool_use": true, "image": true, "tool_result": true}
 
 // Content maps the content of one Messages API message of the given role
 // onto compact messages, in the order of its blocks: each tool_result
@@ -209,6 +235,11 @@ func Part(b Block) (compact.Part, error) {
 				Extra: jsonrec.Extras(f, "type", "source")}, nil
 		}
 		return compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(f, "type")}, nil
+	}
+	if b.Raw == nil {
+		// A tool_result outside a user message: Blocks kept no bytes for
+		// it; its members, re-encoded, say the same.
+		b.Raw, _ = json.Marshal(b.Fields)
 	}
 	return compact.Part{Type: compact.PartText, Text: Unmodelled(b), Extra: map[string]json.RawMessage{BlockExtra: b.Raw}}, nil
 }

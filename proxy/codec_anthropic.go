@@ -78,9 +78,20 @@ func (c anthropicCodec) parse(body []byte) (*Parsed, error) {
 // (a block member of the wrong type, which the API would refuse as well)
 // still counts: it becomes a user message holding its JSON as text.
 func decodeAnthropicItem(raw []byte) (*itemInfo, error) {
-	var m anthropicMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	// The members as spans of raw: the content is read in place, not
+	// copied first.
+	ms, _, err := objectMembers(raw, skipWS(raw, 0))
+	if err != nil {
 		return nil, err
+	}
+	var m anthropicMessage
+	if r := find(ms, "role"); r != nil {
+		if err := json.Unmarshal(raw[r.value.start:r.value.end], &m.Role); err != nil {
+			return nil, err
+		}
+	}
+	if c := find(ms, "content"); c != nil {
+		m.Content = raw[c.value.start:c.value.end:c.value.end]
 	}
 	in := &itemInfo{role: m.Role}
 	if bytes.Contains(m.Content, []byte(`"compaction"`)) {
