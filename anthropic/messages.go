@@ -90,14 +90,14 @@ func Blocks(content json.RawMessage) ([]Block, error) {
 	if content[0] != '[' || json.Unmarshal(content, &fields) != nil {
 		var any []json.RawMessage
 		if content[0] != '[' || json.Unmarshal(content, &any) != nil {
-			return nil, fmt.Errorf(": want a string or an array of blocks, have %s", jsonrec.Abbrev(content))
+			return nil, fmt.Errorf(": want a string or an array of blocks, have %s", abbrev(content))
 		}
 		for j, raw := range any {
 			if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
-				return nil, fmt.Errorf("[%d]: want an object, have %s", j, jsonrec.Abbrev(raw))
+				return nil, fmt.Errorf("[%d]: want an object, have %s", j, abbrev(raw))
 			}
 		}
-		return nil, fmt.Errorf(": want a string or an array of blocks, have %s", jsonrec.Abbrev(content))
+		return nil, fmt.Errorf(": want a string or an array of blocks, have %s", abbrev(content))
 	}
 	out := make([]Block, len(fields))
 	needRaw := false
@@ -228,7 +228,7 @@ func Part(b Block) (compact.Part, error) {
 			Data      string `json:"data"`
 		}
 		if err := json.Unmarshal(raw, &src); err != nil || bytes.TrimSpace(raw)[0] != '{' {
-			return compact.Part{}, fmt.Errorf(".source: want an object with string members, have %s", jsonrec.Abbrev(raw))
+			return compact.Part{}, fmt.Errorf(".source: want an object with string members, have %s", abbrev(raw))
 		}
 		if src.Type == "base64" {
 			return compact.Part{Type: compact.PartImage, Image: &compact.Image{MimeType: src.MediaType, Data: src.Data},
@@ -273,7 +273,7 @@ func ToolResult(b Block) (*compact.Message, error) {
 	}
 	if raw, ok := f["is_error"]; ok && !jsonrec.IsNull(raw) {
 		if err := json.Unmarshal(raw, &m.IsError); err != nil {
-			return nil, fmt.Errorf(".is_error: want true or false, have %s", jsonrec.Abbrev(raw))
+			return nil, fmt.Errorf(".is_error: want true or false, have %s", abbrev(raw))
 		}
 	}
 	blocks, err := Blocks(f["content"])
@@ -376,7 +376,13 @@ func str(f map[string]json.RawMessage, key string, dst *string) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		return fmt.Errorf(".%s: want a string, have %s", key, jsonrec.Abbrev(raw))
+		return fmt.Errorf(".%s: want a string, have %s", key, abbrev(raw))
 	}
 	return nil
+}
+
+// abbrev quotes a value in an error: its start (jsonrec.Abbrev), on one
+// line however the body was printed.
+func abbrev(raw []byte) string {
+	return strings.Join(strings.Fields(jsonrec.Abbrev(raw)), " ")
 }

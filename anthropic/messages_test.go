@@ -108,3 +108,27 @@ func TestPartExtras(t *testing.T) {
 		t.Errorf("search_result part %+v (%v)", p, err)
 	}
 }
+
+// FuzzContent checks that Content never panics and that an error is one
+// line naming where it is.
+func FuzzContent(f *testing.F) {
+	for _, s := range []string{`"hi"`, `[]`, `[{"type":"text","text":"a"}]`, `[{"type":"image","source":{"type":"base64","data":"x"}}]`,
+		`[{"type":"tool_result","tool_use_id":"a","content":[{"type":"document","source":{"type":"text","data":"d"}}]}]`,
+		`[{"type":"tool_use","id":"1","input":[1]},{"type":"redacted_thinking","data":"d"},{"type":"web_search_tool_result","content":{"error_code":"x"}}]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		for _, role := range []compact.Role{compact.RoleUser, compact.RoleAssistant} {
+			ms, err := Content(role, json.RawMessage(content))
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), ".content") || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("error %q", err)
+				}
+				continue
+			}
+			if len(ms) == 0 {
+				t.Fatal("no message")
+			}
+		}
+	})
+}
