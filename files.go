@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // FileOps accumulates the files an agent read, wrote and edited, as seen
@@ -50,7 +52,7 @@ func (f *FileOps) AddMessage(m *Message) {
 func (f *FileOps) addCall(call *ToolCall) {
 	str := func(keys ...string) string {
 		for _, k := range keys {
-			if s, ok := TopLevelString(call.Arguments, k); ok && s != "" {
+			if s, ok := jsontext.TopLevelString(call.Arguments, k); ok && s != "" {
 				return s
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 func TestShortenSummary(t *testing.T) {
@@ -29,7 +31,7 @@ func TestShortenSummary(t *testing.T) {
 				t.Errorf("max %d: heading %q lost", max, h)
 			}
 		}
-		if got := (utf16Len(short) + 3) / 4; max >= 500 && got > max {
+		if got := (jsontext.UTF16Len(short) + 3) / 4; max >= 500 && got > max {
 			t.Errorf("max %d: %d tokens", max, got)
 		}
 		if !strings.Contains(short, "left out to fit the context]") {

@@ -3,6 +3,8 @@ package compact
 import (
 	"fmt"
 	"strings"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // ShortenSummary shortens a Markdown summary to about maxTokens (chars/4)
@@ -11,7 +13,7 @@ import (
 // A summary that already fits is returned unchanged. The result can still
 // exceed maxTokens when the headings and markers alone do not fit.
 func ShortenSummary(summary string, maxTokens int) string {
-	if (utf16Len(summary)+3)/4 <= maxTokens {
+	if (jsontext.UTF16Len(summary)+3)/4 <= maxTokens {
 		return summary
 	}
 	type section struct {
@@ -34,10 +36,10 @@ func ShortenSummary(summary string, maxTokens int) string {
 	fixed, body := 0, 0
 	for _, s := range secs {
 		if s.heading != "" {
-			fixed += utf16Len(s.heading) + 1
+			fixed += jsontext.UTF16Len(s.heading) + 1
 		}
 		for _, l := range s.lines {
-			body += utf16Len(l) + 1
+			body += jsontext.UTF16Len(l) + 1
 		}
 	}
 	// Room for the bodies, after the headings and one marker per section.
@@ -53,7 +55,7 @@ func ShortenSummary(summary string, maxTokens int) string {
 		}
 		size := 0
 		for _, l := range s.lines {
-			size += utf16Len(l) + 1
+			size += jsontext.UTF16Len(l) + 1
 		}
 		share := 0
 		if body > 0 {
@@ -61,7 +63,7 @@ func ShortenSummary(summary string, maxTokens int) string {
 		}
 		used, dropped, full := 0, 0, false
 		for _, l := range s.lines {
-			n := utf16Len(l) + 1
+			n := jsontext.UTF16Len(l) + 1
 			if !full && used+n <= share {
 				b.WriteString(l)
 				b.WriteByte('\n')
@@ -72,7 +74,7 @@ func ShortenSummary(summary string, maxTokens int) string {
 			// answer may be one huge line) keeps its head when the rest
 			// of the share is worth it.
 			if !full && share-used >= 200 {
-				b.WriteString(cutUTF16(l, share-used-10))
+				b.WriteString(jsontext.CutUTF16(l, share-used-10))
 				b.WriteString(" […]\n")
 				full = true // the cut line is not counted as left out
 				continue
@@ -87,21 +89,4 @@ func ShortenSummary(summary string, maxTokens int) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// cutUTF16 returns the longest prefix of s, whole runes, whose length in
-// UTF-16 units is at most n.
-func cutUTF16(s string, n int) string {
-	size := 0
-	for i, r := range s {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if size+w > n {
-			return s[:i]
-		}
-		size += w
-	}
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"unsafe"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // Strategy is one cheap way to free context tokens without a model: a
@@ -297,7 +299,7 @@ func appendOriginalSize(b []byte, m *Message) []byte {
 	for _, part := range m.Content {
 		switch part.Type {
 		case PartText:
-			chars += utf16Len(part.Text)
+			chars += jsontext.UTF16Len(part.Text)
 		case PartImage:
 			images++
 		}

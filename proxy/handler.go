@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/apihttp"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // exchange is one request to a model API on its way through the proxy.
@@ -216,7 +217,7 @@ func (s *Server) read(x *exchange) bool {
 	if p.StandDown == "" && x.api == Responses {
 		// The history lives on the provider's side: the request only
 		// carries what is new, and there is nothing here to compact.
-		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
+		if id, ok := jsontext.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
 			p.StandDown = "previous_response_id"
 		}
 	}
