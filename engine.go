@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact/internal/jsontext"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // Log is where a conversation's entries are kept: a session file, an
@@ -665,7 +666,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		if fb.history == "" && fb.prefix != "" {
 			fb.history = "No earlier history."
 		}
-		fb.history = "> Written without a model: the summarizer failed (" + oneLine(Redact(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
+		fb.history = "> Written without a model: the summarizer failed (" + oneLine(redact.String(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
 		parts = fb
 	}
 	res.Summarizer, res.Usage = parts.summarizer, parts.usage
@@ -724,7 +725,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	}
 	if res.FallbackErr != nil {
 		details["fallback"] = true
-		details["summarizerError"] = oneLine(Redact(res.FallbackErr.Error()))
+		details["summarizerError"] = oneLine(redact.String(res.FallbackErr.Error()))
 	}
 	entry := &Entry{
 		Kind: KindCompaction,

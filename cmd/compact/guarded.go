@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // errTotalTimeout is the cause of the context of a model summary whose
@@ -26,7 +27,7 @@ type guardedSummarizer struct {
 	// total bounds all calls together, from the start of the first;
 	// timeout is the per-request limit in effect, for the messages.
 	total, timeout time.Duration
-	// secrets are redacted from errors (see compact.Redact).
+	// secrets are redacted from errors (see redact.String).
 	secrets []string
 	// now is the clock that starts the deadline.
 	now func() time.Time
@@ -53,13 +54,13 @@ func (g *guardedSummarizer) Summarize(ctx context.Context, req *compact.SummaryR
 			err = fmt.Errorf("%w (the time limit of one request, --timeout %v, ran out)", err, g.timeout)
 		}
 	}
-	return nil, compact.RedactError(err, g.secrets...)
+	return nil, redact.Error(err, g.secrets...)
 }
 
 // redact takes the keys this run knows of out of s: the one configured
-// for the summarizer and those in the environment (see compact.Redact).
+// for the summarizer and those in the environment (see redact.String).
 func (a *app) redact(s string) string {
-	return compact.Redact(s, a.secrets()...)
+	return redact.String(s, a.secrets()...)
 }
 
 // secrets returns the keys this run knows of.
