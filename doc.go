@@ -25,9 +25,9 @@
 //
 // # Packages
 //
-// This package imports none of the others but the leaves it builds on
-// (internal/jsontext, internal/redact, internal/swar); the rest build on
-// it.
+// This package imports none of the others but the internal leaves it
+// builds on (internal/jsontext, internal/redact, internal/zerocopy, and
+// internal/swar through jsontext); the rest build on it.
 //
 //   - compact (this package): the domain and the engine.
 //   - session: pi coding-agent session files (JSONL): read, write, append.
@@ -56,6 +56,7 @@
 //   - internal/jsontext: the byte-level JSON and UTF-16 toolkit (scan, read, count).
 //   - internal/redact: takes credentials out of texts and errors.
 //   - internal/swar: word-at-a-time byte tests shared by the JSON scanners.
+//   - internal/zerocopy: bytes to string and back without a copy (the one home of unsafe conversions).
 //   - internal/apihttp: the HTTP plumbing the anthropic and openai clients share.
 //   - internal/jsonrec: JSON helpers with line numbers for the agents' readers.
 //   - internal/testing/fakeupstream: a scripted model provider for tests.

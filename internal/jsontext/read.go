@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/compactkit/compact/internal/zerocopy"
 )
 
 // TopLevelString returns the string value stored under key in the JSON
@@ -165,7 +166,7 @@ func Unquote(s []byte) (string, bool) {
 		}
 	}
 	// b is not kept or changed after this: hand it over as the string.
-	return unsafe.String(unsafe.SliceData(b), len(b)), true
+	return zerocopy.String(b), true
 }
 
 // hex4 reads the escape \uXXXX at the start of s.

@@ -3,9 +3,9 @@ package jsontext
 import (
 	"encoding/binary"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/compactkit/compact/internal/swar"
+	"github.com/compactkit/compact/internal/zerocopy"
 )
 
 // UTF16Len counts the UTF-16 code units of s: what JavaScript's
@@ -15,7 +15,7 @@ import (
 func UTF16Len(s string) int {
 	// Read the string's bytes in place; UTF16LenBytes neither keeps nor
 	// modifies them.
-	return UTF16LenBytes(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return UTF16LenBytes(zerocopy.Bytes(s))
 }
 
 // UTF16LenBytes is UTF16Len for bytes. ASCII, the bulk of agent
