@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -83,7 +84,7 @@ func decodeAnthropicItem(raw []byte) (*itemInfo, error) {
 	// copied first.
 	ms, _, err := jsontext.ObjectMembers(raw, jsontext.SkipSpace(raw, 0))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	var m anthropicMessage
 	if r := jsontext.Find(ms, "role"); r != nil {
