@@ -12,87 +12,6 @@ import (
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
-// rawEvent is one event as stored, with where it was read for errors.
-type rawEvent struct {
-	raw  json.RawMessage
-	name string
-	line int
-}
-
-// event is the part of an event the reader looks at.
-type event struct {
-	rawEvent
-	f           map[string]json.RawMessage
-	id          int64
-	hasID       bool
-	source      string
-	action      string
-	observation string
-	timestamp   string
-	cause       int64
-	hasCause    bool
-	args        map[string]json.RawMessage
-	meta        *toolMeta
-}
-
-// toolMeta is an event's tool_call_metadata.
-type toolMeta struct {
-	FunctionName  string          `json:"function_name"`
-	ToolCallID    string          `json:"tool_call_id"`
-	ModelResponse json.RawMessage `json:"model_response"`
-}
-
-// modelResponse is the part of a LiteLLM response the reader uses.
-type modelResponse struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Content          json.RawMessage `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			ToolCalls        []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-}
-
-// Action and observation types of the V0 event model
-// (openhands/core/schema).
-var (
-	knownActions = set("message", "system", "start", "read", "write", "edit", "run", "run_ipython", "browse",
-		"browse_interactive", "call_tool_mcp", "delegate", "think", "finish", "reject", "null", "pause", "resume", "stop",
-		"change_agent_state", "push", "send_pr", "recall", "condensation", "condensation_request", "task_tracking", "loop_recovery")
-	knownObservations = set("read", "write", "edit", "browse", "run", "run_ipython", "chat", "delegate", "message", "error",
-		"success", "null", "think", "agent_state_changed", "user_rejected", "condense", "recall", "mcp", "download",
-		"task_tracking", "loop_detection")
-	// hiddenObservations never reach the model without tool_call_metadata.
-	hiddenObservations = set("null", "agent_state_changed", "recall", "user_rejected", "loop_detection", "success")
-)
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
 // converter holds the state of one conversion.
 type converter struct {
 	name string
@@ -116,14 +35,6 @@ type converter struct {
 type pending struct {
 	msg    *compact.Message
 	events []json.RawMessage
-}
-
-// openCompaction is a compaction whose first kept entry is resolved once
-// every entry is known: the first entry after event id after.
-type openCompaction struct {
-	entry *compact.Entry
-	after int64
-	index int // entry index of the compaction
 }
 
 func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
@@ -150,48 +61,6 @@ func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
 	jsonrec.SafeExtras(c.t, Format)
 	jsonrec.OneLine(c.t)
 	return c.t, nil
-}
-
-// parseEvent reads the fields of an event the reader uses. Errors start
-// with the path inside the event.
-func parseEvent(r rawEvent) (*event, error) {
-	f, err := jsonrec.Fields(r.raw)
-	if err != nil {
-		return nil, err
-	}
-	ev := &event{rawEvent: r, f: f}
-	if raw, ok := f["id"]; ok && !jsonrec.IsNull(raw) {
-		if err := json.Unmarshal(raw, &ev.id); err != nil {
-			return nil, fmt.Errorf(".id: not an integer")
-		}
-		ev.hasID = true
-	}
-	if raw, ok := f["cause"]; ok && !jsonrec.IsNull(raw) {
-		if err := json.Unmarshal(raw, &ev.cause); err != nil {
-			return nil, fmt.Errorf(".cause: not an integer")
-		}
-		ev.hasCause = true
-	}
-	for key, dst := range map[string]*string{"source": &ev.source, "action": &ev.action, "observation": &ev.observation, "timestamp": &ev.timestamp} {
-		if err := jsonrec.String(f, key, dst); err != nil {
-			return nil, err
-		}
-	}
-	if raw, ok := f["args"]; ok && !jsonrec.IsNull(raw) {
-		if ev.args, err = jsonrec.Fields(raw); err != nil {
-			return nil, fmt.Errorf(".args%w", err)
-		}
-	}
-	if raw, ok := f["tool_call_metadata"]; ok && !jsonrec.IsNull(raw) {
-		ev.meta = &toolMeta{}
-		if err := json.Unmarshal(raw, ev.meta); err != nil {
-			return nil, fmt.Errorf(".tool_call_metadata: %v", err)
-		}
-		if ev.meta.ToolCallID == "" {
-			return nil, fmt.Errorf(".tool_call_metadata.tool_call_id: missing")
-		}
-	}
-	return ev, nil
 }
 
 // add appends an entry for ev, named after the event's id when it is
@@ -399,27 +268,6 @@ func (c *converter) responseMessage(ev *event, resp *modelResponse) (*compact.Me
 	return m, nil
 }
 
-// contentText reads a LiteLLM message content: a string, null, or a list
-// of parts whose text parts are joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
 // messageAction maps a message action: the user's or the agent's words,
 // with their images.
 func (c *converter) messageAction(ev *event) error {
@@ -511,82 +359,6 @@ func (c *converter) observationEvent(ev *event) error {
 	c.message(ev, &compact.Message{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: content}},
 		Extra: map[string]json.RawMessage{"openhandsEvent": rest}})
 	return nil
-}
-
-// condensation maps a condensation action onto a compaction entry.
-func (c *converter) condensation(ev *event) error {
-	var args struct {
-		IDs     []int64 `json:"forgotten_event_ids"`
-		Start   *int64  `json:"forgotten_events_start_id"`
-		End     *int64  `json:"forgotten_events_end_id"`
-		Summary *string `json:"summary"`
-		Offset  *int    `json:"summary_offset"`
-	}
-	if err := json.Unmarshal(ev.f["args"], &args); err != nil {
-		return fmt.Errorf(".args: %v", err)
-	}
-	details := map[string]any{"source": Format}
-	last := int64(-1)
-	switch {
-	case args.IDs != nil:
-		for _, id := range args.IDs {
-			last = max(last, id)
-		}
-		details["forgottenEventIds"] = args.IDs
-	case args.Start != nil && args.End != nil:
-		last = *args.End
-		details["forgottenEventsStartId"] = *args.Start
-		details["forgottenEventsEndId"] = *args.End
-	default:
-		return fmt.Errorf(".args: neither forgotten_event_ids nor forgotten_events_start_id and _end_id")
-	}
-	if args.Offset != nil {
-		details["summaryOffset"] = *args.Offset
-	}
-	summary := ""
-	if args.Summary != nil {
-		summary = *args.Summary
-	}
-	c.compaction(ev, summary, last, details)
-	return nil
-}
-
-// compaction appends a compaction entry whose first kept entry is the
-// first one after event id after (-1: the first after the compaction).
-func (c *converter) compaction(ev *event, summary string, after int64, details map[string]any) {
-	comp := &compact.Compaction{Summary: summary, Details: details}
-	if c.lastUsage != nil {
-		comp.TokensBefore = c.lastUsage.ContextTokens()
-	}
-	e := &compact.Entry{Kind: compact.KindCompaction, Compaction: comp}
-	c.add(ev, e)
-	if after < 0 && ev.hasID {
-		after = ev.id
-	}
-	c.compactions = append(c.compactions, &openCompaction{entry: e, after: after, index: len(c.t.Entries) - 1})
-}
-
-// resolveCompactions sets each compaction's FirstKeptID: the first
-// message entry, in file order, of an event after the last forgotten
-// one.
-func (c *converter) resolveCompactions() {
-	if len(c.compactions) == 0 {
-		return
-	}
-	byEntry := make(map[string]int64, len(c.ids))
-	for evID, entryID := range c.ids {
-		byEntry[entryID] = evID
-	}
-	for _, oc := range c.compactions {
-		for i, e := range c.t.Entries {
-			evID, ok := byEntry[e.ID]
-			if !ok || evID <= oc.after || i == oc.index || !e.IsContextMessage() {
-				continue
-			}
-			oc.entry.Compaction.FirstKeptID = e.ID
-			break
-		}
-	}
 }
 
 // timestamp returns an event timestamp as RFC 3339 in UTC with
