@@ -400,3 +400,21 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	}
 	return buf.Bytes()
 }
+
+// tokens is Gemini CLI's TokensSummary: the usage metadata of the call.
+type tokens struct {
+	Input    int `json:"input"`
+	Output   int `json:"output"`
+	Cached   int `json:"cached"`
+	Thoughts int `json:"thoughts"`
+	Tool     int `json:"tool"`
+	Total    int `json:"total"`
+}
+
+// toolCall is a ToolCallRecord.
+type toolCall struct {
+	fields map[string]json.RawMessage
+	id     string
+	name   string
+	status string
+}
