@@ -1,9 +1,135 @@
 package cline
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+
+	"github.com/compactkit/compact/internal/jsonrec"
 )
+
+// element is one member of a top-level JSON array, with the line it starts
+// on (1-based) for error messages.
+type element struct {
+	raw  json.RawMessage
+	line int
+}
+
+// decodeArray splits data, a JSON array, into its elements. An array cut
+// short after at least one whole element (a write that did not finish) is
+// returned with a warning; any other syntax error is an error naming the
+// line. what names an element in messages ("message", "ui message").
+func decodeArray(data []byte, name, what string) ([]element, string, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s:%d: not a JSON array: %w", name, jsonrec.Line(data, int(dec.InputOffset())), err)
+	}
+	if t != json.Delim('[') {
+		return nil, "", fmt.Errorf("%s:1: not a JSON array (starts with %v)", name, t)
+	}
+	var out []element
+	for dec.More() {
+		start := jsonrec.SkipSpace(data, dec.InputOffset())
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if cut(err) && len(out) > 0 {
+				return out, fmt.Sprintf("%s:%d: file ends inside %s %d; read the %d before it",
+					name, jsonrec.Line(data, int(start)), what, len(out)+1, len(out)), nil
+			}
+			return nil, "", fmt.Errorf("%s:%d: %s %d: %w", name, jsonrec.Line(data, int(start)), what, len(out)+1, err)
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) == nil && buf.Len() < len(raw) {
+			raw = buf.Bytes()
+		}
+		out = append(out, element{raw: raw, line: jsonrec.Line(data, int(start))})
+	}
+	if _, err := dec.Token(); err != nil {
+		if cut(err) && len(out) > 0 {
+			return out, fmt.Sprintf("%s:%d: file ends before the array is closed", name, jsonrec.Line(data, len(data))), nil
+		}
+		return nil, "", fmt.Errorf("%s:%d: %w", name, jsonrec.Line(data, int(dec.InputOffset())), err)
+	}
+	return out, "", nil
+}
+
+// cut reports whether err means the input ended early.
+func cut(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// apiMessage is one element of the api history.
+type apiMessage struct {
+	index, line int
+	raw         json.RawMessage
+	fields      map[string]json.RawMessage
+	role        string
+	typ         string // "reasoning" for Roo Code's standalone reasoning items
+	blocks      []block
+	ts          int64
+	isSummary   bool // Roo Code condensation summary
+	isMarker    bool // Roo Code sliding-window truncation marker
+	modelInfo   *modelInfo
+}
+
+// decodeMessage decodes element i of the api history.
+func decodeMessage(e element, i int) (*apiMessage, error) {
+	m := &apiMessage{index: i, line: e.line, raw: e.raw}
+	if err := json.Unmarshal(e.raw, &m.fields); err != nil || m.fields == nil {
+		return nil, fmt.Errorf("not an object")
+	}
+	str := func(k string) (string, error) {
+		v, ok := m.fields[k]
+		if !ok || string(v) == "null" {
+			return "", nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return "", fmt.Errorf("field %s: not a string", k)
+		}
+		return s, nil
+	}
+	var err error
+	if m.role, err = str("role"); err != nil {
+		return nil, err
+	}
+	if m.typ, err = str("type"); err != nil {
+		return nil, err
+	}
+	if m.role == "" && m.typ == "" {
+		return nil, fmt.Errorf("field role: missing")
+	}
+	if v, ok := m.fields["ts"]; ok && string(v) != "null" {
+		var f float64
+		if err := json.Unmarshal(v, &f); err != nil {
+			return nil, fmt.Errorf("field ts: not a number")
+		}
+		m.ts = int64(f)
+	}
+	for k, dst := range map[string]*bool{"isSummary": &m.isSummary, "isTruncationMarker": &m.isMarker} {
+		if v, ok := m.fields[k]; ok && string(v) != "null" {
+			if err := json.Unmarshal(v, dst); err != nil {
+				return nil, fmt.Errorf("field %s: not a boolean", k)
+			}
+		}
+	}
+	if v, ok := m.fields["modelInfo"]; ok && string(v) != "null" {
+		m.modelInfo = &modelInfo{}
+		if err := json.Unmarshal(v, m.modelInfo); err != nil {
+			return nil, fmt.Errorf("field modelInfo: %s", fieldError(err))
+		}
+	}
+	if m.role != "" {
+		if m.blocks, err = decodeContent(m.fields["content"]); err != nil {
+			return nil, fmt.Errorf("field content: %w", err)
+		}
+	}
+	return m, nil
+}
 
 // uiMessage is the part of a ui_messages.json record this package reads.
 type uiMessage struct {
