@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // block is one content block of a stored message, decoded into its
@@ -63,29 +64,10 @@ var partKeys = map[string]bool{
 	"mimeType": true, "id": true, "name": true, "arguments": true, "redacted": true,
 }
 
-// extras returns the members of f not listed in modelled, or nil.
+// extras returns the members of f not listed in modelled, or nil; one
+// named in reserved is kept as "cline_" + its name.
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
-	var out map[string]json.RawMessage
-	for k, v := range f {
-		skip := false
-		for _, m := range modelled {
-			if k == m {
-				skip = true
-				break
-			}
-		}
-		if skip {
-			continue
-		}
-		if out == nil {
-			out = map[string]json.RawMessage{}
-		}
-		if reserved[k] {
-			k = "cline_" + k
-		}
-		out[k] = v
-	}
-	return out
+	return jsonrec.ExtrasRenamed(f, reserved, "cline_", modelled...)
 }
 
 // textPart returns a text part for a text block.

@@ -416,7 +416,8 @@ func (c *converter) result(tc toolCall, ts int64) (*compact.Message, error) {
 	return res, nil
 }
 
-// fieldError words a JSON decoding error as "field X: ...".
+// fieldError words a JSON decoding error as "X: ..." (the caller names
+// the field it decoded).
 func fieldError(err error) string {
 	if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
 		return fmt.Sprintf("%s: %s is not a %s", te.Field, te.Value, te.Type)

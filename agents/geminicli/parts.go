@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // part is one Gemini API Part ({text}, {inlineData}, {functionCall},
@@ -92,25 +93,9 @@ var partKeys = map[string]bool{
 }
 
 // extras returns the members of f other than the modelled ones, nil if
-// none.
+// none; one named in reserved is kept as "gemini_" + its name.
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
-	var out map[string]json.RawMessage
-outer:
-	for k, v := range f {
-		for _, m := range modelled {
-			if k == m {
-				continue outer
-			}
-		}
-		if out == nil {
-			out = map[string]json.RawMessage{}
-		}
-		if reserved[k] {
-			k = "gemini_" + k
-		}
-		out[k] = v
-	}
-	return out
+	return jsonrec.ExtrasRenamed(f, reserved, "gemini_", modelled...)
 }
 
 // contentPart maps a text, thought or image part; ok is false for the
