@@ -617,18 +617,16 @@ func TestBadInput(t *testing.T) {
 		{"not JSON", `[{"role":"user","content":"a"} x]`, "t.json:1:"},
 		{"element not an object", "[\n1]", "t.json:2: message 1: not an object"},
 		{"role not a string", "[\n{\"role\":1,\"content\":\"a\"}]", "t.json:2: message 1: field role: not a string"},
-		{"content not blocks", `[{"role":"user","content":7}]`, "message 1: field content: not a string or an array of blocks"},
-		{"block without type", `[{"role":"user","content":[{"text":"a"}]}]`, "field content: block 0: field type: not a string"},
-		{"ts not a number", `[{"role":"user","content":"a","ts":"x"}]`, "field ts: not a number"},
-		{"no role", `[{"content":"a"}]`, "field role: missing"},
+		{"content not blocks", `[{"role":"user","content":7}]`, "t.json:1: message 1: field content: not a string or an array of blocks"},
+		{"block without type", `[{"role":"user","content":[{"text":"a"}]}]`, "t.json:1: message 1: field content: block 0: field type: not a string"},
+		{"ts not a number", `[{"role":"user","content":"a","ts":"x"}]`, "t.json:1: message 1: field ts: not a number"},
+		{"no role", `[{"content":"a"}]`, "t.json:1: message 1: field role: missing"},
 		{"empty", ``, "t.json:1: not a JSON array"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read([]byte(tc.data), "t.json")
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			readertest.CheckError(t, err, tc.want)
 		})
 	}
 }

@@ -296,14 +296,12 @@ func TestBadInput(t *testing.T) {
 		{"$set messages not an array", meta + `{"$set":{"messages":3}}` + "\n", "t.jsonl:2: field $set.messages: not an array"},
 		{"legacy message without id", "{\"sessionId\":\"s\",\"projectHash\":\"p\",\n\"messages\":[\n{\"type\":\"user\"}]}", "t.jsonl:3: message 1: field id: missing"},
 		{"checkpoint content", `[{"role":1}]`, "t.jsonl: content 1: role"},
-		{"checkpoint history", `{"history":{}}`, "history: not an array"},
+		{"checkpoint history", `{"history":{}}`, "t.jsonl:1: history: not an array"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read([]byte(tc.data), "t.jsonl")
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			readertest.CheckError(t, err, tc.want)
 		})
 	}
 	// A message that cannot be mapped is kept as stored, with a warning.

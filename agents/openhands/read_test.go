@@ -193,9 +193,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := Read([]byte(tc.body), "x.json")
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
-		}
+		readertest.CheckError(t, err, tc.want)
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "0.json"), []byte(`{"id":0,"source":"user","action":"message","args":{"content":"hi"}}`), 0o644)

@@ -340,12 +340,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := Read([]byte(tc.body), "b.json")
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("error spans lines: %q", err)
-		}
+		readertest.CheckError(t, err, tc.want)
 	}
 }
 

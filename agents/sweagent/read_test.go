@@ -209,9 +209,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := Read([]byte(tc.body), "x.traj")
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
-		}
+		readertest.CheckError(t, err, tc.want)
 	}
 }
 
