@@ -633,11 +633,7 @@ func TestBadInput(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	long := `[{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 70000) + `"}]}]`
-	tests := []struct {
-		name string
-		head string
-		want bool
-	}{
+	readertest.CheckDetect(t, Detect, []readertest.Head{
 		{"xml task", readertest.File(t, "testdata/xml-task/api_conversation_history.json"), true},
 		{"native task", readertest.File(t, "testdata/native-task/api_conversation_history.json"), true},
 		{"roo task", readertest.File(t, "testdata/roo-task/api_conversation_history.json"), true},
@@ -655,16 +651,5 @@ func TestDetect(t *testing.T) {
 		{"gemini recording", `{"sessionId":"a","projectHash":"b","messages":[]}`, false},
 		{"other role", `[{"role":"tool","content":"x"}]`, false},
 		{"empty", ``, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			head := tc.head
-			if len(head) > 65536 {
-				head = head[:65536]
-			}
-			if got := Detect([]byte(head)); got != tc.want {
-				t.Errorf("Detect = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	})
 }

@@ -2,8 +2,6 @@ package codex
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -250,50 +248,17 @@ func TestCompactions(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.jsonl")
-	other, _ := filepath.Glob("../claudecode/testdata/*.jsonl")
-	if len(own) < 3 || len(other) == 0 {
-		t.Fatalf("testdata: %v %v", own, other)
-	}
-	type sample struct {
-		name string
-		head []byte
-		want bool
-	}
-	var samples []sample
-	add := func(f string, want bool) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, sample{f, head(data, 64<<10), want}, sample{f + " cut at 100 bytes", head(data, 100), want})
-	}
-	for _, f := range own {
-		add(f, true)
-	}
-	for _, f := range append(other, "/work/shared/testdata/sessions/pi/before-compaction.jsonl") {
-		add(f, false)
-	}
-	samples = append(samples,
-		sample{"empty", nil, false},
-		sample{"early rollout", []byte(`{"id":"x","timestamp":"2025-05-01T00:00:00Z","instructions":null}` + "\n"), true},
-		sample{"other envelope", []byte(`{"timestamp":"t","type":"other","payload":{}}` + "\n"), false},
-		sample{"claude line", []byte(`{"type":"user","uuid":"u","sessionId":"s","message":{}}` + "\n"), false},
-		sample{"request body", []byte(`{"model":"gpt-5","messages":[]}`), false},
-		sample{"gemini cli session", []byte(`{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n"), false},
-		sample{"gemini cli session cut", []byte(`{"sessionId":"0ab8","projectHash":"9da8","sta`), false},
-		sample{"gemini cli message", []byte(`{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n"), false},
-	)
-	for _, s := range samples {
-		if got := Detect(s.head); got != s.want {
-			t.Errorf("%s: Detect = %v, want %v", s.name, got, s.want)
-		}
-	}
-}
-
-func head(data []byte, n int) []byte {
-	if len(data) > n {
-		return data[:n]
-	}
-	return data
+	heads := append(readertest.FileHeads(t, true, 100, "testdata/*.jsonl"),
+		readertest.FileHeads(t, false, 100, "../claudecode/testdata/*.jsonl", "../../../shared/testdata/sessions/pi/before-compaction.jsonl")...)
+	heads = append(heads, []readertest.Head{
+		{"empty", "", false},
+		{"early rollout", `{"id":"x","timestamp":"2025-05-01T00:00:00Z","instructions":null}` + "\n", true},
+		{"other envelope", `{"timestamp":"t","type":"other","payload":{}}` + "\n", false},
+		{"claude line", `{"type":"user","uuid":"u","sessionId":"s","message":{}}` + "\n", false},
+		{"request body", `{"model":"gpt-5","messages":[]}`, false},
+		{"gemini cli session", `{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n", false},
+		{"gemini cli session cut", `{"sessionId":"0ab8","projectHash":"9da8","sta`, false},
+		{"gemini cli message", `{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n", false},
+	}...)
+	readertest.CheckDetect(t, Detect, heads)
 }

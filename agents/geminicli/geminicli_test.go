@@ -313,11 +313,7 @@ func TestBadInput(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	long := `{"sessionId":"a","projectHash":"b","messages":[{"id":"x","type":"user","content":"` + strings.Repeat("y", 70000) + `"}]}`
-	tests := []struct {
-		name string
-		head string
-		want bool
-	}{
+	readertest.CheckDetect(t, Detect, []readertest.Head{
 		{"legacy recording", readertest.File(t, "testdata/session-2026-03-27-readme.json"), true},
 		{"old recording", readertest.File(t, "testdata/session-2025-10-rename.json"), true},
 		{"jsonl recording", readertest.File(t, "testdata/session-2026-04-23T12-52-0ab84937.jsonl"), true},
@@ -330,16 +326,5 @@ func TestDetect(t *testing.T) {
 		{"pi session", readertest.File(t, "../../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
 		{"claude code line", `{"parentUuid":null,"sessionId":"x","type":"user","message":{"role":"user","content":"hi"}}`, false},
 		{"empty", "", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			head := tc.head
-			if len(head) > 65536 {
-				head = head[:65536]
-			}
-			if got := Detect([]byte(head)); got != tc.want {
-				t.Errorf("Detect = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	})
 }

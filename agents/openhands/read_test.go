@@ -241,28 +241,12 @@ func TestReadCases(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own := []string{"testdata/basic.json", "testdata/basic_gui_mode.json", "testdata/basic_interactions.json", "testdata/condensation.json", "testdata/session/5f1b2c3d/events/4.json"}
-	for _, f := range own {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !Detect(data) || !Detect(data[:min(len(data), 120)]) {
-			t.Errorf("Detect(%s) = false (whole or first 120 bytes)", f)
-		}
-	}
+	heads := readertest.FileHeads(t, true, 120, "testdata/basic.json", "testdata/basic_gui_mode.json", "testdata/basic_interactions.json", "testdata/condensation.json", "testdata/session/5f1b2c3d/events/4.json")
+	heads = append(heads, readertest.Heads(false, ``, `[]`, `[{"role":"user","content":"x"}]`, `{"type":"session"}`, `[{"id":1,"timestamp":"t","source":"user"}]`, `{"kind":"ActionEvent","source":"agent","action":{}}`)...)
+	heads = append(heads, readertest.Heads(true, `[{"id": 0, "timestamp": "2025", "source": "user", "message": "very long`, `{"action":"run","source":"agent"`, "[\n  {\n    \"observation\": \"run\", \"id\": 2")...)
+	readertest.CheckDetect(t, Detect, heads)
 	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl"},
 		"../requestbody/testdata/*.json", "../sweagent/testdata/*.traj")
-	for _, head := range []string{``, `[]`, `[{"role":"user","content":"x"}]`, `{"type":"session"}`, `[{"id":1,"timestamp":"t","source":"user"}]`, `{"kind":"ActionEvent","source":"agent","action":{}}`} {
-		if Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = true", head)
-		}
-	}
-	for _, head := range []string{`[{"id": 0, "timestamp": "2025", "source": "user", "message": "very long`, `{"action":"run","source":"agent"`, "[\n  {\n    \"observation\": \"run\", \"id\": 2"} {
-		if !Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = false", head)
-		}
-	}
 }
 
 func TestDetectDir(t *testing.T) {

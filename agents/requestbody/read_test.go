@@ -345,33 +345,14 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.json")
-	if len(own) < 4 {
-		t.Fatalf("testdata has %d bodies", len(own))
-	}
-	for _, f := range own {
-		data, _ := os.ReadFile(f)
-		if !Detect(data) {
-			t.Errorf("Detect(%s) = false", f)
-		}
-		if !Detect(data[:min(len(data), 120)]) {
-			t.Errorf("Detect(first 120 bytes of %s) = false", f)
-		}
-	}
+	heads := readertest.FileHeads(t, true, 120, "testdata/*.json")
+	heads = append(heads, readertest.Heads(false, ``, `   `, `null`, `[{"role":"user"}]`, `{"type":"session","version":3}`+"\n", `{"trajectory":[],"history":[]}`,
+		`{"model":"m","messages":"x"}`, `{"model":"m"}`, `{"model":"m","input":[{"role":"user"}]}`, `{"mod`, `not json`)...)
+	heads = append(heads, readertest.Heads(true, `{"messages":[`, `{"model":"m","max_tokens":100,"system":"long sys`, " {\"stream\":true,\"model\":\"m\",\"tools\":[{\"na")...)
+	readertest.CheckDetect(t, Detect, heads)
 	// A Responses API body (input, not messages) is another format.
 	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl", "../../proxy/testdata/responses_codex.json"},
 		"../sweagent/testdata/*.traj", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
-	for _, head := range []string{``, `   `, `null`, `[{"role":"user"}]`, `{"type":"session","version":3}` + "\n", `{"trajectory":[],"history":[]}`,
-		`{"model":"m","messages":"x"}`, `{"model":"m"}`, `{"model":"m","input":[{"role":"user"}]}`, `{"mod`, `not json`} {
-		if Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = true", head)
-		}
-	}
-	for _, head := range []string{`{"messages":[`, `{"model":"m","max_tokens":100,"system":"long sys`, " {\"stream\":true,\"model\":\"m\",\"tools\":[{\"na"} {
-		if !Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = false", head)
-		}
-	}
 }
 
 func TestReadFileMissing(t *testing.T) {

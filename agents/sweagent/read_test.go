@@ -2,7 +2,6 @@ package sweagent
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -214,28 +213,12 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.traj")
-	if len(own) < 3 {
-		t.Fatalf("testdata has %d trajectories", len(own))
-	}
-	for _, f := range own {
-		data, _ := os.ReadFile(f)
-		if !Detect(data) || !Detect(data[:min(len(data), 100)]) {
-			t.Errorf("Detect(%s) = false (whole or first 100 bytes)", f)
-		}
-	}
+	heads := readertest.FileHeads(t, true, 100, "testdata/*.traj")
+	heads = append(heads, readertest.Heads(false, ``, `[{"history":[]}]`, `{"history":"x"}`, `{"type":"session","history":[]}`, `{"model":"m","messages":[],"history":[]}`, `{"info":{}}`)...)
+	heads = append(heads, readertest.Heads(true, `{"environment":"main","trajectory":[`, `{"attempts":[{"history"`, "{\n  \"history\": [\n    {")...)
+	readertest.CheckDetect(t, Detect, heads)
 	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl"},
 		"../requestbody/testdata/*.json", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
-	for _, head := range []string{``, `[{"history":[]}]`, `{"history":"x"}`, `{"type":"session","history":[]}`, `{"model":"m","messages":[],"history":[]}`, `{"info":{}}`} {
-		if Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = true", head)
-		}
-	}
-	for _, head := range []string{`{"environment":"main","trajectory":[`, `{"attempts":[{"history"`, "{\n  \"history\": [\n    {"} {
-		if !Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = false", head)
-		}
-	}
 }
 
 // FuzzRead checks that Read never panics. The seeds are whole files, so
