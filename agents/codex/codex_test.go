@@ -51,12 +51,8 @@ func TestReadSamples(t *testing.T) {
 			if tr.Format != Format || tr.SessionID != tc.session || tr.Model != tc.model || tr.Provider != "openai" || tr.Cwd == "" || tr.Timestamp == "" {
 				t.Errorf("header: format %q session %q model %q provider %q cwd %q timestamp %q", tr.Format, tr.SessionID, tr.Model, tr.Provider, tr.Cwd, tr.Timestamp)
 			}
-			if got := readertest.Roles(tr); !equalMaps(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if got := readertest.Customs(tr); !equalMaps(got, tc.customs) {
-				t.Errorf("customs %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			comps, injected := 0, 0
 			for _, e := range tr.Entries {
 				if e.Kind == compact.KindCompaction {
@@ -88,18 +84,6 @@ func TestReadSamples(t *testing.T) {
 			readertest.RoundTrip(t, tr, tc.context)
 		})
 	}
-}
-
-func equalMaps[K comparable](a, b map[K]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // assistants returns the assistant messages in order.

@@ -154,15 +154,8 @@ func TestReadFiles(t *testing.T) {
 			if tr.Format != Format || tr.Model != tc.model || tr.SessionID != tc.session {
 				t.Errorf("format %q model %q session %q", tr.Format, tr.Model, tr.SessionID)
 			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if tc.customs == nil {
-				tc.customs = map[string]int{}
-			}
-			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
-				t.Errorf("custom entries %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			readertest.CheckUnknown(t, tr, tc.unknown)
 			if len(tr.Warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)

@@ -3,7 +3,6 @@ package sweagent
 import (
 	"encoding/json"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -92,12 +91,8 @@ func TestReadFiles(t *testing.T) {
 			if tr.Format != Format || tr.Model != tc.model || tr.Cwd != tc.cwd {
 				t.Errorf("format %q model %q cwd %q", tr.Format, tr.Model, tr.Cwd)
 			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
-				t.Errorf("custom entries %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			if len(tr.Unknown) != 0 || len(tr.Warnings) != 0 {
 				t.Errorf("unknown %v, warnings %q", tr.Unknown, tr.Warnings)
 			}
@@ -179,9 +174,7 @@ func TestReadCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
 			readertest.CheckUnknown(t, tr, tc.unknown)
 			readertest.CheckWarnings(t, tr, tc.warnings)
 			readertest.CheckPairing(t, tr)

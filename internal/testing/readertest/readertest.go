@@ -160,6 +160,27 @@ func Customs(tr *compact.Transcript) map[string]int {
 	return out
 }
 
+// CheckRoles asserts that the message entries of tr count want by role
+// (as Roles counts them).
+func CheckRoles(t testing.TB, tr *compact.Transcript, want map[compact.Role]int) {
+	t.Helper()
+	if got := Roles(tr); !reflect.DeepEqual(got, want) {
+		t.Errorf("roles %v, want %v", got, want)
+	}
+}
+
+// CheckCustoms asserts that the custom entries of tr count want by type
+// (as Customs counts them; nil: none).
+func CheckCustoms(t testing.TB, tr *compact.Transcript, want map[string]int) {
+	t.Helper()
+	if want == nil {
+		want = map[string]int{}
+	}
+	if got := Customs(tr); !reflect.DeepEqual(got, want) {
+		t.Errorf("custom entries %v, want %v", got, want)
+	}
+}
+
 // CheckUnknown asserts that tr.Unknown, which a reader always makes,
 // counts the record types in want (nil: none).
 func CheckUnknown(t testing.TB, tr *compact.Transcript, want map[string]int) {
