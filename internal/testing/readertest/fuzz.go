@@ -111,9 +111,9 @@ func BenchRead(b *testing.B, pattern string, read ReadFunc) {
 }
 
 // FuzzDetectRead fuzzes detect and read with each input named name:
-// neither may panic, and every message entry of a transcript read must
-// hold its message. What the errors say is left to the package's other
-// tests.
+// neither may panic, every message entry of a transcript read must hold
+// its message, and the transcript must import as a pi session. What the
+// errors say is left to the package's other tests.
 func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read ReadFunc) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		detect(data)
@@ -125,6 +125,9 @@ func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read Re
 			if e.Kind == compact.KindMessage && e.Message == nil {
 				t.Fatal("message entry without a message")
 			}
+		}
+		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
+			t.Fatalf("accepted transcript does not import: %v", err)
 		}
 		StableIDs(t, tr, read, data, name)
 	})
