@@ -113,11 +113,20 @@ func TestDetectionOrder(t *testing.T) {
 	}
 }
 
+// readerDir returns the folder of the package that reads format, the
+// one that holds its testdata; "" for a format it does not know.
+func readerDir(format string) string {
+	return map[string]string{
+		"gemini-cli": "geminicli", "claude-code": "claudecode", "codex": "codex", "cline": "cline",
+		"openhands": "openhands", "swe-agent": "sweagent", "request-body": "requestbody",
+	}[format]
+}
+
 // exampleFiles lists the test files of a format's package.
 func exampleFiles(t *testing.T, format string) []string {
-	pkg := map[string]string{"request-body": "requestbody", "claude-code": "claudecode", "gemini-cli": "geminicli", "swe-agent": "sweagent"}[format]
+	pkg := readerDir(format)
 	if pkg == "" {
-		pkg = format
+		t.Fatalf("format %s: no reader folder named for it in readerDir", format)
 	}
 	var files []string
 	filepath.WalkDir(filepath.Join(pkg, "testdata"), func(path string, d os.DirEntry, err error) error {

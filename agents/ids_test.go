@@ -13,14 +13,10 @@ import (
 // model_change entry put first included), so that an id printed by one
 // run of "compact context" names the same entry in the next.
 func TestStableIDs(t *testing.T) {
-	dirs := map[string]string{
-		"gemini-cli": "geminicli", "claude-code": "claudecode", "codex": "codex", "cline": "cline",
-		"openhands": "openhands", "swe-agent": "sweagent", "request-body": "requestbody",
-	}
 	for _, f := range Formats() {
-		dir, ok := dirs[f.Name]
-		if !ok {
-			t.Errorf("format %s: no testdata folder named for it here", f.Name)
+		dir := readerDir(f.Name)
+		if dir == "" {
+			t.Errorf("format %s: no reader folder named for it in readerDir", f.Name)
 			continue
 		}
 		paths, err := filepath.Glob(filepath.Join(dir, "testdata", "*"))
