@@ -504,3 +504,92 @@ func rfc3339(ms int64) string {
 	}
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
 }
+
+// partKeys are the members pi writes for content parts; a stored member of
+// the same name that this package does not model is kept under a
+// "cline_" prefix so that it cannot overwrite them.
+var partKeys = map[string]bool{
+	"type": true, "text": true, "thinking": true, "thinkingSignature": true, "data": true,
+	"mimeType": true, "id": true, "name": true, "arguments": true, "redacted": true,
+}
+
+// extras returns the members of f not listed in modelled, or nil; one
+// named in reserved is kept as "cline_" + its name.
+func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
+	return jsonrec.ExtrasRenamed(f, reserved, "cline_", modelled...)
+}
+
+// textPart returns a text part for a text block.
+func textPart(b block) compact.Part {
+	return compact.Part{Type: compact.PartText, Text: b.str("text"), Extra: extras(b.fields, partKeys, "type", "text")}
+}
+
+// imagePart returns an image part for an Anthropic image block with a
+// base64 source; ok is false for other sources (URLs, files).
+func imagePart(b block) (compact.Part, bool) {
+	var src struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}
+	if json.Unmarshal(b.fields["source"], &src) != nil || src.Type != "base64" {
+		return compact.Part{}, false
+	}
+	return compact.Part{Type: compact.PartImage, Extra: extras(b.fields, partKeys, "type", "source"), Image: &compact.Image{MimeType: src.MediaType, Data: src.Data}}, true
+}
+
+// thinkingPart maps the reasoning blocks: Anthropic thinking (its
+// signature becomes pi's thinkingSignature), redacted_thinking (no text;
+// the encrypted data is kept as redactedData) and the reasoning blocks Roo
+// Code stores for other providers (text, summary, encrypted_content).
+func thinkingPart(b block) compact.Part {
+	p := compact.Part{Type: compact.PartThinking}
+	switch b.typ {
+	case "thinking":
+		p.Thinking = b.str("thinking")
+		p.Extra = extras(b.fields, partKeys, "type", "thinking", "signature")
+		if sig, ok := b.fields["signature"]; ok {
+			if p.Extra == nil {
+				p.Extra = map[string]json.RawMessage{}
+			}
+			p.Extra["thinkingSignature"] = sig
+		}
+	case "redacted_thinking":
+		p.Extra = extras(b.fields, partKeys, "type", "data")
+		if d, ok := b.fields["data"]; ok {
+			if p.Extra == nil {
+				p.Extra = map[string]json.RawMessage{}
+			}
+			p.Extra["redactedData"] = d
+		}
+	default: // reasoning
+		p.Thinking = b.str("text")
+		p.Extra = extras(b.fields, partKeys, "type", "text")
+	}
+	return p
+}
+
+// toolResultParts returns the content of a tool_result block as parts: a
+// string becomes one text part, an array its text and image blocks. Other
+// blocks inside are returned as unknown.
+func toolResultParts(b block) (parts []compact.Part, unknown []json.RawMessage, err error) {
+	blocks, err := decodeContent(b.fields["content"])
+	if err != nil {
+		return nil, nil, fmt.Errorf("field content: %w", err)
+	}
+	for _, x := range blocks {
+		switch x.typ {
+		case "text":
+			parts = append(parts, textPart(x))
+		case "image":
+			if p, ok := imagePart(x); ok {
+				parts = append(parts, p)
+				continue
+			}
+			unknown = append(unknown, x.raw)
+		default:
+			unknown = append(unknown, x.raw)
+		}
+	}
+	return parts, unknown, nil
+}

@@ -251,3 +251,51 @@ func apiRequests(msgs []*uiMessage) []*apiReq {
 	}
 	return out
 }
+
+// block is one content block of a stored message, decoded into its
+// members.
+type block struct {
+	typ    string
+	fields map[string]json.RawMessage
+	raw    json.RawMessage
+}
+
+// decodeContent reads a message's content: a string (one text block) or an
+// array of blocks. Each block must be an object with a string "type".
+func decodeContent(raw json.RawMessage) ([]block, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		text, _ := json.Marshal(s)
+		return []block{{typ: "text", fields: map[string]json.RawMessage{"type": json.RawMessage(`"text"`), "text": text}}}, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(raw, &raws); err != nil {
+		return nil, fmt.Errorf("not a string or an array of blocks")
+	}
+	out := make([]block, 0, len(raws))
+	for i, r := range raws {
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal(r, &f); err != nil || f == nil {
+			return nil, fmt.Errorf("block %d: not an object", i)
+		}
+		var typ string
+		if err := json.Unmarshal(f["type"], &typ); err != nil {
+			return nil, fmt.Errorf("block %d: field type: not a string", i)
+		}
+		out = append(out, block{typ: typ, fields: f, raw: r})
+	}
+	return out, nil
+}
+
+// str returns the string member k of b ("" when absent or not a string).
+func (b block) str(k string) string {
+	var s string
+	_ = json.Unmarshal(b.fields[k], &s)
+	return s
+}
