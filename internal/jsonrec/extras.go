@@ -8,18 +8,12 @@ import "encoding/json"
 // output gives a field of its own) kept under prefix + name instead, so
 // that it cannot overwrite that field.
 func ExtrasRenamed(f map[string]json.RawMessage, reserved map[string]bool, prefix string, known ...string) map[string]json.RawMessage {
-	var out map[string]json.RawMessage
-outer:
-	for k, v := range f {
-		for _, kn := range known {
-			if k == kn {
-				continue outer
-			}
-		}
+	out := Extras(f, known...)
+	for k, v := range out {
 		if reserved[k] {
-			k = prefix + k
+			delete(out, k)
+			out[prefix+k] = v
 		}
-		out = Set(out, k, v)
 	}
 	return out
 }
