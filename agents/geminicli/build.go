@@ -15,7 +15,7 @@ import (
 // messages, compressions and other records in file order.
 func build(f *fold) *compact.Transcript {
 	t := &compact.Transcript{Format: Format, Unknown: f.unknown, Warnings: f.warnings}
-	c := &converter{name: f.name, t: t, calls: map[string]string{}, answered: map[string]bool{}, used: map[string]bool{}}
+	c := &builder{name: f.name, t: t, calls: map[string]string{}, answered: map[string]bool{}, used: map[string]bool{}}
 	str := func(k string) string {
 		var s string
 		_ = json.Unmarshal(f.meta[k], &s)
@@ -105,8 +105,8 @@ func build(f *fold) *compact.Transcript {
 	return t
 }
 
-// converter turns message records into entries.
-type converter struct {
+// builder turns message records into entries.
+type builder struct {
 	name string
 	t    *compact.Transcript
 	// calls maps each tool call id seen to its tool name; answered marks
@@ -117,13 +117,13 @@ type converter struct {
 	used map[string]bool
 }
 
-func (c *converter) warn(format string, args ...any) {
+func (c *builder) warn(format string, args ...any) {
 	c.t.Warnings = append(c.t.Warnings, fmt.Sprintf(format, args...))
 }
 
 // id returns want, or want with a suffix when it is taken (a message
 // written again after a rewind).
-func (c *converter) id(want string) string {
+func (c *builder) id(want string) string {
 	id := want
 	for n := 2; c.used[id]; n++ {
 		id = fmt.Sprintf("%s~%d", want, n)
@@ -145,7 +145,7 @@ func (k tokens) usage() *compact.Usage {
 }
 
 // messageEntries returns the entries of one message record.
-func (c *converter) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
+func (c *builder) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
 	ts := r.timestamp
 	switch r.typ {
 	case "user":
@@ -162,7 +162,7 @@ func (c *converter) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
 // user maps a user message: its text and images; functionResponse parts
 // (which newer versions record as a user message after the calls) become
 // tool results unless the call's own record already gave its result.
-func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
+func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	parts, err := decodeParts(r.fields["content"])
 	if err != nil {
 		return nil, fmt.Errorf("field content: %w", err)
@@ -247,7 +247,7 @@ func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) m
 // gemini maps a model message: its thoughts, its content, its tool calls
 // (each followed by a tool result message made from the call's result),
 // its tokens as usage.
-func (c *converter) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
+func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: jsonrec.Millis(ts), Provider: "google"}
 	if v, ok := r.fields["model"]; ok && string(v) != "null" {
 		if err := json.Unmarshal(v, &msg.Model); err != nil {
@@ -365,7 +365,7 @@ func (c *converter) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 // text and images. A call without a result (cancelled) gives an empty
 // result. IsError is set by an error response or a status of error or
 // cancelled.
-func (c *converter) result(tc toolCall, ts int64) (*compact.Message, error) {
+func (c *builder) result(tc toolCall, ts int64) (*compact.Message, error) {
 	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: tc.id, ToolName: tc.name, Timestamp: ts,
 		IsError: tc.status == "error" || tc.status == "cancelled"}
 	parts, err := decodeParts(tc.fields["result"])

@@ -12,7 +12,7 @@ import (
 // of the new messages written before the first kept one (Gemini CLI's
 // <state_snapshot> and the model's acknowledgement), with their records
 // in Details.
-func (c *converter) compaction(comp *compression) *compact.Entry {
+func (c *builder) compaction(comp *compression) *compact.Entry {
 	var texts []string
 	var recs []any
 	ts := ""

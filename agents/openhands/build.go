@@ -12,8 +12,8 @@ import (
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
-// converter holds the state of one conversion.
-type converter struct {
+// builder holds the state of one conversion of events into entries.
+type builder struct {
 	name string
 	t    *compact.Transcript
 	// ids maps event ids to entry ids.
@@ -37,8 +37,11 @@ type pending struct {
 	events []json.RawMessage
 }
 
-func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
-	c := &converter{name: name, t: &compact.Transcript{Format: Format, Unknown: map[string]int{}},
+// build turns the events read from a stream named name into the
+// transcript's entries, in order. An event that does not decode or map is
+// an error naming its file, line and index.
+func build(raws []rawEvent, name string) (*compact.Transcript, error) {
+	c := &builder{name: name, t: &compact.Transcript{Format: Format, Unknown: map[string]int{}},
 		ids: map[int64]string{}, taken: map[string]bool{}, responses: map[string]*pending{},
 		calls: map[string]string{}, bash: map[int64]*compact.Message{}}
 	for i, r := range raws {
@@ -65,7 +68,7 @@ func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
 
 // add appends an entry for ev, named after the event's id when it is
 // unique.
-func (c *converter) add(ev *event, e *compact.Entry) {
+func (c *builder) add(ev *event, e *compact.Entry) {
 	e.Timestamp = timestamp(ev.timestamp)
 	if e.Message != nil && e.Timestamp != "" {
 		if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
@@ -92,16 +95,16 @@ func (c *converter) add(ev *event, e *compact.Entry) {
 	c.t.Entries = append(c.t.Entries, e)
 }
 
-func (c *converter) message(ev *event, m *compact.Message) {
+func (c *builder) message(ev *event, m *compact.Message) {
 	c.add(ev, &compact.Entry{Kind: compact.KindMessage, Message: m})
 }
 
-func (c *converter) custom(ev *event, typ string) {
+func (c *builder) custom(ev *event, typ string) {
 	c.add(ev, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: ev.raw}})
 }
 
 // event maps one event. Errors start with the path inside it.
-func (c *converter) event(ev *event) error {
+func (c *builder) event(ev *event) error {
 	switch {
 	case ev.action != "":
 		if !knownActions[ev.action] {
@@ -119,7 +122,7 @@ func (c *converter) event(ev *event) error {
 	return nil
 }
 
-func (c *converter) actionEvent(ev *event) error {
+func (c *builder) actionEvent(ev *event) error {
 	if ev.meta != nil && ev.source != "user" {
 		return c.toolAction(ev)
 	}
@@ -169,7 +172,7 @@ func (c *converter) actionEvent(ev *event) error {
 // toolAction adds an agent action the model called as a tool to the
 // assistant message of its model response, making that message on the
 // response's first action.
-func (c *converter) toolAction(ev *event) error {
+func (c *builder) toolAction(ev *event) error {
 	var resp modelResponse
 	if len(ev.meta.ModelResponse) > 0 && !jsonrec.IsNull(ev.meta.ModelResponse) {
 		if err := json.Unmarshal(ev.meta.ModelResponse, &resp); err != nil {
@@ -210,7 +213,7 @@ func (c *converter) toolAction(ev *event) error {
 // responseMessage is the assistant message of a model response: its
 // reasoning, its text (else the action's thought), its tool calls, its
 // usage.
-func (c *converter) responseMessage(ev *event, resp *modelResponse) (*compact.Message, error) {
+func (c *builder) responseMessage(ev *event, resp *modelResponse) (*compact.Message, error) {
 	m := &compact.Message{Role: compact.RoleAssistant, Model: resp.Model, StopReason: compact.StopEnd}
 	if resp.Model != "" {
 		if c.t.Model == "" {
@@ -270,7 +273,7 @@ func (c *converter) responseMessage(ev *event, resp *modelResponse) (*compact.Me
 
 // messageAction maps a message action: the user's or the agent's words,
 // with their images.
-func (c *converter) messageAction(ev *event) error {
+func (c *builder) messageAction(ev *event) error {
 	var text string
 	if err := jsonrec.String(ev.args, "content", &text); err != nil {
 		return fmt.Errorf(".args%w", err)
@@ -299,7 +302,7 @@ func (c *converter) messageAction(ev *event) error {
 	return nil
 }
 
-func (c *converter) observationEvent(ev *event) error {
+func (c *builder) observationEvent(ev *event) error {
 	var content string
 	if err := jsonrec.String(ev.f, "content", &content); err != nil {
 		return err

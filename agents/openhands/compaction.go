@@ -16,7 +16,7 @@ type openCompaction struct {
 }
 
 // condensation maps a condensation action onto a compaction entry.
-func (c *converter) condensation(ev *event) error {
+func (c *builder) condensation(ev *event) error {
 	var args struct {
 		IDs     []int64 `json:"forgotten_event_ids"`
 		Start   *int64  `json:"forgotten_events_start_id"`
@@ -55,7 +55,7 @@ func (c *converter) condensation(ev *event) error {
 
 // compaction appends a compaction entry whose first kept entry is the
 // first one after event id after (-1: the first after the compaction).
-func (c *converter) compaction(ev *event, summary string, after int64, details map[string]any) {
+func (c *builder) compaction(ev *event, summary string, after int64, details map[string]any) {
 	comp := &compact.Compaction{Summary: summary, Details: details}
 	if c.lastUsage != nil {
 		comp.TokensBefore = c.lastUsage.ContextTokens()
@@ -71,7 +71,7 @@ func (c *converter) compaction(ev *event, summary string, after int64, details m
 // resolveCompactions sets each compaction's FirstKeptID: the first
 // message entry, in file order, of an event after the last forgotten
 // one.
-func (c *converter) resolveCompactions() {
+func (c *builder) resolveCompactions() {
 	if len(c.compactions) == 0 {
 		return
 	}

@@ -191,7 +191,7 @@ func readInstance(inst instance, name string) (*compact.Transcript, error) {
 			return nil, fmt.Errorf("%s: history[%d]: not an event object", where, i)
 		}
 	}
-	t, err := convert(raws, name)
+	t, err := build(raws, name)
 	if err != nil {
 		return nil, err
 	}

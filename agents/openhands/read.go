@@ -89,7 +89,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 			raws = append(raws, rawEvent{raw: e.Raw, name: name, line: jsonrec.Line(data, e.Off)})
 		}
 	}
-	return convert(raws, name)
+	return build(raws, name)
 }
 
 // readDir reads the numbered event files of a session's events folder,
@@ -127,7 +127,7 @@ func readDir(dir string) (*compact.Transcript, error) {
 		}
 		raws = append(raws, rawEvent{raw: bytes.TrimSpace(data), name: path, line: 1})
 	}
-	t, err := convert(raws, dir)
+	t, err := build(raws, dir)
 	if err != nil {
 		return nil, err
 	}

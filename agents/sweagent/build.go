@@ -9,8 +9,8 @@ import (
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
-// reader holds the state of one Read.
-type reader struct {
+// builder holds the state of one Read.
+type builder struct {
 	name  string
 	data  []byte
 	t     *compact.Transcript
@@ -24,26 +24,26 @@ type reader struct {
 }
 
 // at sets the member or history item the next entries are read from.
-func (r *reader) at(pos string, src []byte) { r.pos, r.src = pos, src }
+func (r *builder) at(pos string, src []byte) { r.pos, r.src = pos, src }
 
 // entry appends e with its id.
-func (r *reader) entry(e *compact.Entry) {
+func (r *builder) entry(e *compact.Entry) {
 	e.ID = r.ids.Derive(r.pos, r.src)
 	r.t.Entries = append(r.t.Entries, e)
 }
 
 // custom appends a custom entry of the given record type.
-func (r *reader) custom(typ string, data json.RawMessage) {
+func (r *builder) custom(typ string, data json.RawMessage) {
 	r.entry(&compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: data}})
 }
 
 // add appends a message entry.
-func (r *reader) add(m *compact.Message) {
+func (r *builder) add(m *compact.Message) {
 	r.entry(&compact.Entry{Kind: compact.KindMessage, Message: m})
 }
 
 // item maps one history item. Errors start with the path inside it.
-func (r *reader) item(it jsonrec.Element) error {
+func (r *builder) item(it jsonrec.Element) error {
 	f, err := jsonrec.Fields(it.Raw)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (r *reader) item(it jsonrec.Element) error {
 
 // assistant maps an assistant item: thinking blocks, the content, then
 // the tool calls.
-func (r *reader) assistant(f map[string]json.RawMessage) error {
+func (r *builder) assistant(f map[string]json.RawMessage) error {
 	m := &compact.Message{Role: compact.RoleAssistant, Extra: jsonrec.Extras(f, "role", "content", "tool_calls", "thinking_blocks")}
 	if raw := f["thinking_blocks"]; !jsonrec.IsEmpty(raw) {
 		var blocks []map[string]json.RawMessage
@@ -135,7 +135,7 @@ func (r *reader) assistant(f map[string]json.RawMessage) error {
 }
 
 // call maps one tool call {id, type, function{name, arguments}}.
-func (r *reader) call(c map[string]json.RawMessage) (compact.Part, error) {
+func (r *builder) call(c map[string]json.RawMessage) (compact.Part, error) {
 	var id, name, args string
 	if err := jsonrec.String(c, "id", &id); err != nil {
 		return compact.Part{}, err
@@ -175,7 +175,7 @@ func (r *reader) call(c map[string]json.RawMessage) (compact.Part, error) {
 // tool maps a tool item: the result of the call its tool_call_ids name,
 // or, when that call is not in the history, a harness note (see
 // compact.OrphanResult) and a warning.
-func (r *reader) tool(f map[string]json.RawMessage, it jsonrec.Element) error {
+func (r *builder) tool(f map[string]json.RawMessage, it jsonrec.Element) error {
 	var ids []string
 	if raw := f["tool_call_ids"]; !jsonrec.IsNull(raw) && raw != nil {
 		if err := json.Unmarshal(raw, &ids); err != nil {
@@ -208,12 +208,12 @@ func (r *reader) tool(f map[string]json.RawMessage, it jsonrec.Element) error {
 // content maps an item's content: a string, or a list of parts (text,
 // image_url with a data: URL; any other part stays a text part "[type]"
 // holding the part under its "part" extra).
-func (r *reader) content(raw json.RawMessage) ([]compact.Part, error) {
+func (r *builder) content(raw json.RawMessage) ([]compact.Part, error) {
 	return jsonrec.Content(raw, "a list", r.part)
 }
 
 // part maps one element of a content list.
-func (r *reader) part(p json.RawMessage) (compact.Part, error) {
+func (r *builder) part(p json.RawMessage) (compact.Part, error) {
 	f, err := jsonrec.Fields(p)
 	if err != nil {
 		return compact.Part{}, err

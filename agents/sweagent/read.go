@@ -29,7 +29,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", name, err)
 	}
-	r := &reader{name: name, data: data, calls: map[string]string{},
+	r := &builder{name: name, data: data, calls: map[string]string{},
 		t: &compact.Transcript{Format: Format, Unknown: map[string]int{}}}
 	byKey := map[string]jsonrec.Member{}
 	for _, m := range members {
