@@ -206,22 +206,14 @@ func TestReadFiles(t *testing.T) {
 // their call, unknown roles and blocks, legacy function calls, images by
 // URL.
 func TestReadCases(t *testing.T) {
-	tests := []struct {
-		name     string
-		body     string
-		roles    map[compact.Role]int
-		customs  map[string]int
-		unknown  map[string]int
-		warnings []string
-		check    func(t *testing.T, tr *compact.Transcript)
-	}{
+	readertest.RunCases(t, Read, "b.json", []readertest.Case{
 		{
-			name:     "chat result without its call",
-			body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
-			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 1},
-			customs:  map[string]int{"request-body:request": 1},
-			warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:     "chat result without its call",
+			Body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
+			Roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 1},
+			Customs:  map[string]int{"request-body:request": 1},
+			Warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
 				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: gone]\nout" || string(m.Extra["tool_call_id"]) != `"gone"` {
 					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
@@ -229,12 +221,12 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:     "anthropic result without its call",
-			body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
-			roles:    map[compact.Role]int{compact.RoleCustom: 1},
-			customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
-			warnings: []string{`b.json:3: messages[0].content[0]: tool result for call "t9"`},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:     "anthropic result without its call",
+			Body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
+			Roles:    map[compact.Role]int{compact.RoleCustom: 1},
+			Customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Warnings: []string{`b.json:3: messages[0].content[0]: tool result for call "t9"`},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
 				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: t9; it reports an error]\nboom" || string(m.Extra["tool_use_id"]) != `"t9"` || string(m.Extra["is_error"]) != "true" {
 					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
@@ -242,12 +234,12 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:    "unknown role and blocks",
-			body:    `{"model":"claude","max_tokens":9,"messages":[{"role":"critic","content":"x"},{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}},{"type":"text","text":"read it"}]},{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{}},{"type":"tool_use","id":"c1","name":"Read","input":{"path":"a"},"cache_control":{"type":"ephemeral"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}`,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
-			customs: map[string]int{"request-body:request": 1, "request-body:critic": 1},
-			unknown: map[string]int{"critic": 1, "document block": 1, "server_tool_use block": 1, "image block": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:    "unknown role and blocks",
+			Body:    `{"model":"claude","max_tokens":9,"messages":[{"role":"critic","content":"x"},{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}},{"type":"text","text":"read it"}]},{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{}},{"type":"tool_use","id":"c1","name":"Read","input":{"path":"a"},"cache_control":{"type":"ephemeral"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}`,
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			Customs: map[string]int{"request-body:request": 1, "request-body:critic": 1},
+			Unknown: map[string]int{"critic": 1, "document block": 1, "server_tool_use block": 1, "image block": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				u := tr.Entries[2].Message
 				if u.Content[0].Text != "[document]" || !strings.Contains(string(u.Content[0].Extra["requestPart"]), `"data":"d"`) {
 					t.Errorf("document placeholder = %+v", u.Content[0])
@@ -263,11 +255,11 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:    "custom tool call",
-			body:    `{"model":"gpt-5","messages":[{"role":"user","content":"patch it"},{"role":"assistant","tool_calls":[{"id":"ct1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},{"role":"tool","tool_call_id":"ct1","content":"Done"}]}`,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
-			customs: map[string]int{"request-body:request": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:    "custom tool call",
+			Body:    `{"model":"gpt-5","messages":[{"role":"user","content":"patch it"},{"role":"assistant","tool_calls":[{"id":"ct1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},{"role":"tool","tool_call_id":"ct1","content":"Done"}]}`,
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			Customs: map[string]int{"request-body:request": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				p := tr.Entries[2].Message.Content[0]
 				if p.ToolCall.Name != "apply_patch" || string(p.ToolCall.Arguments) != `{"input":"*** Begin Patch"}` || string(p.Extra["callType"]) != `"custom"` {
 					t.Errorf("custom call = %+v %v", p.ToolCall, p.Extra)
@@ -278,11 +270,11 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:    "legacy function call and developer message",
-			body:    `{"model":"gpt","messages":[{"role":"developer","content":"rules"},{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},{"role":"function","name":"weather","content":"rain"},{"role":"assistant","content":"It rains.","refusal":null}]}`,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:    "legacy function call and developer message",
+			Body:    `{"model":"gpt","messages":[{"role":"developer","content":"rules"},{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},{"role":"function","name":"weather","content":"rain"},{"role":"assistant","content":"It rains.","refusal":null}]}`,
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				c := tr.Entries[3].Message.ToolCalls()
 				r := tr.Entries[4].Message
 				if len(c) != 1 || c[0].ID != "function_call_1" || r.ToolCallID != "function_call_1" || r.ToolName != "weather" {
@@ -294,24 +286,7 @@ func TestReadCases(t *testing.T) {
 				}
 			},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read([]byte(tc.body), "b.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			readertest.CheckRoles(t, tr, tc.roles)
-			readertest.CheckCustoms(t, tr, tc.customs)
-			readertest.CheckUnknown(t, tr, tc.unknown)
-			readertest.CheckWarnings(t, tr, tc.warnings)
-			readertest.CheckPairing(t, tr)
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
-		})
-	}
+	})
 }
 
 func TestReadErrors(t *testing.T) {

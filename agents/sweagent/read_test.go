@@ -113,25 +113,18 @@ func TestReadFiles(t *testing.T) {
 }
 
 func TestReadCases(t *testing.T) {
-	tests := []struct {
-		name     string
-		body     string
-		roles    map[compact.Role]int
-		unknown  map[string]int
-		warnings []string
-		check    func(t *testing.T, tr *compact.Transcript)
-	}{
+	readertest.RunCases(t, Read, "x.traj", []readertest.Case{
 		{
-			name: "thinking, images and an orphan observation",
-			body: `{"history":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}},{"type":"audio"}],"message_type":"observation"},
+			Name: "thinking, images and an orphan observation",
+			Body: `{"history":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}},{"type":"audio"}],"message_type":"observation"},
 {"role":"assistant","content":"","thinking_blocks":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"redacted_thinking","data":"xx"}],"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls"}}],"message_type":"action"},
 {"role":"tool","content":"a.py","tool_call_ids":["c1"]},
 {"role":"tool","content":"lost","tool_call_ids":["c9"]},
 {"role":"reviewer","content":"ok"}],"extra":1}`,
-			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1, compact.RoleCustom: 1},
-			unknown:  map[string]int{"audio part": 1, "reviewer": 1, "extra": 1},
-			warnings: []string{`x.traj: tool call "c1": arguments are not a JSON object`, `x.traj:4: tool result for call "c9"`},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1, compact.RoleCustom: 1},
+			Unknown:  map[string]int{"audio part": 1, "reviewer": 1, "extra": 1},
+			Warnings: []string{`x.traj: tool call "c1": arguments are not a JSON object`, `x.traj:4: tool result for call "c9"`},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				u := tr.Entries[1].Message
 				if len(u.Content) != 3 || u.Content[1].Type != compact.PartImage || u.Content[1].Image.Data != "iVBO" || u.Content[2].Text != "[audio]" {
 					t.Errorf("user parts = %+v", u.Content)
@@ -148,42 +141,26 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:  "retry agent without a top-level copy",
-			body:  `{"attempts":[{"history":[{"role":"user","content":"first"}]},{"history":[{"role":"user","content":"second"},{"role":"assistant","content":"done"}]}]}`,
-			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:  "retry agent without a top-level copy",
+			Body:  `{"attempts":[{"history":[{"role":"user","content":"first"}]},{"history":[{"role":"user","content":"second"},{"role":"assistant","content":"done"}]}]}`,
+			Roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				if tr.Entries[0].Metadata().CustomType != "swe-agent:attempts" || tr.Entries[1].Message.Text() != "second" {
 					t.Errorf("entries: %s, %q", tr.Entries[0].Metadata().CustomType, tr.Entries[1].Message.Text())
 				}
 			},
 		},
 		{
-			name:  "replay_config as a string and state as a string",
-			body:  `{"trajectory":[{"state":"{\"working_dir\": \"/repo\"}"}],"history":[{"role":"user","content":"x"}],"replay_config":"{\"agent\":{\"model\":{\"name\":\"claude-sonnet-4\"}}}"}`,
-			roles: map[compact.Role]int{compact.RoleUser: 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:  "replay_config as a string and state as a string",
+			Body:  `{"trajectory":[{"state":"{\"working_dir\": \"/repo\"}"}],"history":[{"role":"user","content":"x"}],"replay_config":"{\"agent\":{\"model\":{\"name\":\"claude-sonnet-4\"}}}"}`,
+			Roles: map[compact.Role]int{compact.RoleUser: 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				if tr.Model != "claude-sonnet-4" || tr.Cwd != "/repo" {
 					t.Errorf("model %q cwd %q", tr.Model, tr.Cwd)
 				}
 			},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read([]byte(tc.body), "x.traj")
-			if err != nil {
-				t.Fatal(err)
-			}
-			readertest.CheckRoles(t, tr, tc.roles)
-			readertest.CheckUnknown(t, tr, tc.unknown)
-			readertest.CheckWarnings(t, tr, tc.warnings)
-			readertest.CheckPairing(t, tr)
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
-		})
-	}
+	})
 }
 
 func TestReadErrors(t *testing.T) {
