@@ -114,20 +114,23 @@ func TestDetectionOrder(t *testing.T) {
 }
 
 // readerDir returns the folder of the package that reads format, the
-// one that holds its testdata; "" for a format it does not know.
-func readerDir(format string) string {
-	return map[string]string{
+// one that holds its testdata; for a format it does not know it fails t
+// and returns "".
+func readerDir(t *testing.T, format string) string {
+	t.Helper()
+	dir := map[string]string{
 		"gemini-cli": "geminicli", "claude-code": "claudecode", "codex": "codex", "cline": "cline",
 		"openhands": "openhands", "swe-agent": "sweagent", "request-body": "requestbody",
 	}[format]
+	if dir == "" {
+		t.Errorf("format %s: no reader folder named for it in readerDir", format)
+	}
+	return dir
 }
 
 // exampleFiles lists the test files of a format's package.
 func exampleFiles(t *testing.T, format string) []string {
-	pkg := readerDir(format)
-	if pkg == "" {
-		t.Fatalf("format %s: no reader folder named for it in readerDir", format)
-	}
+	pkg := readerDir(t, format)
 	var files []string
 	filepath.WalkDir(filepath.Join(pkg, "testdata"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(path) != ".md" {

@@ -16,9 +16,8 @@ import (
 // (requestbody's build is its anthropic.go and chat.go).
 func TestReaderFiles(t *testing.T) {
 	for _, f := range Formats() {
-		dir := readerDir(f.Name)
+		dir := readerDir(t, f.Name)
 		if dir == "" {
-			t.Errorf("format %s: no reader folder named for it in readerDir", f.Name)
 			continue
 		}
 		files := []string{"doc.go", "detect.go", "read.go", "records.go", "build.go"}
