@@ -224,7 +224,8 @@ func TestReadTasks(t *testing.T) {
 				!strings.HasPrefix(r.Message.Text(), tc.resultText) {
 				t.Errorf("result %s = %+v", tc.callID, r)
 			}
-			checkPairs(t, tr)
+			readertest.CheckCalls(t, tr)
+			readertest.CheckPairing(t, tr)
 
 			readertest.SameSession(t, tr, tc.dir, tc.contextMessages)
 		})
@@ -237,31 +238,6 @@ func lastCompaction(comps []*compact.Entry) *compact.Compaction {
 		return nil
 	}
 	return comps[len(comps)-1].Compaction
-}
-
-// checkPairs asserts that every tool result follows the assistant message
-// holding its call and that call ids are unique.
-func checkPairs(t *testing.T, tr *compact.Transcript) {
-	t.Helper()
-	calls := map[string]bool{}
-	for _, e := range tr.Entries {
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		for _, c := range m.ToolCalls() {
-			if calls[c.ID] {
-				t.Errorf("call id %s twice", c.ID)
-			}
-			calls[c.ID] = true
-			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' {
-				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
-			}
-		}
-		if m.Role == compact.RoleToolResult && !calls[m.ToolCallID] {
-			t.Errorf("%s: result for %q has no earlier call", e.ID, m.ToolCallID)
-		}
-	}
 }
 
 func TestXMLToolCalls(t *testing.T) {
@@ -357,7 +333,8 @@ func TestReadOnlyHistory(t *testing.T) {
 			t.Fatalf("without ui_messages.json: unexpected %s %s", e.ID, e.Kind)
 		}
 	}
-	checkPairs(t, tr)
+	readertest.CheckCalls(t, tr)
+	readertest.CheckPairing(t, tr)
 	// ReadFile on ui_messages.json reads the history beside it.
 	a, err := ReadFile("testdata/xml-task/ui_messages.json")
 	if err != nil || len(a.Entries) != len(readertest.ReadTestdata(t, ReadFile, "xml-task").Entries) {

@@ -1,8 +1,6 @@
 package geminicli
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -106,41 +104,11 @@ func TestReadFiles(t *testing.T) {
 					t.Errorf("result %s = %+v", tc.resultID, r)
 				}
 			}
-			checkPairs(t, tr)
+			readertest.CheckCalls(t, tr)
+			readertest.CheckPairing(t, tr)
+			readertest.CheckAnswered(t, tr)
 			readertest.SameSession(t, tr, tc.file, tc.contextMessages)
 		})
-	}
-}
-
-// checkPairs asserts that each tool result follows the assistant message
-// holding its call, with one result per call.
-func checkPairs(t *testing.T, tr *compact.Transcript) {
-	t.Helper()
-	calls := map[string]bool{}
-	answered := map[string]bool{}
-	for _, e := range tr.Entries {
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		for _, c := range m.ToolCalls() {
-			if calls[c.ID] {
-				t.Errorf("call %s twice", c.ID)
-			}
-			calls[c.ID] = true
-			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' || bytes.ContainsRune(c.Arguments, '\n') {
-				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
-			}
-		}
-		if m.Role == compact.RoleToolResult {
-			if !calls[m.ToolCallID] || answered[m.ToolCallID] {
-				t.Errorf("%s: result for %q without its call, or twice", e.ID, m.ToolCallID)
-			}
-			answered[m.ToolCallID] = true
-		}
-	}
-	if len(answered) != len(calls) {
-		t.Errorf("%d calls, %d results", len(calls), len(answered))
 	}
 }
 

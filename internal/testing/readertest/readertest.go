@@ -138,6 +138,50 @@ func CheckPairing(t testing.TB, tr *compact.Transcript) int {
 	return n
 }
 
+// CheckCalls asserts that every tool call of tr has an id no other call
+// has, and arguments that are one JSON object written on one line (as a
+// pi session file holds them).
+func CheckCalls(t testing.TB, tr *compact.Transcript) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, e := range tr.Entries {
+		if e.Message == nil {
+			continue
+		}
+		for _, c := range e.Message.ToolCalls() {
+			if seen[c.ID] {
+				t.Errorf("call id %s twice", c.ID)
+			}
+			seen[c.ID] = true
+			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' || bytes.ContainsRune(c.Arguments, '\n') {
+				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
+			}
+		}
+	}
+}
+
+// CheckAnswered asserts that every tool call of tr has exactly one
+// result, for the formats that record a result for every call made.
+func CheckAnswered(t testing.TB, tr *compact.Transcript) {
+	t.Helper()
+	results := map[string]int{}
+	for _, e := range tr.Entries {
+		if m := e.Message; m != nil && m.Role == compact.RoleToolResult {
+			results[m.ToolCallID]++
+		}
+	}
+	for _, e := range tr.Entries {
+		if e.Message == nil {
+			continue
+		}
+		for _, c := range e.Message.ToolCalls() {
+			if n := results[c.ID]; n != 1 {
+				t.Errorf("call %s has %d results, want 1", c.ID, n)
+			}
+		}
+	}
+}
+
 // Roles counts the message entries by role.
 func Roles(tr *compact.Transcript) map[compact.Role]int {
 	out := map[compact.Role]int{}
