@@ -82,10 +82,7 @@ func TestReadSamples(t *testing.T) {
 				t.Errorf("unknown %v", tr.Unknown)
 			}
 			checkPairing(t, tr.Entries)
-			s, err := session.FromTranscript(tr, tc.file, session.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := readertest.Import(t, tr, tc.file)
 			if tc.pathAll && len(s.Path()) != len(tr.Entries)+1 {
 				t.Errorf("path has %d entries, want all %d and the model_change", len(s.Path()), len(tr.Entries))
 			}
@@ -351,10 +348,7 @@ func TestCompaction(t *testing.T) {
 	if c.FirstKeptID != "bc8137ed-4f00-41c3-824d-3e220d6d5def" {
 		t.Errorf("first kept %s", c.FirstKeptID)
 	}
-	s, err := session.FromTranscript(tr, "compaction", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "compaction")
 	// The entries the compaction replaced stay on the path before it.
 	path := s.Path()
 	at := -1

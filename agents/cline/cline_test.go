@@ -8,7 +8,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 func TestReadTasks(t *testing.T) {
@@ -581,9 +580,7 @@ func TestSynthetic(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, tr)
-			if _, err := session.FromTranscript(tr, tc.name, session.Options{}); err != nil {
-				t.Errorf("FromTranscript: %v", err)
-			}
+			readertest.Import(t, tr, tc.name)
 		})
 	}
 }

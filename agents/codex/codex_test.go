@@ -7,7 +7,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 func TestReadSamples(t *testing.T) {
@@ -215,10 +214,7 @@ func TestCompactions(t *testing.T) {
 		nw.TokensBefore != 2120 || nw.FirstKeptID != next[comps[1]] || nw.FirstKeptID == "" || len(hist) != 2 {
 		t.Errorf("second compaction: %.40q before %d kept %s history %d", nw.Summary, nw.TokensBefore, nw.FirstKeptID, len(hist))
 	}
-	s, err := session.FromTranscript(tr, "c", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "c")
 	ctx := s.Context()
 	if ctx.Compaction == nil || ctx.Compaction.Compaction.Summary != nw.Summary || ctx.Messages[0].Role != compact.RoleCompactionSummary ||
 		ctx.Messages[1].Text() != "Run all tests once more." {

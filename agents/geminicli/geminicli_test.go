@@ -6,7 +6,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 func TestReadFiles(t *testing.T) {
@@ -130,10 +129,7 @@ func TestRewindAndCompression(t *testing.T) {
 		cp.TokensBefore != 8919 || cp.Details["dropped"] != 8 || cp.Details["source"] != "gemini-cli" {
 		t.Errorf("compaction = %+v", cp)
 	}
-	s, err := session.FromTranscript(tr, "built", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "built")
 	for _, e := range s.Path() {
 		if e.ID == "u3" || e.ID == "g3" {
 			t.Errorf("rewound message %s is on the path", e.ID)
@@ -247,9 +243,7 @@ func TestSynthetic(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, tr)
-			if _, err := session.FromTranscript(tr, tc.name, session.Options{}); err != nil {
-				t.Errorf("FromTranscript: %v", err)
-			}
+			readertest.Import(t, tr, tc.name)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/session"
 )
 
 // ReadFunc is the shape of every reader's Read: the whole file in
@@ -60,9 +59,7 @@ func FuzzRead(f *testing.F, name string, read ReadFunc) {
 			}
 			return
 		}
-		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
-			t.Fatalf("accepted transcript does not import: %v", err)
-		}
+		Import(t, tr, "fuzz")
 		StableIDs(t, tr, read, data, name)
 	})
 }
@@ -126,9 +123,7 @@ func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read Re
 				t.Fatal("message entry without a message")
 			}
 		}
-		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
-			t.Fatalf("accepted transcript does not import: %v", err)
-		}
+		Import(t, tr, "fuzz")
 		StableIDs(t, tr, read, data, name)
 	})
 }

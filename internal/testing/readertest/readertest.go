@@ -25,10 +25,7 @@ import (
 // tr.Model, when the encoder writes one).
 func RoundTrip(t testing.TB, tr *compact.Transcript, wantContext int) {
 	t.Helper()
-	s, err := session.FromTranscript(tr, "import", session.Options{})
-	if err != nil {
-		t.Fatalf("FromTranscript: %v", err)
-	}
+	s := Import(t, tr, "import")
 	if n := len(s.Context().Messages); n != wantContext {
 		t.Errorf("imported context has %d messages, want %d", n, wantContext)
 	}
