@@ -2,8 +2,6 @@ package readertest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -51,18 +49,11 @@ func FileHeads(tb testing.TB, want bool, cut int, patterns ...string) []Head {
 	tb.Helper()
 	var heads []Head
 	for _, pattern := range patterns {
-		files, err := filepath.Glob(pattern)
-		if err != nil || len(files) == 0 {
-			tb.Fatalf("no test files match %s (%v)", pattern, err)
-		}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				tb.Fatal(err)
-			}
+		names, all := Files(tb, pattern)
+		for i, data := range all {
 			s := string(data)
-			heads = append(heads, Head{f, s[:min(len(s), headSize)], want},
-				Head{fmt.Sprintf("%s cut at %d bytes", f, cut), s[:min(len(s), cut)], want})
+			heads = append(heads, Head{names[i], s[:min(len(s), headSize)], want},
+				Head{fmt.Sprintf("%s cut at %d bytes", names[i], cut), s[:min(len(s), cut)], want})
 		}
 	}
 	return heads

@@ -202,35 +202,39 @@ func Customs(tr *compact.Transcript) map[string]int {
 }
 
 // CheckRoles asserts that the message entries of tr count want by role
-// (as Roles counts them).
+// (as Roles counts them; nil: none).
 func CheckRoles(t testing.TB, tr *compact.Transcript, want map[compact.Role]int) {
 	t.Helper()
-	if got := Roles(tr); !reflect.DeepEqual(got, want) {
-		t.Errorf("roles %v, want %v", got, want)
-	}
+	checkCounts(t, "roles", Roles(tr), want)
 }
 
 // CheckCustoms asserts that the custom entries of tr count want by type
 // (as Customs counts them; nil: none).
 func CheckCustoms(t testing.TB, tr *compact.Transcript, want map[string]int) {
 	t.Helper()
-	if want == nil {
-		want = map[string]int{}
-	}
-	if got := Customs(tr); !reflect.DeepEqual(got, want) {
-		t.Errorf("custom entries %v, want %v", got, want)
-	}
+	checkCounts(t, "custom entries", Customs(tr), want)
 }
 
 // CheckUnknown asserts that tr.Unknown, which a reader always makes,
 // counts the record types in want (nil: none).
 func CheckUnknown(t testing.TB, tr *compact.Transcript, want map[string]int) {
 	t.Helper()
-	if want == nil {
-		want = map[string]int{}
+	if tr.Unknown == nil {
+		t.Errorf("unknown is nil, want %v", want)
+		return
 	}
-	if !reflect.DeepEqual(tr.Unknown, want) {
-		t.Errorf("unknown %v, want %v", tr.Unknown, want)
+	checkCounts(t, "unknown", tr.Unknown, want)
+}
+
+// checkCounts fails t, naming what, unless got counts what want does;
+// got is never nil, and a nil want counts nothing.
+func checkCounts[K comparable](t testing.TB, what string, got, want map[K]int) {
+	t.Helper()
+	if want == nil {
+		want = map[K]int{}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s %v, want %v", what, got, want)
 	}
 }
 
