@@ -502,7 +502,7 @@ func rfc3339(ms int64) string {
 	if ms <= 0 {
 		return ""
 	}
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	return jsonrec.Stamp(time.UnixMilli(ms))
 }
 
 // partKeys are the members pi writes for content parts; a stored member of

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Format is the format name of this package's transcripts.
@@ -105,7 +106,7 @@ func ReadFile(path string) (*compact.Transcript, error) {
 	}
 	if t.Timestamp == "" {
 		if fi, err := os.Stat(apiPath); err == nil {
-			t.Timestamp = fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z")
+			t.Timestamp = jsonrec.Stamp(fi.ModTime())
 		}
 	}
 	return t, nil

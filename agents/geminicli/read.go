@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Format is the format name of this package's transcripts.
@@ -59,7 +60,7 @@ func ReadFile(path string) (*compact.Transcript, error) {
 	}
 	if t.Timestamp == "" {
 		if fi, err := os.Stat(path); err == nil {
-			t.Timestamp = fi.ModTime().UTC().Format("2006-01-02T15:04:05.000Z")
+			t.Timestamp = jsonrec.Stamp(fi.ModTime())
 		}
 	}
 	return t, nil

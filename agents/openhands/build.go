@@ -374,7 +374,7 @@ func timestamp(s string) string {
 	}
 	for _, layout := range [...]string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC().Format("2006-01-02T15:04:05.000Z")
+			return jsonrec.Stamp(t)
 		}
 	}
 	return s
