@@ -248,7 +248,7 @@ func (c *builder) responseMessage(ev *event, resp *modelResponse) (*compact.Mess
 				_ = json.Unmarshal(args, &s)
 				var ok bool
 				if args, ok = jsonrec.Arguments(s); !ok {
-					c.t.Warnings = append(c.t.Warnings, fmt.Sprintf("%s:%d: tool call %q: arguments are not a JSON object: kept as a string under _raw", ev.name, ev.line, call.ID))
+					c.t.Warnings = append(c.t.Warnings, jsonrec.ArgumentsWarning(fmt.Sprintf("%s:%d", ev.name, ev.line), call.ID))
 				}
 			}
 			tc := &compact.ToolCall{ID: call.ID, Name: call.Function.Name, Arguments: json.RawMessage(args)}

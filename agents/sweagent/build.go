@@ -159,7 +159,7 @@ func (r *builder) call(c map[string]json.RawMessage) (compact.Part, error) {
 		}
 		var ok bool
 		if arguments, ok = jsonrec.Arguments(args); !ok {
-			r.t.Warnings = append(r.t.Warnings, fmt.Sprintf("%s: tool call %q: arguments are not a JSON object: kept as a string under _raw", r.name, id))
+			r.t.Warnings = append(r.t.Warnings, jsonrec.ArgumentsWarning(r.name, id))
 		}
 	}
 	extra := jsonrec.Extras(c, "id", "type", "function")

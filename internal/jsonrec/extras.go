@@ -1,6 +1,8 @@
 package jsonrec
 
-import "encoding/json"
+import (
+	"encoding/json"
+)
 
 // ExtrasRenamed is Extras for a reader that keeps what it does not model
 // beside fields of its own: the members of f other than known, nil when
