@@ -1,8 +1,12 @@
 // Package readertest holds the checks every reader of another agent's
 // files (requestbody, sweagent, openhands, claudecode, codex, cline,
-// geminicli) runs on the transcripts it makes: tool results paired with
-// their calls, counts by role, custom type and unknown record, warnings,
-// the round trip through a pi session file; and the fuzz targets and
+// geminicli) runs: detection of its files and refusal of the others'
+// (CheckDetect, DetectsNone), the one-line error bad input gets
+// (CheckError), and on the transcripts it makes, tool calls and results
+// paired (CheckCalls, CheckPairing, CheckAnswered), counts by role,
+// custom type and unknown record, warnings, the import and the round
+// trip through a pi session file (Import, RoundTrip, SameSession), a
+// table of bodies checked in one go (RunCases); and the fuzz targets and
 // benchmark they share.
 package readertest
 
