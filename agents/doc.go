@@ -28,8 +28,9 @@
 //     name in its errors and warnings, and ReadFile(path).
 //   - records.go: the records as the agent writes them (lines, array
 //     elements, events, content blocks) and their decoding. A record
-//     that cannot be decoded is an error of one line naming the file, the
-//     line and the field.
+//     that cannot be decoded is an error, or a warning where the reader
+//     keeps it as stored, of one line naming the file, the line and the
+//     field.
 //   - build.go: the builder that turns the records into the
 //     transcript's entries and messages.
 //   - compaction.go: the agent's own compaction markers as
