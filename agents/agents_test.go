@@ -162,13 +162,17 @@ func exampleFiles(t *testing.T, r reader) []string {
 // TestReaderFiles: every reader is laid out in the files the package
 // comment lists, each holding what it says: Detect in detect.go; Format,
 // Read and ReadFile in read.go; records.go and build.go beside them
-// (requestbody's build is its anthropic.go and chat.go).
+// (requestbody's build is its anthropic.go and chat.go); compaction.go in
+// a reader that makes compaction entries.
 func TestReaderFiles(t *testing.T) {
 	for _, r := range readers(t) {
 		dir := r.dir
 		files := []string{"doc.go", "detect.go", "read.go", "records.go", "build.go"}
 		if dir == "requestbody" {
 			files = files[:3]
+		}
+		if makesCompactions(t, dir) {
+			files = append(files, "compaction.go")
 		}
 		for _, name := range files {
 			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
@@ -223,4 +227,27 @@ func declFiles(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return out
+}
+
+// makesCompactions reports whether the code of the package in dir, tests
+// left out, makes compact.KindCompaction entries.
+func makesCompactions(t *testing.T, dir string) bool {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "compact.KindCompaction") && filepath.Base(path) != "doc.go" {
+			return true
+		}
+	}
+	return false
 }
