@@ -42,23 +42,27 @@
 // event_msg lines), cline's usage.go (the usage the ui messages record)
 // and xmltool.go (the XML tool protocol), geminicli's checkpoint.go (the
 // /chat save files), openhands's output.go (the output.jsonl of an
-// evaluation). The API wire formats some files embed are mapped in one
-// file each: claudecode's messages.go (Anthropic messages), codex's
-// items.go (Responses items), and requestbody's anthropic.go and chat.go,
-// which are that reader's build (a request body has no records of its
-// own beyond the API's messages).
+// evaluation).
+//
+// Where a format embeds an API's own messages, one file hands them to
+// that API's package, which holds the one mapping of its wire format onto
+// compact messages: claudecode's messages.go (Anthropic messages, package
+// anthropic), codex's items.go (Responses items, package openai), and
+// requestbody's anthropic.go and chat.go, which are that reader's build
+// (a request body has no records of its own beyond the API's messages).
 //
 // # Adding a reader
 //
 // Write the package in that shape, add its Format to Formats at its
 // place in detection order (the most specific first, the plain request
-// body last) and its folder to readerDir in this package's tests, which
-// then read every file of its testdata on each run. Test it with
-// internal/testing/readertest: CheckDetect with FileHeads and Heads for
-// detection, DetectsNone with the other formats' files, CheckError for
-// bad input, CheckRoles, CheckCustoms, CheckUnknown, CheckWarnings and
-// CheckPairing for what a file becomes, RoundTrip or SameSession for the
-// way through a pi session file, CheckOrphanResult for a tool result
-// without its call, SameCounts for counts taken from the file without
-// the reader, FuzzRead or FuzzDetectRead and BenchRead.
+// body last) and its folder to readers in this package's tests, which
+// then read every file of its testdata on each run and check its files
+// against this list. Test it with internal/testing/readertest:
+// CheckDetect with FileHeads and Heads for detection, DetectsNone with
+// the other formats' files, CheckError for bad input, RunCases or
+// CheckRoles, CheckCustoms, CheckUnknown, CheckWarnings, CheckCalls and
+// CheckPairing for what a file becomes, Import, RoundTrip or SameSession
+// for the way through a pi session file, CheckOrphanResult for a tool
+// result without its call, SameCounts for counts taken from the file
+// without the reader, FuzzRead or FuzzDetectRead and BenchRead.
 package agents
