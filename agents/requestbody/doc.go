@@ -10,8 +10,9 @@
 //
 // # Format facts relied on
 //
-// From OpenAI's Chat Completions API reference and this repository's
-// proxy/codec_chat.go (the same fields the proxy parses):
+// From OpenAI's Chat Completions API reference (a Chat message is mapped
+// by openai.ReadChatMessage, the mapping the proxy measures with, so both
+// doors see the same messages):
 //   - "messages" holds {role, content}; role is system, developer, user,
 //     assistant, tool, or the legacy function. content is a string, null,
 //     or an array of parts: {type:"text", text}, {type:"image_url",
