@@ -48,6 +48,12 @@ const (
 	// ExtraLegacyResult is true on the result a legacy "function"
 	// message holds.
 	ExtraLegacyResult = "legacyFunctionResult"
+	// ExtraLocalShell is true on a call read from a Responses
+	// local_shell_call.
+	ExtraLocalShell = "localShell"
+	// ExtraToolSearch is true on a call read from a Responses
+	// tool_search_call.
+	ExtraToolSearch = "toolSearch"
 )
 
 // ReadChatMessage maps one element of a Chat Completions request's

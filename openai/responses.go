@@ -82,12 +82,17 @@ const maxRawText = 4000
 //     custom_tool_call: its input becomes {"input": ...} (CustomInput),
 //     marked ExtraCustomInput. local_shell_call: a call named
 //     "local_shell" whose arguments are the action object (call_id, or id
-//     when there is none).
+//     when there is none), marked ExtraLocalShell.
 //   - the calls the provider runs itself (web_search_call,
 //     file_search_call, image_generation_call, code_interpreter_call,
 //     mcp_call, computer_call and the like): ItemModel with one text part
 //     holding the item as JSON, cut after 4,000 bytes: there is no output
 //     to pair, and that text is about what the model is sent of it.
+//   - tool_search_call with a call_id (a search the client runs): a call
+//     named "tool_search" (or its name) whose arguments are the
+//     arguments object, marked ExtraToolSearch; without one it is run by
+//     the provider (below). Its tool_search_output is a tool result
+//     holding the tools found as JSON text.
 //   - function_call_output, custom_tool_call_output,
 //     local_shell_call_output, computer_call_output: a tool result for
 //     call_id. The output is a string, content items (as a message's) or
@@ -131,14 +136,41 @@ func ReadResponsesItem(raw []byte) (*ResponsesItem, error) {
 		it.model(part)
 	case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "computer_call_output":
 		return it, it.output(f)
+	case "tool_search_call":
+		// A search the client runs has a call_id and an output to pair;
+		// one the provider ran has neither.
+		if id, _ := jsonrec.OptString(f, "call_id"); id == "" {
+			it.model(rawPart(raw))
+			break
+		}
+		part, err := it.call(f)
+		if err != nil {
+			return nil, err
+		}
+		it.model(part)
+	case "tool_search_output":
+		if id, _ := jsonrec.OptString(f, "call_id"); id == "" {
+			it.other(raw)
+			break
+		}
+		// The tools found, as the JSON the model is given.
+		text, _ := json.Marshal(string(orNull(f["tools"])))
+		f = jsonrec.Set(jsonrec.Extras(f, "output", "tools"), "output", text)
+		return it, it.output(f)
 	case "web_search_call", "file_search_call", "image_generation_call", "code_interpreter_call", "mcp_call",
-		"mcp_list_tools", "mcp_approval_request", "computer_call", "tool_search_call":
+		"mcp_list_tools", "mcp_approval_request", "computer_call":
 		it.model(rawPart(raw))
 	default:
-		it.Compaction = it.Type == "compaction" || it.Type == "compaction_summary"
-		it.Message = &compact.Message{Role: compact.RoleUser, Content: []compact.Part{rawPart(raw)}}
+		it.other(raw)
 	}
 	return it, nil
+}
+
+// other makes the item an ItemOther.
+func (it *ResponsesItem) other(raw []byte) {
+	it.Kind = ItemOther
+	it.Compaction = it.Type == "compaction" || it.Type == "compaction_summary"
+	it.Message = &compact.Message{Role: compact.RoleUser, Content: []compact.Part{rawPart(raw)}}
 }
 
 // model makes the item an ItemModel holding part.
@@ -256,11 +288,14 @@ func (it *ResponsesItem) call(f map[string]json.RawMessage) (compact.Part, error
 		if name == "" {
 			name = "local_shell"
 		}
-		args = bytes.TrimSpace(f["action"])
-		if len(args) == 0 || args[0] != '{' || !json.Valid(args) {
-			args, _ = json.Marshal(map[string]json.RawMessage{"action": orNull(f["action"])})
+		args = objectOr(f, "action")
+		extra = jsonrec.Set(itemExtra(f, "type", "name", "action", "call_id"), ExtraLocalShell, json.RawMessage("true"))
+	case "tool_search_call":
+		if name == "" {
+			name = "tool_search"
 		}
-		extra = itemExtra(f, "type", "name", "action", "call_id")
+		args = objectOr(f, "arguments")
+		extra = jsonrec.Set(itemExtra(f, "type", "arguments", "call_id"), ExtraToolSearch, json.RawMessage("true"))
 	}
 	if id == "" {
 		return compact.Part{}, fmt.Errorf(".call_id: missing")
@@ -353,7 +388,7 @@ func ResponsesContent(raw json.RawMessage) (parts []compact.Part, unknown []stri
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, nil, fmt.Errorf(": want a string or an array of content items, have %s", jsonrec.Abbrev(raw))
+		return nil, nil, fmt.Errorf(": want an array of content items or a string, have %s", jsonrec.Abbrev(raw))
 	}
 	parts = make([]compact.Part, 0, len(items))
 	for i, item := range items {
@@ -434,6 +469,17 @@ func itemExtra(f map[string]json.RawMessage, keys ...string) map[string]json.Raw
 		}
 		out = jsonrec.Set(out, k, v)
 	}
+	return out
+}
+
+// objectOr returns the member key of f when it is a JSON object, else
+// {key: the member, or null when it is missing}.
+func objectOr(f map[string]json.RawMessage, key string) json.RawMessage {
+	v := bytes.TrimSpace(f[key])
+	if len(v) > 0 && v[0] == '{' && json.Valid(v) {
+		return v
+	}
+	out, _ := json.Marshal(map[string]json.RawMessage{key: orNull(f[key])})
 	return out
 }
 
