@@ -182,47 +182,42 @@ user text "bad"
 assistant text "I can't"`},
 }
 
-func TestDoorsOpenAIChat(t *testing.T) {
-	for _, tc := range openaiChatDoors {
-		t.Run(tc.name, func(t *testing.T) {
-			body := []byte(tc.body)
-			want := strings.TrimPrefix(tc.want, "\n") + "\n"
-			px, err := proxy.Messages(proxy.Chat, body)
-			if err != nil {
-				t.Fatalf("proxy: %v", err)
-			}
+func TestDoorsOpenAI(t *testing.T) {
+	type row = struct{ name, body, want string }
+	for _, api := range []struct {
+		api  proxy.API
+		rows []row
+		// reader is the door that imports a file of the format.
+		reader func(t *testing.T, body []byte) (string, *compact.Transcript, error)
+	}{
+		{proxy.Chat, openaiChatDoors, func(_ *testing.T, body []byte) (string, *compact.Transcript, error) {
 			tr, err := requestbody.Read(body, "body.json")
-			if err != nil {
-				t.Fatalf("request body reader: %v", err)
-			}
-			for door, msgs := range map[string][]*compact.Message{"proxy": px, "request body reader": openaiTurns(tr)} {
-				if got := renderOpenAITurns(msgs); got != want {
-					t.Errorf("%s door:\n%swant\n%s", door, got, want)
-				}
-			}
-		})
-	}
-}
-
-func TestDoorsOpenAIResponses(t *testing.T) {
-	for _, tc := range openaiResponsesDoors {
-		t.Run(tc.name, func(t *testing.T) {
-			body := []byte(tc.body)
-			want := strings.TrimPrefix(tc.want, "\n") + "\n"
-			px, err := proxy.Messages(proxy.Responses, body)
-			if err != nil {
-				t.Fatalf("proxy: %v", err)
-			}
+			return "request body reader", tr, err
+		}},
+		{proxy.Responses, openaiResponsesDoors, func(t *testing.T, body []byte) (string, *compact.Transcript, error) {
 			tr, err := codex.Read(codexRollout(t, body), "rollout.jsonl")
-			if err != nil {
-				t.Fatalf("codex reader: %v", err)
-			}
-			for door, msgs := range map[string][]*compact.Message{"proxy": px, "codex reader": openaiTurns(tr)} {
-				if got := renderOpenAITurns(msgs); got != want {
-					t.Errorf("%s door:\n%swant\n%s", door, got, want)
+			return "codex reader", tr, err
+		}},
+	} {
+		for _, tc := range api.rows {
+			t.Run(string(api.api)+"/"+tc.name, func(t *testing.T) {
+				body := []byte(tc.body)
+				want := strings.TrimPrefix(tc.want, "\n") + "\n"
+				px, err := proxy.Messages(api.api, body)
+				if err != nil {
+					t.Fatalf("proxy: %v", err)
 				}
-			}
-		})
+				reader, tr, err := api.reader(t, body)
+				if err != nil {
+					t.Fatalf("%s: %v", reader, err)
+				}
+				for door, msgs := range map[string][]*compact.Message{"proxy": px, reader: openaiTurns(tr)} {
+					if got := renderOpenAITurns(msgs); got != want {
+						t.Errorf("%s door:\n%swant\n%s", door, got, want)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,7 +109,7 @@ func TestCalls(t *testing.T) {
 	stray := &compact.Message{Role: compact.RoleToolResult, ToolCallID: "nope"}
 	var c Calls
 	got := []bool{c.Add(a1), c.Add(r1), c.Add(a2), c.Add(r2), c.Add(r3), c.Add(stray)}
-	if want := []bool{false, true, false, true, true, false}; !equalBools(got, want) {
+	if want := []bool{false, true, false, true, true, false}; !slices.Equal(got, want) {
 		t.Errorf("paired %v, want %v", got, want)
 	}
 	if id := a1.Content[0].ToolCall.ID; id != "function_call_1" || r1.ToolCallID != id || r1.ToolName != "weather" {
@@ -120,18 +121,6 @@ func TestCalls(t *testing.T) {
 	if r2.ToolName != "bash" || r3.ToolName != "own" || stray.ToolName != "" {
 		t.Errorf("names %q %q %q", r2.ToolName, r3.ToolName, stray.ToolName)
 	}
-}
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func FuzzReadChatMessage(f *testing.F) {
