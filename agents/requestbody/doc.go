@@ -21,8 +21,9 @@
 //     {type:"refusal", refusal}.
 //   - An assistant message carries tool_calls [{id, type:"function",
 //     function:{name, arguments}}] where arguments is a string holding
-//     JSON; OpenAI-compatible servers add reasoning_content (DeepSeek,
-//     vLLM) or reasoning (OpenRouter) for the model's reasoning text.
+//     JSON, and may carry a refusal (its text); OpenAI-compatible servers
+//     add reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter)
+//     for the model's reasoning text.
 //   - A tool message answers one call by tool_call_id.
 //   - Other top-level fields (tools, tool_choice, stream, temperature,
 //     max_tokens, ...) configure the call.
@@ -48,7 +49,8 @@
 // fields (model, tools, parameters) become one custom entry
 // "request-body:request", a JSON object holding them in file order.
 //
-// Tool calls become toolCall parts (Chat arguments are decoded from their
+// A refusal becomes a text part holding it. Tool calls become toolCall
+// parts (Chat arguments are decoded from their
 // string; arguments that are not a JSON object are wrapped as
 // {"_raw": "<as sent>"} with a warning; a custom tool's input becomes
 // {"input": "..."}, its type the part's callType extra), tool outputs
