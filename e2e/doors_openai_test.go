@@ -78,7 +78,7 @@ assistant thinking "think2" text "a2"`},
 		{"role":"user","content":[{"type":"text","text":"see"},
 			{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low"}},
 			{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]}]}`, `
-user text "see" text "[image: https://x/y.png]" image image/png AAAA`},
+user text "see" image (not inline) image image/png AAAA`},
 	{"refusal", `{"model":"m","messages":[
 		{"role":"user","content":"bad"},
 		{"role":"assistant","content":[{"type":"refusal","refusal":"I can't"}]},
@@ -174,7 +174,7 @@ assistant text "{\"type\":\"web_search_call\",\"id\":\"ws1\",\"status\":\"comple
 		{"type":"message","role":"user","content":[{"type":"input_text","text":"see"},
 			{"type":"input_image","image_url":"https://x/y.png","detail":"auto"},
 			{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]}]}`, `
-user text "see" text "[image: https://x/y.png]" image image/png AAAA`},
+user text "see" image (not inline) image image/png AAAA`},
 	{"refusal", `{"model":"m","input":[
 		{"type":"message","role":"user","content":[{"type":"input_text","text":"bad"}]},
 		{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I can't"}]}]}`, `
@@ -287,7 +287,11 @@ func renderOpenAITurns(msgs []*compact.Message) string {
 				}
 				fmt.Fprintf(&b, " call %s %s %s", p.ToolCall.ID, p.ToolCall.Name, args.String())
 			case compact.PartImage:
-				fmt.Fprintf(&b, " image %s %s", p.Image.MimeType, p.Image.Data)
+				if p.Image == nil {
+					b.WriteString(" image (not inline)")
+				} else {
+					fmt.Fprintf(&b, " image %s %s", p.Image.MimeType, p.Image.Data)
+				}
 			default:
 				fmt.Fprintf(&b, " %s", p.Type)
 			}

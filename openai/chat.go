@@ -258,9 +258,11 @@ func (c *ChatMessage) function(fn map[string]json.RawMessage, id string) (string
 // ChatPart maps one element of a Chat content array:
 //   - {type:"text", text} is a text part;
 //   - {type:"image_url", image_url:{url}} (or the early form with the URL
-//     itself as image_url) with a data: URL is an image part; any other
-//     URL is a placeholder "[image: URL]", since the picture is not in the
-//     conversation;
+//     itself as image_url) is an image part: with a data: URL, Image
+//     holds its media type and base64 data; with any other URL, Image is
+//     nil and image_url stays in Extra. Either way it is measured as an
+//     image (the provider fetches and bills it) and summarized as
+//     "[image]", as the Anthropic mapping does for an image by URL;
 //   - {type:"refusal", refusal} is a placeholder holding the refusal's
 //     text, which the model wrote and a summary should quote;
 //   - any other type (input_audio, file, ...) is a placeholder "[TYPE]".
@@ -300,21 +302,15 @@ func ChatPart(raw json.RawMessage) (compact.Part, error) {
 			}
 			return compact.Part{Type: compact.PartImage, Extra: extra, Image: &compact.Image{MimeType: mime, Data: data}}, nil
 		}
-		return placeholder("image_url", imageText(img.URL), raw), nil
+		// A link or a file id: an image all the same, whose bytes are
+		// not in the conversation.
+		return compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(f, "type")}, nil
 	case "":
 		return compact.Part{}, fmt.Errorf(".type: missing")
 	}
 	var s string
 	_ = jsonrec.String(f, "refusal", &s)
 	return placeholder(typ, s, raw), nil
-}
-
-// imageText is the placeholder text of an image given by URL or file id.
-func imageText(ref string) string {
-	if ref == "" {
-		return ""
-	}
-	return "[image: " + ref + "]"
 }
 
 // placeholder is the text part standing for a part a compact message

@@ -66,9 +66,10 @@ const maxRawText = 4000
 //
 // The mapping, by type:
 //   - message: content is a string (one text part) or content items:
-//     input_text, output_text and text are text parts, input_image with a
-//     data: URL an image part, input_image by URL or file id a placeholder
-//     "[image: ...]", refusal a placeholder holding the refusal's text,
+//     input_text, output_text and text are text parts, input_image an
+//     image part (Image nil when it is given by URL or file id, which stay
+//     in Extra, as ChatPart does), refusal a placeholder holding the
+//     refusal's text,
 //     anything else (input_file, ...) a placeholder "[TYPE]" (placeholders
 //     are text parts whose Extra[ExtraPart] holds the item as sent). A
 //     user, developer or system message is ItemInput; an assistant
@@ -437,10 +438,13 @@ func contentPart(f map[string]json.RawMessage, raw json.RawMessage) (compact.Par
 			}
 			return compact.Part{Type: compact.PartImage, Extra: extra, Image: &compact.Image{MimeType: mime, Data: data}}, nil
 		}
-		if url == "" {
-			url, _ = jsonrec.OptString(f, "file_id")
+		// A link or a file id: an image all the same, whose bytes are
+		// not in the conversation.
+		extra := jsonrec.Extras(f, "type")
+		if typ != "input_image" {
+			extra = jsonrec.Set(extra, "contentType", f["type"])
 		}
-		return placeholder(typ, imageText(url), raw), nil
+		return compact.Part{Type: compact.PartImage, Extra: extra}, nil
 	case "":
 		return compact.Part{}, fmt.Errorf(".type: missing")
 	}
