@@ -84,14 +84,7 @@ type responsesAnswer struct {
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
-	Usage *struct {
-		InputTokens        int `json:"input_tokens"`
-		OutputTokens       int `json:"output_tokens"`
-		TotalTokens        int `json:"total_tokens"`
-		InputTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"input_tokens_details"`
-	} `json:"usage"`
+	Usage *ResponsesUsage `json:"usage"`
 	// Error is set on a failed response, and by servers that report a
 	// failure inside a 2xx body.
 	Error json.RawMessage `json:"error"`
@@ -152,12 +145,8 @@ func decodeResponsesAnswer(body []byte, model string) (*summarize.Response, erro
 	if out.Model == "" {
 		out.Model = model
 	}
-	if u := a.Usage; u != nil {
-		cached := 0
-		if u.InputTokensDetails != nil {
-			cached = u.InputTokensDetails.CachedTokens
-		}
-		out.Usage = compact.Usage{Input: max(u.InputTokens-cached, 0), CacheRead: cached, Output: u.OutputTokens, Total: u.TotalTokens}
+	if a.Usage != nil {
+		out.Usage = a.Usage.Usage()
 	}
 	switch {
 	case out.Truncated:
