@@ -12,25 +12,6 @@ type chatCodec struct{ cache *itemCache }
 
 func (chatCodec) api() API { return Chat }
 
-// Messages reads a request body of the given API as the proxy does to
-// measure and summarize it, and returns the engine messages of the
-// conversation: the messages of every unit in order, without the leading
-// system and developer items (Parsed.Head), which the proxy never
-// summarizes. It reads without the proxy's item cache and leaves body
-// unchanged. The proxy itself does not call it; it is the proxy's door for
-// tests that compare what each door makes of the same conversation.
-func Messages(api API, body []byte) ([]*compact.Message, error) {
-	p, err := codecFor(api).parse(body)
-	if err != nil {
-		return nil, err
-	}
-	var out []*compact.Message
-	for _, u := range p.Units {
-		out = append(out, u.Messages...)
-	}
-	return out, nil
-}
-
 func (c chatCodec) parse(body []byte) (*Parsed, error) {
 	p, _, err := readList(Chat, body, "messages")
 	if err != nil {

@@ -197,16 +197,6 @@ func (r *reader) result(m *compact.Message, where, key string) {
 	r.add(compact.OrphanResult(Format, m))
 }
 
-// placeholder is the text part standing for a block the transcript cannot
-// model; the block itself is kept in the part's "requestPart" extra.
-func (r *reader) placeholder(typ, text string, raw json.RawMessage) compact.Part {
-	if text == "" {
-		text = "[" + typ + "]"
-	}
-	r.t.Unknown[typ+" block"]++
-	return compact.Part{Type: compact.PartText, Text: text, Extra: map[string]json.RawMessage{"requestPart": raw}}
-}
-
 // stopReason is the stop reason an assistant message of a request implies.
 func stopReason(m *compact.Message) compact.StopReason {
 	if len(m.ToolCalls()) > 0 {
