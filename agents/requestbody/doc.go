@@ -74,9 +74,10 @@
 // user's words. A result whose call is not in the body becomes a harness
 // note of kind orphan_result (see compact.OrphanResult), the call id in
 // its "tool_call_id" or "tool_use_id" extra, and a warning. Chat
-// reasoning becomes thinking parts and base64 images image parts; a Chat
-// part the transcript cannot model (an image by URL, audio, a file)
-// becomes a text part "[<type>]" whose "requestPart" extra holds the part
+// reasoning becomes thinking parts and images image parts (by URL too,
+// the image_url in Extra, as for Anthropic); a Chat part the transcript
+// cannot model (audio, a file) becomes a text part "[<type>]" whose
+// "requestPart" extra holds the part
 // as sent, counted in Transcript.Unknown under "<type> block". A
 // message of a role the reader does not know becomes a custom entry
 // "request-body:<role>" and is counted in Unknown.
