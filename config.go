@@ -10,11 +10,14 @@ import (
 const EnvDisableAuto = "COMPACT_DISABLE_AUTO"
 
 // Config holds the user's compaction settings. Every zero field means the
-// documented default, so the zero Config is pi's default behaviour.
+// documented default: the zero Config triggers with DefaultPolicy, the
+// rule the Guard, the command line and the proxy share.
 type Config struct {
-	// Policy is "reserve" (default), "ratio" or "input".
+	// Policy is "default" (or empty: DefaultPolicy), "reserve" (pi's
+	// rule, Reserve), "ratio" or "input".
 	Policy string `json:"policy,omitempty"`
-	// ReserveTokens for the reserve policy; default 16384.
+	// ReserveTokens for the default and reserve policies; default 16384
+	// (the default policy keeps at most a fifth of the window).
 	ReserveTokens int `json:"reserveTokens,omitempty"`
 	// TriggerRatio for the ratio policy; default 0.9.
 	TriggerRatio float64 `json:"triggerRatio,omitempty"`
@@ -79,14 +82,16 @@ func envBool(s string) (v, ok bool) {
 // TriggerPolicy returns the configured policy with its settings.
 func (c Config) TriggerPolicy() (Policy, error) {
 	switch c.Policy {
-	case "", "reserve":
+	case "", "default":
+		return DefaultPolicy{Tokens: c.ReserveTokens, TargetRatio: c.TargetRatio}, nil
+	case "reserve":
 		return Reserve{Tokens: c.ReserveTokens, TargetRatio: c.TargetRatio}, nil
 	case "ratio":
 		return Ratio{Ratio: c.TriggerRatio, TargetRatio: c.TargetRatio}, nil
 	case "input", "input-limit":
 		return InputLimit{OutputCap: c.OutputCap, TargetRatio: c.TargetRatio}, nil
 	}
-	return nil, fmt.Errorf("config: unknown policy %q (want reserve, ratio or input)", c.Policy)
+	return nil, fmt.Errorf("config: unknown policy %q (want default, reserve, ratio or input)", c.Policy)
 }
 
 // ResolveModel returns the limits of the named model: the registry's

@@ -56,7 +56,7 @@ type Guard struct {
 	Log Log
 	// Model is the agent model's limits.
 	Model ModelInfo
-	// Policy decides when to compact; nil means Reserve{}.
+	// Policy decides when to compact; nil means DefaultPolicy{}.
 	Policy Policy
 	// Disabled switches automatic compaction off (config or
 	// COMPACT_DISABLE_AUTO). It also turns off the overflow recovery
@@ -151,7 +151,7 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 	}
 	policy := g.Policy
 	if policy == nil {
-		policy = Reserve{}
+		policy = DefaultPolicy{}
 	}
 	budget := g.MaxCompactionsPerCall
 	if budget <= 0 {

@@ -57,11 +57,10 @@ type Config struct {
 	// registry shipped with compact. A model it does not know is passed
 	// through without compaction (logged once per model).
 	Registry *compact.Registry
-	// Policy decides when to compact; nil means the reserve policy with a
-	// reserve of 16,384 tokens, or a fifth of the window when that is
-	// smaller (a small window would otherwise be over the trigger before
-	// the conversation starts), kept under the model's input limit too
-	// when it has one (see proxyPolicy).
+	// Policy decides when to compact; nil means compact.DefaultPolicy{}
+	// (a reserve of 16,384 tokens, or a fifth of a smaller window, under
+	// the model's input limit), the trigger of the Guard and the command
+	// line too.
 	Policy compact.Policy
 	// KeepRecentTokens is the size of the newest part kept verbatim; 0
 	// means compact.DefaultKeepRecentTokens. It shrinks on small windows.
@@ -537,32 +536,12 @@ type mutex = sync.Mutex
 func (s *Server) codec(api API) codec { return cachedCodec(api, s.items) }
 
 // policyFor returns the trigger policy for a model: Config.Policy, or
-// the proxy's default, proxyPolicy.
-func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
+// compact.DefaultPolicy, the rule the Guard and the command line share.
+func (s *Server) policyFor(compact.ModelInfo) compact.Policy {
 	if s.policy != nil {
 		return s.policy
 	}
-	r := compact.DefaultReserveTokens
-	if w := info.ContextWindow / 5; w > 0 && w < r {
-		r = w
-	}
-	return proxyPolicy{compact.Reserve{Tokens: r}}
-}
-
-// proxyPolicy is compact.Reserve, whose trigger already respects a
-// model's input limit (OpenAI's GPT-5 models take 400,000 tokens in all
-// but only 272,000 of input), with one proxy rule on top: its target is
-// never above half the threshold.
-type proxyPolicy struct{ compact.Reserve }
-
-// Target implements compact.Policy: the reserve policy's target, never
-// above half the threshold.
-func (p proxyPolicy) Target(m compact.ModelInfo) int {
-	t := p.Reserve.Target(m)
-	if th, ok := p.Threshold(m); ok && t > th/2 {
-		t = th / 2
-	}
-	return t
+	return compact.DefaultPolicy{}
 }
 
 // maxRefused bounds the conversations remembered as refusing rewrites.

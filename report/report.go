@@ -26,7 +26,7 @@ type Input struct {
 	// neither the window nor the trigger line.
 	Model compact.ModelInfo
 	// Policy is the trigger policy whose threshold is drawn; nil means
-	// compact.Reserve{}, the default.
+	// compact.DefaultPolicy{}.
 	Policy compact.Policy
 	// DisableAuto records that automatic compaction is switched off; the
 	// header says so.
@@ -238,7 +238,7 @@ const LargestCount = 10
 func Build(in Input) (*Report, error) {
 	policy := in.Policy
 	if policy == nil {
-		policy = compact.Reserve{}
+		policy = compact.DefaultPolicy{}
 	}
 	ctx := compact.BuildContext(in.Path)
 	r := &Report{

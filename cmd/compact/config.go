@@ -63,7 +63,7 @@ func (f *limitFlags) addWindow(cmd *cobra.Command) {
 }
 
 func (f *limitFlags) addReserve(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.reserve, "reserve", compact.DefaultReserveTokens, "tokens kept free for the next response (reserve policy); the summary may use 0.8 x this")
+	cmd.Flags().IntVar(&f.reserve, "reserve", compact.DefaultReserveTokens, "tokens kept free for the next response (default and reserve policies); the summary may use 0.8 x this")
 }
 
 func (f *limitFlags) addKeepRecent(cmd *cobra.Command) {
@@ -71,7 +71,7 @@ func (f *limitFlags) addKeepRecent(cmd *cobra.Command) {
 }
 
 func (f *limitFlags) addPolicy(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.policy, "policy", "reserve", "trigger policy: reserve (window - reserve), ratio (0.9 x window) or input (input limit)")
+	cmd.Flags().StringVar(&f.policy, "policy", "default", "trigger policy: default (input limit - reserve, at most a fifth of the window), reserve (pi's rule: input limit - reserve), ratio (0.9 x input limit) or input (input limit)")
 }
 
 // defaultConfigPath returns the configuration file looked for when neither
@@ -176,7 +176,7 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 // configuration, that does not exist.
 func checkPolicy(o origin, c compact.Config) error {
 	if _, err := c.TriggerPolicy(); err != nil {
-		return o.errorf("unknown policy %q; want reserve, ratio or input", c.Policy)
+		return o.errorf("unknown policy %q; want default, reserve, ratio or input", c.Policy)
 	}
 	return nil
 }

@@ -104,9 +104,11 @@ func TestSettingsOutOfRange(t *testing.T) {
 		{"target negative", `{"targetRatio": -0.2}`, nil, []string{"targetRatio", "(0, 1]"}},
 		{"target zero", `{"targetRatio": 0}`, nil, []string{"targetRatio", "(0, 1]", "got 0"}},
 		{"target above trigger", `{"policy": "ratio", "triggerRatio": 0.6, "targetRatio": 0.7}`, nil, []string{":1: targetRatio: 0.7 is above triggerRatio 0.6"}},
-		{"reserve trigger below target", "", []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve: 7,500 tokens leave a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
-		{"reserve key trigger below target", `{"reserveTokens": 150000}`, nil, []string{":1: reserveTokens: 150,000 tokens leave a trigger of 50,000 tokens", "200,000-token window"}},
-		{"target ratio over reserve trigger", `{"targetRatio": 0.95}`, nil, []string{"the default reserve (16,384 tokens) leaves a trigger of 183,616 tokens, below the compaction target of 190,000"}},
+		// The default policy scales its reserve down and keeps its target
+		// under half the trigger; pi's reserve rule takes them as given.
+		{"reserve trigger below target", `{"policy": "reserve"}`, []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve: 7,500 tokens leave a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
+		{"reserve key trigger below target", `{"policy": "reserve", "reserveTokens": 150000}`, nil, []string{":1: reserveTokens: 150,000 tokens leave a trigger of 50,000 tokens", "200,000-token window"}},
+		{"target ratio over reserve trigger", `{"policy": "reserve", "targetRatio": 0.95}`, nil, []string{"the default reserve (16,384 tokens) leaves a trigger of 183,616 tokens, below the compaction target of 190,000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)
@@ -218,10 +220,12 @@ func TestGroupDigits(t *testing.T) {
 			t.Errorf("groupDigits(%q)\n = %q\nwant %q", in, got, want)
 		}
 	}
-	// The headroom adjustment in the human output of run.
+	// The headroom adjustment in the human output of run (the default
+	// policy's target on a 30,000-token window: half its trigger of
+	// 24,000).
 	c := newCLI(t)
 	out := c.ok("run", "--window", "30000", copyFile(t, demoSession))
-	if !regexp.MustCompile(`adjusted: kept part reduced from ~\d{1,3}(,\d{3})* to ~\d{1,3}(,\d{3})* tokens so that the context fits under 15,000`).MatchString(out) {
+	if !regexp.MustCompile(`adjusted: kept part reduced from ~\d{1,3}(,\d{3})* to ~\d{1,3}(,\d{3})* tokens so that the context fits under 12,000`).MatchString(out) {
 		t.Errorf("run output:\n%s", out)
 	}
 }

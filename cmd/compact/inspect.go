@@ -111,7 +111,7 @@ func (a *app) inspectCommand() *cobra.Command {
   - the tokens in the context: the usage the provider reported on its last
     valid response plus an estimate (characters / 4) of the messages after
     it, and the share of the window they fill;
-  - the trigger decision of the policy (reserve, ratio or input). When the
+  - the trigger decision of the policy (default, reserve, ratio or input). When the
     window is unknown automatic compaction never triggers;
   - the context by role and by tool (calls and estimated result tokens);
   - where the next compaction would cut and what it would summarize;
