@@ -88,7 +88,8 @@ type Config struct {
 	// last as long as they last) and no transparent compression (the
 	// client's Accept-Encoding is forwarded as it came).
 	Transport http.RoundTripper
-	// SummaryTimeout bounds the writing of one summary; 0 means 3 minutes.
+	// SummaryTimeout bounds the writing of one compaction's summary, all
+	// its model calls together (summarize.Deadline); 0 means 3 minutes.
 	// When it runs out the offline summary is used.
 	SummaryTimeout time.Duration
 	// LockTTL is the lifetime of a conversation lock in a store shared by
