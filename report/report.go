@@ -200,21 +200,22 @@ type EditRow struct {
 	AfterCall int
 }
 
-// RoleStat counts the stored messages of one role.
+// RoleStat counts the messages of one role and their estimated tokens
+// (see Composition).
 type RoleStat struct {
-	Role     string
-	Messages int
-	Tokens   int
+	Role     string `json:"role"`
+	Messages int    `json:"messages"`
+	Tokens   int    `json:"tokens"`
 }
 
 // ToolStat counts the calls of one tool and the estimated tokens of its
 // results.
 type ToolStat struct {
-	Tool         string
-	Calls        int
-	Results      int
-	Errors       int
-	ResultTokens int
+	Tool         string `json:"tool"`
+	Calls        int    `json:"calls"`
+	Results      int    `json:"results"`
+	Errors       int    `json:"errors"`
+	ResultTokens int    `json:"resultTokens"`
 }
 
 // MessageStat is one large message.
