@@ -193,6 +193,26 @@ func ratioOf(n int, r float64) int {
 	return int(r * float64(n))
 }
 
+// CompactedRecently reports whether a context above its threshold should
+// wait before another compaction because it was summarized recently: it
+// measured tokensAfter right after its latest summary and has grown by
+// less than a quarter of the room since, the room being the threshold
+// less fixed, the part no compaction can shrink (a system prompt and
+// tools sent apart from the messages; 0 when they are counted with them).
+// Compacting again so soon cannot help: the history since is too short to
+// summarize, and each pass would rewrite the provider's cached prefix. An
+// overflow still compacts.
+//
+// It is false when tokensAfter or threshold is unknown (0 or less). The
+// Guard and the proxy both ask it before a threshold compaction.
+func CompactedRecently(tokens, tokensAfter, threshold, fixed int) bool {
+	if tokensAfter <= 0 || threshold <= 0 {
+		return false
+	}
+	room := threshold - fixed
+	return tokens-tokensAfter < room/4
+}
+
 // Decision is the outcome of checking a context against a policy.
 type Decision struct {
 	// Compact is true when automatic compaction should run now.
