@@ -27,3 +27,23 @@ func TestSummaryTimeoutCoversTheWholeSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateRoundsUp: the proxy converts characters to tokens with the
+// root's calibrated meter (compact.Calibrator.EstimateChars), which rounds
+// up; its own conversion added 0.999 and truncated, so 3,997 characters at
+// 4.001 per token (999.00025 tokens) were 999 tokens, not 1,000.
+func TestEstimateRoundsUp(t *testing.T) {
+	srv, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if !srv.calib.Observe("m", 4001, 1000) {
+		t.Fatal("observation refused")
+	}
+	for n, want := range map[int]int{0: 0, 1: 1, 3997: 1000, 4001: 1000, 4002: 1001} {
+		if got := srv.charsToTokens("m", n); got != want {
+			t.Errorf("%d chars: %d tokens, want %d", n, got, want)
+		}
+	}
+}
