@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -44,6 +45,32 @@ func TestEstimateRoundsUp(t *testing.T) {
 	for n, want := range map[int]int{0: 0, 1: 1, 3997: 1000, 4001: 1000, 4002: 1001} {
 		if got := srv.charsToTokens("m", n); got != want {
 			t.Errorf("%d chars: %d tokens, want %d", n, got, want)
+		}
+	}
+}
+
+// TestConfigFollowsTheSettingsRules: the proxy refuses the window and
+// kept-part settings the command line refuses (compact.Config.Validate),
+// naming the setting. It used to take any window from 1 up and any kept
+// part.
+func TestConfigFollowsTheSettingsRules(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string // "" means accepted
+	}{
+		{Config{}, ""},
+		{Config{Window: 1024, KeepRecentTokens: 1000}, ""},
+		{Config{Window: -1}, "proxy: window: must be at least 1024 tokens, got -1"},
+		{Config{Window: 1000}, "proxy: window: must be at least 1024 tokens, got 1000"},
+		{Config{KeepRecentTokens: -5}, "proxy: keepRecentTokens: must be a positive number of tokens, got -5"},
+		{Config{Window: 8000, KeepRecentTokens: 8000}, "proxy: keepRecentTokens: 8000 tokens must be smaller than the window (8000 tokens)"},
+	} {
+		srv, err := New(tc.cfg)
+		if err == nil {
+			srv.Close()
+		}
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
 }

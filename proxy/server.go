@@ -51,7 +51,8 @@ type Config struct {
 	AnthropicUpstream string
 	OpenAIUpstream    string
 	// Window, when positive, is the context window of every model,
-	// whatever the registry says (for tests and local servers).
+	// whatever the registry says (for tests and local servers); at least
+	// compact.MinWindow.
 	Window int
 	// Registry gives each model's window when Window is 0; nil means the
 	// registry shipped with compact. A model it does not know is passed
@@ -63,7 +64,8 @@ type Config struct {
 	// line too.
 	Policy compact.Policy
 	// KeepRecentTokens is the size of the newest part kept verbatim; 0
-	// means compact.DefaultKeepRecentTokens. It shrinks on small windows.
+	// means compact.DefaultKeepRecentTokens. It shrinks on small windows;
+	// set, it is positive and smaller than Window.
 	KeepRecentTokens int
 	// Summarizer is SummarizerUpstream ("" means it) or
 	// SummarizerExtractive. A failed model summary falls back to the
@@ -247,8 +249,10 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("proxy: summarizer %q: want %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive)
 	}
-	if cfg.Window < 0 {
-		return nil, fmt.Errorf("proxy: window %d: must not be negative", cfg.Window)
+	// The settings the proxy shares with the library and the command
+	// line follow their rules (compact.Config.Validate).
+	if err := (compact.Config{Window: cfg.Window, KeepRecentTokens: cfg.KeepRecentTokens}).Validate(); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("proxy: max body bytes %d: must not be negative", cfg.MaxBodyBytes)

@@ -94,10 +94,10 @@ func TestSettingsOutOfRange(t *testing.T) {
 	}{
 		{"window flag", "", []string{"--window", "1000"}, []string{"--window", "at least 1,024", "1,000"}},
 		{"window key", `{"window": 512}`, nil, []string{"window-key.json:1: window: must be at least 1,024"}},
-		{"reserve flag", "", []string{"--window", "8000", "--reserve", "8000"}, []string{"--reserve", "smaller than --window"}},
+		{"reserve flag", "", []string{"--window", "8000", "--reserve", "8000"}, []string{"--reserve", "smaller than the window (8,000 tokens)"}},
 		{"reserve key", `{"window": 8000, "reserveTokens": 9000}`, nil, []string{"reserveTokens", "smaller than", "window"}},
-		{"keep flag", "", []string{"--window", "8000", "--keep-recent", "8000"}, []string{"--keep-recent", "smaller than --window"}},
-		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keep-key.json:1: keepRecentTokens: 30,000 tokens must be smaller than --window"}},
+		{"keep flag", "", []string{"--window", "8000", "--keep-recent", "8000"}, []string{"--keep-recent", "smaller than the window (8,000 tokens)"}},
+		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keep-key.json:1: keepRecentTokens: 30,000 tokens must be smaller than the window (20,000 tokens)"}},
 		{"reserve over registry window", "", []string{"--reserve", "250000"}, []string{"--reserve: 250,000 tokens must be smaller than the 200,000-token context window", "claude-sonnet-4-5"}},
 		{"keep key over registry window", `{"keepRecentTokens": 200000}`, nil, []string{":1: keepRecentTokens: 200,000 tokens must be smaller than the 200,000-token context window"}},
 		{"trigger above 1", `{"triggerRatio": 1.5}`, nil, []string{"triggerRatio", "(0, 1]", "1.5"}},
@@ -215,6 +215,7 @@ func TestGroupDigits(t *testing.T) {
 		"kept part reduced from ~19945 to ~5275 tokens so that the context fits under 15000": "kept part reduced from ~19,945 to ~5,275 tokens so that the context fits under 15,000",
 		"all 12 messages fit in the 20000 tokens kept verbatim.":                             "all 12 messages fit in the 20,000 tokens kept verbatim.",
 		"entry 1234abcd, file x/20260/y, 3.14159, v1.2345, 12,345 and 0123 and 987":          "entry 1234abcd, file x/20260/y, 3.14159, v1.2345, 12,345 and 0123 and 987",
+		"the 272000-token input limit, not model-20000-tokenizer":                            "the 272,000-token input limit, not model-20000-tokenizer",
 	} {
 		if got := groupDigits(in); got != want {
 			t.Errorf("groupDigits(%q)\n = %q\nwant %q", in, got, want)
