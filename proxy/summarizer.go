@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/anthropic"
@@ -71,22 +70,10 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit) 
 	if err != nil {
 		return failing{err}
 	}
-	return bounded{sum, s.summaryTTL}
-}
-
-// bounded limits a summarizer to a time of its own, so that when it runs
-// out the engine's fallback still has the caller's time to write the
-// offline summary.
-type bounded struct {
-	compact.Summarizer
-	limit time.Duration
-}
-
-// Summarize calls the summarizer with its own deadline.
-func (b bounded) Summarize(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.limit)
-	defer cancel()
-	return b.Summarizer.Summarize(ctx, req)
+	// A time of its own for the whole summary, so that when it runs out
+	// the engine's fallback still has the caller's time to write the
+	// offline summary.
+	return summarize.WithDeadline(sum, s.summaryTTL)
 }
 
 // failing is a summarizer that always fails, so that the fallback writes
