@@ -15,4 +15,9 @@
 //
 // A test whose variable is unset skips. Everything is hermetic: each agent
 // runs with a temporary HOME and talks to 127.0.0.1 only.
+//
+// trigger_test.go has no tag and runs with `go test ./...`: it checks that
+// `compact inspect`, the library's Guard and the proxy trigger a model at
+// the same size (compact.DefaultPolicy), building the command line with
+// the go tool when COMPACT_E2E_BIN is unset.
 package e2e

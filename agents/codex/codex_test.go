@@ -148,7 +148,7 @@ func TestResponseParts(t *testing.T) {
 	patch := as[3].Content[1]
 	var args map[string]string
 	if err := json.Unmarshal(patch.ToolCall.Arguments, &args); err != nil || patch.ToolCall.Name != "apply_patch" ||
-		!strings.HasPrefix(args["input"], "*** Begin Patch") || string(patch.Extra["codexCustomTool"]) != "true" {
+		!strings.HasPrefix(args["input"], "*** Begin Patch") || string(patch.Extra["customInput"]) != "true" {
 		t.Errorf("apply_patch call %s %s extra %v", patch.ToolCall.Name, patch.ToolCall.Arguments, patch.Extra)
 	}
 	// Its output, and the environment context marked as injected.

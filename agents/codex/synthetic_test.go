@@ -57,10 +57,10 @@ func TestItemMapping(t *testing.T) {
 	}
 	// A call after an output starts a new response.
 	calls := append(tr.Entries[3].Message.ToolCalls(), tr.Entries[5].Message.ToolCalls()...)
-	if len(calls) != 2 || string(calls[0].Arguments) != `{"input":"not json"}` || string(calls[1].Arguments) != `{"q":1}` {
+	if len(calls) != 2 || string(calls[0].Arguments) != `{"_raw":"not json"}` || string(calls[1].Arguments) != `{"q":1}` {
 		t.Errorf("calls %+v", calls)
 	}
-	if string(tr.Entries[3].Message.Content[0].Extra["codexArguments"]) != `"not json"` {
+	if string(tr.Entries[3].Message.Content[0].Extra["codex.arguments"]) != `"not json"` {
 		t.Errorf("arguments string not kept: %v", tr.Entries[3].Message.Content[0].Extra)
 	}
 	res := tr.Entries[4].Message
