@@ -4,11 +4,12 @@
 // The package holds the domain and nothing else: provider-neutral messages
 // (Message, Part, Usage), the entries of a conversation log (Entry,
 // Compaction), token accounting (EstimateTokens, Measure, the model
-// Registry), trigger policies (Reserve, Ratio, InputLimit), the cut-point
-// planner (PlanCompaction), file tracking (FileOps), the text a compaction
-// writes around its summary, the cheap strategies (Ladder, Preview), the
-// Summarizer interface and the Engine that ties them together. It imports
-// only the standard library and packages under internal/.
+// Registry), the trigger policy (DefaultPolicy; Reserve, Ratio,
+// InputLimit), the cut-point planner (PlanCompaction), file tracking
+// (FileOps), the text a compaction writes around its summary, the cheap
+// strategies (Ladder, Preview), the Summarizer interface and the Engine
+// that ties them together. It imports only the standard library and
+// packages under internal/.
 //
 // A compaction is data: a summary plus the id of the first entry kept
 // verbatim. BuildContext turns a root-to-leaf path of entries into the

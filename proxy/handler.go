@@ -174,12 +174,9 @@ func (s *Server) prepare(x *exchange) {
 			x.decision = "pass (system and tools fill the trigger)"
 		}
 		if d.Compact && !v.forced && v.cp != nil && d.Threshold > 0 {
-			// Compacting again right after a compaction cannot help: the
-			// history since is too short to summarize, and each pass would
-			// rewrite the cached prefix. Wait until a quarter of the room
-			// has filled again (an overflow still forces it).
-			room := d.Threshold - v.envelope
-			if v.tokens-v.cp.TokensAfter < room/4 {
+			// Compacting again right after a compaction cannot help (an
+			// overflow still forces it).
+			if compact.CompactedRecently(v.tokens, v.cp.TokensAfter, d.Threshold, v.envelope) {
 				d.Compact = false
 				x.decision = "pass (compacted recently)"
 			}
