@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -18,7 +19,7 @@ func toolHeavy(turns int) *builder {
 }
 
 func TestLadderStopsAtTarget(t *testing.T) {
-	log := NewMemory(toolHeavy(30).path()...)
+	log := NewSliceLog(toolHeavy(30).path()...)
 	n := len(log.Entries())
 	before := Measure(BuildContext(log.Path())).Tokens
 	target := before / 2
@@ -55,7 +56,7 @@ func TestLadderStopsAtTarget(t *testing.T) {
 
 func TestEngineCheapTierBeforeSummary(t *testing.T) {
 	// Enough: the cheap tier alone gets under the target, no summary.
-	log := NewMemory(toolHeavy(30).path()...)
+	log := NewSliceLog(toolHeavy(30).path()...)
 	rec := &recorder{}
 	var ends []Event
 	eng := &Engine{Summarizer: rec, Ladder: &Ladder{}, OnEvent: func(e Event) {
@@ -76,7 +77,7 @@ func TestEngineCheapTierBeforeSummary(t *testing.T) {
 	}
 
 	// Not enough: passes first, then the summary.
-	log = NewMemory(toolHeavy(30).path()...)
+	log = NewSliceLog(toolHeavy(30).path()...)
 	rec = &recorder{}
 	eng.Summarizer = rec
 	res, err = eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, TargetTokens: 3000})
@@ -95,7 +96,7 @@ func TestEngineCheapTierBeforeSummary(t *testing.T) {
 	}
 
 	// A manual compaction never runs the cheap tier.
-	log = NewMemory(toolHeavy(30).path()...)
+	log = NewSliceLog(toolHeavy(30).path()...)
 	res, err = eng.Compact(context.Background(), log, Request{Reason: ReasonManual, TargetTokens: target})
 	if err != nil || res.Ladder != nil || !res.Summarized() {
 		t.Fatalf("manual: %v, ladder %+v", err, res.Ladder)
@@ -103,20 +104,31 @@ func TestEngineCheapTierBeforeSummary(t *testing.T) {
 }
 
 func TestStrategyByName(t *testing.T) {
-	for _, name := range []string{"prune", "clear_tool_uses", "mask", "truncate", "strip_images"} {
+	var names []string
+	for _, s := range Strategies() {
+		names = append(names, s.Name())
+	}
+	if want := []string{"strip_images", "mask", "truncate", "prune", "clear_tool_uses"}; !slices.Equal(names, want) {
+		t.Errorf("Strategies: %v, want %v", names, want)
+	}
+	for _, name := range names {
 		s, err := StrategyByName(name)
 		if err != nil || s.Name() != name {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := StrategyByName("magic"); err == nil || errors.Is(err, ErrNothingToCompact) {
-		t.Error("unknown strategy accepted")
+	_, err := StrategyByName("magic")
+	if err == nil || errors.Is(err, ErrNothingToCompact) {
+		t.Fatal("unknown strategy accepted")
+	}
+	if want := `unknown strategy "magic" (want strip_images, mask, truncate, prune or clear_tool_uses)`; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
 }
 
 // failingLog fails every Append after the first ok ones.
 type failingLog struct {
-	*Memory
+	*SliceLog
 	ok int
 }
 
@@ -127,13 +139,13 @@ func (l *failingLog) Append(ctx context.Context, e *Entry) error {
 		return errDiskFull
 	}
 	l.ok--
-	return l.Memory.Append(ctx, e)
+	return l.SliceLog.Append(ctx, e)
 }
 
 func TestLadderReturnsRecordedPassesOnFailure(t *testing.T) {
-	mem := NewMemory(toolHeavy(30).path()...)
+	mem := NewSliceLog(toolHeavy(30).path()...)
 	n := len(mem.Entries())
-	log := &failingLog{Memory: mem, ok: 1}
+	log := &failingLog{SliceLog: mem, ok: 1}
 	res, err := (Ladder{Strategies: []Strategy{Mask{Turns: 20}, Mask{Turns: 5}}}).Run(context.Background(), log, 0, false)
 	if !errors.Is(err, errDiskFull) {
 		t.Fatalf("err %v, want the failed append", err)

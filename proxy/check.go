@@ -3,6 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // validateBody checks a rewritten request against the rules the providers
@@ -91,16 +93,16 @@ func checkAnthropic(p *Parsed) error {
 // ends in a tool loop, the first assistant message of the turn in progress
 // starts with a thinking or redacted_thinking block.
 func checkThinkingTurn(p *Parsed) error {
-	ms, err := topObject(p.Body)
+	ms, err := jsontext.Object(p.Body)
 	if err != nil {
 		return err
 	}
-	t := find(ms, "thinking")
+	t := jsontext.Find(ms, "thinking")
 	if t == nil {
 		return nil
 	}
 	var cfg struct{ Type string }
-	if json.Unmarshal(p.Body[t.value.start:t.value.end], &cfg) != nil || cfg.Type != "enabled" {
+	if json.Unmarshal(p.Body[t.Value.Start:t.Value.End], &cfg) != nil || cfg.Type != "enabled" {
 		return nil
 	}
 	first, active := currentTurn(p.Items)
@@ -153,7 +155,13 @@ func currentTurn(items [][]byte) (first int, active bool) {
 func checkChat(p *Parsed) error {
 	open := map[string]bool{}
 	for i, it := range p.Items {
-		var m chatMessage
+		var m struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
 		if err := json.Unmarshal(it, &m); err != nil {
 			return err
 		}
@@ -186,7 +194,10 @@ func checkResponses(p *Parsed) error {
 	calls := map[string]string{} // call_id -> the output type it needs
 	answered := map[string]bool{}
 	for i, it := range p.Items {
-		var m responsesItem
+		var m struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		}
 		if err := json.Unmarshal(it, &m); err != nil {
 			return err
 		}

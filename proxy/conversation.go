@@ -136,18 +136,15 @@ func (s *Server) estimateBytes(model string, b []byte) int {
 }
 
 // charsToTokens converts a character count with the model's calibrated
-// ratio, rounding up.
+// ratio (compact.Calibrator.EstimateChars).
 func (s *Server) charsToTokens(model string, n int) int {
 	s.mu.Lock()
-	cpt := s.calib.CharsPerToken(model)
-	s.mu.Unlock()
-	if cpt <= 0 {
-		cpt = compact.DefaultCharsPerToken
-	}
-	return int(float64(n)/cpt + 0.999)
+	defer s.mu.Unlock()
+	return s.calib.EstimateChars(model, n)
 }
 
-// estimateUnits estimates units with the model's calibrated ratio.
+// estimateUnits estimates units with the model's calibrated ratio
+// (compact.Calibrator.Estimate).
 func (s *Server) estimateUnits(model string, units []Unit) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -252,7 +249,7 @@ func unitMessages(u Unit) []*compact.Message {
 // engineLog builds the engine's view of the request: every unit's messages
 // as entries, with the applied compaction recorded where it belongs, so
 // that a new compaction merges the old summary.
-func engineLog(v *view) *compact.Memory {
+func engineLog(v *view) *compact.SliceLog {
 	var entries []*compact.Entry
 	parent := ""
 	add := func(e *compact.Entry) {
@@ -277,7 +274,7 @@ func engineLog(v *view) *compact.Memory {
 			add(&compact.Entry{ID: entryID(i, j), Kind: compact.KindMessage, Message: m})
 		}
 	}
-	return compact.NewMemory(entries...)
+	return compact.NewSliceLog(entries...)
 }
 
 // budgets are the engine's targets for one compaction, in the engine's own
