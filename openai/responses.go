@@ -272,7 +272,7 @@ func (it *ResponsesItem) call(f map[string]json.RawMessage) (compact.Part, error
 			keep = "" // the string as sent stays in Extra
 		}
 		if !ok {
-			it.Warnings = append(it.Warnings, fmt.Sprintf("tool call %q: arguments are not a JSON object: kept as a string under _raw", id))
+			it.Warnings = append(it.Warnings, jsonrec.ArgumentsWarning("", id))
 		}
 		extra = itemExtra(f, "type", "name", keep, "call_id")
 	case "custom_tool_call":
