@@ -250,22 +250,16 @@ func TestSynthetic(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	meta := `{"sessionId":"s","projectHash":"p"}` + "\n"
-	tests := []struct{ name, data, want string }{
-		{"empty", "", "t.jsonl:1: empty file"},
-		{"not JSON", "hello", "t.jsonl:1: not a JSON object or array"},
-		{"bad line", meta + "{nope\n" + `{"id":"a"}` + "\n", "t.jsonl:2: invalid character"},
-		{"id not a string", meta + `{"id":"a","type":7}` + "\n", "t.jsonl:2: field type: not a string"},
-		{"$set messages not an array", meta + `{"$set":{"messages":3}}` + "\n", "t.jsonl:2: field $set.messages: not an array"},
-		{"legacy message without id", "{\"sessionId\":\"s\",\"projectHash\":\"p\",\n\"messages\":[\n{\"type\":\"user\"}]}", "t.jsonl:3: message 1: field id: missing"},
-		{"checkpoint content", `[{"role":1}]`, "t.jsonl: content 1: role"},
-		{"checkpoint history", `{"history":{}}`, "t.jsonl:1: history: not an array"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Read([]byte(tc.data), "t.jsonl")
-			readertest.CheckError(t, err, tc.want)
-		})
-	}
+	readertest.RunBad(t, Read, "t.jsonl", []readertest.Bad{
+		{Name: "empty", Body: "", Err: "t.jsonl:1: empty file"},
+		{Name: "not JSON", Body: "hello", Err: "t.jsonl:1: not a JSON object or array"},
+		{Name: "bad line", Body: meta + "{nope\n" + `{"id":"a"}` + "\n", Err: "t.jsonl:2: invalid character"},
+		{Name: "id not a string", Body: meta + `{"id":"a","type":7}` + "\n", Err: "t.jsonl:2: field type: not a string"},
+		{Name: "$set messages not an array", Body: meta + `{"$set":{"messages":3}}` + "\n", Err: "t.jsonl:2: field $set.messages: not an array"},
+		{Name: "legacy message without id", Body: "{\"sessionId\":\"s\",\"projectHash\":\"p\",\n\"messages\":[\n{\"type\":\"user\"}]}", Err: "t.jsonl:3: message 1: field id: missing"},
+		{Name: "checkpoint content", Body: `[{"role":1}]`, Err: "t.jsonl: content 1: role"},
+		{Name: "checkpoint history", Body: `{"history":{}}`, Err: "t.jsonl:1: history: not an array"},
+	}, nil)
 	// A message that cannot be mapped is kept as stored, with a warning.
 	tr, err := Read([]byte(meta+`{"id":"a","type":"gemini","content":5}`+"\n"), "t.jsonl")
 	if err != nil || len(tr.Warnings) != 1 || tr.Entries[1].Metadata().CustomType != "gemini-cli:invalid" || !strings.Contains(tr.Warnings[0], "t.jsonl:2: message a: field content") {
