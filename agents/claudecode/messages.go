@@ -22,11 +22,6 @@ func apiMessage(r *record) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// trimField turns "field x: ..." into "x: ..." for nesting.
-func trimField(err error) error {
-	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "field "))
-}
-
 // user converts a user record: a prompt, tool results, or a compaction
 // summary.
 func (b *builder) user(r *record) error {
@@ -187,7 +182,7 @@ func (b *builder) assistant(r *record) error {
 	}
 	id, err := jsonrec.OptString(msg, "id")
 	if err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
 	it := b.responses[id]
 	if id == "" || it == nil {
@@ -221,7 +216,7 @@ func (b *builder) assistant(r *record) error {
 func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawMessage) error {
 	model, err := jsonrec.OptString(msg, "model")
 	if err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
 	if model != "" {
 		m.Model = model
@@ -234,7 +229,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 		m.Extra["apiMessage"] = raw
 	}
 	if u, ok, err := jsonrec.OptObject(msg, "usage"); err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	} else if ok {
 		var usage compact.Usage
 		for key, dst := range map[string]*int{
@@ -243,7 +238,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 		} {
 			v, err := jsonrec.OptInt(u, key)
 			if err != nil {
-				return fmt.Errorf("field message.usage.%w", trimField(err))
+				return fmt.Errorf("field message.usage%w", jsonrec.Below(err))
 			}
 			*dst = v
 		}
@@ -251,7 +246,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 	}
 	stop, err := jsonrec.OptString(msg, "stop_reason")
 	if err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
 	switch stop {
 	case "max_tokens", "model_context_window_exceeded":
