@@ -117,18 +117,15 @@ func (b *builder) message(m *apiMessage) {
 	}
 }
 
-// messageKeys are the members pi writes for messages; a stored member of
-// the same name is kept under a "cline_" prefix.
-var messageKeys = map[string]bool{
-	"role": true, "content": true, "timestamp": true, "usage": true, "stopReason": true, "provider": true,
-	"model": true, "api": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
-	"details": true, "customType": true, "display": true, "unknownBlocks": true, "clineHeader": true,
-}
+// ownKeys are the message extras this package sets itself; a stored
+// member of the same name is kept as "cline.<name>" (the members named as
+// pi's fields are renamed by jsonrec.SafeExtras, in ReadTask).
+var ownKeys = map[string]bool{"unknownBlocks": true, "clineHeader": true}
 
 // messageExtra returns the members of an api message that a Message does
 // not model, plus the blocks it could not map.
 func messageExtra(m *apiMessage, unknown []json.RawMessage) map[string]json.RawMessage {
-	ex := extras(m.fields, messageKeys, "role", "content")
+	ex := extras(m.fields, ownKeys, "role", "content")
 	if len(unknown) > 0 {
 		if ex == nil {
 			ex = map[string]json.RawMessage{}
@@ -466,9 +463,9 @@ func rfc3339(ms int64) string {
 }
 
 // extras returns the members of f not listed in modelled, or nil; one
-// named in reserved is kept as "cline_" + its name.
+// named in reserved is kept as "cline.<name>".
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
-	return jsonrec.ExtrasRenamed(f, reserved, "cline_", modelled...)
+	return jsonrec.ExtrasRenamed(f, reserved, Format+".", modelled...)
 }
 
 // countUnmodelled counts a part standing for a block the Anthropic

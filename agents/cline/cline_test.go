@@ -667,3 +667,28 @@ func TestDetect(t *testing.T) {
 		{"empty", ``, false},
 	})
 }
+
+func TestExtraNamesKeptApart(t *testing.T) {
+	// Members whose names the session reader would take for its own
+	// fields (it ignores case), and those named as the extras this
+	// reader sets itself, are renamed, not lost. Before, "Model" was kept
+	// as it was and read back as the model, and the others were kept as
+	// "cline_<name>".
+	tr, err := Read([]byte(`[{"role":"user","content":[{"type":"text","text":"hi","ID":7}],"Model":"x","details":{},"unknownBlocks":1}]`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tr.Entries[0].Message
+	for _, k := range []string{"cline.Model", "cline.details", "cline.unknownBlocks"} {
+		if _, ok := m.Extra[k]; !ok {
+			t.Errorf("extra %s missing: %v", k, m.Extra)
+		}
+	}
+	if string(m.Content[0].Extra["cline.ID"]) != "7" {
+		t.Errorf("part extras %v", m.Content[0].Extra)
+	}
+	s := readertest.Import(t, tr, "x")
+	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
+		t.Errorf("imported message %s %q", got.Role, got.Text())
+	}
+}

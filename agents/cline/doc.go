@@ -139,11 +139,12 @@
 // message i, "m<i>.<k>" for the next ones, "m<i>.range<s>-<e>" for a
 // deleted range. Fields a Message does not model (ts, modelInfo, metrics,
 // condenseParent, …) stay in Message.Extra under their names; unmodelled
-// block fields in Part.Extra (one named as a field pi writes for a part
-// as "cline.<name>"); Roo's thoughtSignature blocks in
+// block fields in Part.Extra; Roo's thoughtSignature blocks in
 // Extra["unknownBlocks"]. Those, and the blocks the Anthropic mapping
 // keeps as text parts, are counted in Transcript.Unknown as
-// "block:<type>".
+// "block:<type>". An extra named like a field of a pi message or part
+// (in any case), or like an extra this package sets (unknownBlocks,
+// clineHeader), is kept as "cline.<name>" (jsonrec.SafeExtras).
 // Elements that are not user or assistant messages become KindCustom
 // entries "cline:<role or type>" (unknown roles are counted too). The
 // working directory comes from the environment details, the session id

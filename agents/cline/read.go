@@ -63,8 +63,8 @@ func ReadTask(api, ui []byte, name string) (*compact.Transcript, error) {
 		b.ui = msgs
 	}
 	b.build()
-	// Part extras named as a pi field (the Anthropic mapping keeps a
-	// block's members under their names) are kept as "cline.<name>".
+	// Extras named as a pi field, in any case, are kept as
+	// "cline.<name>".
 	jsonrec.SafeExtras(b.t, Format)
 	if len(b.t.Unknown) == 0 {
 		b.t.Unknown = nil

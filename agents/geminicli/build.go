@@ -223,18 +223,15 @@ func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	return out, nil
 }
 
-// messageKeys are the members pi writes for messages; a stored member of
-// the same name is kept under a "gemini_" prefix.
-var messageKeys = map[string]bool{
-	"role": true, "content": true, "timestamp": true, "usage": true, "stopReason": true, "provider": true,
-	"model": true, "api": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
-	"details": true, "customType": true, "display": true, "unknownParts": true, "response": true,
-}
+// ownKeys are the message extras this package sets itself; a stored
+// member of the same name is kept as "gemini-cli.<name>" (the members
+// named as pi's fields are renamed by jsonrec.SafeExtras, in Read).
+var ownKeys = map[string]bool{"unknownParts": true, "response": true}
 
 // messageExtra returns the members of a record a Message does not model,
 // plus the parts it could not map.
 func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) map[string]json.RawMessage {
-	ex := extras(r.fields, messageKeys, append([]string{"id", "timestamp", "type"}, modelled...)...)
+	ex := extras(r.fields, ownKeys, append([]string{"id", "timestamp", "type"}, modelled...)...)
 	if len(unknown) > 0 {
 		if ex == nil {
 			ex = map[string]json.RawMessage{}
@@ -268,7 +265,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 				text = "**" + subject + "** " + desc
 			}
 			msg.Content = append(msg.Content, compact.Part{Type: compact.PartThinking, Thinking: text,
-				Extra: extras(th, partKeys, "subject", "description")})
+				Extra: jsonrec.Extras(th, "subject", "description")})
 		}
 	}
 	parts, err := decodeParts(r.fields["content"])
@@ -317,7 +314,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 				}
 				msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
 					ToolCall: &compact.ToolCall{ID: id, Name: fc.Name, Arguments: objectArgs(fc.Args)},
-					Extra:    extras(p.fields, partKeys, "functionCall")})
+					Extra:    jsonrec.Extras(p.fields, "functionCall")})
 				c.calls[id] = fc.Name
 				continue
 			}
@@ -332,7 +329,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	for _, tc := range calls {
 		msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
 			ToolCall: &compact.ToolCall{ID: tc.id, Name: tc.name, Arguments: objectArgs(tc.fields["args"])},
-			Extra:    extras(tc.fields, partKeys, "id", "name", "args", "result")})
+			Extra:    jsonrec.Extras(tc.fields, "id", "name", "args", "result")})
 		c.calls[tc.id] = tc.name
 		res, err := c.result(tc, msg.Timestamp)
 		if err != nil {
@@ -452,18 +449,10 @@ func markSetup(m *compact.Message) {
 	}
 }
 
-// partKeys are the members pi writes for content parts; a stored member
-// of the same name that this package does not model is kept under a
-// "gemini_" prefix.
-var partKeys = map[string]bool{
-	"type": true, "text": true, "thinking": true, "thinkingSignature": true, "data": true,
-	"mimeType": true, "id": true, "name": true, "arguments": true,
-}
-
 // extras returns the members of f other than the modelled ones, nil if
-// none; one named in reserved is kept as "gemini_" + its name.
+// none; one named in reserved is kept as "gemini-cli.<name>".
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
-	return jsonrec.ExtrasRenamed(f, reserved, "gemini_", modelled...)
+	return jsonrec.ExtrasRenamed(f, reserved, Format+".", modelled...)
 }
 
 // contentPart maps a text, thought or image part; ok is false for the
@@ -475,12 +464,12 @@ func contentPart(p part) (compact.Part, bool) {
 		_ = json.Unmarshal(p.fields["thought"], &thought)
 		if thought {
 			return compact.Part{Type: compact.PartThinking, Thinking: p.str("text"),
-				Extra: extras(p.fields, partKeys, "text", "thought")}, true
+				Extra: jsonrec.Extras(p.fields, "text", "thought")}, true
 		}
 		if p.str("text") == "" && len(p.fields) == 1 {
 			return compact.Part{}, true // an empty text: nothing to keep
 		}
-		return compact.Part{Type: compact.PartText, Text: p.str("text"), Extra: extras(p.fields, partKeys, "text")}, true
+		return compact.Part{Type: compact.PartText, Text: p.str("text"), Extra: jsonrec.Extras(p.fields, "text")}, true
 	case p.has("inlineData"):
 		var d struct {
 			MimeType string `json:"mimeType"`
@@ -489,7 +478,7 @@ func contentPart(p part) (compact.Part, bool) {
 		if json.Unmarshal(p.fields["inlineData"], &d) != nil || !strings.HasPrefix(d.MimeType, "image/") {
 			return compact.Part{}, false
 		}
-		return compact.Part{Type: compact.PartImage, Extra: extras(p.fields, partKeys, "inlineData"), Image: &compact.Image{MimeType: d.MimeType, Data: d.Data}}, true
+		return compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(p.fields, "inlineData"), Image: &compact.Image{MimeType: d.MimeType, Data: d.Data}}, true
 	}
 	return compact.Part{}, false
 }

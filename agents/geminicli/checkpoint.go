@@ -29,7 +29,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 		for k, v := range obj {
 			obj[k] = compactJSON(v)
 		}
-		rest := extras(obj, nil, "history")
+		rest := jsonrec.Extras(obj, "history")
 		if len(rest) > 0 {
 			d, _ := json.Marshal(rest)
 			t.Entries = append(t.Entries, &compact.Entry{ID: "checkpoint", Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":checkpoint", Data: d}})
@@ -74,7 +74,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 					}
 					msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
 						ToolCall: &compact.ToolCall{ID: callID, Name: fc.Name, Arguments: objectArgs(fc.Args)},
-						Extra:    extras(p.fields, partKeys, "functionCall")})
+						Extra:    jsonrec.Extras(p.fields, "functionCall")})
 					c.calls[callID] = fc.Name
 					open = append(open, callID)
 					msg.StopReason = compact.StopToolUse

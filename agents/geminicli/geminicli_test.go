@@ -284,3 +284,37 @@ func TestDetect(t *testing.T) {
 		{"empty", "", false},
 	})
 }
+
+func TestExtraNamesKeptApart(t *testing.T) {
+	// Members whose names the session reader would take for its own
+	// fields (it ignores case), and those named as the extras this
+	// reader sets itself, are renamed, not lost. Before, "Model" was kept
+	// as it was and read back as the model, and the others were kept as
+	// "gemini_<name>".
+	meta := `{"sessionId":"s","projectHash":"p"}` + "\n"
+	tr, err := Read([]byte(meta+`{"id":"a","type":"user","content":[{"text":"hi","ID":7}],"Model":"x","model":"y","unknownParts":1}`+"\n"), "t.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *compact.Message
+	for _, e := range tr.Entries {
+		if e.Message != nil && e.Message.Role == compact.RoleUser {
+			m = e.Message
+		}
+	}
+	if m == nil {
+		t.Fatal("no user message")
+	}
+	for _, k := range []string{"gemini-cli.Model", "gemini-cli.model", "gemini-cli.unknownParts"} {
+		if _, ok := m.Extra[k]; !ok {
+			t.Errorf("extra %s missing: %v", k, m.Extra)
+		}
+	}
+	if len(m.Content) != 1 || string(m.Content[0].Extra["gemini-cli.ID"]) != "7" {
+		t.Errorf("parts %+v", m.Content)
+	}
+	s := readertest.Import(t, tr, "x")
+	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
+		t.Errorf("imported message %s %q", got.Role, got.Text())
+	}
+}
