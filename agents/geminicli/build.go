@@ -186,14 +186,8 @@ func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 					continue
 				}
 				if tool, ok := c.calls[fr.ID]; ok {
-					text, isErr, rest := responseText(fr.Response)
-					res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: tool, IsError: isErr,
-						Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: msg.Timestamp}
-					if rest != nil {
-						res.Extra = map[string]json.RawMessage{"response": rest}
-					}
 					c.answered[fr.ID] = true
-					results = append(results, res)
+					results = append(results, responseResult(fr, fr.ID, tool, msg.Timestamp))
 					continue
 				}
 				c.warn("%s:%d: message %s: functionResponse %q has no earlier call; kept as a harness note", c.name, r.line, r.id, fr.ID)
@@ -231,14 +225,7 @@ var ownKeys = map[string]bool{"unknownParts": true, "response": true}
 // messageExtra returns the members of a record a Message does not model,
 // plus the parts it could not map.
 func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) map[string]json.RawMessage {
-	ex := extras(r.fields, ownKeys, append([]string{"id", "timestamp", "type"}, modelled...)...)
-	if len(unknown) > 0 {
-		if ex == nil {
-			ex = map[string]json.RawMessage{}
-		}
-		ex["unknownParts"], _ = json.Marshal(unknown)
-	}
-	return ex
+	return jsonrec.Merge(extras(r.fields, ownKeys, append([]string{"id", "timestamp", "type"}, modelled...)...), unknownExtra(unknown))
 }
 
 // gemini maps a model message: its thoughts, its content, its tool calls
@@ -312,9 +299,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 				if id == "" {
 					id = fmt.Sprintf("%s-fc-%d", r.id, len(msg.Content)+1)
 				}
-				msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
-					ToolCall: &compact.ToolCall{ID: id, Name: fc.Name, Arguments: objectArgs(fc.Args)},
-					Extra:    jsonrec.Extras(p.fields, "functionCall")})
+				msg.Content = append(msg.Content, callPart(p, fc, id))
 				c.calls[id] = fc.Name
 				continue
 			}
@@ -404,12 +389,7 @@ func (c *builder) result(tc toolCall, ts int64) (*compact.Message, error) {
 	if len(texts) > 0 || len(res.Content) == 0 {
 		res.Content = append([]compact.Part{{Type: compact.PartText, Text: strings.Join(texts, "\n")}}, res.Content...)
 	}
-	if len(unknown) > 0 {
-		if res.Extra == nil {
-			res.Extra = map[string]json.RawMessage{}
-		}
-		res.Extra["unknownParts"], _ = json.Marshal(unknown)
-	}
+	res.Extra = jsonrec.Merge(res.Extra, unknownExtra(unknown))
 	return res, nil
 }
 
@@ -486,13 +466,29 @@ func contentPart(p part) (compact.Part, bool) {
 // orphanResult returns the harness note that stands for fr, a function
 // response whose call the file does not hold (see compact.OrphanResult).
 func orphanResult(fr functionResponse, ts int64) *compact.Message {
+	return compact.OrphanResult(Format, responseResult(fr, fr.ID, fr.Name, ts))
+}
+
+// responseResult maps a functionResponse part, in a recording or a
+// checkpoint, onto the tool result message of call id to tool: the
+// response's text (see responseText), IsError for an error member, the
+// rest of the response in Extra["response"].
+func responseResult(fr functionResponse, id, tool string, ts int64) *compact.Message {
 	text, isErr, rest := responseText(fr.Response)
-	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: fr.Name, IsError: isErr,
+	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: tool, IsError: isErr,
 		Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: ts}
 	if rest != nil {
 		res.Extra = map[string]json.RawMessage{"response": rest}
 	}
-	return compact.OrphanResult(Format, res)
+	return res
+}
+
+// callPart maps a functionCall part, in a recording or a checkpoint,
+// onto a tool-call part with the given id: its args as Arguments (see
+// objectArgs), the part's other members in Extra.
+func callPart(p part, fc functionCall, id string) compact.Part {
+	return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: fc.Name, Arguments: objectArgs(fc.Args)},
+		Extra: jsonrec.Extras(p.fields, "functionCall")}
 }
 
 // responseText returns the text of a function response: its output (or
@@ -536,4 +532,14 @@ func objectArgs(args json.RawMessage) json.RawMessage {
 	}
 	out, _ := json.Marshal(map[string]json.RawMessage{"args": args})
 	return out
+}
+
+// unknownExtra holds the parts a message could not map, as stored, in
+// Extra["unknownParts"]; nil when there are none.
+func unknownExtra(unknown []json.RawMessage) map[string]json.RawMessage {
+	if len(unknown) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(unknown)
+	return map[string]json.RawMessage{"unknownParts": b}
 }
