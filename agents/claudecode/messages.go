@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -228,20 +229,18 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 		raw, _ := json.Marshal(rest)
 		m.Extra["apiMessage"] = raw
 	}
-	if u, ok, err := jsonrec.OptObject(msg, "usage"); err != nil {
+	if fields, ok, err := jsonrec.OptObject(msg, "usage"); err != nil {
 		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	} else if ok {
-		var usage compact.Usage
-		for key, dst := range map[string]*int{
-			"input_tokens": &usage.Input, "output_tokens": &usage.Output,
-			"cache_read_input_tokens": &usage.CacheRead, "cache_creation_input_tokens": &usage.CacheWrite,
-		} {
-			v, err := jsonrec.OptInt(u, key)
-			if err != nil {
-				return fmt.Errorf("field message.usage%w", jsonrec.Below(err))
+		var u anthropic.Usage
+		if err := json.Unmarshal(msg["usage"], &u); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				return fmt.Errorf("field message.usage.%s: want an integer, have %s", te.Field, jsonrec.Abbrev(fields[te.Field]))
 			}
-			*dst = v
+			return fmt.Errorf("field message.usage: %w", err)
 		}
+		usage := u.Usage()
 		m.Usage = &usage
 	}
 	stop, err := jsonrec.OptString(msg, "stop_reason")

@@ -165,6 +165,7 @@ func TestBadInput(t *testing.T) {
 		{Name: "no message", Body: `{"type":"user","uuid":"u1"}` + "\n", Err: "bad.jsonl:1: field message: missing"},
 		{Name: "content a number", Body: `{"type":"user","uuid":"u1","message":{"content":5}}` + "\n", Err: "bad.jsonl:1: field message.content: want a string or an array"},
 		{Name: "block text a number", Body: `{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":1}]}}` + "\n", Err: "bad.jsonl:1: field message.content[0].text: want a string"},
+		{Name: "usage count not an integer", Body: `{"type":"assistant","uuid":"a","message":{"id":"m","content":[],"usage":{"output_tokens":1,"input_tokens":"9"}}}` + "\n", Err: `bad.jsonl:1: field message.usage.input_tokens: want an integer, have "9"`},
 		{Name: "usage not object", Body: `{"type":"assistant","uuid":"a","message":{"id":"m","content":[],"usage":[]}}` + "\n", Err: "bad.jsonl:1: field message.usage: want an object"},
 		{Name: "sidechain not bool", Body: `{"type":"user","uuid":"a","isSidechain":"yes","message":{"content":"x"}}` + "\n", Err: "bad.jsonl:1: field isSidechain: want true or false"},
 		{Name: "crlf and bom", Body: "\xef\xbb\xbf" + good + "\r\n\r\n"},
