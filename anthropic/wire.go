@@ -107,7 +107,7 @@ func decodeResponse(body []byte, model string) (*summarize.Response, error) {
 	}
 	out := &summarize.Response{
 		Text:      text.String(),
-		Truncated: r.StopReason == "max_tokens" || r.StopReason == "model_context_window_exceeded",
+		Truncated: StopReason(r.StopReason) == compact.StopLength,
 		Model:     r.Model,
 	}
 	if out.Model == "" {

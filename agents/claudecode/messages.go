@@ -247,14 +247,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 	if err != nil {
 		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
-	switch stop {
-	case "max_tokens", "model_context_window_exceeded":
-		m.StopReason = compact.StopLength
-	case "tool_use":
-		m.StopReason = compact.StopToolUse
-	case "end_turn", "stop_sequence", "pause_turn", "refusal":
-		m.StopReason = compact.StopEnd
-	default:
+	if m.StopReason = anthropic.StopReason(stop); m.StopReason == "" {
 		m.StopReason = compact.StopEnd
 		if len(m.ToolCalls()) > 0 {
 			m.StopReason = compact.StopToolUse

@@ -2,6 +2,10 @@ package anthropic
 
 import "github.com/compactkit/compact"
 
+// This file reads what an answer reports about itself, the same for the
+// client's answers, the answers the proxy forwards and the ones a Claude
+// Code transcript stores: its usage and its stop reason.
+
 // Usage is the "usage" object of a Messages API answer, and of the
 // message_start and message_delta events of a stream. input_tokens does
 // not include the tokens read from or written to the cache, which are
@@ -37,4 +41,22 @@ func (u Usage) Over(prev compact.Usage) compact.Usage {
 // Usage maps u onto compact.Usage as Over does, an absent count being 0.
 func (u Usage) Usage() compact.Usage {
 	return u.Over(compact.Usage{})
+}
+
+// StopReason maps a Messages API stop_reason onto compact's:
+// max_tokens and model_context_window_exceeded are StopLength (the
+// answer was cut short), tool_use StopToolUse, end_turn, stop_sequence,
+// pause_turn and refusal StopEnd. Any other value ("" for an answer still
+// streaming, or a reason yet to come) gives "", for the caller to decide
+// from the answer itself.
+func StopReason(s string) compact.StopReason {
+	switch s {
+	case "max_tokens", "model_context_window_exceeded":
+		return compact.StopLength
+	case "tool_use":
+		return compact.StopToolUse
+	case "end_turn", "stop_sequence", "pause_turn", "refusal":
+		return compact.StopEnd
+	}
+	return ""
 }

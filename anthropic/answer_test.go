@@ -35,3 +35,15 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
+
+func TestStopReason(t *testing.T) {
+	for s, want := range map[string]compact.StopReason{
+		"max_tokens": compact.StopLength, "model_context_window_exceeded": compact.StopLength,
+		"tool_use": compact.StopToolUse, "end_turn": compact.StopEnd, "stop_sequence": compact.StopEnd,
+		"pause_turn": compact.StopEnd, "refusal": compact.StopEnd, "": "", "something_new": "",
+	} {
+		if got := StopReason(s); got != want {
+			t.Errorf("StopReason(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
