@@ -472,9 +472,7 @@ func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...
 // mapping does not model (a document, a server tool's block; see
 // anthropic.BlockExtra) in Transcript.Unknown as "block:<type>".
 func (b *builder) countUnmodelled(p compact.Part) {
-	if raw, ok := p.Extra[anthropic.BlockExtra]; ok {
-		var x struct{ Type string }
-		_ = json.Unmarshal(raw, &x)
-		b.t.Unknown["block:"+x.Type]++
+	if typ := anthropic.UnmodelledType(p); typ != "" {
+		b.t.Unknown["block:"+typ]++
 	}
 }
