@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -28,7 +29,7 @@ func benchFiles(tb testing.TB) []string {
 	}
 	paths := make([]string, len(fixtures))
 	for i, name := range fixtures {
-		paths[i] = filepath.Join(testdata(tb), "sessions", "pi", name)
+		paths[i] = sharedtest.PiSession(tb, name)
 	}
 	return paths
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize/extractive"
 )
@@ -139,28 +140,13 @@ func TestMeasureLeavesEntriesAlone(t *testing.T) {
 	}
 }
 
-// testdataDir returns the shared test data folder: $COMPACT_TESTDATA, or
-// ../shared/testdata from the module root.
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		t.Skipf("shared test data not found at %s (set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
-}
-
 // TestExtractiveGoals is the regression test of the extractive
 // summarizer's goals on the real sessions at the default kept budget, as
 // "compact bench" measures them with the defaults of "compact run".
 func TestExtractiveGoals(t *testing.T) {
-	dir := testdataDir(t)
 	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
 		t.Run(name, func(t *testing.T) {
-			s, err := session.Open(filepath.Join(dir, "sessions", "pi", name), session.Options{})
+			s, err := session.Open(sharedtest.PiSession(t, name), session.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

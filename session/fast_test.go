@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // diffValues returns a description of the first difference between a and
@@ -342,10 +344,7 @@ func FuzzFastDecode(f *testing.F) {
 		body := `\n` + strings.Repeat("a", 60) + sn.text + strings.Repeat(`b\"`, 30)
 		f.Add([]byte(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + body + `"}],"details":"` + body + `"}}`))
 	}
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = "../../shared/testdata"
-	}
+	dir, _, _ := sharedtest.Lookup() // seeds only when the files are there
 	for _, name := range fixtures {
 		data, err := os.ReadFile(dir + "/sessions/pi/" + name)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize"
 )
@@ -93,28 +94,10 @@ func (c *cli) fails(code int, args ...string) string {
 	return strings.TrimSuffix(r.stderr, "\n")
 }
 
-// testdataDir returns the shared test data folder or skips the test.
-func testdataDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	explicit := dir != ""
-	if !explicit {
-		dir = "../../../shared/testdata"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		if explicit {
-			// CI names the folder; a wrong name must not turn into a skip.
-			t.Fatalf("COMPACT_TESTDATA=%s: %v", dir, err)
-		}
-		t.Skipf("real sessions not found in %s (put ../shared beside the clone or set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
-}
-
 // fixture copies a real session into a temporary directory.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	return copyFile(t, filepath.Join(testdataDir(t), "sessions", "pi", name))
+	return copyFile(t, sharedtest.PiSession(t, name))
 }
 
 // copyFile copies src into a fresh temporary directory.

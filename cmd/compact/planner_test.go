@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // keepNothingSession writes before-compaction.jsonl cut after its second
@@ -17,7 +18,7 @@ import (
 // firstKeptEntryIndex is its own index (the header counts as 0).
 func keepNothingSession(t *testing.T) string {
 	t.Helper()
-	data := readFile(t, filepath.Join(testdataDir(t), "sessions", "pi", "before-compaction.jsonl"))
+	data := readFile(t, sharedtest.PiSession(t, "before-compaction.jsonl"))
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	last := -1
 	for i, l := range lines {
