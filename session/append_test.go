@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func TestAppendFixtures(t *testing.T) {
 				}
 			}
 			// The version 1 entries kept their derived ids.
-			if !equalStrings(ids(again.Entries()[:len(again.Entries())-2]), ids(s.Entries()[:len(s.Entries())-2])) {
+			if !slices.Equal(ids(again.Entries()[:len(again.Entries())-2]), ids(s.Entries()[:len(s.Entries())-2])) {
 				t.Error("ids of the existing entries changed after appending")
 			}
 			c := again.Context()
@@ -68,18 +69,6 @@ func TestAppendFixtures(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A compaction appended to a version 1 file carries firstKeptEntryIndex
@@ -119,7 +108,7 @@ func TestAppendCompactionV1(t *testing.T) {
 		t.Fatalf("re-read compaction %+v", got)
 	}
 	if got.Compaction.Summary != c.Compaction.Summary || got.Compaction.TokensBefore != 123456 ||
-		!equalStrings(got.Compaction.ReadFiles, []string{"a.go"}) || got.Compaction.Details["reason"] != "manual" {
+		!slices.Equal(got.Compaction.ReadFiles, []string{"a.go"}) || got.Compaction.Details["reason"] != "manual" {
 		t.Errorf("compaction fields %+v", got.Compaction)
 	}
 	ctx := again.Context()
@@ -345,7 +334,7 @@ func TestAppendInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalStrings(ids(back.Entries()), []string{e1.ID, e2.ID}) {
+	if !slices.Equal(ids(back.Entries()), []string{e1.ID, e2.ID}) {
 		t.Errorf("written and read back: %v", ids(back.Entries()))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +202,7 @@ func TestModelServerError(t *testing.T) {
 		t.Errorf("%d requests, want 5 tries", n)
 	}
 	// Exponential backoff from one second, no jitter.
-	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}; !equalDurations(waits, want) {
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}; !slices.Equal(waits, want) {
 		t.Errorf("waits %v, want %v", waits, want)
 	}
 
@@ -239,18 +240,6 @@ func TestModelServerError(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "by extractive, written without a model") || !strings.Contains(r.stderr, "warning:") {
 		t.Errorf("human fallback: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestModelOverflow checks that when the server's window turns out
