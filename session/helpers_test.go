@@ -30,15 +30,7 @@ func fixture(tb testing.TB, name string) string {
 // copyFixture copies a fixture into a fresh temporary directory, writable.
 func copyFixture(tb testing.TB, name string) string {
 	tb.Helper()
-	data, err := os.ReadFile(fixture(tb, name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := filepath.Join(tb.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return sharedtest.TempCopy(tb, fixture(tb, name))
 }
 
 // writeSession writes lines (each followed by a newline) to a new file in

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -90,7 +91,7 @@ func TestKeyNeverShown(t *testing.T) {
 			}
 
 			// Without a fallback: the error on stderr.
-			file := copyFile(t, demoSession)
+			file := sharedtest.TempCopy(t, demoSession)
 			msg := c.fails(1, args(file)...)
 			noKey("the error", msg)
 			contains(t, "the error", msg, fmt.Sprintf("HTTP %d", tc.status), "invalid key REDACTED")
@@ -197,7 +198,7 @@ func TestModelTotalTimeout(t *testing.T) {
 			m.answer = func(int, *seenRequest) answer { return answer{block: true} }
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "k"
-			file := copyFile(t, demoSession)
+			file := sharedtest.TempCopy(t, demoSession)
 			before := readFile(t, file)
 			msg := c.fails(1, modelArgs(m, file, "--summary-window", "128000", "--total-timeout", "50ms")...)
 			contains(t, "error", msg, "the file is unchanged", "the time limit of the whole summary (--total-timeout 50ms) ran out")

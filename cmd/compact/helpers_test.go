@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,21 +96,7 @@ func (c *cli) fails(code int, args ...string) string {
 // fixture copies a real session into a temporary directory.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	return copyFile(t, sharedtest.PiSession(t, name))
-}
-
-// copyFile copies src into a fresh temporary directory.
-func copyFile(t *testing.T, src string) string {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.WriteFile(dst, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return sharedtest.TempCopy(t, sharedtest.PiSession(t, name))
 }
 
 func readFile(t *testing.T, path string) []byte {

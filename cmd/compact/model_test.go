@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -46,7 +47,7 @@ func TestModelSummarizer(t *testing.T) {
 			m := newFakeModel(t, provider)
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "test-key"
-			file := copyFile(t, demoSession)
+			file := sharedtest.TempCopy(t, demoSession)
 			before := readFile(t, file)
 
 			var raw map[string]any
@@ -131,7 +132,7 @@ func TestModelSummarizer(t *testing.T) {
 			}
 
 			// Human form, on a fresh copy.
-			file2 := copyFile(t, demoSession)
+			file2 := sharedtest.TempCopy(t, demoSession)
 			out := c.ok(modelArgs(m, file2, "--summary-window", "128000")...)
 			contains(t, "run", out, "compacted "+file2, "by m (budget 13,107)",
 				"summarizer usage: "+num(fakeInputTokens*want)+" input, "+num(fakeOutputTokens*want)+" output tokens",
@@ -157,7 +158,7 @@ func TestModelRetryAfter(t *testing.T) {
 	c := newCLI(t)
 	var waits []time.Duration
 	c.tune = instantRetries(&waits)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	var rr runReport
 	c.okJSON(&rr, append(modelArgs(m, file, "--summary-window", "128000"), "--json")...)
 
@@ -190,7 +191,7 @@ func TestModelServerError(t *testing.T) {
 	c := newCLI(t)
 	var waits []time.Duration
 	c.tune = instantRetries(&waits)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	before := readFile(t, file)
 
 	msg := c.fails(1, modelArgs(m, file, "--summary-window", "128000")...)
@@ -235,7 +236,7 @@ func TestModelServerError(t *testing.T) {
 	}
 
 	// The human form says so too.
-	file2 := copyFile(t, demoSession)
+	file2 := sharedtest.TempCopy(t, demoSession)
 	r = c.run(modelArgs(m, file2, "--summary-window", "128000", "--fallback", "extractive")...)
 	if r.code != 0 || !strings.Contains(r.stdout, "by extractive, written without a model") || !strings.Contains(r.stderr, "warning:") {
 		t.Errorf("human fallback: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -261,7 +262,7 @@ func TestModelOverflow(t *testing.T) {
 			c.env[keyVar(provider)] = "k"
 			var waits []time.Duration
 			c.tune = instantRetries(&waits)
-			file := copyFile(t, demoSession)
+			file := sharedtest.TempCopy(t, demoSession)
 			var rr runReport
 			c.okJSON(&rr, append(modelArgs(m, file, "--summary-window", "10000"), "--json")...)
 
@@ -298,7 +299,7 @@ func TestModelTruncated(t *testing.T) {
 			m.answer = func(int, *seenRequest) answer { return answer{truncated: true} }
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "k"
-			file := copyFile(t, demoSession)
+			file := sharedtest.TempCopy(t, demoSession)
 			before := readFile(t, file)
 			msg := c.fails(1, modelArgs(m, file, "--summary-window", "128000")...)
 			contains(t, "error", msg, "the file is unchanged", "cut off at its 10240-token output limit")
@@ -319,7 +320,7 @@ func TestModelCancel(t *testing.T) {
 	m.started = make(chan struct{}, 1)
 	m.answer = func(int, *seenRequest) answer { return answer{block: true} }
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	before := readFile(t, file)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -504,7 +505,7 @@ func TestModelConfig(t *testing.T) {
 	firstOfRun := func(c *cli, args ...string) *seenRequest {
 		t.Helper()
 		n := len(m.seen())
-		file := copyFile(t, demoSession)
+		file := sharedtest.TempCopy(t, demoSession)
 		c.ok(append([]string{"run", file, "--config", cfg}, args...)...)
 		reqs := m.seen()
 		if len(reqs) <= n {
@@ -573,7 +574,7 @@ func TestModelConfig(t *testing.T) {
 	// The config's key belongs to its provider: --summarizer anthropic
 	// does not send it.
 	am := newFakeModel(t, summarizerAnthropic)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	c.ok("run", file, "--config", cfg, "--summarizer", "anthropic", "--base-url", am.baseURL(), "--summary-model", "claude-haiku-4-5")
 	if reqs := am.seen(); len(reqs) == 0 {
 		t.Error("anthropic with an openai config: no request")
@@ -596,7 +597,7 @@ func TestModelConfig(t *testing.T) {
 	writeConfig(map[string]any{"summarizer": "openai", "summaryModel": "m", "baseURL": slow.baseURL(), "summaryWindow": 128000, "timeout": "20ms"})
 	var waits []time.Duration
 	c.tune = instantRetries(&waits)
-	file = copyFile(t, demoSession)
+	file = sharedtest.TempCopy(t, demoSession)
 	before := readFile(t, file)
 	msg = c.fails(1, "run", file, "--config", cfg)
 	contains(t, "timeout", msg, "no answer within 20ms", "gave up after 5 tries", "the time limit of one request, --timeout 20ms, ran out")
@@ -614,7 +615,7 @@ func TestModelConfig(t *testing.T) {
 		return answer{status: http.StatusServiceUnavailable, body: providerError(summarizerOpenAI, "server_error", "overloaded")}
 	}
 	writeConfig(map[string]any{"summarizer": "openai", "summaryModel": "m", "baseURL": failing.baseURL(), "summaryWindow": 128000, "fallback": "extractive"})
-	file = copyFile(t, demoSession)
+	file = sharedtest.TempCopy(t, demoSession)
 	before = readFile(t, file)
 	c.fails(1, "run", file, "--config", cfg, "--fallback", "none")
 	if !bytes.Equal(before, readFile(t, file)) {
@@ -633,7 +634,7 @@ func TestModelConfig(t *testing.T) {
 // Nothing is sent and the file stays as it was.
 func TestModelErrors(t *testing.T) {
 	m := newFakeModel(t, summarizerOpenAI)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	before := readFile(t, file)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.json")
@@ -702,7 +703,7 @@ func TestModelErrors(t *testing.T) {
 // meet it is reported.
 func TestHeadroomAdjustments(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	// A 30,000-token window: the default policy keeps a fifth of it
 	// free, so the trigger is 24,000 and the target half that, 12,000;
 	// the 20,000 tokens kept by default would not leave room for a
@@ -714,7 +715,7 @@ func TestHeadroomAdjustments(t *testing.T) {
 	}
 	contains(t, "adjustment", rr.Adjustments[0], "kept part reduced", "12000")
 
-	file = copyFile(t, demoSession)
+	file = sharedtest.TempCopy(t, demoSession)
 	out := c.ok("run", "--window", "30000", file)
 	contains(t, "run", out, "  adjusted: kept part reduced")
 

@@ -90,7 +90,7 @@ func (panickingSummarizer) Summarize(context.Context, *compact.SummaryRequest) (
 func TestInternalErrorIsOneLine(t *testing.T) {
 	c := newCLI(t)
 	c.summarizer = panickingSummarizer{}
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	before := readFile(t, file)
 	msg := c.fails(exitFailure, "run", "--keep-recent", "100", file)
 	contains(t, "error line", msg, "compact: internal error: assignment to entry in nil map (please report)")
@@ -138,7 +138,7 @@ func (s fixedSummary) Summarize(context.Context, *compact.SummaryRequest) (*comp
 // TestRefusalNumbers checks that inspect and run name the sizes they
 // compared when there is nothing to compact.
 func TestRefusalNumbers(t *testing.T) {
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	c := newCLI(t)
 	for _, args := range [][]string{{"inspect", file}, {"run", "--dry-run", file}, {"run", file}} {
 		out := c.ok(append(args, "--keep-recent", "100000")...)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/report"
 )
 
@@ -16,7 +17,7 @@ import (
 // against what those commands said they did.
 func TestReportDemo(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	var run runReport
 	c.okJSON(&run, "run", "--json", file)
 	c.ok("prune", file)
@@ -129,7 +130,7 @@ func TestReportFixtures(t *testing.T) {
 func TestReportErrors(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	missing := filepath.Join(dir, "nope.jsonl")
 	tests := []struct {
 		name string

@@ -1,7 +1,10 @@
-// Package sharedtest finds the shared test data: real agent sessions
-// written by other tools, kept outside the repository in a folder beside
-// the clone (../shared/testdata from the module root) or wherever the
-// COMPACT_TESTDATA environment variable names.
+// Package sharedtest finds the session files that tests of several
+// packages share: the real agent sessions written by other tools, kept
+// outside the repository in a folder beside the clone
+// (../shared/testdata from the module root) or wherever the
+// COMPACT_TESTDATA environment variable names, and the demo session
+// shipped in the repository (examples/sessions/demo.jsonl). TempCopy and
+// DemoCopy give a test or an example a copy it may write.
 //
 // Every package's tests find the folder through this one rule, so that a
 // test in a nested package does not count "../" by hand and all of them
@@ -13,6 +16,7 @@ package sharedtest
 import (
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,6 +76,74 @@ func PiSession(tb testing.TB, name string) string {
 		tb.Skipf("real session %s missing (set %s): %v", name, Env, err)
 	}
 	return p
+}
+
+// DemoPath returns the path of the demo session shipped in the
+// repository, examples/sessions/demo.jsonl. Tests must not write it: see
+// TempCopy.
+func DemoPath(tb testing.TB) string {
+	tb.Helper()
+	p, err := demoPath()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// TempCopy copies the file src into a new temporary folder of the test,
+// under the same base name, and returns the copy's path: a session the
+// test may write without touching the original.
+func TempCopy(tb testing.TB, src string) string {
+	tb.Helper()
+	p, err := copyInto(tb.TempDir(), src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// DemoCopy is TempCopy of the demo session for testable examples, which
+// have no testing.TB: it copies the demo into a new temporary folder and
+// returns the copy's path and a function that removes the folder. It
+// stops the program with log.Fatal when the copy cannot be made, as
+// tb.Fatal stops a test.
+func DemoCopy() (path string, remove func()) {
+	src, err := demoPath()
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "compact-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if path, err = copyInto(dir, src); err != nil {
+		os.RemoveAll(dir)
+		log.Fatal(err)
+	}
+	return path, func() { os.RemoveAll(dir) }
+}
+
+// demoPath returns the path of examples/sessions/demo.jsonl.
+func demoPath() (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "examples", "sessions", "demo.jsonl"), nil
+}
+
+// copyInto copies the file src into the folder dir, under the same base
+// name, and returns the copy's path.
+func copyInto(dir, src string) (string, error) {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return "", fmt.Errorf("sharedtest: %w", err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		return "", fmt.Errorf("sharedtest: %w", err)
+	}
+	return dst, nil
 }
 
 // moduleRoot returns the nearest folder at or above the working directory

@@ -61,3 +61,25 @@ func TestPiSession(t *testing.T) {
 		t.Errorf("PiSession = %s, want %s", got, want)
 	}
 }
+
+func TestCopies(t *testing.T) {
+	want, err := os.ReadFile(DemoPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := TempCopy(t, DemoPath(t))
+	path, remove := DemoCopy()
+	for _, copy := range []string{p, path} {
+		got, err := os.ReadFile(copy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) || filepath.Base(copy) != "demo.jsonl" || copy == DemoPath(t) {
+			t.Errorf("%s: not a copy of the demo named demo.jsonl", copy)
+		}
+	}
+	remove()
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Errorf("DemoCopy's remove left %s: %v", filepath.Dir(path), err)
+	}
+}
