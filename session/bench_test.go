@@ -122,9 +122,10 @@ func benchAppend(b *testing.B, n int) {
 	msg := func() *compact.Message {
 		return compact.TextMessage(compact.RoleUser, "One more thing: run the tests again.")
 	}
-	model := compact.ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}
-	b.Run("append+check", func(b *testing.B) {
-		s := open(b)
+	// appendCheck is an agent's turn: append a message, add it to the
+	// running meter and ask the policy whether to compact.
+	appendCheck := func(b *testing.B, s *Session) {
+		model := compact.ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}
 		meter := compact.NewMeter(s.Context())
 		b.ReportAllocs()
 		for b.Loop() {
@@ -137,7 +138,8 @@ func benchAppend(b *testing.B, n int) {
 				b.Fatal("no tokens")
 			}
 		}
-	})
+	}
+	b.Run("append+check", func(b *testing.B) { appendCheck(b, open(b)) })
 	// The same without the disk: a session read from a reader keeps its
 	// appends in memory, which isolates the encoding and indexing work.
 	b.Run("append+check/no-file", func(b *testing.B) {
@@ -145,18 +147,7 @@ func benchAppend(b *testing.B, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		meter := compact.NewMeter(s.Context())
-		b.ReportAllocs()
-		for b.Loop() {
-			m := msg()
-			if _, err := s.AppendMessage(bg, m); err != nil {
-				b.Fatal(err)
-			}
-			meter.Add(m)
-			if d := compact.Check(compact.Reserve{}, model, meter.Usage(), false); d.Tokens == 0 {
-				b.Fatal("no tokens")
-			}
-		}
+		appendCheck(b, s)
 	})
 	b.Run("append", func(b *testing.B) {
 		s := open(b)
