@@ -181,13 +181,9 @@ func TestMigrateReadOnlyCLI(t *testing.T) {
 	if err := os.Chmod(file, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	before := readFile(t, file)
-	msg := newCLI(t).fails(exitFailure, "migrate", file)
+	msg := newCLI(t).failsKeeping(file, "migrate", file)
 	if !strings.HasPrefix(msg, "compact: "+file+": migrate: the file is read-only") {
 		t.Errorf("stderr %q", msg)
-	}
-	if !bytes.Equal(readFile(t, file), before) {
-		t.Error("the file changed")
 	}
 	if st, _ := os.Stat(file); st.Mode().Perm() != 0o444 {
 		t.Errorf("mode %v", st.Mode().Perm())

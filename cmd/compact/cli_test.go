@@ -212,20 +212,13 @@ func TestFailingSummarizer(t *testing.T) {
 		return nil, errors.New("model unavailable")
 	})
 	file := sharedtest.TempCopy(t, demoSession)
-	before := readFile(t, file)
-	msg := c.fails(1, "run", file)
+	msg := c.failsKeeping(file, "run", file)
 	contains(t, "error", msg, file, "the file is unchanged", "model unavailable")
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a failed compaction changed the file")
-	}
 	// A cancelled run writes nothing either.
 	c.summarizer = compact.SummarizerFunc(func(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
 		return nil, context.Canceled
 	})
-	c.fails(1, "run", file)
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a cancelled compaction changed the file")
-	}
+	c.failsKeeping(file, "run", file)
 }
 
 // TestProgress checks that progress lines appear only for a terminal.

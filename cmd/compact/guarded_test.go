@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,14 +198,10 @@ func TestModelTotalTimeout(t *testing.T) {
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "k"
 			file := sharedtest.TempCopy(t, demoSession)
-			before := readFile(t, file)
-			msg := c.fails(1, modelArgs(m, file, "--summary-window", "128000", "--total-timeout", "50ms")...)
+			msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000", "--total-timeout", "50ms")...)
 			contains(t, "error", msg, "the file is unchanged", "the time limit of the whole summary (--total-timeout 50ms) ran out")
 			if strings.Contains(msg, "--timeout 10m") {
 				t.Errorf("the per-request limit is blamed: %s", msg)
-			}
-			if !bytes.Equal(before, readFile(t, file)) {
-				t.Fatal("a timed-out run changed the file")
 			}
 			if n := len(m.seen()); n > 1 {
 				t.Errorf("%d requests after the total limit ran out", n)

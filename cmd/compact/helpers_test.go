@@ -93,6 +93,18 @@ func (c *cli) fails(code int, args ...string) string {
 	return strings.TrimSuffix(r.stderr, "\n")
 }
 
+// failsKeeping runs the command, which must fail with exit code 1
+// (exitFailure) and leave file as it was, and returns the error line.
+func (c *cli) failsKeeping(file string, args ...string) string {
+	c.t.Helper()
+	before := readFile(c.t, file)
+	msg := c.fails(exitFailure, args...)
+	if !bytes.Equal(before, readFile(c.t, file)) {
+		c.t.Fatalf("compact %s failed but changed %s", strings.Join(args, " "), file)
+	}
+	return msg
+}
+
 // fixture copies a real session into a temporary directory.
 func fixture(t *testing.T, name string) string {
 	t.Helper()

@@ -192,13 +192,9 @@ func TestModelServerError(t *testing.T) {
 	var waits []time.Duration
 	c.tune = instantRetries(&waits)
 	file := sharedtest.TempCopy(t, demoSession)
-	before := readFile(t, file)
 
-	msg := c.fails(1, modelArgs(m, file, "--summary-window", "128000")...)
+	msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000")...)
 	contains(t, "error", msg, file, "the file is unchanged", "gave up after 5 tries", "HTTP 500", "The server had an error")
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a failed compaction changed the file")
-	}
 	if n := len(m.seen()); n != 5 {
 		t.Errorf("%d requests, want 5 tries", n)
 	}
@@ -300,12 +296,8 @@ func TestModelTruncated(t *testing.T) {
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "k"
 			file := sharedtest.TempCopy(t, demoSession)
-			before := readFile(t, file)
-			msg := c.fails(1, modelArgs(m, file, "--summary-window", "128000")...)
+			msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000")...)
 			contains(t, "error", msg, "the file is unchanged", "cut off at its 10240-token output limit")
-			if !bytes.Equal(before, readFile(t, file)) {
-				t.Fatal("a truncated summary changed the file")
-			}
 			if n := len(m.seen()); n != 1 {
 				t.Errorf("%d requests; a truncated answer must not be retried", n)
 			}
@@ -598,14 +590,10 @@ func TestModelConfig(t *testing.T) {
 	var waits []time.Duration
 	c.tune = instantRetries(&waits)
 	file = sharedtest.TempCopy(t, demoSession)
-	before := readFile(t, file)
-	msg = c.fails(1, "run", file, "--config", cfg)
+	msg = c.failsKeeping(file, "run", file, "--config", cfg)
 	contains(t, "timeout", msg, "no answer within 20ms", "gave up after 5 tries", "the time limit of one request, --timeout 20ms, ran out")
 	if strings.Contains(msg, "--total-timeout") {
 		t.Errorf("the total limit is blamed: %s", msg)
-	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a timed-out run changed the file")
 	}
 	contains(t, "--timeout", c.ok("run", file, "--config", cfg, "--timeout", "10s"), "by m")
 
@@ -616,11 +604,7 @@ func TestModelConfig(t *testing.T) {
 	}
 	writeConfig(map[string]any{"summarizer": "openai", "summaryModel": "m", "baseURL": failing.baseURL(), "summaryWindow": 128000, "fallback": "extractive"})
 	file = sharedtest.TempCopy(t, demoSession)
-	before = readFile(t, file)
-	c.fails(1, "run", file, "--config", cfg, "--fallback", "none")
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("--fallback none: the file changed")
-	}
+	c.failsKeeping(file, "run", file, "--config", cfg, "--fallback", "none")
 	if r := c.run("run", file, "--config", cfg); r.code != 0 || !strings.Contains(r.stdout, "written without a model") {
 		t.Errorf("config fallback: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

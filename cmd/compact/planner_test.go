@@ -91,14 +91,10 @@ func TestInternalErrorIsOneLine(t *testing.T) {
 	c := newCLI(t)
 	c.summarizer = panickingSummarizer{}
 	file := sharedtest.TempCopy(t, demoSession)
-	before := readFile(t, file)
-	msg := c.fails(exitFailure, "run", "--keep-recent", "100", file)
+	msg := c.failsKeeping(file, "run", "--keep-recent", "100", file)
 	contains(t, "error line", msg, "compact: internal error: assignment to entry in nil map (please report)")
 	if strings.Contains(msg, "goroutine") {
 		t.Errorf("stack trace printed: %q", msg)
-	}
-	if !bytes.Equal(readFile(t, file), before) {
-		t.Fatal("the file changed")
 	}
 }
 
