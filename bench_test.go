@@ -2,7 +2,6 @@ package compact_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -14,25 +13,6 @@ import (
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
-
-// fixtures are the two real pi sessions of the shared test data.
-var fixtures = []string{"large-session.jsonl", "before-compaction.jsonl"}
-
-// benchFiles returns the session files the benchmarks run on: those listed
-// in $COMPACT_BENCH_FILES (separated like PATH, ":" on Unix), which
-// scripts/bench-vs-pi.sh sets so that pi and compact time the same files,
-// else the two real pi sessions of the shared test data.
-func benchFiles(tb testing.TB) []string {
-	tb.Helper()
-	if list := os.Getenv("COMPACT_BENCH_FILES"); list != "" {
-		return filepath.SplitList(list)
-	}
-	paths := make([]string, len(fixtures))
-	for i, name := range fixtures {
-		paths[i] = sharedtest.PiSession(tb, name)
-	}
-	return paths
-}
 
 // warmEstimates computes and caches the token estimate of every message
 // on path, which a session computes on first use.
@@ -59,7 +39,7 @@ func openBench(tb testing.TB, path string) *session.Session {
 // (the steady state of an agent that plans after every message): they
 // are computed before the timer starts.
 func BenchmarkPlan(b *testing.B) {
-	for _, f := range benchFiles(b) {
+	for _, f := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			path := openBench(b, f).Path()
 			warmEstimates(path)
@@ -79,7 +59,7 @@ func BenchmarkPlan(b *testing.B) {
 // first plan after loading a session does. The loop that drops them (one
 // pass over the entries) is timed too.
 func BenchmarkPlanCold(b *testing.B) {
-	for _, f := range benchFiles(b) {
+	for _, f := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			path := openBench(b, f).Path()
 			b.ReportAllocs()
@@ -125,7 +105,7 @@ func BenchmarkPlanCold(b *testing.B) {
 // the run a hundred times longer, so it skips itself beyond 2,000
 // iterations.
 func BenchmarkPlanFirst(b *testing.B) {
-	for _, f := range benchFiles(b) {
+	for _, f := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			if b.N > 2000 {
 				b.Skipf("%d iterations would load the file %d times: run with -benchtime 100x", b.N, b.N)
@@ -222,7 +202,7 @@ func BenchmarkAppendAndCheck(b *testing.B) {
 }
 
 func BenchmarkBuildContext(b *testing.B) {
-	for _, f := range benchFiles(b) {
+	for _, f := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			path := openBench(b, f).Path()
 			b.ReportAllocs()

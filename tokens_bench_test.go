@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // BenchmarkJSStringifyLen measures the tool-call arguments of the real pi
 // sessions as the token estimate does: every call's arguments once per
 // iteration. SetBytes makes the result a throughput over the raw JSON.
 func BenchmarkJSStringifyLen(b *testing.B) {
-	for _, f := range benchFiles(b) {
+	for _, f := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			var args []json.RawMessage
 			size := 0
@@ -43,7 +44,7 @@ func BenchmarkJSStringifyLen(b *testing.B) {
 // once per iteration, uncached: text, thinking and tool results are
 // counted in UTF-16 units, tool calls through JSStringifyLen.
 func BenchmarkEstimateTokens(b *testing.B) {
-	for _, f := range benchFiles(b) {
+	for _, f := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			var msgs []*compact.Message
 			for _, e := range openBench(b, f).Path() {

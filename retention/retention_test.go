@@ -144,7 +144,7 @@ func TestMeasureLeavesEntriesAlone(t *testing.T) {
 // summarizer's goals on the real sessions at the default kept budget, as
 // "compact bench" measures them with the defaults of "compact run".
 func TestExtractiveGoals(t *testing.T) {
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			s, err := session.Open(sharedtest.PiSession(t, name), session.Options{})
 			if err != nil {

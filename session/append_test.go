@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // Appending to a copy of each fixture: the entry is on the last line, a
 // child of the old leaf, and is there on a re-read; a second append
 // follows it (the size the session tracks is right).
 func TestAppendFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			p := copyFixture(t, name)
 			s := mustOpen(t, p, Options{})

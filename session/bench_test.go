@@ -10,28 +10,13 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
-
-// benchFiles returns the session files BenchmarkLoad and BenchmarkParse
-// run on: those listed in $COMPACT_BENCH_FILES (separated like PATH),
-// which scripts/bench-vs-pi.sh sets so that pi and compact time the same
-// files, else the two real fixtures.
-func benchFiles(tb testing.TB) []string {
-	tb.Helper()
-	if list := os.Getenv("COMPACT_BENCH_FILES"); list != "" {
-		return filepath.SplitList(list)
-	}
-	paths := make([]string, len(fixtures))
-	for i, name := range fixtures {
-		paths[i] = fixture(tb, name)
-	}
-	return paths
-}
 
 // BenchmarkLoad measures what every command starts with: open a fixture,
 // migrate it in memory and build the context of its leaf.
 func BenchmarkLoad(b *testing.B) {
-	for _, p := range benchFiles(b) {
+	for _, p := range sharedtest.BenchFiles(b) {
 		b.Run(filepath.Base(p), func(b *testing.B) {
 			st, err := os.Stat(p)
 			if err != nil {
@@ -201,7 +186,7 @@ func BenchmarkParseOpen(b *testing.B) {
 
 // benchParse times parse on the bytes of each bench file.
 func benchParse(b *testing.B, parse func(data []byte, name string) error) {
-	for _, p := range benchFiles(b) {
+	for _, p := range sharedtest.BenchFiles(b) {
 		name := filepath.Base(p)
 		b.Run(name, func(b *testing.B) {
 			data, err := os.ReadFile(p)

@@ -205,7 +205,7 @@ func fixtureLines(tb testing.TB, name string) [][]byte {
 // Every line of the fixtures decodes the same on both paths, and none of
 // them needs the reference path: they are what pi writes.
 func TestFastDecodeFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			fallbacks := 0
 			for i, line := range fixtureLines(t, name) {
@@ -345,7 +345,7 @@ func FuzzFastDecode(f *testing.F) {
 		f.Add([]byte(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + body + `"}],"details":"` + body + `"}}`))
 	}
 	dir, _, _ := sharedtest.Lookup() // seeds only when the files are there
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		data, err := os.ReadFile(dir + "/sessions/pi/" + name)
 		if err != nil {
 			continue
@@ -419,7 +419,7 @@ func TestDerivedIDUnchanged(t *testing.T) {
 // through the fast path and through the reference path: the CPU cost per
 // load that decodeLines spreads over the available cores.
 func BenchmarkDecode(b *testing.B) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		lines := fixtureLines(b, name)
 		size := 0
 		for _, l := range lines {

@@ -58,7 +58,7 @@ func FuzzRead(f *testing.F) {
 	// A few lines of each fixture, when the fixtures are there (the seeds
 	// above run either way).
 	dir, _, _ := sharedtest.Lookup()
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		data, err := os.ReadFile(filepath.Join(dir, "sessions", "pi", name))
 		if err != nil {
 			continue

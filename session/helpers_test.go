@@ -19,8 +19,6 @@ const (
 	beforeCompaction = "before-compaction.jsonl"
 )
 
-var fixtures = []string{largeSession, beforeCompaction}
-
 // fixture returns the path of a read-only fixture; never write to it.
 func fixture(tb testing.TB, name string) string {
 	tb.Helper()

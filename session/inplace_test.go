@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // within reports whether the bytes of s lie in buf.
@@ -136,7 +138,7 @@ func TestReadUnescapesInPlace(t *testing.T) {
 		msgLine("00000002", "00000001", "user", `line\none \"q\" \\ \u001b`) + "\n" +
 		`{"type":"model_change","id":"00000003","parentId":"00000002","timestamp":"t\/","provider":"p\n","modelId":"m"}` + "\n"
 	inputs := map[string][]byte{"odd escapes": []byte(odd)}
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		data, err := os.ReadFile(fixture(t, name))
 		if err != nil {
 			t.Fatal(err)

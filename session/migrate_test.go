@@ -8,13 +8,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // Migrate of a copy of each fixture writes a version 3 file that reads
 // back to the same entries, ids, parent links, kept ids and context; a
 // second Migrate is a no-op.
 func TestMigrateFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			p := copyFixture(t, name)
 			if err := os.Chmod(p, 0o600); err != nil {
@@ -125,7 +127,7 @@ func TestMigrateRefuses(t *testing.T) {
 // JSON, equals the line read plus only the id and parentId migration
 // added, with firstKeptEntryId in place of firstKeptEntryIndex.
 func TestRoundTripFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			p := fixture(t, name)
 			s := mustOpen(t, p, Options{})

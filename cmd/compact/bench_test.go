@@ -125,7 +125,7 @@ func TestBenchHelp(t *testing.T) {
 func TestBenchFixtures(t *testing.T) {
 	c := newCLI(t)
 	var files []string
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		files = append(files, fixture(t, name))
 	}
 	var rep benchReport

@@ -10,15 +10,14 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
-
-var fixtures = []string{"large-session.jsonl", "before-compaction.jsonl"}
 
 // TestFixtureCommands runs the read-only commands, human and JSON, on
 // copies of the real sessions, and checks that they leave the file as it
 // was.
 func TestFixtureCommands(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			c := newCLI(t)
 			file := fixture(t, name)
@@ -166,7 +165,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 // on, again with a smaller budget. The second compaction must keep what
 // the first one kept, either verbatim or in its summary.
 func TestEndToEnd(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			c := newCLI(t)
 			file := fixture(t, name)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // partsText joins the text parts of a message's content.
@@ -47,7 +48,7 @@ func checkPassIndexes(t *testing.T, c *cli, file string, passes []passReport) {
 // sessions: every strategy reports its tokens freed and cache break
 // index, and the file is not touched.
 func TestPruneDryRunFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			c := newCLI(t)
 			file := fixture(t, name)
@@ -107,7 +108,7 @@ func TestPruneDryRunFixtures(t *testing.T) {
 // TestPruneApplyFixtures records the passes on copies of the real
 // sessions and checks that they replay on load exactly as computed.
 func TestPruneApplyFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			c := newCLI(t)
 			file := fixture(t, name)
@@ -297,7 +298,7 @@ func TestPruneTarget(t *testing.T) {
 // TestInspectStrategies checks the strategies section of inspect: each
 // strategy planned alone on the current context.
 func TestInspectStrategies(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			c := newCLI(t)
 			file := fixture(t, name)

@@ -100,7 +100,7 @@ func TestReportDemo(t *testing.T) {
 // TestReportFixtures writes the report of the real sessions with the
 // default output name, in the current folder.
 func TestReportFixtures(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		t.Run(name, func(t *testing.T) {
 			c := newCLI(t)
 			file := fixture(t, name)

@@ -177,7 +177,7 @@ func TestFixturePreviousSummaryKept(t *testing.T) {
 }
 
 func TestFixtureMaxTokens(t *testing.T) {
-	for _, file := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+	for _, file := range sharedtest.PiSessions() {
 		plan := fixturePlan(t, file)
 		for _, max := range []int{500, 2000, 4000} {
 			req := historyRequest(plan)

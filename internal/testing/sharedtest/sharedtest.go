@@ -61,6 +61,37 @@ func Dir(tb testing.TB) string {
 	return dir
 }
 
+// PiSessions returns the names of the real pi sessions in the shared
+// folder (sessions/pi): large-session.jsonl (1,018 entries, no
+// compaction) and before-compaction.jsonl (1,002 entries, two
+// compactions written by pi). Tests that run on every real session range
+// over it.
+func PiSessions() []string {
+	return []string{"large-session.jsonl", "before-compaction.jsonl"}
+}
+
+// BenchEnv is the environment variable that names the session files the
+// benchmarks run on, separated like PATH (":" on Unix).
+// scripts/bench-vs-pi.sh sets it so that pi and compact time the same
+// files.
+const BenchEnv = "COMPACT_BENCH_FILES"
+
+// BenchFiles returns the session files the benchmarks run on: those
+// BenchEnv lists, else the real pi sessions (see PiSessions and
+// PiSession).
+func BenchFiles(tb testing.TB) []string {
+	tb.Helper()
+	if list := os.Getenv(BenchEnv); list != "" {
+		return filepath.SplitList(list)
+	}
+	names := PiSessions()
+	paths := make([]string, len(names))
+	for i, name := range names {
+		paths[i] = PiSession(tb, name)
+	}
+	return paths
+}
+
 // PiSession returns the path of the real pi session file name (such as
 // "before-compaction.jsonl"). Like Dir, it skips the test when the file
 // is missing from a folder found beside the clone, and fails it when the
