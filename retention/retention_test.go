@@ -144,43 +144,41 @@ func TestMeasureLeavesEntriesAlone(t *testing.T) {
 // summarizer's goals on the real sessions at the default kept budget, as
 // "compact bench" measures them with the defaults of "compact run".
 func TestExtractiveGoals(t *testing.T) {
-	for _, name := range sharedtest.PiSessions() {
-		t.Run(name, func(t *testing.T) {
-			s, err := session.Open(sharedtest.PiSession(t, name), session.Options{})
-			if err != nil {
-				t.Fatal(err)
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		s, err := session.Open(sharedtest.PiSession(t, name), session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := Measure(context.Background(), name, s.Path(), Options{KeepRecent: []int{20000},
+			Summarizer: extractive.New(extractive.Options{}), Name: extractive.Name,
+			MaxTokens: compact.DefaultReserveTokens * 4 / 5, TargetTokens: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		for _, g := range []struct {
+			what     string
+			got, min float64
+		}{
+			{"file recall", r.Files.Percent(), 100},
+			{"error recall", r.Errors.Percent(), 80},
+			{"identifier recall", r.Identifiers.Percent(), 80},
+			{"user text", r.UserText.Percent(), 100},
+		} {
+			if g.got < g.min {
+				t.Errorf("%s %.1f%%, want at least %.0f%%", g.what, g.got, g.min)
 			}
-			rs, err := Measure(context.Background(), name, s.Path(), Options{KeepRecent: []int{20000},
-				Summarizer: extractive.New(extractive.Options{}), Name: extractive.Name,
-				MaxTokens: compact.DefaultReserveTokens * 4 / 5, TargetTokens: 100000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rs[0]
-			for _, g := range []struct {
-				what     string
-				got, min float64
-			}{
-				{"file recall", r.Files.Percent(), 100},
-				{"error recall", r.Errors.Percent(), 80},
-				{"identifier recall", r.Identifiers.Percent(), 80},
-				{"user text", r.UserText.Percent(), 100},
-			} {
-				if g.got < g.min {
-					t.Errorf("%s %.1f%%, want at least %.0f%%", g.what, g.got, g.min)
-				}
-			}
-			if r.Ratio() > 25 {
-				t.Errorf("context after %d tokens, %.1f%% of %d, want at most 25%%", r.TokensAfter, r.Ratio(), r.TokensBefore)
-			}
-			if r.Files.Total < 30 || r.Errors.Total < 5 || r.Identifiers.Total < 100 {
-				t.Errorf("too few facts to judge: %+v", r)
-			}
-			if !r.Invariants.ToolPairs || !r.Invariants.UnderTarget || !r.Invariants.FirstRequest {
-				t.Errorf("invariants %+v", r.Invariants)
-			}
-		})
-	}
+		}
+		if r.Ratio() > 25 {
+			t.Errorf("context after %d tokens, %.1f%% of %d, want at most 25%%", r.TokensAfter, r.Ratio(), r.TokensBefore)
+		}
+		if r.Files.Total < 30 || r.Errors.Total < 5 || r.Identifiers.Total < 100 {
+			t.Errorf("too few facts to judge: %+v", r)
+		}
+		if !r.Invariants.ToolPairs || !r.Invariants.UnderTarget || !r.Invariants.FirstRequest {
+			t.Errorf("invariants %+v", r.Invariants)
+		}
+	})
 }
 
 // TestGenerateRoundTrip writes the planted-needle sessions and checks

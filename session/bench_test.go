@@ -16,29 +16,27 @@ import (
 // BenchmarkLoad measures what every command starts with: open a fixture,
 // migrate it in memory and build the context of its leaf.
 func BenchmarkLoad(b *testing.B) {
-	for _, p := range sharedtest.BenchFiles(b) {
-		b.Run(filepath.Base(p), func(b *testing.B) {
-			st, err := os.Stat(p)
+	sharedtest.EachBenchFile(b, func(b *testing.B, p string) {
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			s, err := Open(p, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.SetBytes(st.Size())
-			for b.Loop() {
-				s, err := Open(p, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				path, err := s.PathTo(s.Leaf())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if c := compact.BuildContext(path); len(c.Messages) == 0 {
-					b.Fatal("empty context")
-				}
+			path, err := s.PathTo(s.Leaf())
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+			if c := compact.BuildContext(path); len(c.Messages) == 0 {
+				b.Fatal("empty context")
+			}
+		}
+	})
 }
 
 // syntheticSession writes a version 3 session of n messages: turns of a

@@ -205,18 +205,16 @@ func fixtureLines(tb testing.TB, name string) [][]byte {
 // Every line of the fixtures decodes the same on both paths, and none of
 // them needs the reference path: they are what pi writes.
 func TestFastDecodeFixtures(t *testing.T) {
-	for _, name := range sharedtest.PiSessions() {
-		t.Run(name, func(t *testing.T) {
-			fallbacks := 0
-			for i, line := range fixtureLines(t, name) {
-				if !checkFast(t, line) {
-					fallbacks++
-					t.Errorf("line %d goes through the reference path: %.300s", i+2, line)
-				}
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		fallbacks := 0
+		for i, line := range fixtureLines(t, name) {
+			if !checkFast(t, line) {
+				fallbacks++
+				t.Errorf("line %d goes through the reference path: %.300s", i+2, line)
 			}
-			t.Logf("%d fallbacks", fallbacks)
-		})
-	}
+		}
+		t.Logf("%d fallbacks", fallbacks)
+	})
 }
 
 // fastCases are lines the fast path must either decode exactly like the

@@ -70,6 +70,15 @@ func PiSessions() []string {
 	return []string{"large-session.jsonl", "before-compaction.jsonl"}
 }
 
+// EachPiSession runs fn as a subtest of t named after each real pi
+// session (see PiSessions); fn gets the session's name.
+func EachPiSession(t *testing.T, fn func(t *testing.T, name string)) {
+	t.Helper()
+	for _, name := range PiSessions() {
+		t.Run(name, func(t *testing.T) { fn(t, name) })
+	}
+}
+
 // BenchEnv is the environment variable that names the session files the
 // benchmarks run on, separated like PATH (":" on Unix).
 // scripts/bench-vs-pi.sh sets it so that pi and compact time the same
@@ -90,6 +99,15 @@ func BenchFiles(tb testing.TB) []string {
 		paths[i] = PiSession(tb, name)
 	}
 	return paths
+}
+
+// EachBenchFile runs fn as a sub-benchmark of b named after the base name
+// of each of BenchFiles; fn gets the file's path.
+func EachBenchFile(b *testing.B, fn func(b *testing.B, path string)) {
+	b.Helper()
+	for _, path := range BenchFiles(b) {
+		b.Run(filepath.Base(path), func(b *testing.B) { fn(b, path) })
+	}
 }
 
 // PiSession returns the path of the real pi session file name (such as
