@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/compactkit/compact/internal/testing/deepdiff"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
@@ -162,7 +163,7 @@ func TestReadUnescapesInPlace(t *testing.T) {
 			changed := 0
 			for _, r := range s.records {
 				if !bytes.Equal(stored(r), lines[r.line-1]) {
-					t.Fatalf("line %d: %s", r.line, stringDiff(string(stored(r)), string(lines[r.line-1])))
+					t.Fatalf("line %d: %s", r.line, deepdiff.Strings(string(stored(r)), string(lines[r.line-1])))
 				}
 				if !bytes.Equal(r.raw, lines[r.line-1]) {
 					changed++

@@ -19,6 +19,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,8 +27,9 @@ import (
 const Env = "COMPACT_TESTDATA"
 
 // Lookup returns the shared test data folder and whether Env named it.
-// Without Env it is ../shared/testdata beside the module root, the first
-// folder at or above the working directory that holds a go.mod. The
+// Without Env it is ../shared/testdata beside the module root (the folder
+// of the go.mod of github.com/compactkit/compact at or above the working
+// directory, so that the nested module bench/decoders finds it too). The
 // error says why the folder holds no pi sessions; dir is returned either
 // way, for messages.
 func Lookup() (dir string, explicit bool, err error) {
@@ -195,21 +197,37 @@ func copyInto(dir, src string) (string, error) {
 	return dst, nil
 }
 
-// moduleRoot returns the nearest folder at or above the working directory
-// that holds a go.mod file.
+// modulePath is the path of the module whose root holds examples/ and
+// sits beside ../shared; nested modules (bench/decoders) are passed over.
+const modulePath = "github.com/compactkit/compact"
+
+// moduleRoot returns the folder of this module's go.mod: the nearest one
+// at or above the working directory that declares modulePath.
 func moduleRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", fmt.Errorf("sharedtest: %w", err)
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && declares(data, modulePath) {
 			return dir, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Errorf("sharedtest: %w", err)
 		}
 		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("sharedtest: no go.mod at or above %s", wd)
+			return "", fmt.Errorf("sharedtest: no go.mod of %s at or above %s", modulePath, wd)
 		}
 	}
+}
+
+// declares reports whether the go.mod text gomod declares the module path.
+func declares(gomod []byte, path string) bool {
+	for line := range strings.Lines(string(gomod)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" && strings.Trim(f[1], `"`) == path {
+			return true
+		}
+	}
+	return false
 }
