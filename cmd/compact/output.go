@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // writeJSON prints v as indented JSON without HTML escaping.
@@ -121,14 +122,7 @@ func shorten(s string, limit int) string {
 	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
 		return s
 	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == limit {
-			cut = i
-			break
-		}
-		n++
-	}
+	cut := jsontext.RuneOffset(s, limit)
 	rest := utf8.RuneCountInString(s[cut:])
 	return strings.TrimRight(s[:cut], " \n\t") + fmt.Sprintf("\n[... %s more characters; --full shows everything]", num(rest))
 }

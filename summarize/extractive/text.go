@@ -32,14 +32,7 @@ func cutRunes(s string, n int) string {
 	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return strings.TrimRightFunc(s[:pos], unicode.IsSpace) + "…"
-		}
-		i++
-	}
-	return s
+	return strings.TrimRightFunc(s[:jsontext.RuneOffset(s, n)], unicode.IsSpace) + "…"
 }
 
 // shorten keeps the first n characters of s and appends a marker saying
@@ -53,15 +46,7 @@ func shorten(s string, n int) string {
 	if total <= n {
 		return s
 	}
-	i, cut := 0, len(s)
-	for pos := range s {
-		if i == n {
-			cut = pos
-			break
-		}
-		i++
-	}
-	kept := strings.TrimRightFunc(s[:cut], unicode.IsSpace)
+	kept := strings.TrimRightFunc(s[:jsontext.RuneOffset(s, n)], unicode.IsSpace)
 	left := total - utf8.RuneCountInString(kept)
 	return kept + " " + leftOutMarker(left, total)
 }
