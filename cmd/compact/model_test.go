@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/summarize"
 )
@@ -135,7 +136,7 @@ func TestModelSummarizer(t *testing.T) {
 			file2 := sharedtest.TempCopy(t, demoSession)
 			out := c.ok(modelArgs(m, file2, "--summary-window", "128000")...)
 			contains(t, "run", out, "compacted "+file2, "by m (budget 13,107)",
-				"summarizer usage: "+num(fakeInputTokens*want)+" input, "+num(fakeOutputTokens*want)+" output tokens",
+				"summarizer usage: "+numfmt.Thousands(fakeInputTokens*want)+" input, "+numfmt.Thousands(fakeOutputTokens*want)+" output tokens",
 				"appended compaction entry")
 			if strings.Contains(out, "adjusted:") || strings.Contains(out, "without a model") {
 				t.Errorf("unexpected adjustment or fallback:\n%s", out)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
@@ -95,8 +96,8 @@ func TestPruneDryRunFixtures(t *testing.T) {
 		human := c.ok("prune", "--dry-run", file)
 		contains(t, "prune --dry-run", human, "dry run of "+file, "strip_images     nothing worth a cache break",
 			fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
-				num(r.Passes[1].TokensFreed), plural(r.Passes[1].Edits, "message"), r.Passes[1].CacheBreakIndex, r.Passes[1].FirstChangedID),
-			fmt.Sprintf("context: %s -> %s tokens", num(r.TokensBefore), num(r.TokensAfter)))
+				numfmt.Thousands(r.Passes[1].TokensFreed), plural(r.Passes[1].Edits, "message"), r.Passes[1].CacheBreakIndex, r.Passes[1].FirstChangedID),
+			fmt.Sprintf("context: %s -> %s tokens", numfmt.Thousands(r.TokensBefore), numfmt.Thousands(r.TokensAfter)))
 		if !bytes.Equal(before, readFile(t, file)) {
 			t.Fatal("prune --dry-run changed the file")
 		}
@@ -276,7 +277,7 @@ func TestPruneTarget(t *testing.T) {
 	}
 	out := c.ok("prune", "--dry-run", "--strategy", "mask,truncate", "--target", fmt.Sprint(target), file)
 	contains(t, "prune --target", out, "truncate         not run: the context is already under the target",
-		fmt.Sprintf("target: %s tokens, reached", num(target)))
+		fmt.Sprintf("target: %s tokens, reached", numfmt.Thousands(target)))
 
 	// The default policy's target is half its trigger (200,000 - 16,384).
 	c.okJSON(&r, "prune", "--dry-run", "--json", "--to-target", file)
@@ -321,7 +322,7 @@ func TestInspectStrategies(t *testing.T) {
 		contains(t, "inspect", out, "cheap strategies (each alone at its defaults",
 			"strip_images     nothing worth a cache break",
 			fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
-				num(mask.TokensFreed), plural(mask.Edits, "message"), mask.CacheBreakIndex, mask.FirstChangedID))
+				numfmt.Thousands(mask.TokensFreed), plural(mask.Edits, "message"), mask.CacheBreakIndex, mask.FirstChangedID))
 		if !bytes.Equal(before, readFile(t, file)) {
 			t.Fatal("inspect changed the file")
 		}
