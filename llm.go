@@ -51,19 +51,26 @@ func AutomaticCompaction(e *Entry) bool {
 // ForModel converts a context into the messages a chat API accepts: user,
 // assistant and tool results. Summaries, user-run shell commands and
 // custom messages become user messages; shell commands marked as excluded
-// from the context are dropped. The input is not modified.
+// from the context are dropped, and so are assistant replies that were
+// aborted or failed, with the tool results that answer their calls, as pi
+// drops them: they are incomplete turns (a partial text, tool calls that
+// never ran) that a provider may refuse and the model should not build
+// on. The Meter counts exactly the messages kept here. The input is not
+// modified.
 func ForModel(msgs []*Message) []*Message {
 	out := make([]*Message, 0, len(msgs))
+	var sent sendFilter
 	for _, m := range msgs {
+		if !sent.keep(m) {
+			continue
+		}
 		switch m.Role {
 		case RoleCompactionSummary:
 			out = append(out, asUser(m, SummaryText(m.Text())))
 		case RoleBranchSummary:
 			out = append(out, asUser(m, BranchPreface+"\n\n<summary>\n"+m.Text()+"\n</summary>"))
 		case RoleBash:
-			if !m.Metadata().ExcludeFromContext {
-				out = append(out, asUser(m, bashText(m)))
-			}
+			out = append(out, asUser(m, bashText(m)))
 		case RoleCustom:
 			u := *m
 			u.Role = RoleUser
