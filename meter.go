@@ -146,7 +146,7 @@ func (m *Meter) count(msg *Message) {
 	if m.Count != nil {
 		m.trailing += m.Count(msg)
 	} else {
-		m.trailing += charsToTokens(chars, m.Cal.CharsPerToken(m.model)) + images*ImageTokens
+		m.trailing += m.Cal.sizeTokens(m.model, chars, images)
 	}
 }
 

@@ -251,7 +251,7 @@ func unitMessages(u Unit) []*compact.Message {
 // engineLog builds the engine's view of the request: every unit's messages
 // as entries, with the applied compaction recorded where it belongs, so
 // that a new compaction merges the old summary.
-func engineLog(v *view) *compact.Memory {
+func engineLog(v *view) *compact.SliceLog {
 	var entries []*compact.Entry
 	parent := ""
 	add := func(e *compact.Entry) {
@@ -276,7 +276,7 @@ func engineLog(v *view) *compact.Memory {
 			add(&compact.Entry{ID: entryID(i, j), Kind: compact.KindMessage, Message: m})
 		}
 	}
-	return compact.NewMemory(entries...)
+	return compact.NewSliceLog(entries...)
 }
 
 // budgets are the engine's targets for one compaction, in the engine's own

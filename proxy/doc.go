@@ -19,7 +19,7 @@
 //     gets 503. The body must arrive within Config.BodyTimeout, and every
 //     write of the answer within Config.WriteIdleTimeout.
 //  1. The body is read (gzip and zstd decoded, up to Config.MaxBodyBytes)
-//     and its message list located as exact byte spans (see rawjson.go):
+//     and its message list located as exact byte spans (internal/jsontext):
 //     the proxy never re-encodes a message it does not change.
 //  2. The list is cut into units (a message, or a Responses turn with its
 //     reasoning and tool calls) that are read into the engine's messages,

@@ -11,6 +11,8 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/apihttp"
+	"github.com/compactkit/compact/internal/jsontext"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // exchange is one request to a model API on its way through the proxy.
@@ -213,7 +215,7 @@ func (s *Server) read(x *exchange) bool {
 	if p.StandDown == "" && x.api == Responses {
 		// The history lives on the provider's side: the request only
 		// carries what is new, and there is nothing here to compact.
-		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
+		if id, ok := jsontext.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
 			p.StandDown = "previous_response_id"
 		}
 	}
@@ -403,7 +405,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
 	if o.res != nil && o.res.FallbackErr != nil {
 		s.metrics.fallback(fallbackExtractive)
-		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", compact.Redact(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
+		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", redact.String(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)

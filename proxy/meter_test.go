@@ -81,7 +81,7 @@ func TestMeasureCountsAsTheGuard(t *testing.T) {
 				}
 			}
 		}
-		log := &compact.Memory{}
+		log := &compact.SliceLog{}
 		for _, m := range conversation {
 			if _, err := log.AppendMessage(context.Background(), m); err != nil {
 				t.Fatal(err)

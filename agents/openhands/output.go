@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // OutputFile is the name OpenHands gives the file of an evaluation or
@@ -28,28 +29,6 @@ var ErrNotOutput = errors.New("this is one event stream, not an evaluation or re
 
 // maxIDsListed is how many instance ids an error lists.
 const maxIDsListed = 20
-
-// DetectOutput reports whether head, the first bytes of a file (up to 64
-// KiB, possibly cut anywhere), is the output.jsonl of an OpenHands
-// evaluation or resolver run: JSON Lines whose first line is an object
-// that starts, in the order OpenHands writes them, with instance_id then
-// test_result (an evaluation's EvalOutput), or with issue then
-// issue_type (a resolver's ResolverOutput). Only the keys are read, so a
-// first line cut inside a long value is judged by the keys before the
-// cut.
-func DetectOutput(head []byte) bool {
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	var keys []string
-	jsonrec.Keys(head, func(key string, _ byte) bool {
-		keys = append(keys, key)
-		return len(keys) < 2
-	})
-	if len(keys) < 2 {
-		return false
-	}
-	return keys[0] == "instance_id" && keys[1] == "test_result" ||
-		keys[0] == "issue" && keys[1] == "issue_type"
-}
 
 // instance is one line of an output.jsonl.
 type instance struct {
@@ -72,7 +51,7 @@ type instance struct {
 //
 // The events become entries as in Read; the instance's other members
 // become a first custom entry "openhands:instance", with credentials
-// (compact.Redact) replaced. Transcript.SessionID is the instance id.
+// (redact.String) replaced. Transcript.SessionID is the instance id.
 func ReadOutput(data []byte, name, id string) (*compact.Transcript, error) {
 	var all []instance
 	lineNo := 0
@@ -213,7 +192,7 @@ func readInstance(inst instance, name string) (*compact.Transcript, error) {
 			return nil, fmt.Errorf("%s: history[%d]: not an event object", where, i)
 		}
 	}
-	t, err := convert(raws, name)
+	t, err := build(raws, name)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +215,7 @@ func readInstance(inst instance, name string) (*compact.Transcript, error) {
 	}
 	rest.WriteByte('}')
 	var data bytes.Buffer
-	if err := json.Compact(&data, []byte(compact.Redact(rest.String()))); err != nil {
+	if err := json.Compact(&data, []byte(redact.String(rest.String()))); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	taken := map[string]bool{}
