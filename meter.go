@@ -17,9 +17,10 @@ package compact
 //
 // Only what the model is sent is counted (see ForModel): an assistant
 // reply that was aborted or failed is left out with the tool results that
-// answer its calls, as is a shell command excluded from the context. pi does not send a failed reply again, and
-// the providers' reports confirm it: in the real sessions, after a failed
-// reply of 17,000 characters the next prompt grew by under 100 tokens.
+// answer its calls, as is a shell command excluded from the context. pi
+// does not send a failed reply again, and the providers' reports confirm
+// it: in the real sessions, after a failed reply of 17,000 characters the
+// next prompt grew by under 100 tokens.
 //
 // When Cal is set, every valid report teaches it: the prompt's growth
 // since the previous report, less ImageTokens per image, is set against
