@@ -83,3 +83,17 @@ func TestCopies(t *testing.T) {
 		t.Errorf("DemoCopy's remove left %s: %v", filepath.Dir(path), err)
 	}
 }
+
+// The module root is this module's go.mod, not a nested module's.
+func TestDeclares(t *testing.T) {
+	for gomod, want := range map[string]bool{
+		"module github.com/compactkit/compact\n\ngo 1.26\n":                true,
+		"// comment\nmodule \"github.com/compactkit/compact\"\n":           true,
+		"module github.com/compactkit/compact/bench/decoders\n\ngo 1.26\n": false,
+		"go 1.26\n": false,
+	} {
+		if got := declares([]byte(gomod), modulePath); got != want {
+			t.Errorf("declares(%q) = %v, want %v", gomod, got, want)
+		}
+	}
+}
