@@ -143,18 +143,20 @@ func (s *Server) charsToTokens(model string, n int) int {
 	return s.calib.EstimateChars(model, n)
 }
 
-// estimateUnits estimates units with the model's calibrated ratio
-// (compact.Calibrator.Estimate).
+// estimateUnits counts the messages of units as the root's meter does
+// (compact.Meter at the model's calibrated ratio): the count of a Guard
+// for the same messages.
 func (s *Server) estimateUnits(model string, units []Unit) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	m := compact.Meter{Cal: &s.calib}
+	m.SetModel(model)
 	for _, u := range units {
-		for _, m := range u.Messages {
-			n += s.calib.Estimate(model, m)
+		for _, msg := range u.Messages {
+			m.Add(msg)
 		}
 	}
-	return n
+	return m.Tokens()
 }
 
 // measure fills in v.envelope, v.tokens and v.usageTokens: the provider's

@@ -499,15 +499,13 @@ func (s *Server) record(x *exchange, obs Observed) {
 		if prev == nil || prev.Units >= len(v.p.Units) {
 			return
 		}
-		added := 0
+		var added []*compact.Message
 		for _, u := range v.p.Units[prev.Units:] {
-			for _, m := range u.Messages {
-				added += compact.EstimateTokens(m) * int(compact.DefaultCharsPerToken)
-			}
+			added = append(added, u.Messages...)
 		}
-		delta := promptTokens(last.Usage) - promptTokens(prev.Usage)
+		growth := last.Usage.PromptTokens() - prev.Usage.PromptTokens()
 		s.mu.Lock()
-		s.calib.Observe(v.p.Model, added, delta)
+		s.calib.ObserveMessages(v.p.Model, added, growth)
 		s.mu.Unlock()
 	}
 	var err error
@@ -549,9 +547,6 @@ func (s *Server) record(x *exchange, obs Observed) {
 		s.failOpen(stageStore, err)
 	}
 }
-
-// promptTokens is the context a usage report measured: input plus cache.
-func promptTokens(u compact.Usage) int { return u.Input + u.CacheRead + u.CacheWrite }
 
 // lockFor returns the mutex that serializes record updates of key.
 func (s *Server) lockFor(key string) *mutex {

@@ -192,7 +192,7 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 		}
 	}
 	if o != nil && o.Usage != nil {
-		args = append(args, "usage_prompt", promptTokens(*o.Usage), "usage_output", o.Usage.Output)
+		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output)
 	}
 	if o != nil && o.Overflow {
 		args = append(args, "stream_overflow", true)
@@ -242,7 +242,7 @@ func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
 	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
 		return streaming{}
 	}
-	est := promptTokens(l.Usage) + l.Usage.Output + growth/2
+	est := l.Usage.PromptTokens() + l.Usage.Output + growth/2
 	if est < l.Threshold*7/10 {
 		return streaming{ok: true, key: id.key, light: id, last: l}
 	}
