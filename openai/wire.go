@@ -11,29 +11,24 @@ import (
 	"github.com/compactkit/compact/summarize"
 )
 
-// chatMessage is one entry of the request's "messages".
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // chatRequest is the body of POST /chat/completions. Exactly one of the
 // two limit fields is set (or neither, when the request has no limit).
 type chatRequest struct {
-	Model               string        `json:"model"`
-	Messages            []chatMessage `json:"messages"`
-	MaxTokens           int           `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64      `json:"temperature,omitempty"`
-	Stream              bool          `json:"stream"`
+	Model               string            `json:"model"`
+	Messages            []json.RawMessage `json:"messages"`
+	MaxTokens           int               `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64          `json:"temperature,omitempty"`
+	Stream              bool              `json:"stream"`
 }
 
-func (c *Client) wireRequest(model string, req *summarize.Request) *chatRequest {
-	msgs := make([]chatMessage, 0, 2)
-	if req.System != "" {
-		msgs = append(msgs, chatMessage{Role: "system", Content: req.System})
+// wireRequest is the request for req: its system prompt and its prompt
+// as one user message, written by ChatMessages.
+func (c *Client) wireRequest(model string, req *summarize.Request) (*chatRequest, error) {
+	msgs, err := ChatMessages(req.System, []*compact.Message{compact.TextMessage(compact.RoleUser, req.Prompt)})
+	if err != nil {
+		return nil, err
 	}
-	msgs = append(msgs, chatMessage{Role: "user", Content: req.Prompt})
 	r := &chatRequest{Model: model, Messages: msgs, Temperature: c.temperature}
 	if req.MaxTokens > 0 {
 		if c.tokenField == MaxCompletionTokens {
@@ -42,7 +37,7 @@ func (c *Client) wireRequest(model string, req *summarize.Request) *chatRequest 
 			r.MaxTokens = req.MaxTokens
 		}
 	}
-	return r
+	return r, nil
 }
 
 // chatResponse holds the fields of a chat completion this package reads,
