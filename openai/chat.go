@@ -90,7 +90,8 @@ func ReadChatMessage(raw []byte) (*ChatMessage, error) {
 // ReadChatAnswer maps the message of a Chat Completions answer
 // (choices[i].message) onto an assistant message, as ReadChatMessage maps
 // one of a request, but for what answers from some local servers lack: a
-// message without a role is an assistant's, and a tool call without an
+// message without a role is an assistant's (any other role is an error),
+// and a tool call without an
 // id is read with an empty ToolCall.ID, for the caller to give it one
 // before the call goes back in a request.
 func ReadChatAnswer(raw []byte) (*ChatMessage, error) {
@@ -105,8 +106,11 @@ func readChat(raw []byte, out *ChatMessage) (*ChatMessage, error) {
 	if err := jsonrec.String(fields, "role", &out.Role); err != nil {
 		return nil, err
 	}
-	if out.Role == "" && out.answer {
+	if out.answer && out.Role == "" {
 		out.Role = "assistant"
+	}
+	if out.answer && out.Role != "assistant" {
+		return nil, fmt.Errorf(".role: %q, want assistant", out.Role)
 	}
 	switch out.Role {
 	case "":

@@ -324,15 +324,30 @@ func ArgumentsText(args json.RawMessage) string {
 		if json.Unmarshal(t, &s) == nil {
 			return s
 		}
-	case t[0] == '{' && bytes.Contains(t, []byte(`"_raw"`)):
-		var w map[string]string
-		if json.Unmarshal(t, &w) == nil && len(w) == 1 {
-			if s, ok := w["_raw"]; ok {
-				if again, ok := Arguments(s); !ok && bytes.Equal(again, t) {
-					return s
-				}
-			}
-		}
+	}
+	if s, ok := WrappedArguments(t); ok {
+		return s
 	}
 	return string(t)
+}
+
+// WrappedArguments reports whether args are what Arguments makes of a
+// string that is not a JSON object, {"_raw": s} exactly as it writes
+// them, and returns s. A tool runner asks it before reading the
+// arguments, so that it tells the model its arguments were not an object
+// rather than run the tool without any.
+func WrappedArguments(args json.RawMessage) (s string, ok bool) {
+	t := bytes.TrimSpace(args)
+	if !bytes.HasPrefix(t, []byte("{")) || !bytes.Contains(t, []byte(`"_raw"`)) {
+		return "", false
+	}
+	var w map[string]string
+	if json.Unmarshal(t, &w) != nil || len(w) != 1 {
+		return "", false
+	}
+	s, found := w["_raw"]
+	if again, valid := Arguments(s); !found || valid || !bytes.Equal(again, t) {
+		return "", false
+	}
+	return s, true
 }

@@ -181,6 +181,29 @@ func TestArgumentsText(t *testing.T) {
 	}
 }
 
+func TestWrappedArguments(t *testing.T) {
+	broken, _ := Arguments("{broken")
+	for _, tc := range []struct {
+		args string
+		s    string
+		ok   bool
+	}{
+		{string(broken), "{broken", true},
+		{`{"_raw":"{broken"}`, "{broken", true},
+		{`{"_raw": "{broken"}`, "", false}, // not as Arguments writes it
+		{`{"_raw":"{}"}`, "", false},       // "{}" is an object: a model's own _raw
+		{`{"_raw":"x","y":"z"}`, "", false},
+		{`{"path":"."}`, "", false},
+		{`"text"`, "", false},
+		{``, "", false},
+	} {
+		s, ok := WrappedArguments(json.RawMessage(tc.args))
+		if s != tc.s || ok != tc.ok {
+			t.Errorf("WrappedArguments(%s) = %q, %v; want %q, %v", tc.args, s, ok, tc.s, tc.ok)
+		}
+	}
+}
+
 func TestReadChatAnswer(t *testing.T) {
 	raw := `{"content":"x","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}`
 	if _, err := ReadChatMessage([]byte(raw)); err == nil {
@@ -192,6 +215,9 @@ func TestReadChatAnswer(t *testing.T) {
 	}
 	if a.Role != "assistant" || a.Message.Role != compact.RoleAssistant || len(a.Message.ToolCalls()) != 1 || a.Message.ToolCalls()[0].ID != "" {
 		t.Errorf("answer %+v, message %+v", a, a.Message)
+	}
+	if _, err := ReadChatAnswer([]byte(`{"role":"user","content":"x"}`)); err == nil || err.Error() != `.role: "user", want assistant` {
+		t.Errorf("an answer from the user gave %v", err)
 	}
 }
 
