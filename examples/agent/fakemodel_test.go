@@ -55,7 +55,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	var req wireRequest
+	var req sentRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
@@ -114,9 +114,34 @@ func scriptedCall(i int) (name, args string) {
 	return "read_file", fmt.Sprintf(`{"path":"src/file%d.txt"}`, i%5)
 }
 
+// sentRequest is a request as the fake model reads it: the agent's
+// messages have string content.
+type sentRequest struct {
+	Model    string        `json:"model"`
+	Messages []sentMessage `json:"messages"`
+	Tools    []wireTool    `json:"tools"`
+	Stream   bool          `json:"stream"`
+}
+
+// sentMessage is one of a request's messages.
+type sentMessage struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	Name      string `json:"name"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+	ToolCallID string `json:"tool_call_id"`
+}
+
 // countTokens is the fake model's tokenizer: every character of the
 // contents, tool names and arguments, divided by 3.
-func countTokens(msgs []wireMessage) int {
+func countTokens(msgs []sentMessage) int {
 	chars := 0
 	for _, m := range msgs {
 		chars += len(m.Content)
@@ -131,7 +156,7 @@ func countTokens(msgs []wireMessage) int {
 // is not earlier in the same request (an orphan), a call without its
 // result before the next message that is not a tool result, a request
 // that does not end with a user message or a tool result.
-func (f *fakeModel) check(n int, req wireRequest) {
+func (f *fakeModel) check(n int, req sentRequest) {
 	called := map[string]bool{}
 	pending := map[string]bool{}
 	for i, m := range req.Messages {
