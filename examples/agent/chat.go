@@ -70,18 +70,6 @@ type wireRequest struct {
 	Stream   bool              `json:"stream"`
 }
 
-// wireResponse is the part of an answer the agent reads; the message is
-// read by openai.ReadChatAnswer.
-type wireResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message      json.RawMessage `json:"message"`
-		FinishReason string          `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *openai.ChatUsage `json:"usage"`
-	Error json.RawMessage   `json:"error"`
-}
-
 // Complete sends the messages (after the system prompt) with the tool
 // definitions and returns the model's answer as an assistant message. An
 // error answer is returned as a *compact.ProviderError carrying the status
@@ -133,31 +121,25 @@ func (c *Chat) request(msgs []*compact.Message) (*wireRequest, error) {
 	return r, nil
 }
 
-// decodeAnswer turns a 2xx body into an assistant message, as
-// openai.ReadChatAnswer reads choices[0].message. A call the server sent
-// without an id (some local servers do) gets one, since its result must
-// name it, and is sent back as an ordinary tool call. An error object
-// inside the body becomes a *compact.ProviderError with status 0.
+// decodeAnswer turns a 2xx body into an assistant message: the body as
+// openai.ReadChatCompletion reads it (an error object inside it is a
+// *compact.ProviderError), its message as openai.ReadChatAnswer does. A
+// call the server sent without an id (some local servers do) gets one,
+// since its result must name it, and is sent back as an ordinary tool
+// call.
 func decodeAnswer(body []byte, model string) (*compact.Message, error) {
-	var r wireResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%s: decode the answer: %w", providerName, err)
+	ch, err := openai.ReadChatCompletion(body)
+	if err != nil {
+		return nil, err
 	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return nil, &compact.ProviderError{Provider: providerName, Body: string(body)}
-	}
-	if len(r.Choices) == 0 {
-		return nil, fmt.Errorf("%s: the answer has no choices", providerName)
-	}
-	ch := r.Choices[0]
 	a, err := openai.ReadChatAnswer(ch.Message)
 	if err != nil {
 		return nil, fmt.Errorf("%s: choices[0].message%w", providerName, err)
 	}
 	m := a.Message
 	m.Provider, m.Model, m.Timestamp = providerName, model, time.Now().UnixMilli()
-	if r.Model != "" {
-		m.Model = r.Model
+	if ch.Model != "" {
+		m.Model = ch.Model
 	}
 	calls := 0
 	for i := range m.Content {
@@ -181,8 +163,8 @@ func decodeAnswer(body []byte, model string) (*compact.Message, error) {
 	default:
 		m.StopReason = compact.StopEnd
 	}
-	if r.Usage != nil {
-		u := r.Usage.Usage()
+	if ch.Usage != nil {
+		u := ch.Usage.Usage()
 		m.Usage = &u
 	}
 	return m, nil

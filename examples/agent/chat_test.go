@@ -143,11 +143,19 @@ func TestDecodeAnswerLegacyAndErrors(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{`{"choices":[{"finish_reason":"stop"}]}`, "openai-compatible: choices[0].message: not a JSON object"},
 		{`{"choices":[{"message":{"content":7}}]}`, "openai-compatible: choices[0].message.content: neither a string nor an array"},
-		{`{"choices":[]}`, "openai-compatible: the answer has no choices"},
+		{`{"choices":[]}`, `openai: response has no choices: {"choices":[]}`},
 	} {
 		if _, err := decodeAnswer([]byte(tc.body), "m"); err == nil || err.Error() != tc.want {
 			t.Errorf("%s: err = %v, want %q", tc.body, err, tc.want)
 		}
+	}
+	// vLLM's error body, sent with status 200 by some versions, is read as
+	// openai reads it: an overflow with its status (this agent's copy
+	// reported "no choices").
+	_, err = decodeAnswer([]byte(`{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens in the messages.","type":"BadRequestError","param":null,"code":400}`), "m")
+	var pe *compact.ProviderError
+	if !errors.As(err, &pe) || pe.StatusCode != 400 || !compact.IsContextOverflow(err) {
+		t.Errorf("vLLM's error body gave %v", err)
 	}
 }
 
