@@ -43,6 +43,10 @@ import (
 //   - the members in a message's, part's or call's Extra are sent back
 //     beside those above, which win a clash; the marks this package
 //     sets in Extra (ExtraCallType and the like) are not sent as such.
+//     Extra is taken to hold Chat members, as ReadChatMessage and
+//     ReadChatAnswer leave there: a message read from another format
+//     (a pi session's "api", an Anthropic signature) should have those
+//     cleared before it is sent to a Chat server.
 //
 // What does not go out: thinking parts (a Chat server does not take
 // reasoning back); a message's usage, stop reason, model, time, IsError
