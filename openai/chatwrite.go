@@ -29,9 +29,10 @@ import (
 //     tool's call ({"input": s} marked ExtraCustomInput) goes out as
 //     {id, type:"custom", custom:{name, input:s}}, and the first legacy
 //     call (ExtraLegacyCall) as the message's "function_call";
-//   - a tool result is a "tool" message with its tool_call_id and, when
-//     known, its tool's "name"; a legacy result (ExtraLegacyResult) is a
-//     "function" message with the name;
+//   - a tool result is a "tool" message with its tool_call_id (the
+//     tool's name is the call's, found again by Calls when read back); a
+//     legacy result (ExtraLegacyResult) is a "function" message with the
+//     name;
 //   - every other message (user, and the roles ForModel turns into user
 //     messages) is a "user" message;
 //   - content is a string when it is one text part with nothing in
@@ -144,11 +145,9 @@ func chatMessage(m *compact.Message) (json.RawMessage, error) {
 	case m.Role == compact.RoleToolResult && m.Extra[ExtraLegacyResult] != nil:
 		o, err = contentOut(object{{"role", "function"}, {"name", m.ToolName}}, m.Content)
 	case m.Role == compact.RoleToolResult:
-		o = object{{"role", "tool"}, {"tool_call_id", m.ToolCallID}}
-		if m.ToolName != "" {
-			o = append(o, member{"name", m.ToolName})
-		}
-		o, err = contentOut(o, m.Content)
+		// No "name": the Chat API's tool message has role, content and
+		// tool_call_id only, and strict servers refuse other members.
+		o, err = contentOut(object{{"role", "tool"}, {"tool_call_id", m.ToolCallID}}, m.Content)
 	default:
 		o, err = contentOut(object{{"role", "user"}}, m.Content)
 	}

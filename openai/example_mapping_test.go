@@ -103,5 +103,5 @@ func ExampleChatMessages() {
 	// {"role":"system","content":"Be brief."}
 	// {"role":"user","content":"What is here?"}
 	// {"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls -la"}}]}
-	// {"role":"tool","tool_call_id":"c1","name":"bash","content":"a.go"}
+	// {"role":"tool","tool_call_id":"c1","content":"a.go"}
 }

@@ -65,7 +65,7 @@ func TestRequestMapsRolesAndToolCalls(t *testing.T) {
 	if c := a.ToolCalls[2]; c.Function.Arguments != "{also broken" {
 		t.Errorf("arguments stored as {\"_raw\": s} went out as %q, want the original text", c.Function.Arguments)
 	}
-	if got[3].Role != "tool" || got[3].ToolCallID != "a" || got[3].Name != "list_dir" || got[3].Content != "x.txt" {
+	if got[3].Role != "tool" || got[3].ToolCallID != "a" || got[3].Name != "" || got[3].Content != "x.txt" {
 		t.Errorf("tool message %+v", got[3])
 	}
 }
