@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // maxCheckpoints bounds the compactions kept under one conversation key.
@@ -20,10 +21,10 @@ type view struct {
 	p     *Parsed
 	id    identity
 	chain [][32]byte
-	rec   *Record
+	rec   *store.Record
 	// cp is the stored compaction that applies to this request (its chain
 	// matches the request's prefix), nil when none does.
-	cp *Checkpoint
+	cp *store.Checkpoint
 	// info is the model's limits; info.ContextWindow is 0 when unknown.
 	info compact.ModelInfo
 	// envelope is the estimated size of everything outside the summarized
@@ -42,11 +43,11 @@ type view struct {
 
 // findCheckpoint returns the newest stored compaction whose covered units
 // hash to the same chain as the request's first units, nil when none.
-func findCheckpoint(rec *Record, chain [][32]byte) *Checkpoint {
+func findCheckpoint(rec *store.Record, chain [][32]byte) *store.Checkpoint {
 	if rec == nil {
 		return nil
 	}
-	var best *Checkpoint
+	var best *store.Checkpoint
 	for i := range rec.Checkpoints {
 		cp := &rec.Checkpoints[i]
 		if cp.Covered <= 0 || cp.Covered >= len(chain) {
@@ -64,8 +65,8 @@ func findCheckpoint(rec *Record, chain [][32]byte) *Checkpoint {
 
 // withCheckpoint returns cps with cp first, without an older compaction of
 // the same chain, and at most maxCheckpoints long.
-func withCheckpoint(cps []Checkpoint, cp *Checkpoint) []Checkpoint {
-	out := []Checkpoint{*cp}
+func withCheckpoint(cps []store.Checkpoint, cp *store.Checkpoint) []store.Checkpoint {
+	out := []store.Checkpoint{*cp}
 	for _, old := range cps {
 		if old.Chain == cp.Chain || len(out) >= maxCheckpoints {
 			continue
@@ -84,7 +85,7 @@ func withCheckpoint(cps []Checkpoint, cp *Checkpoint) []Checkpoint {
 func (s *Server) adopt(ctx context.Context, v *view) {
 	rec, err := s.store.Get(ctx, v.id.session)
 	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			s.failOpen(stageStore, err)
 		}
 		return
@@ -94,7 +95,7 @@ func (s *Server) adopt(ctx context.Context, v *view) {
 		return
 	}
 	cp := *found
-	err = s.update(ctx, v.id.key, func(rec *Record) bool {
+	err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
 		rec.Checkpoints = withCheckpoint(rec.Checkpoints, &cp)
 		return true
 	})
@@ -102,7 +103,7 @@ func (s *Server) adopt(ctx context.Context, v *view) {
 		s.failOpen(stageStore, err)
 		return
 	}
-	v.rec = &Record{Checkpoints: []Checkpoint{cp}}
+	v.rec = &store.Record{Checkpoints: []store.Checkpoint{cp}}
 	v.cp = &v.rec.Checkpoints[0]
 	s.log.Info("compaction follows its session to a new credential", "conversation", v.id.short, "units_summarized", cp.Covered)
 }
@@ -183,7 +184,7 @@ func (s *Server) measure(v *view) {
 	if v.cp != nil {
 		applied = v.cp.Chain
 	}
-	if last := v.rec.lastFor(v.chain, applied); last != nil {
+	if last := lastFor(v.rec, v.chain, applied); last != nil {
 		v.usageTokens = last.Usage.Input + last.Usage.CacheRead + last.Usage.CacheWrite
 		v.tokens = v.usageTokens + s.estimateUnits(p.Model, p.Units[last.Units:])
 		v.forced = last.Overflow
@@ -195,9 +196,9 @@ func (s *Server) measure(v *view) {
 	}
 }
 
-// lastFor returns the stored last call when this request extends it (same
+// lastFor returns r's last call when this request extends it (same
 // units, same compaction applied), nil otherwise.
-func (r *Record) lastFor(chain [][32]byte, applied string) *LastCall {
+func lastFor(r *store.Record, chain [][32]byte, applied string) *store.LastCall {
 	if r == nil || r.Last == nil {
 		return nil
 	}
@@ -325,7 +326,7 @@ func (s *Server) budgetsFor(v *view, threshold int) budgets {
 // cut over the request's messages (merging the applied compaction), the
 // summarizer writes the summary, and the result is recorded as a
 // checkpoint covering whole units.
-func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason, threshold int, sum compact.Summarizer) (*Checkpoint, *compact.Result, error) {
+func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason, threshold int, sum compact.Summarizer) (*store.Checkpoint, *compact.Result, error) {
 	b := s.budgetsFor(v, threshold)
 	eng := &compact.Engine{
 		Summarizer:       sum,
@@ -354,7 +355,7 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		return nil, res, fmt.Errorf("%w: the cut does not move past the previous compaction", errNoCut)
 	}
 	text := compact.SummaryText(res.Summary) + "\n\n" + compact.ContinuationNote
-	cp := &Checkpoint{
+	cp := &store.Checkpoint{
 		Covered:       ui,
 		Chain:         hexChain(v.chain[ui]),
 		Item:          codecFor(v.api).summaryItem(text),
@@ -374,7 +375,7 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 // the client's bytes before the list, the head items, the summary item, the
 // kept items (as the codec prepares them), the client's bytes after the
 // list. Nothing else is re-encoded.
-func splice(c codec, p *Parsed, cp *Checkpoint) []byte {
+func splice(c codec, p *Parsed, cp *store.Checkpoint) []byte {
 	from := p.Units[cp.Covered].Start
 	kept, envelope := c.prepareKept(p, from)
 	n := len(p.Body) + len(cp.Item)

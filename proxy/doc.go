@@ -61,9 +61,10 @@
 // what to send, retry on an overflow before the client sees anything, and
 // tee the response into an observer, which would mean overriding most of
 // ReverseProxy's hooks; what remains (hop-by-hop headers, flushing, context
-// cancellation) is a few lines. State goes through the Store interface: an
-// in-memory MemStore, the bbolt file store in package bolt, and Redis for
-// many replicas. Metrics use the Prometheus client library on a registry
+// cancellation) is a few lines. State goes through the store.Store
+// interface of package proxy/store, which also holds the in-memory
+// store.Memory; the bbolt file store is in proxy/store/bolt, Redis for
+// many replicas in proxy/store/redis. Metrics use the Prometheus client library on a registry
 // of the server's own; compressed bodies use klauspost/compress, since the
 // standard library has no zstd (Codex sends zstd bodies).
 package proxy

@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/apihttp"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // exchange is one request to a model API on its way through the proxy.
@@ -29,7 +30,7 @@ type exchange struct {
 	// decision says what was done, for the log line.
 	decision string
 	// compacted is set when this request wrote a new compaction.
-	compacted *Checkpoint
+	compacted *store.Checkpoint
 	// retried is set once an overflow retry was made.
 	retried bool
 	// streamed is set when the request went upstream while it was read
@@ -42,7 +43,7 @@ type exchange struct {
 	// at all, only its size and usage recorded (zero otherwise), and
 	// lightLast its record's last call as it was before the request.
 	light     identity
-	lightLast *LastCall
+	lightLast *store.LastCall
 	// headerKey is the conversation key a streamed request's headers
 	// name, known before the request is read.
 	headerKey string
@@ -244,12 +245,12 @@ func (s *Server) read(x *exchange) bool {
 	}
 	rec, err := s.store.Get(x.r.Context(), v.id.key)
 	switch {
-	case errors.Is(err, ErrUnauthenticated):
+	case errors.Is(err, store.ErrUnauthenticated):
 		// Forged, altered or moved, or written before the store key was
 		// set: treated as absent (and overwritten).
 		s.metrics.storeLookup(lookupRejected)
 		s.log.Warn("stored record failed authentication; treated as absent", "conversation", v.id.short, "err", err)
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		s.metrics.storeLookup(lookupMiss)
 	case err != nil:
 		// The state cannot be read: the request goes as it came, unless
@@ -303,7 +304,7 @@ func (s *Server) rewrite(x *exchange) {
 func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Reason, threshold int) bool {
 	v := x.v
 	type out struct {
-		cp  *Checkpoint
+		cp  *store.Checkpoint
 		res *compact.Result
 	}
 	key := v.id.key
@@ -327,7 +328,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		}
 		// Replicas sharing the store take the conversation's lock: one
 		// writes the summary, the others wait for it.
-		if lk, ok := s.store.(Locker); ok {
+		if lk, ok := s.store.(store.Locker); ok {
 			lock, err := lk.TryLock(cctx, lockKey(key), s.lockTTL)
 			switch {
 			case err != nil && v.storeDown:
@@ -424,13 +425,13 @@ func summarizerLabel(name string) string {
 // update applies change to the conversation's record (an empty one when
 // there is none) and stores it, one update per conversation at a time.
 // change returns false to store nothing.
-func (s *Server) update(ctx context.Context, key string, change func(rec *Record) bool) error {
+func (s *Server) update(ctx context.Context, key string, change func(rec *store.Record) bool) error {
 	mu := s.lockFor(key)
 	mu.Lock()
 	defer mu.Unlock()
 	rec, err := s.store.Get(ctx, key)
-	if errors.Is(err, ErrNotFound) {
-		rec, err = &Record{}, nil
+	if errors.Is(err, store.ErrNotFound) {
+		rec, err = &store.Record{}, nil
 	}
 	if err != nil {
 		return err
@@ -464,9 +465,9 @@ func (s *Server) noteEvictions() {
 
 // saveCheckpoint records cp first among the conversation's compactions,
 // and among its session's (see identity.session).
-func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *Checkpoint) error {
+func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Checkpoint) error {
 	s.forgetLight(id.key)
-	add := func(rec *Record) bool {
+	add := func(rec *store.Record) bool {
 		rec.Checkpoints = withCheckpoint(rec.Checkpoints, cp)
 		return true
 	}
@@ -488,7 +489,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 	if v.cp != nil {
 		applied = v.cp.Chain
 	}
-	last := &LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
+	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
 		Bytes: len(x.decoded)}
 	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
@@ -496,7 +497,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 	ctx := context.WithoutCancel(x.r.Context())
 	// calibrate feeds the calibrator with what the provider counted for
 	// the units added since the previous call of the same history.
-	calibrate := func(prev *LastCall) {
+	calibrate := func(prev *store.LastCall) {
 		if prev == nil || prev.Units >= len(v.p.Units) {
 			return
 		}
@@ -512,7 +513,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 		s.mu.Unlock()
 	}
 	var err error
-	if ls, ok := s.store.(LastStore); ok && v.rec != nil {
+	if ls, ok := s.store.(store.LastStore); ok && v.rec != nil {
 		// The record as this request read it is enough to calibrate, and
 		// writing the last call alone cannot undo a compaction another
 		// replica stored since (a read-modify-write could).
@@ -522,11 +523,11 @@ func (s *Server) record(x *exchange, obs Observed) {
 			}
 		} else {
 			last.Usage = *obs.Usage
-			calibrate(v.rec.lastFor(v.chain, applied))
+			calibrate(lastFor(v.rec, v.chain, applied))
 		}
 		err = ls.PutLast(ctx, v.id.key, last)
 	} else {
-		err = s.update(ctx, v.id.key, func(rec *Record) bool {
+		err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
 			if obs.Usage == nil {
 				if rec.Last != nil {
 					last.Usage = rec.Last.Usage
@@ -535,7 +536,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 				return true
 			}
 			last.Usage = *obs.Usage
-			calibrate(rec.lastFor(v.chain, applied))
+			calibrate(lastFor(rec, v.chain, applied))
 			rec.Last = last
 			return true
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // send forwards the exchange upstream and relays the answer. An overflow
@@ -255,7 +256,7 @@ type streaming struct {
 	ok    bool
 	key   string
 	light identity
-	last  *LastCall
+	last  *store.LastCall
 	// release, when set, gives back the request's admission reservation
 	// with its body buffer.
 	release func()
@@ -269,17 +270,17 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 		return
 	}
 	ctx := context.WithoutCancel(x.r.Context())
-	last := &LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage}
+	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage}
 	if o.Usage != nil {
 		last.Usage = *o.Usage
 	}
 	var err error
 	s.cacheLight(x.light.key, last) // last is not modified from here on
-	if ls, ok := s.store.(LastStore); ok {
+	if ls, ok := s.store.(store.LastStore); ok {
 		// One write, no read: the checkpoints are not touched.
 		err = ls.PutLast(ctx, x.light.key, last)
 	} else {
-		err = s.update(ctx, x.light.key, func(rec *Record) bool {
+		err = s.update(ctx, x.light.key, func(rec *store.Record) bool {
 			if rec.Last == nil {
 				return false
 			}

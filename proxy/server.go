@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // The upstreams used when Config leaves them empty: the providers' public
@@ -74,7 +75,7 @@ type Config struct {
 	// summaries instead of the conversation's own.
 	SummaryModel string
 	// Store keeps the compactions; nil means an in-memory store.
-	Store Store
+	Store store.Store
 	// LocalFallback keeps the proxy compacting while a shared Store (Redis)
 	// is down: state goes to memory on this replica and is written back
 	// to the store when it answers again. Without it, requests pass
@@ -182,10 +183,10 @@ type Server struct {
 	anthropic *url.URL
 	openai    *url.URL
 	client    *http.Client
-	store     Store
+	store     store.Store
 	// evicter is the store's eviction count, when it keeps one (see
 	// Evicter); evictionsSeen is the count noticed last (see noteEvictions).
-	evicter       Evicter
+	evicter       store.Evicter
 	evictionsSeen atomic.Uint64
 	log           *slog.Logger
 	reg           *prometheus.Registry
@@ -222,7 +223,7 @@ type Server struct {
 	// model (see learnWindow).
 	learned map[string]int
 	// held are the conversation locks this server holds now.
-	held map[Lock]struct{}
+	held map[store.Lock]struct{}
 	// pending counts the background work after answers, by conversation
 	// key (see afterResponse); bg waits for all of it.
 	pending map[string]*pendingWork
@@ -282,11 +283,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.store = cfg.Store
 	if s.store == nil {
-		s.store = NewMemStore(MemStoreOptions{Now: s.now})
+		s.store = store.NewMemory(store.MemoryOptions{Now: s.now})
 	}
-	s.evicter, _ = s.store.(Evicter)
+	s.evicter, _ = s.store.(store.Evicter)
 	if cfg.Store != nil && cfg.LocalFallback {
-		s.store = newFallbackStore(s.store, s.now, func(err error) { s.failOpen(stageStore, err) })
+		s.store = store.NewFallback(s.store, s.now, func(err error) { s.failOpen(stageStore, err) })
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {
@@ -591,7 +592,7 @@ func (s *Server) refusedKey(key string) bool {
 // traffic elsewhere; the proxy itself would still pass requests through.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if p, ok := s.store.(Pinger); ok {
+	if p, ok := s.store.(store.Pinger); ok {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := p.Ping(ctx); err != nil {
