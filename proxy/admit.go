@@ -201,23 +201,6 @@ func (s *Server) refuseBusy(w http.ResponseWriter, api API) {
 	writeError(w, api, http.StatusServiceUnavailable, typ, "compact proxy: too many large requests in flight; retry shortly")
 }
 
-// warnEvery logs msg at most once a minute per key, so that a condition
-// that lasts (a store down, a flood of refused requests) says so without
-// flooding the log.
-func (s *Server) warnEvery(key, msg string, args ...any) {
-	now := s.now()
-	s.mu.Lock()
-	last, seen := s.failLast[key]
-	logIt := !seen || now.Sub(last) >= time.Minute
-	if logIt {
-		s.failLast[key] = now
-	}
-	s.mu.Unlock()
-	if logIt {
-		s.log.Warn(msg, args...)
-	}
-}
-
 // timedBody bounds the reading of a request body: the connection's read
 // deadline is the request's start plus Config.BodyTimeout while the body
 // is read, and is cleared once the body has been read to its end, so that

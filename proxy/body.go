@@ -221,3 +221,17 @@ func encodeBody(encoding string, decoded []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %q", errUnknownEncoding, encoding)
 	}
 }
+
+// tooLarge answers a request whose body is over Config.MaxBodyBytes.
+func (s *Server) tooLarge(w http.ResponseWriter, api API) {
+	s.metrics.request(api, http.StatusRequestEntityTooLarge)
+	writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
+}
+
+// passTooMany notes that x has more messages than Config.MaxMessages
+// and goes through unread.
+func (s *Server) passTooMany(x *exchange) {
+	x.decision = fmt.Sprintf("pass (more than %d messages)", s.cfg.MaxMessages)
+	s.warnEvery("maxmessages", "request passed through unread: more messages than --max-messages", "max_messages", s.cfg.MaxMessages)
+}

@@ -1,10 +1,14 @@
 package proxy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // sessionHeaders are the request headers that carry a client's own
@@ -145,3 +149,57 @@ func chainOf(units []Unit) [][32]byte {
 
 // hexChain is the stored form of a chain value.
 func hexChain(c [32]byte) string { return hex.EncodeToString(c[:]) }
+
+// findCheckpoint returns the newest stored compaction whose covered units
+// hash to the same chain as the request's first units, nil when none.
+func findCheckpoint(rec *store.Record, chain [][32]byte) *store.Checkpoint {
+	if rec == nil {
+		return nil
+	}
+	var best *store.Checkpoint
+	for i := range rec.Checkpoints {
+		cp := &rec.Checkpoints[i]
+		if cp.Covered <= 0 || cp.Covered >= len(chain) {
+			continue
+		}
+		if hexChain(chain[cp.Covered]) != cp.Chain {
+			continue
+		}
+		if best == nil || cp.Covered > best.Covered {
+			best = cp
+		}
+	}
+	return best
+}
+
+// adopt gives a request whose conversation key has no record the
+// compaction its session stored under another credential (see
+// identity.session), when the request's own first units hash to that
+// compaction's chain: the client then holds the very messages the summary
+// was written from, whatever its credential. The compaction is stored
+// under the request's key, so the conversation goes on from there.
+func (s *Server) adopt(ctx context.Context, v *view) {
+	rec, err := s.store.Get(ctx, v.id.session)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.failOpen(stageStore, err)
+		}
+		return
+	}
+	found := findCheckpoint(rec, v.chain)
+	if found == nil {
+		return
+	}
+	cp := *found
+	err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
+		rec.Checkpoints = withCheckpoint(rec.Checkpoints, &cp)
+		return true
+	})
+	if err != nil {
+		s.failOpen(stageStore, err)
+		return
+	}
+	v.rec = &store.Record{Checkpoints: []store.Checkpoint{cp}}
+	v.cp = &v.rec.Checkpoints[0]
+	s.log.Info("compaction follows its session to a new credential", "conversation", v.id.short, "units_summarized", cp.Covered)
+}

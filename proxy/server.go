@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -473,119 +472,8 @@ func (s *Server) upstreamFor(api API) *url.URL {
 	return s.openai
 }
 
-// passthrough forwards a request it does not read: body streamed as it
-// comes, response relayed as it comes.
-func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, api API) {
-	start := s.now()
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), r.Body)
-	if err != nil {
-		writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
-		return
-	}
-	out.Header = forwardHeader(r.Header)
-	out.ContentLength = r.ContentLength
-	if r.ContentLength == 0 {
-		out.Body = nil
-	}
-	resp, err := s.client.Do(out)
-	if err != nil {
-		s.upstreamFailed(w, r, api, err)
-		return
-	}
-	s.metrics.upstreamLatency(api, since(s.now, start))
-	_, _ = relay(w, resp, nil, nil)
-	s.metrics.request(api, resp.StatusCode)
-}
-
-// upstreamFailed answers a request whose upstream could not be reached.
-func (s *Server) upstreamFailed(w http.ResponseWriter, r *http.Request, api API, err error) {
-	if r.Context().Err() != nil {
-		return // the client went away; nobody to answer
-	}
-	s.metrics.request(api, http.StatusBadGateway)
-	s.log.Warn("upstream unreachable", "api", api, "path", r.URL.Path, "err", errorClass(err))
-	writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: upstream unreachable: "+errorClass(err))
-}
-
-// errorClass describes a transport error without its URL or any header.
-func errorClass(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ne interface{ Timeout() bool }
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "timeout"
-	}
-	return err.Error()
-}
-
-// warnOnce logs msg once per key for the life of the server.
-func (s *Server) warnOnce(key, msg string, args ...any) {
-	s.mu.Lock()
-	seen := s.warned[key]
-	s.warned[key] = true
-	s.mu.Unlock()
-	if !seen {
-		s.log.Warn(msg, args...)
-	}
-}
-
-// mutex is a sync.Mutex, named for the lock stripes.
-type mutex = sync.Mutex
-
 // codec returns the codec of api, reading through the server's item cache.
 func (s *Server) codec(api API) codec { return cachedCodec(api, s.items) }
-
-// policyFor returns the trigger policy for a model: Config.Policy, or
-// the proxy's default, proxyPolicy.
-func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
-	if s.policy != nil {
-		return s.policy
-	}
-	r := compact.DefaultReserveTokens
-	if w := info.ContextWindow / 5; w > 0 && w < r {
-		r = w
-	}
-	return proxyPolicy{compact.Reserve{Tokens: r}}
-}
-
-// proxyPolicy is compact.Reserve, whose trigger already respects a
-// model's input limit (OpenAI's GPT-5 models take 400,000 tokens in all
-// but only 272,000 of input), with one proxy rule on top: its target is
-// never above half the threshold.
-type proxyPolicy struct{ compact.Reserve }
-
-// Target implements compact.Policy: the reserve policy's target, never
-// above half the threshold.
-func (p proxyPolicy) Target(m compact.ModelInfo) int {
-	t := p.Reserve.Target(m)
-	if th, ok := p.Threshold(m); ok && t > th/2 {
-		t = th / 2
-	}
-	return t
-}
-
-// maxRefused bounds the conversations remembered as refusing rewrites.
-const maxRefused = 10000
-
-// refuse remembers that the provider refused a conversation's compacted
-// request, so that its later requests go through as the client sends them.
-func (s *Server) refuse(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.refused) >= maxRefused {
-		clear(s.refused)
-	}
-	s.refused[key] = true
-}
-
-// refusedKey reports whether refuse was called for key.
-func (s *Server) refusedKey(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refused[key]
-}
 
 // ready answers /readyz: 200 when the store answers (stores that can be
 // pinged, such as Redis), 503 otherwise. A load balancer uses it to send
