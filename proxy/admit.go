@@ -112,6 +112,25 @@ func (a *admission) reserve(ctx context.Context, n int64) (*charge, error) {
 	return c, nil
 }
 
+// admitBody reserves room for the request's body under the in-flight
+// budget (Config.MaxInFlightBytes), waiting up to Config.AdmitWait. A body
+// over Config.MaxBodyBytes gets 413 and one that finds no room 503; ok is
+// false then, and when the client went away while it waited.
+func (s *Server) admitBody(w http.ResponseWriter, r *http.Request, api API) (ch *charge, ok bool) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		s.tooLarge(w, api)
+		return nil, false
+	}
+	ch, err := s.admit.reserve(r.Context(), max(r.ContentLength, 0))
+	if err != nil {
+		if errors.Is(err, errBusy) {
+			s.refuseBusy(w, api)
+		}
+		return nil, false
+	}
+	return ch, true
+}
+
 // grow reserves n more bytes, waiting no later than the charge's
 // admission deadline. A charge never holds more than the whole budget.
 func (c *charge) grow(ctx context.Context, n int64) error {

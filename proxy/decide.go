@@ -1,8 +1,62 @@
 package proxy
 
 import (
+	"strings"
+
 	"github.com/compactkit/compact"
 )
+
+// decide is the one place that decides whether a request is compacted
+// before it goes upstream, and against which trigger. The root policy
+// judges its measured size (compact.Check with policyFor's policy); the
+// proxy adds two rules of its own on top, and an overflow reported by the
+// previous answer (v.forced) compacts whatever the size:
+//
+//   - when the system prompt and tools alone pass the trigger, no summary
+//     can bring the request under it: only an overflow compacts;
+//   - right after a compaction, the next one waits until a quarter of the
+//     room under the trigger has filled again.
+//
+// A count_tokens request is never compacted (its stored compaction still
+// applies, see rewrite). When a rule holds a compaction back, x.decision
+// says which.
+func (s *Server) decide(x *exchange) (reason compact.Reason, threshold int, ok bool) {
+	v := x.v
+	if strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+		return "", 0, false
+	}
+	d := compact.Check(s.policyFor(v.info), v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
+	if d.Compact && !v.forced && d.Threshold > 0 && d.Threshold <= v.envelope {
+		// The system prompt and tools alone pass the trigger: no
+		// summary can bring the request under it, so only an overflow
+		// (forced, below) is worth a compaction.
+		d.Compact = false
+		x.decision = "pass (system and tools fill the trigger)"
+	}
+	if d.Compact && !v.forced && v.cp != nil && d.Threshold > 0 {
+		// Compacting again right after a compaction cannot help: the
+		// history since is too short to summarize, and each pass would
+		// rewrite the cached prefix. Wait until a quarter of the room
+		// has filled again (an overflow still forces it).
+		room := d.Threshold - v.envelope
+		if v.tokens-v.cp.TokensAfter < room/4 {
+			d.Compact = false
+			x.decision = "pass (compacted recently)"
+		}
+	}
+	if !d.Compact && !v.forced {
+		return "", 0, false
+	}
+	reason = compact.ReasonThreshold
+	if v.forced && !d.Compact {
+		reason = compact.ReasonOverflow
+	}
+	threshold = d.Threshold
+	if threshold <= 0 {
+		threshold, _ = s.policyFor(v.info).Threshold(v.info)
+	}
+	return reason, threshold, true
+}
 
 // policyFor returns the trigger policy for a model: Config.Policy, or
 // the proxy's default, proxyPolicy.

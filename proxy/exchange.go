@@ -1,11 +1,7 @@
 package proxy
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -53,20 +49,24 @@ type exchange struct {
 	elapsed time.Duration
 }
 
-// serveAPI handles a request to one of the model APIs. Its body is held
-// in memory under the admission budget (see admit.go): the reservation is
-// made before the body is read and given back once nothing holds the
-// bytes, background work included.
+// serveAPI is the life of one request to a model API, from top to
+// bottom, each step a function in a file of its own:
+//
+//	admitBody    its size is reserved under the in-flight budget (admit.go)
+//	streamable   a conversation far from its trigger goes upstream while
+//	             its body still arrives (streamed.go)
+//	receiveBody  the body is read and decoded (body.go)
+//	prepare      read, identify, measure, decide, compact, splice (below)
+//	send         upstream, once more after an overflow, and the answer
+//	             relayed; its usage recorded once it is over (send.go,
+//	             record.go)
+//
+// The body is held in memory under the admission budget (see admit.go):
+// the reservation is made before the body is read and given back once
+// nothing holds the bytes, background work included.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		s.tooLarge(w, api)
-		return
-	}
-	ch, err := s.admit.reserve(r.Context(), max(r.ContentLength, 0))
-	if err != nil {
-		if errors.Is(err, errBusy) {
-			s.refuseBusy(w, api)
-		}
+	ch, ok := s.admitBody(w, r, api)
+	if !ok {
 		return
 	}
 	if sr := s.streamable(r, api); sr.ok {
@@ -80,59 +80,23 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, api API) {
 			x.releaseBody()
 		}
 	}()
-	body := r.Body
-	if r.ContentLength < 0 && body != nil {
-		// Length unknown (chunked): reserve as it comes.
-		r2 := new(http.Request)
-		*r2 = *r
-		r2.Body = struct {
-			io.Reader
-			io.Closer
-		}{&chargedReader{ctx: r.Context(), r: body, c: ch}, body}
-		r = r2
-	}
-	// A compressed body is held twice, as sent and decoded: its decoding
-	// is charged as it goes.
-	raw, decoded, err := readBodyCharged(r, s.cfg.MaxBodyBytes, ch)
-	switch {
-	case errors.Is(err, errBusy):
-		s.refuseBusy(w, api)
-		return
-	case errors.Is(err, errBodyTimeout):
-		s.metrics.request(api, http.StatusRequestTimeout)
-		s.warnEvery("bodytimeout", "request body not received in time; connection closed", "body_timeout", s.cfg.BodyTimeout.String())
-		w.Header().Set("Connection", "close")
-		writeError(w, api, http.StatusRequestTimeout, "invalid_request_error",
-			fmt.Sprintf("compact proxy: request body not received within %s", s.cfg.BodyTimeout))
-		return
-	case errors.Is(err, errTooLarge):
-		s.tooLarge(w, api)
-		return
-	case errors.Is(err, errUnknownEncoding), errors.Is(err, errBadEncoding):
-		s.failOpen(stageBody, err)
-		decoded = nil
-	case err != nil:
-		if r.Context().Err() != nil {
-			return
-		}
-		s.metrics.request(api, http.StatusBadRequest)
-		writeError(w, api, http.StatusBadRequest, "invalid_request_error", "compact proxy: could not read the request body")
+	if !s.receiveBody(w, x, ch) {
 		return
 	}
-	x.raw, x.decoded = raw, decoded
 	defer func() {
 		if p := recover(); p != nil {
 			s.rescue(w, x, p)
 		}
 	}()
-	if decoded != nil {
+	if x.decoded != nil {
 		s.prepare(x)
 	}
 	s.send(w, x)
 }
 
-// prepare reads the request and decides what goes upstream. It never fails
-// the request: whatever goes wrong leaves x.body nil, so the client's own
+// prepare reads the request and decides what goes upstream: read
+// (parse, identify, measure), decide, compact, splice. It never fails the
+// request: whatever goes wrong leaves x.body nil, so the client's own
 // bytes are sent.
 func (s *Server) prepare(x *exchange) {
 	defer func() {
@@ -152,39 +116,8 @@ func (s *Server) prepare(x *exchange) {
 		x.decision = "pass (provider refused a compacted request before)"
 		return
 	}
-	ctx := x.r.Context()
-	countOnly := strings.HasSuffix(x.r.URL.Path, "/count_tokens")
-	if !countOnly {
-		d := compact.Check(s.policyFor(v.info), v.info, compact.ContextUsage{Tokens: v.tokens, UsageTokens: v.usageTokens, TrailingTokens: v.tokens - v.usageTokens}, false)
-		if d.Compact && !v.forced && d.Threshold > 0 && d.Threshold <= v.envelope {
-			// The system prompt and tools alone pass the trigger: no
-			// summary can bring the request under it, so only an overflow
-			// (forced, below) is worth a compaction.
-			d.Compact = false
-			x.decision = "pass (system and tools fill the trigger)"
-		}
-		if d.Compact && !v.forced && v.cp != nil && d.Threshold > 0 {
-			// Compacting again right after a compaction cannot help: the
-			// history since is too short to summarize, and each pass would
-			// rewrite the cached prefix. Wait until a quarter of the room
-			// has filled again (an overflow still forces it).
-			room := d.Threshold - v.envelope
-			if v.tokens-v.cp.TokensAfter < room/4 {
-				d.Compact = false
-				x.decision = "pass (compacted recently)"
-			}
-		}
-		if d.Compact || v.forced {
-			reason := compact.ReasonThreshold
-			if v.forced && !d.Compact {
-				reason = compact.ReasonOverflow
-			}
-			threshold := d.Threshold
-			if threshold <= 0 {
-				threshold, _ = s.policyFor(v.info).Threshold(v.info)
-			}
-			s.compactNow(ctx, x, reason, threshold)
-		}
+	if reason, threshold, ok := s.decide(x); ok {
+		s.compactNow(x.r.Context(), x, reason, threshold)
 	}
 	if v.cp != nil {
 		s.rewrite(x)
@@ -195,71 +128,11 @@ func (s *Server) prepare(x *exchange) {
 // about it, and measures it (x.v). It reports false when the request is
 // not one the proxy compacts; x.decision then says why.
 func (s *Server) read(x *exchange) bool {
-	if s.tooManyMessages(x.api, x.decoded) {
-		s.passTooMany(x)
-		return false
-	}
-	p, err := s.codec(x.api).parse(x.decoded)
-	if err != nil {
-		s.failOpen(stageParse, err)
-		x.decision = "pass (unreadable body)"
-		return false
-	}
-	if p.StandDown == "" && x.api == Responses {
-		// The history lives on the provider's side: the request only
-		// carries what is new, and there is nothing here to compact.
-		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
-			p.StandDown = "previous_response_id"
-		}
-	}
-	if p.StandDown != "" {
-		x.decision = "pass (" + p.StandDown + ")"
-		return false
-	}
-	if len(p.Items) > s.cfg.MaxMessages {
-		s.passTooMany(x)
-		return false
-	}
-	info, ok := s.modelInfo(s.learnScope(x.api, x.r), p.Model)
+	v, ok := s.parseBody(x)
 	if !ok {
-		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted until an overflow error names it", "model", p.Model)
-		x.decision = "pass (window unknown)"
-		x.unknownWindow = true
 		return false
 	}
-	v := &view{api: x.api, p: p, info: info}
-	v.id = identify(x.api, s.namespace(x.api, x.r), x.r.Header, p)
-	if !x.handedOff {
-		// (Background work of this very request must not wait for
-		// itself.)
-		s.waitPending(x.r.Context(), v.id.key)
-	}
-	rec, err := s.store.Get(x.r.Context(), v.id.key)
-	switch {
-	case errors.Is(err, store.ErrUnauthenticated):
-		// Forged, altered or moved, or written before the store key was
-		// set: treated as absent (and overwritten).
-		s.metrics.storeLookup(lookupRejected)
-		s.log.Warn("stored record failed authentication; treated as absent", "conversation", v.id.short, "err", err)
-	case errors.Is(err, store.ErrNotFound):
-		s.metrics.storeLookup(lookupMiss)
-	case err != nil:
-		// The state cannot be read: the request goes as it came, unless
-		// the provider refuses it as too long (then it is compacted with a
-		// summary of this request alone; see storeDown).
-		s.metrics.storeLookup(lookupError)
-		s.failOpen(stageStore, err)
-		x.decision = "pass (store unavailable)"
-		v.storeDown = true
-	default:
-		s.metrics.storeLookup(lookupHit)
-		v.rec = rec
-	}
-	v.chain = chainOf(p.Units)
-	v.cp = findCheckpoint(v.rec, v.chain)
-	if v.rec == nil && !v.storeDown && v.id.session != "" {
-		s.adopt(x.r.Context(), v)
-	}
+	s.findConversation(x, v)
 	s.measure(v)
 	x.v = v
 	return true
