@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,41 @@ func TestMemoryLenTracksBytes(t *testing.T) {
 	n, b := s.Len()
 	if n != 2 || b <= 2*34 || b > 200 {
 		t.Fatalf("Len = %d records, %d bytes; want 2 records of their encoded size", n, b)
+	}
+}
+
+// TestMemoryRawAccess: Keys lists the records from the least recently
+// used, Raw returns the stored bytes (sealed with a record key) and
+// SetRaw replaces them as they are, so that a Get of bytes altered behind
+// the store's back fails its authentication.
+func TestMemoryRawAccess(t *testing.T) {
+	ctx := context.Background()
+	s := store.NewMemory(store.MemoryOptions{RecordKey: []byte("test-record-key-0123456789")})
+	defer s.Close()
+	for _, k := range []string{"c:a", "c:b", "c:c"} {
+		if err := s.Put(ctx, k, &store.Record{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Get(ctx, "c:a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(s.Keys(), " "), "c:b c:c c:a"; got != want {
+		t.Errorf("Keys = %q, want %q (least recently used first)", got, want)
+	}
+	if s.Raw("c:none") != nil {
+		t.Error("Raw of a missing key is not nil")
+	}
+	raw := s.Raw("c:b")
+	if !bytes.HasPrefix(raw, []byte("cmac1:")) {
+		t.Fatalf("Raw = %q, want the sealed bytes", raw)
+	}
+	raw[len(raw)-2] ^= 1 // Raw returns a copy: the store is not altered
+	if _, err := s.Get(ctx, "c:b"); err != nil {
+		t.Fatalf("changing Raw's copy altered the store: %v", err)
+	}
+	s.SetRaw("c:b", raw)
+	if _, err := s.Get(ctx, "c:b"); !errors.Is(err, store.ErrUnauthenticated) {
+		t.Errorf("Get of bytes altered with SetRaw = %v, want ErrUnauthenticated", err)
 	}
 }
