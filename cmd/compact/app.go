@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/agents"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize"
 )
@@ -232,7 +233,7 @@ func (a *app) open(path string) (*session.Session, error) {
 // load is open; writing says whether the command appends to the file.
 func (a *app) load(path string, writing bool) (*session.Session, error) {
 	a.logger.Debug("loading session", "file", path, "lenient", a.lenient)
-	s, err := session.Open(path, session.Options{Lenient: a.lenient, Warn: a.warn})
+	s, err := agents.OpenSession(path, session.Options{Lenient: a.lenient, Warn: a.warn})
 	if err != nil {
 		if fi, serr := os.Stat(path); writing && (errors.Is(err, session.ErrNotSession) || serr == nil && fi.IsDir()) {
 			if nw := notWritable(path); nw != nil {

@@ -55,7 +55,7 @@ func TestReadOnlyCommandsReadOtherFormats(t *testing.T) {
 		t.Errorf("inspect --format word: exit %d, %q", r.code, r.stderr)
 	}
 	// --format pi makes a foreign file an error of the session reader.
-	if r := c.run("inspect", "--format", "pi", file); r.code != 1 || !strings.Contains(r.stderr, "request body") {
+	if r := c.run("inspect", "--format", "pi", file); r.code != 1 || !strings.Contains(r.stderr, "(format request-body)") {
 		t.Errorf("inspect --format pi: exit %d, %q", r.code, r.stderr)
 	}
 	after, _ := os.ReadFile(file)

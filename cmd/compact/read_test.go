@@ -90,7 +90,7 @@ func TestForeignFileMessage(t *testing.T) {
 	for _, cmd := range []string{"inspect", "tree", "context"} {
 		c.ok(cmd, p)
 		msg := c.fails(1, cmd, "--format", "pi", p)
-		if want := "compact: " + p + ":1: this looks like a Claude Code transcript, not a pi session file"; !strings.HasPrefix(msg, want) {
+		if want := "compact: " + p + ":1: this looks like a Claude Code file (format claude-code), not a pi session file"; !strings.HasPrefix(msg, want) {
 			t.Errorf("%s --format pi: %q, want it to start with %q", cmd, msg, want)
 		}
 	}
