@@ -58,6 +58,22 @@ func (s *Server) decide(x *exchange) (reason compact.Reason, threshold int, ok b
 	return reason, threshold, true
 }
 
+// decideOverflow is decide for a request the provider refused as too
+// long: it is compacted whatever its measure, against the policy's
+// trigger (the window when the policy has none), and its measured size is
+// raised over the window, since the provider's count was over it whatever
+// the estimate said.
+func (s *Server) decideOverflow(v *view) (threshold int) {
+	threshold, _ = s.policyFor(v.info).Threshold(v.info)
+	if threshold <= 0 {
+		threshold = v.info.ContextWindow
+	}
+	if v.tokens <= v.info.ContextWindow {
+		v.tokens = v.info.ContextWindow + 1
+	}
+	return threshold
+}
+
 // policyFor returns the trigger policy for a model: Config.Policy, or
 // the proxy's default, proxyPolicy.
 func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {

@@ -154,16 +154,7 @@ func (x *exchange) outBody() []byte {
 // may be sent again.
 func (s *Server) retryAfterOverflow(ctx context.Context, x *exchange) bool {
 	x.retried = true
-	v := x.v
-	threshold, _ := s.policyFor(v.info).Threshold(v.info)
-	if threshold <= 0 {
-		threshold = v.info.ContextWindow
-	}
-	// The provider's count was over the window whatever our estimate said.
-	if v.tokens <= v.info.ContextWindow {
-		v.tokens = v.info.ContextWindow + 1
-	}
-	if !s.compactNow(ctx, x, compact.ReasonOverflow, threshold) {
+	if !s.compactNow(ctx, x, compact.ReasonOverflow, s.decideOverflow(x.v)) {
 		return false
 	}
 	s.rewrite(x)
