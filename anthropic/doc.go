@@ -1,5 +1,21 @@
-// Package anthropic is a summarize.Completer for Anthropic's Messages API
-// (POST {BaseURL}/v1/messages).
+// Package anthropic is everything compact knows about Anthropic's Messages
+// API (POST {BaseURL}/v1/messages): a summarize.Completer that calls it,
+// and the one mapping between its content blocks and compact messages.
+//
+// # Messages
+//
+// Content maps one message of a request's "messages" onto compact
+// messages (tool_result blocks become tool result messages, the other
+// blocks parts), Part and ToolResult map one block, Blocks decodes a
+// content. The proxy, the request-body reader (agents/requestbody) and the
+// Claude Code reader (agents/claudecode) all use them, so that a
+// conversation is measured and summarized the same whichever door it came
+// through. messages.go documents the mapping block by block, and the
+// choices it makes where the doors used to differ: redacted_thinking, a
+// tool_use input that is not an object, images by URL, documents and
+// server tool blocks.
+//
+// # Client
 //
 // Every request carries the headers x-api-key (when Config.APIKey is set),
 // anthropic-version: 2023-06-01 and content-type: application/json, and a

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/compactkit/compact"
 )
 
 // codecFor returns the codec of an API, without a cache.
@@ -19,6 +21,34 @@ func cachedCodec(a API, c *itemCache) codec {
 		return responsesCodec{c}
 	}
 	return chatCodec{c}
+}
+
+// Messages returns the engine messages the proxy reads from a request
+// body of the given API, in order: what it measures and what it would
+// summarize. The system prompt is not among them (Anthropic's top-level
+// system, the system and developer messages opening a Chat or Responses
+// list): the proxy keeps it as sent. The body is read exactly as the proxy
+// reads a request, without its cache; the error is the one a request would
+// get (a body that is not a JSON object, a list that is not an array).
+//
+// It lets tools and tests compare what the proxy sees of a conversation
+// with what the agent readers see of the same messages
+// (e2e/doors_anthropic_test.go).
+func Messages(api API, body []byte) ([]*compact.Message, error) {
+	switch api {
+	case Anthropic, Chat, Responses:
+	default:
+		return nil, fmt.Errorf("proxy: unknown API %q", api)
+	}
+	p, err := codecFor(api).parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("proxy: read %s body: %w", api, err)
+	}
+	var out []*compact.Message
+	for _, u := range p.Units {
+		out = append(out, u.Messages...)
+	}
+	return out, nil
 }
 
 // readList reads the envelope shared by the three formats: the top-level

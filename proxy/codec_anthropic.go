@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/anthropic"
 )
 
 // anthropicCodec reads and writes the Messages API.
@@ -13,21 +14,12 @@ type anthropicCodec struct{ cache *itemCache }
 
 func (anthropicCodec) api() API { return Anthropic }
 
-// anthropicBlock is the part of a content block the proxy reads.
+// anthropicBlock is what the tool-pairing check (check.go) reads of a
+// content block; the mapping onto engine parts is anthropic.Content.
 type anthropicBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Source    *struct {
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
-	} `json:"source"`
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	ToolUseID string `json:"tool_use_id"`
 }
 
 // anthropicMessage is one element of "messages".
@@ -41,9 +33,7 @@ type anthropicMessage struct {
 func (m *anthropicMessage) blocks() []anthropicBlock {
 	c := bytes.TrimSpace(m.Content)
 	if len(c) > 0 && c[0] == '"' {
-		var s string
-		_ = json.Unmarshal(c, &s)
-		return []anthropicBlock{{Type: "text", Text: s}}
+		return []anthropicBlock{{Type: "text"}}
 	}
 	var bs []anthropicBlock
 	_ = json.Unmarshal(c, &bs)
@@ -76,70 +66,73 @@ func (c anthropicCodec) parse(body []byte) (*Parsed, error) {
 			p.StandDown = "the conversation carries a compaction block"
 		}
 		p.Units = append(p.Units, Unit{Start: i, End: i + 1, Messages: in.messages(), Digest: in.digest})
+		nameResults(p.Units, i)
 	}
 	return p, nil
 }
 
-// decodeAnthropicItem reads one message: tool_result blocks become tool
-// result messages (first), the other blocks one message of its role.
+// decodeAnthropicItem reads one message with the one mapping of the
+// Messages API (anthropic.Content): its tool_result blocks become tool
+// result messages, the runs of its other blocks messages of its role (a
+// role other than assistant reads as user). A message the mapping refuses
+// (a block member of the wrong type, which the API would refuse as well)
+// still counts: it becomes a user message holding its JSON as text.
 func decodeAnthropicItem(raw []byte) (*itemInfo, error) {
-	var m anthropicMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	// The members as spans of raw: the content is read in place, not
+	// copied first.
+	ms, _, err := objectMembers(raw, skipWS(raw, 0))
+	if err != nil {
 		return nil, err
 	}
-	in := &itemInfo{role: m.Role}
-	var rest []compact.Part
-	for _, b := range m.blocks() {
-		switch b.Type {
-		case "compaction":
-			in.compaction = true
-		case "tool_result":
-			in.msgs = append(in.msgs, &compact.Message{Role: compact.RoleToolResult, ToolCallID: b.ToolUseID, IsError: b.IsError,
-				Content: []compact.Part{{Type: compact.PartText, Text: textOf(b.Content)}}})
-			continue
+	var m anthropicMessage
+	if r := find(ms, "role"); r != nil {
+		if err := json.Unmarshal(raw[r.value.start:r.value.end], &m.Role); err != nil {
+			return nil, err
 		}
-		if part, ok := anthropicPart(b); ok {
-			rest = append(rest, part)
+	}
+	if c := find(ms, "content"); c != nil {
+		m.Content = raw[c.value.start:c.value.end:c.value.end]
+	}
+	in := &itemInfo{role: m.Role}
+	if bytes.Contains(m.Content, []byte(`"compaction"`)) {
+		for _, b := range m.blocks() {
+			in.compaction = in.compaction || b.Type == "compaction"
 		}
 	}
 	role := compact.RoleUser
 	if m.Role == "assistant" {
 		role = compact.RoleAssistant
 	}
-	if len(rest) > 0 || len(in.msgs) == 0 {
-		in.msgs = append(in.msgs, &compact.Message{Role: role, Content: rest})
+	msgs, err := anthropic.Content(role, m.Content)
+	if err != nil {
+		msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: rawText(raw)}}}}
 	}
+	in.msgs = msgs
 	return in, nil
 }
 
-// anthropicPart maps a content block onto an engine part.
-func anthropicPart(b anthropicBlock) (compact.Part, bool) {
-	switch b.Type {
-	case "text":
-		return compact.Part{Type: compact.PartText, Text: b.Text}, true
-	case "thinking":
-		return compact.Part{Type: compact.PartThinking, Thinking: b.Thinking}, true
-	case "redacted_thinking":
-		return compact.Part{Type: compact.PartThinking}, true
-	case "server_tool_use":
-		// Run by the provider and answered inside the same message: not a
-		// call the client answers, so not one the planner must pair.
-		return compact.Part{Type: compact.PartText, Text: "[" + b.Name + " " + string(b.Input) + "]"}, true
-	case "tool_use":
-		args := b.Input
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
+// nameResults sets the ToolName of each tool result message of units[i]
+// that answers a call of the unit before it, as the API requires every
+// result to: summaries then name the tool whose output they read. The
+// messages are the request's own copies (itemInfo.messages).
+func nameResults(units []Unit, i int) {
+	if i == 0 {
+		return
+	}
+	for _, m := range units[i].Messages {
+		if m.Role != compact.RoleToolResult || m.ToolName != "" {
+			continue
 		}
-		return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: b.ID, Name: b.Name, Arguments: args}}, true
-	case "image":
-		if b.Source != nil {
-			return compact.Part{Type: compact.PartImage, Image: &compact.Image{MimeType: b.Source.MediaType, Data: b.Source.Data}}, true
+	prev:
+		for _, a := range units[i-1].Messages {
+			for j := range a.Content {
+				if c := a.Content[j].ToolCall; c != nil && c.ID == m.ToolCallID {
+					m.ToolName = c.Name
+					break prev
+				}
+			}
 		}
 	}
-	if b.Text != "" {
-		return compact.Part{Type: compact.PartText, Text: b.Text}, true
-	}
-	return compact.Part{}, false
 }
 
 // claudeSession extracts the session id from Claude Code's

@@ -271,8 +271,9 @@ func TestJoinedResponse(t *testing.T) {
 	if got := strings.Join(types, ","); got != "text,thinking,toolCall,toolCall" {
 		t.Errorf("parts %s", got)
 	}
-	if _, ok := m.Content[1].Extra["signature"]; !ok {
-		t.Error("thinking signature not kept")
+	// The signature is kept where a pi session keeps it.
+	if _, ok := m.Content[1].Extra["thinkingSignature"]; !ok {
+		t.Error("thinking signature not kept as thinkingSignature")
 	}
 	var lines []map[string]any
 	if err := json.Unmarshal(m.Extra["lines"], &lines); err != nil || len(lines) != 3 {

@@ -43,9 +43,15 @@
 //
 // # Mapping
 //
-// The lines of one response become one assistant message (text, thinking
-// with its signature in Part.Extra, tool_use as PartToolCall with the input
-// object as Arguments), with the last line's usage (Input =
+// Content blocks are mapped by the one mapping of the Messages API,
+// anthropic.Content, which the proxy and the request-body reader use as
+// well (see the anthropic package for every block: a thinking signature in
+// the thinkingSignature extra, redacted_thinking as a thinking part
+// "[Reasoning redacted]" marked redacted, a tool_use input that is not an
+// object wrapped as {"input": <value>}, documents and server tool blocks
+// as text parts keeping the block in their "anthropicBlock" extra). The
+// lines of one response become one assistant message, with the last
+// line's usage (Input =
 // input_tokens, CacheRead = cache_read_input_tokens, CacheWrite =
 // cache_creation_input_tokens, Output = output_tokens), provider
 // "anthropic" and the model. The stop reasons end_turn, stop_sequence,

@@ -1,12 +1,12 @@
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/anthropic"
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
@@ -22,42 +22,6 @@ func apiMessage(r *record) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// block is one content block as stored.
-type block struct {
-	typ    string
-	fields map[string]json.RawMessage
-}
-
-// blocks decodes message.content: a string is one text block.
-func blocks(msg map[string]json.RawMessage) (text string, list []block, isText bool, err error) {
-	raw, ok := msg["content"]
-	if !ok || jsonrec.IsNull(raw) {
-		return "", nil, false, nil
-	}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		if err := json.Unmarshal(raw, &text); err != nil {
-			return "", nil, false, fmt.Errorf("field message.content: %w", err)
-		}
-		return text, nil, true, nil
-	}
-	var items []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return "", nil, false, fmt.Errorf("field message.content: want a string or an array of blocks, have %s", jsonrec.Abbrev(raw))
-	}
-	for i, f := range items {
-		if f == nil {
-			return "", nil, false, fmt.Errorf("field message.content[%d]: want an object", i)
-		}
-		t, err := jsonrec.OptString(f, "type")
-		if err != nil {
-			return "", nil, false, fmt.Errorf("field message.content[%d].%w", i, trimField(err))
-		}
-		list = append(list, block{typ: t, fields: f})
-	}
-	return "", list, false, nil
-}
-
 // trimField turns "field x: ..." into "x: ..." for nesting.
 func trimField(err error) error {
 	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "field "))
@@ -70,25 +34,26 @@ func (b *builder) user(r *record) error {
 	if err != nil {
 		return err
 	}
-	text, list, isText, err := blocks(msg)
-	if err != nil {
-		return err
-	}
 	summary, err := jsonrec.OptBool(r.fields, "isCompactSummary")
 	if err != nil {
 		return err
 	}
 	if summary {
-		if !isText {
-			var parts []string
-			for _, bl := range list {
-				if s, _ := jsonrec.OptString(bl.fields, "text"); s != "" {
-					parts = append(parts, s)
-				}
-			}
-			text = strings.Join(parts, "\n")
+		list, err := anthropic.Blocks(msg["content"])
+		if err != nil {
+			return fmt.Errorf("field message.content%w", err)
 		}
-		return b.compaction(r, text)
+		var parts []string
+		for _, bl := range list {
+			if s, _ := jsonrec.OptString(bl.Fields, "text"); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		return b.compaction(r, strings.Join(parts, "\n"))
+	}
+	msgs, err := anthropic.Content(compact.RoleUser, msg["content"])
+	if err != nil {
+		return fmt.Errorf("field message%w", err)
 	}
 	extra := recordExtra(r)
 	if len(msg) > 2 {
@@ -104,58 +69,39 @@ func (b *builder) user(r *record) error {
 	// Tool results each become a message; the other blocks between them a
 	// user message, or several when Claude Code's reminders are among them.
 	first := true
-	var pending []compact.Part
-	onlyResults := !isText
-	for _, bl := range list {
-		if bl.typ != "tool_result" {
+	onlyResults := true
+	for _, m := range msgs {
+		if m.Role != compact.RoleToolResult {
 			onlyResults = false
 		}
 	}
 	emit := func(m *compact.Message, resultOnly bool) {
 		if first {
-			m.Extra = extra
+			m.Extra = jsonrec.Merge(m.Extra, extra)
 			first = false
 		} else {
-			m.Extra = map[string]json.RawMessage{"uuid": r.fields["uuid"]}
+			m.Extra = jsonrec.Merge(m.Extra, map[string]json.RawMessage{"uuid": r.fields["uuid"]})
 		}
 		it := b.message(r, m)
 		it.resultOnly = resultOnly
 		b.add(it, r)
 	}
-	flush := func() {
-		for _, run := range compact.SplitReminders(pending) {
-			m := &compact.Message{Role: compact.RoleUser, Content: run.Parts}
-			if run.Reminder {
-				m.MarkHarnessNote(Format, "system_reminder")
-			} else {
-				markNote(m, isMeta)
-			}
-			emit(m, false)
-		}
-		pending = nil
-	}
-	if isText {
-		pending = compact.TextMessage(compact.RoleUser, text).Content
-		flush()
-		return nil
-	}
-	for i, bl := range list {
-		if bl.typ != "tool_result" {
-			p, err := part(bl)
-			if err != nil {
-				return fmt.Errorf("field message.content[%d].%w", i, trimField(err))
-			}
-			pending = append(pending, p)
+	for _, m := range msgs {
+		if m.Role == compact.RoleToolResult {
+			m = b.toolResult(r, m)
+			emit(m, onlyResults && m.Role == compact.RoleToolResult)
 			continue
 		}
-		flush()
-		m, err := b.toolResult(r, bl)
-		if err != nil {
-			return fmt.Errorf("field message.content[%d].%w", i, trimField(err))
+		for _, run := range compact.SplitReminders(m.Content) {
+			u := &compact.Message{Role: compact.RoleUser, Content: run.Parts}
+			if run.Reminder {
+				u.MarkHarnessNote(Format, "system_reminder")
+			} else {
+				markNote(u, isMeta)
+			}
+			emit(u, false)
 		}
-		emit(m, onlyResults && m.Role == compact.RoleToolResult)
 	}
-	flush()
 	if first {
 		// An empty content array: keep the record as an empty prompt.
 		m := &compact.Message{Role: compact.RoleUser, Extra: extra}
@@ -211,46 +157,17 @@ func noteKind(s string) string {
 	return ""
 }
 
-// toolResult converts a tool_result block.
-func (b *builder) toolResult(r *record, bl block) (*compact.Message, error) {
-	id, err := jsonrec.OptString(bl.fields, "tool_use_id")
-	if err != nil {
-		return nil, err
-	}
-	isErr, err := jsonrec.OptBool(bl.fields, "is_error")
-	if err != nil {
-		return nil, err
-	}
-	var content []compact.Part
-	if raw, ok := bl.fields["content"]; ok && !jsonrec.IsNull(raw) {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) > 0 && raw[0] == '"' {
-			var s string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return nil, fmt.Errorf("field content: %w", err)
-			}
-			content = []compact.Part{{Type: compact.PartText, Text: s}}
-		} else {
-			_, inner, _, err := blocks(map[string]json.RawMessage{"content": raw})
-			if err != nil {
-				return nil, fmt.Errorf("field content: %w", trimField(err))
-			}
-			for _, ib := range inner {
-				p, err := part(ib)
-				if err != nil {
-					return nil, fmt.Errorf("field content.%w", trimField(err))
-				}
-				content = append(content, p)
-			}
-		}
-	}
-	name, ok := b.calls[id]
-	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: name, IsError: isErr, Content: content}
+// toolResult names the tool result message of a tool_result block after
+// its call, or, when no call came before it, turns it into a harness note
+// (see compact.OrphanResult) with a warning.
+func (b *builder) toolResult(r *record, m *compact.Message) *compact.Message {
+	name, ok := b.calls[m.ToolCallID]
+	m.ToolName = name
 	if !ok {
-		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: tool_result %q has no tool_use before it; kept as a harness note", b.name, r.line, id))
-		return compact.OrphanResult(Format, m), nil
+		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: tool_result %q has no tool_use before it; kept as a harness note", b.name, r.line, m.ToolCallID))
+		return compact.OrphanResult(Format, m)
 	}
-	return m, nil
+	return m
 }
 
 // assistant converts an assistant record, joining it to the earlier lines
@@ -260,23 +177,13 @@ func (b *builder) assistant(r *record) error {
 	if err != nil {
 		return err
 	}
-	text, list, isText, err := blocks(msg)
+	msgs, err := anthropic.Content(compact.RoleAssistant, msg["content"])
 	if err != nil {
-		return err
+		return fmt.Errorf("field message%w", err)
 	}
-	var parts []compact.Part
-	if isText {
-		parts = []compact.Part{{Type: compact.PartText, Text: text}}
-	}
-	for i, bl := range list {
-		p, err := part(bl)
-		if err != nil {
-			return fmt.Errorf("field message.content[%d].%w", i, trimField(err))
-		}
-		if p.Type == compact.PartToolCall {
-			b.calls[p.ToolCall.ID] = p.ToolCall.Name
-		}
-		parts = append(parts, p)
+	parts := msgs[0].Content // an assistant message maps onto one message
+	for _, c := range msgs[0].ToolCalls() {
+		b.calls[c.ID] = c.Name
 	}
 	id, err := jsonrec.OptString(msg, "id")
 	if err != nil {
@@ -371,75 +278,4 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 		m.Meta.ErrorMessage = text
 	}
 	return nil
-}
-
-// part converts a content block other than tool_result.
-func part(bl block) (compact.Part, error) {
-	f := bl.fields
-	switch bl.typ {
-	case "text":
-		s, err := jsonrec.OptString(f, "text")
-		if err != nil {
-			return compact.Part{}, err
-		}
-		return compact.Part{Type: compact.PartText, Text: s, Extra: jsonrec.Extras(f, "type", "text")}, nil
-	case "thinking":
-		s, err := jsonrec.OptString(f, "thinking")
-		if err != nil {
-			return compact.Part{}, err
-		}
-		return compact.Part{Type: compact.PartThinking, Thinking: s, Extra: jsonrec.Extras(f, "type", "thinking")}, nil
-	case "redacted_thinking":
-		// No readable text; the encrypted data stays in Extra.
-		return compact.Part{Type: compact.PartThinking, Extra: jsonrec.Extras(f)}, nil
-	case "tool_use":
-		id, err := jsonrec.OptString(f, "id")
-		if err != nil {
-			return compact.Part{}, err
-		}
-		name, err := jsonrec.OptString(f, "name")
-		if err != nil {
-			return compact.Part{}, err
-		}
-		args := bytes.TrimSpace(f["input"])
-		if len(args) == 0 || jsonrec.IsNull(args) {
-			args = []byte("{}")
-		} else if args[0] != '{' {
-			// Arguments are an object; another value is wrapped.
-			wrapped, _ := json.Marshal(map[string]json.RawMessage{"input": args})
-			args = wrapped
-		}
-		return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)},
-			Extra: jsonrec.Extras(f, "type", "id", "name", "input")}, nil
-	case "image":
-		src, ok, err := jsonrec.OptObject(f, "source")
-		if err != nil {
-			return compact.Part{}, err
-		}
-		p := compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(f, "type", "source")}
-		if st, _ := jsonrec.OptString(src, "type"); ok && st == "base64" {
-			p.Image = &compact.Image{}
-			if p.Image.MimeType, err = jsonrec.OptString(src, "media_type"); err != nil {
-				return compact.Part{}, fmt.Errorf("field source.%w", trimField(err))
-			}
-			if p.Image.Data, err = jsonrec.OptString(src, "data"); err != nil {
-				return compact.Part{}, fmt.Errorf("field source.%w", trimField(err))
-			}
-			return p, nil
-		}
-		if p.Extra == nil {
-			p.Extra = make(map[string]json.RawMessage, 1)
-		}
-		if raw, present := f["source"]; present {
-			p.Extra["source"] = raw
-		}
-		return p, nil
-	}
-	// Other blocks (documents, server tool blocks, ...) keep their type
-	// and every member.
-	typ := bl.typ
-	if typ == "" {
-		typ = "unknown"
-	}
-	return compact.Part{Type: compact.PartType(typ), Extra: jsonrec.Extras(f, "type")}, nil
 }

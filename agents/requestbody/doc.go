@@ -51,21 +51,30 @@
 // string; arguments that are not a JSON object are wrapped as
 // {"_raw": "<as sent>"} with a warning; a custom tool's input becomes
 // {"input": "..."}, its type the part's callType extra), tool outputs
-// toolResult messages named after their call. An Anthropic user message holding tool_result
-// blocks becomes one toolResult message per block, followed by a user
-// message with its other blocks. The <system-reminder> blocks Claude
+// toolResult messages named after their call. Anthropic messages are
+// mapped by the one mapping of that API, anthropic.Content, which the
+// proxy and the Claude Code reader use as well (see the anthropic package
+// for every block): a user message's tool_result blocks each become a
+// toolResult message and the runs of its other blocks user messages, in
+// order; a tool_use input that is not an object is wrapped as
+// {"input": <value>}; a thinking signature goes to the part's
+// thinkingSignature extra and a redacted_thinking block becomes a thinking
+// part "[Reasoning redacted]" marked redacted, as pi stores them; images
+// become image parts (by URL too, the source in Extra); a block the
+// mapping does not model (a document, a search result, a server tool
+// block) becomes a text part with its readable text, the block as sent in
+// its "anthropicBlock" extra, counted in Transcript.Unknown under
+// "<type> block". The <system-reminder> blocks Claude
 // Code writes into a user's text are cut out of it as RoleCustom messages
 // of type "harness:request-body:system_reminder" (see
 // compact.SplitReminders), so that summaries never quote them as the
 // user's words. A result whose call is not in the body becomes a harness
 // note of kind orphan_result (see compact.OrphanResult), the call id in
-// its "tool_call_id" or "tool_use_id" extra, and a warning. Reasoning becomes thinking parts
-// (Anthropic signatures go to the part's thinkingSignature extra, a
-// redacted_thinking block becomes a thinking part marked redacted, as pi
-// stores them). Base64 images become image parts. A block the transcript
-// cannot model (an image by URL, a document, audio, a server tool block)
-// becomes a text part "[<type>]" whose "requestPart" extra holds the block
-// as sent, and is counted in Transcript.Unknown under "<type> block". A
+// its "tool_call_id" or "tool_use_id" extra, and a warning. Chat
+// reasoning becomes thinking parts and base64 images image parts; a Chat
+// part the transcript cannot model (an image by URL, audio, a file)
+// becomes a text part "[<type>]" whose "requestPart" extra holds the part
+// as sent, counted in Transcript.Unknown under "<type> block". A
 // message of a role the reader does not know becomes a custom entry
 // "request-body:<role>" and is counted in Unknown.
 //
