@@ -149,6 +149,16 @@ func (c *Calibrator) Estimate(model string, m *Message) int {
 	return charsToTokens(chars, c.CharsPerToken(model)) + images*ImageTokens
 }
 
+// EstimateChars returns the tokens of chars characters (UTF-16 code
+// units, as EstimateTokens counts them) of text outside any message, such
+// as a request's system prompt and tool schemas, under model's ratio:
+// ceil(chars / ratio). It is the conversion Estimate and the Predictor
+// use; the proxy measures the parts of a request it does not decode with
+// it.
+func (c *Calibrator) EstimateChars(model string, chars int) int {
+	return charsToTokens(chars, c.CharsPerToken(model))
+}
+
 // charsToTokens is ceil(chars / ratio), exact for the ratio 4 used by
 // EstimateTokens.
 func charsToTokens(chars int, ratio float64) int {

@@ -211,3 +211,24 @@ func BenchmarkCalibratorEstimate(b *testing.B) {
 		cal.Estimate("m", m)
 	}
 }
+
+// TestEstimateChars: text outside messages is converted at the model's
+// ratio, rounded up, as Estimate converts a message's characters.
+func TestEstimateChars(t *testing.T) {
+	cal := &Calibrator{}
+	if !cal.Observe("m", 3000, 1000) {
+		t.Fatal("observation refused")
+	}
+	for _, tc := range []struct {
+		model string
+		chars int
+		want  int
+	}{
+		{"new", 0, 0}, {"new", 1, 1}, {"new", 4, 1}, {"new", 5, 2}, {"new", 4001, 1001},
+		{"m", 3, 1}, {"m", 4, 2}, {"m", 3000, 1000},
+	} {
+		if got := cal.EstimateChars(tc.model, tc.chars); got != tc.want {
+			t.Errorf("%s, %d chars: %d tokens, want %d", tc.model, tc.chars, got, tc.want)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 // The package holds the domain and nothing else: provider-neutral messages
 // (Message, Part, Usage), the entries of a conversation log (Entry,
 // Compaction), token accounting (EstimateTokens, Measure, the model
-// Registry), trigger policies (Reserve, Ratio, InputLimit), the cut-point
+// Registry), trigger policies (DefaultPolicy, Reserve, Ratio, InputLimit), the cut-point
 // planner (PlanCompaction), file tracking (FileOps), the Summarizer
 // interface and the Engine that ties them together. It imports only the
 // standard library and internal/swar, a leaf package of word-at-a-time

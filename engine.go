@@ -144,7 +144,8 @@ type Request struct {
 	KeepRecentTokens int
 	// MaxTokens is the output budget of the history summary, passed to the
 	// summarizer (the turn prefix gets half); 0 leaves it to the
-	// summarizer. pi uses 0.8 x its reserve (13107 tokens by default).
+	// summarizer. pi uses 0.8 x its reserve (13107 tokens by default);
+	// package summarize's ReserveBudget computes it.
 	// When set, it also bounds what is recorded, whatever the window: a
 	// summary (history and turn prefix together, file lists apart) larger
 	// than MaxTokens is shortened with its section headings kept, and

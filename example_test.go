@@ -162,9 +162,9 @@ func ExampleGuard() {
 	}
 	fmt.Println(resp.Text())
 	// Output:
-	// compacted 54230 -> 5140 tokens, summary written: true
-	// adjusted: kept part reduced from ~12419 to ~4137 tokens so that the context fits under 16384
-	// I see 19 messages.
+	// compacted 54230 -> 3965 tokens, summary written: true
+	// adjusted: kept part reduced from ~12419 to ~2828 tokens so that the context fits under 13107
+	// I see 13 messages.
 }
 
 // Pin the first request and a tool result, then compact: both stay in

@@ -56,7 +56,7 @@ type Guard struct {
 	Log Log
 	// Model is the agent model's limits.
 	Model ModelInfo
-	// Policy decides when to compact; nil means Reserve{}.
+	// Policy decides when to compact; nil means DefaultPolicy{}.
 	Policy Policy
 	// Disabled switches automatic compaction off (config or
 	// COMPACT_DISABLE_AUTO). It also turns off the overflow recovery
@@ -139,6 +139,10 @@ func (g *Guard) Usage() ContextUsage {
 // context above the threshold (by the guard's own measure) is followed by
 // a compaction with a summary, within MaxCompactionsPerCall.
 //
+// A context that was summarized recently and has grown by less than a
+// quarter of the threshold since (CompactedRecently) is sent as it is:
+// compacting again so soon cannot help.
+//
 // A context-overflow error from call triggers one forced compaction and
 // one retry; a second overflow returns an error wrapping
 // ErrOverflowPersists. A history that cannot shrink (nothing to
@@ -151,17 +155,20 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 	}
 	policy := g.Policy
 	if policy == nil {
-		policy = Reserve{}
+		policy = DefaultPolicy{}
 	}
 	budget := g.MaxCompactionsPerCall
 	if budget <= 0 {
 		budget = DefaultMaxCompactionsPerCall
 	}
 	g.cheapTried = false
-	for {
+	for first := true; ; first = false {
 		d := Check(policy, g.Model, g.Usage(), g.Disabled)
 		if !d.Compact {
 			break
+		}
+		if first && g.summarizedRecently(d) {
+			break // an overflow still compacts, below
 		}
 		if budget == 0 {
 			return nil, fmt.Errorf("%w: %d tokens still above the threshold of %d after %d compactions in this call",
@@ -203,6 +210,17 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 		g.Engine.emit(Event{Type: EventTurnEnd, ContextUsage: g.Usage()})
 	}
 	return resp, nil
+}
+
+// summarizedRecently reports whether the context's latest compaction
+// recorded its size after and the context has grown too little since to
+// compact again (CompactedRecently, the proxy's rule too).
+func (g *Guard) summarizedRecently(d Decision) bool {
+	c := BuildContext(g.Log.Path())
+	if c.Compaction == nil || c.Compaction.Compaction == nil {
+		return false
+	}
+	return CompactedRecently(d.Tokens, c.Compaction.Compaction.TokensAfter, d.Threshold, 0)
 }
 
 func (g *Guard) maxCompactions() int {

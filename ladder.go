@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // DefaultLadder is the order in which the cheap strategies are tried by
@@ -13,15 +14,27 @@ func DefaultLadder() []Strategy {
 	return []Strategy{StripImages{}, Mask{}, Truncate{}}
 }
 
-// StrategyByName returns the strategy with its zero-value defaults:
-// "prune", "clear_tool_uses", "mask", "truncate" or "strip_images".
+// Strategies returns every cheap strategy at its zero-value defaults, in
+// the order a report lists them: the default ladder's (strip_images,
+// mask, truncate), then prune and clear_tool_uses. It is the one list of
+// the strategies; StrategyByName looks names up in it.
+func Strategies() []Strategy {
+	return append(DefaultLadder(), Prune{}, ClearToolUses{})
+}
+
+// StrategyByName returns the strategy of Strategies named name, with its
+// zero-value defaults: "strip_images", "mask", "truncate", "prune" or
+// "clear_tool_uses".
 func StrategyByName(name string) (Strategy, error) {
-	for _, s := range []Strategy{Prune{}, ClearToolUses{}, Mask{}, Truncate{}, StripImages{}} {
+	all := Strategies()
+	names := make([]string, len(all))
+	for i, s := range all {
 		if s.Name() == name {
 			return s, nil
 		}
+		names[i] = s.Name()
 	}
-	return nil, fmt.Errorf("unknown strategy %q (want prune, clear_tool_uses, mask, truncate or strip_images)", name)
+	return nil, fmt.Errorf("unknown strategy %q (want %s or %s)", name, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 }
 
 // PassReport says what one strategy of a ladder did.

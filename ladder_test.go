@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -103,14 +104,25 @@ func TestEngineCheapTierBeforeSummary(t *testing.T) {
 }
 
 func TestStrategyByName(t *testing.T) {
-	for _, name := range []string{"prune", "clear_tool_uses", "mask", "truncate", "strip_images"} {
+	var names []string
+	for _, s := range Strategies() {
+		names = append(names, s.Name())
+	}
+	if want := []string{"strip_images", "mask", "truncate", "prune", "clear_tool_uses"}; !slices.Equal(names, want) {
+		t.Errorf("Strategies: %v, want %v", names, want)
+	}
+	for _, name := range names {
 		s, err := StrategyByName(name)
 		if err != nil || s.Name() != name {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := StrategyByName("magic"); err == nil || errors.Is(err, ErrNothingToCompact) {
-		t.Error("unknown strategy accepted")
+	_, err := StrategyByName("magic")
+	if err == nil || errors.Is(err, ErrNothingToCompact) {
+		t.Fatal("unknown strategy accepted")
+	}
+	if want := `unknown strategy "magic" (want strip_images, mask, truncate, prune or clear_tool_uses)`; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
 }
 

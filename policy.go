@@ -5,7 +5,8 @@ import "fmt"
 // Policy decides when a context is too full. Each policy is a small value
 // type; its zero value uses the documented defaults.
 type Policy interface {
-	// Name identifies the policy in reports ("reserve", "ratio", "input").
+	// Name identifies the policy in reports ("default", "reserve",
+	// "ratio", "input").
 	Name() string
 	// Threshold returns the context size, in tokens, above which the
 	// policy asks for compaction. ok is false when the model's window is
@@ -30,9 +31,64 @@ const (
 // applied to the window and the same rule applied to the input limit, and
 // each target is a ratio of the usable input (ModelInfo.UsableInput).
 
+// DefaultPolicy is the trigger every door uses unless told otherwise:
+// the library's Guard, Check with a nil policy, the command line and the
+// proxy. It is Reserve made safe for every window:
+//
+//   - the reserve is Tokens (DefaultReserveTokens when 0), but never more
+//     than a fifth of the window, so that a small window is not over the
+//     trigger before the conversation starts (a 20,000-token window
+//     triggers at 16,000, where Reserve would trigger at 3,616);
+//   - the threshold is the usable input (ModelInfo.UsableInput) less the
+//     reserve: GPT-5, with a window of 400,000 and an input limit of
+//     272,000, triggers at 255,616;
+//   - the target is TargetRatio of the usable input (0.5 when 0), never
+//     above half the threshold, so that a compaction frees real room.
+//
+// The zero value is the default. Config.Policy names it "default" (or
+// leaves it empty); Reserve is pi's rule, kept for parity.
+type DefaultPolicy struct {
+	// Tokens kept free; 0 means DefaultReserveTokens. A fifth of the
+	// window is kept instead when that is less.
+	Tokens int
+	// TargetRatio of the usable input to compact down to; 0 means 0.5.
+	// The target never exceeds half the threshold.
+	TargetRatio float64
+}
+
+// Name implements Policy.
+func (p DefaultPolicy) Name() string { return "default" }
+
+// reserve is the Reserve policy this one applies to m.
+func (p DefaultPolicy) reserve(m ModelInfo) Reserve {
+	r := p.Tokens
+	if r <= 0 {
+		r = DefaultReserveTokens
+	}
+	if w := m.ContextWindow / 5; w > 0 && w < r {
+		r = w
+	}
+	return Reserve{Tokens: r, TargetRatio: p.TargetRatio}
+}
+
+// Threshold implements Policy.
+func (p DefaultPolicy) Threshold(m ModelInfo) (int, bool) { return p.reserve(m).Threshold(m) }
+
+// Target implements Policy.
+func (p DefaultPolicy) Target(m ModelInfo) int {
+	r := p.reserve(m)
+	t := r.Target(m)
+	if th, ok := r.Threshold(m); ok && t > th/2 {
+		t = th / 2
+	}
+	return t
+}
+
 // Reserve triggers when tokens > window - Tokens, or > input limit -
 // Tokens when that is lower: it keeps room for the next response and the
-// summary. This is pi's rule, bounded by the input limit.
+// summary. This is pi's rule, bounded by the input limit; unlike
+// DefaultPolicy it keeps the full reserve on small windows and does not
+// bound the target by the threshold.
 type Reserve struct {
 	// Tokens kept free; 0 means DefaultReserveTokens.
 	Tokens int
@@ -137,6 +193,26 @@ func ratioOf(n int, r float64) int {
 	return int(r * float64(n))
 }
 
+// CompactedRecently reports whether a context above its threshold should
+// wait before another compaction because it was summarized recently: it
+// measured tokensAfter right after its latest summary and has grown by
+// less than a quarter of the room since, the room being the threshold
+// less fixed, the part no compaction can shrink (a system prompt and
+// tools sent apart from the messages; 0 when they are counted with them).
+// Compacting again so soon cannot help: the history since is too short to
+// summarize, and each pass would rewrite the provider's cached prefix. An
+// overflow still compacts.
+//
+// It is false when tokensAfter or threshold is unknown (0 or less). The
+// Guard and the proxy both ask it before a threshold compaction.
+func CompactedRecently(tokens, tokensAfter, threshold, fixed int) bool {
+	if tokensAfter <= 0 || threshold <= 0 {
+		return false
+	}
+	room := threshold - fixed
+	return tokens-tokensAfter < room/4
+}
+
 // Decision is the outcome of checking a context against a policy.
 type Decision struct {
 	// Compact is true when automatic compaction should run now.
@@ -155,11 +231,12 @@ type Decision struct {
 	Err error `json:"-"`
 }
 
-// Check applies a policy to a measured context. An unknown window never
-// triggers (the decision says so); neither does a disabled switch.
+// Check applies a policy to a measured context; nil means DefaultPolicy{}.
+// An unknown window never triggers (the decision says so); neither does a
+// disabled switch.
 func Check(p Policy, m ModelInfo, u ContextUsage, disabled bool) Decision {
 	if p == nil {
-		p = Reserve{}
+		p = DefaultPolicy{}
 	}
 	d := Decision{Tokens: u.Tokens, Policy: p.Name()}
 	if disabled {

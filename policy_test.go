@@ -23,6 +23,13 @@ func TestPolicies(t *testing.T) {
 		{"reserve default", Reserve{}, claude, 200000 - 16384, 100000, true},
 		{"reserve custom", Reserve{Tokens: 50000, TargetRatio: 0.4}, claude, 150000, 80000, true},
 		{"reserve larger than window", Reserve{Tokens: 10000}, small, 0, 4096, true},
+		{"default on a large window", DefaultPolicy{}, claude, 200000 - 16384, 91808, true},
+		{"default under the input limit", DefaultPolicy{}, gpt5, 272000 - 16384, 127808, true},
+		{"default keeps a fifth of a small window", DefaultPolicy{}, small, 8192 - 8192/5, 3277, true},
+		{"default reserve larger than window", DefaultPolicy{Tokens: 10000}, small, 8192 - 8192/5, 3277, true},
+		{"default custom reserve", DefaultPolicy{Tokens: 50000, TargetRatio: 0.4}, claude, 160000, 80000, true},
+		{"default target under half the trigger", DefaultPolicy{TargetRatio: 0.9}, claude, 200000 - 16384, 91808, true},
+		{"default unknown window", DefaultPolicy{}, unknown, 0, 0, false},
 		{"ratio default 0.9", Ratio{}, claude, 180000, 100000, true},
 		{"ratio 0.75", Ratio{Ratio: 0.75}, claude, 150000, 100000, true},
 		{"reserve under the input limit", Reserve{}, gpt5, 272000 - 16384, 136000, true},
@@ -57,7 +64,7 @@ func TestPoliciesRespectInputLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policies := []Policy{Reserve{}, Reserve{Tokens: 1000, TargetRatio: 0.8}, Ratio{}, Ratio{Ratio: 1}, InputLimit{}, InputLimit{OutputCap: 1}}
+	policies := []Policy{DefaultPolicy{}, DefaultPolicy{Tokens: 1000, TargetRatio: 1}, Reserve{}, Reserve{Tokens: 1000, TargetRatio: 0.8}, Ratio{}, Ratio{Ratio: 1}, InputLimit{}, InputLimit{OutputCap: 1}}
 	checked := 0
 	for _, m := range reg.Models() {
 		if m.InputLimit <= 0 {
@@ -148,7 +155,7 @@ func TestConfig(t *testing.T) {
 			t.Errorf("CheckEnv with %s=%q: %v", EnvDisableAuto, v, err)
 		}
 	}
-	for name, want := range map[string]string{"": "reserve", "reserve": "reserve", "ratio": "ratio", "input": "input"} {
+	for name, want := range map[string]string{"": "default", "default": "default", "reserve": "reserve", "ratio": "ratio", "input": "input"} {
 		p, err := Config{Policy: name}.TriggerPolicy()
 		if err != nil || p.Name() != want {
 			t.Errorf("policy %q: %v %v", name, p, err)

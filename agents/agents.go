@@ -1,14 +1,3 @@
-// Package agents finds which agent wrote a session file and reads it with
-// that agent's reader: pi's own sessions (package session), and the
-// formats of other agents, each read by its own package into a
-// compact.Transcript (Claude Code, Codex, Cline and its forks, Gemini CLI,
-// OpenHands, SWE-agent, and plain chat API request bodies).
-//
-// Detection reads the start of the file only (HeadSize bytes) and asks
-// each format in turn; pi sessions are recognised first, by their
-// "session" header line. A folder is offered to the formats that spread
-// a conversation over several files (a Cline task folder, an OpenHands
-// events folder).
 package agents
 
 import (

@@ -2,8 +2,12 @@ package agents
 
 import (
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -91,9 +95,9 @@ func TestByName(t *testing.T) {
 // (each file its own detector accepts): no earlier detector in Formats
 // takes it first.
 func TestDetectionOrder(t *testing.T) {
-	for _, f := range Formats() {
+	for _, f := range readers(t) {
 		n := 0
-		for _, file := range exampleFiles(t, f.Name) {
+		for _, file := range exampleFiles(t, f) {
 			head, err := readHead(file)
 			if err != nil {
 				t.Fatal(err)
@@ -113,12 +117,35 @@ func TestDetectionOrder(t *testing.T) {
 	}
 }
 
-// exampleFiles lists the test files of a format's package.
-func exampleFiles(t *testing.T, format string) []string {
-	pkg := map[string]string{"request-body": "requestbody", "claude-code": "claudecode", "gemini-cli": "geminicli", "swe-agent": "sweagent"}[format]
-	if pkg == "" {
-		pkg = format
+// reader is a format of Formats and the folder of the package that
+// reads it, which holds its testdata.
+type reader struct {
+	Format
+	dir string
+}
+
+// readers returns the formats of Formats with their folders. A format
+// without a folder named here fails t and is left out.
+func readers(t *testing.T) []reader {
+	t.Helper()
+	dirs := map[string]string{
+		"gemini-cli": "geminicli", "claude-code": "claudecode", "codex": "codex", "cline": "cline",
+		"openhands": "openhands", "swe-agent": "sweagent", "request-body": "requestbody",
 	}
+	var out []reader
+	for _, f := range Formats() {
+		if dirs[f.Name] == "" {
+			t.Errorf("format %s: no reader folder named for it in readers", f.Name)
+			continue
+		}
+		out = append(out, reader{f, dirs[f.Name]})
+	}
+	return out
+}
+
+// exampleFiles lists the test files of a reader's package.
+func exampleFiles(t *testing.T, r reader) []string {
+	pkg := r.dir
 	var files []string
 	filepath.WalkDir(filepath.Join(pkg, "testdata"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(path) != ".md" {
@@ -127,7 +154,100 @@ func exampleFiles(t *testing.T, format string) []string {
 		return nil
 	})
 	if len(files) == 0 {
-		t.Errorf("no test files for %s in %s/testdata", format, pkg)
+		t.Errorf("no test files for %s in %s/testdata", r.Name, pkg)
 	}
 	return files
+}
+
+// TestReaderFiles: every reader is laid out in the files the package
+// comment lists, each holding what it says: Detect in detect.go; Format,
+// Read and ReadFile in read.go; records.go and build.go beside them
+// (requestbody's build is its anthropic.go and chat.go); compaction.go in
+// a reader that makes compaction entries.
+func TestReaderFiles(t *testing.T) {
+	for _, r := range readers(t) {
+		dir := r.dir
+		files := []string{"doc.go", "detect.go", "read.go", "records.go", "build.go"}
+		if dir == "requestbody" {
+			files = files[:3]
+		}
+		if makesCompactions(t, dir) {
+			files = append(files, "compaction.go")
+		}
+		for _, name := range files {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("%s: %v", dir, err)
+			}
+		}
+		where := declFiles(t, dir)
+		for name, file := range map[string]string{"Detect": "detect.go", "Format": "read.go", "Read": "read.go", "ReadFile": "read.go"} {
+			if where[name] != file {
+				t.Errorf("%s: %s is declared in %q, want %s", dir, name, where[name], file)
+			}
+		}
+	}
+}
+
+// declFiles returns the file of each top-level function, constant, type
+// and variable of the package in dir, tests left out.
+func declFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					out[d.Name.Name] = filepath.Base(path)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							out[n.Name] = filepath.Base(path)
+						}
+					case *ast.TypeSpec:
+						out[s.Name.Name] = filepath.Base(path)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// makesCompactions reports whether the code of the package in dir, tests
+// left out, makes compact.KindCompaction entries.
+func makesCompactions(t *testing.T, dir string) bool {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "compact.KindCompaction") && filepath.Base(path) != "doc.go" {
+			return true
+		}
+	}
+	return false
 }

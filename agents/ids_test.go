@@ -13,17 +13,8 @@ import (
 // model_change entry put first included), so that an id printed by one
 // run of "compact context" names the same entry in the next.
 func TestStableIDs(t *testing.T) {
-	dirs := map[string]string{
-		"gemini-cli": "geminicli", "claude-code": "claudecode", "codex": "codex", "cline": "cline",
-		"openhands": "openhands", "swe-agent": "sweagent", "request-body": "requestbody",
-	}
-	for _, f := range Formats() {
-		dir, ok := dirs[f.Name]
-		if !ok {
-			t.Errorf("format %s: no testdata folder named for it here", f.Name)
-			continue
-		}
-		paths, err := filepath.Glob(filepath.Join(dir, "testdata", "*"))
+	for _, f := range readers(t) {
+		paths, err := filepath.Glob(filepath.Join(f.dir, "testdata", "*"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +63,7 @@ func TestStableIDs(t *testing.T) {
 			}
 		}
 		if read == 0 {
-			t.Errorf("format %s: no sample file read in %s/testdata", f.Name, dir)
+			t.Errorf("format %s: no sample file read in %s/testdata", f.Name, f.dir)
 		}
 	}
 }

@@ -15,4 +15,13 @@
 //
 // A test whose variable is unset skips. Everything is hermetic: each agent
 // runs with a temporary HOME and talks to 127.0.0.1 only.
+//
+// Three tests have no tag and run with `go test ./...`, because they need
+// nothing but the go tool: they hold the doors to one behaviour.
+// doors_anthropic_test.go and doors_openai_test.go feed the same request
+// bodies through every door that reads them (the proxy, the request-body
+// reader, the Claude Code and Codex readers) and expect the same messages;
+// trigger_test.go checks that `compact inspect`, the library's Guard and
+// the proxy trigger a model at the same size (compact.DefaultPolicy),
+// building the command line with the go tool when COMPACT_E2E_BIN is unset.
 package e2e

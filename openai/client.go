@@ -116,16 +116,9 @@ var _ summarize.Completer = (*Client)(nil)
 // base URL that is not an absolute http or https URL and on an unknown
 // TokenField.
 func New(cfg Config) (*Client, error) {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
+	c, u, err := configure(cfg, "/chat/completions")
 	if err != nil {
-		return nil, fmt.Errorf("openai: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an http or https URL", base)
+		return nil, err
 	}
 	field := cfg.TokenField
 	switch field {
@@ -137,6 +130,25 @@ func New(cfg Config) (*Client, error) {
 		}
 	default:
 		return nil, fmt.Errorf("openai: unknown token field %q", field)
+	}
+	c.tokenField = field
+	return c, nil
+}
+
+// configure checks the fields of cfg both clients share, applies their
+// defaults and returns a Client for the endpoint path under the base URL,
+// with the parsed base URL.
+func configure(cfg Config, path string) (*Client, *url.URL, error) {
+	base := cfg.BaseURL
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, nil, fmt.Errorf("openai: base URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, fmt.Errorf("openai: base URL %q is not an http or https URL", base)
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
@@ -156,17 +168,16 @@ func New(cfg Config) (*Client, error) {
 		temp = &t
 	}
 	return &Client{
-		endpoint:    strings.TrimRight(base, "/") + "/chat/completions",
+		endpoint:    strings.TrimRight(base, "/") + path,
 		apiKey:      cfg.APIKey,
 		model:       cfg.Model,
-		tokenField:  field,
 		temperature: temp,
 		timeout:     timeout,
 		hc:          hc,
 		userAgent:   ua,
 		header:      cfg.Header.Clone(),
 		now:         time.Now,
-	}, nil
+	}, u, nil
 }
 
 // Complete sends req as one chat completion request and returns the
@@ -197,24 +208,48 @@ func New(cfg Config) (*Client, error) {
 //     has a Timeout method, errors.As to a net.Error finds one whose
 //     Timeout reports true as well. No ProviderError is involved.
 func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summarize.Response, error) {
+	model, err := c.modelFor(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	body, h, err := c.post(ctx, c.wireRequest(model, req))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := decodeResponse(body, model)
+	if err != nil {
+		// An error inside a 2xx body may quote the request's headers too.
+		return nil, apihttp.RedactError(err, apihttp.Secrets(h))
+	}
+	return resp, nil
+}
+
+// modelFor checks a request before anything is sent and returns the
+// model it asks for.
+func (c *Client) modelFor(ctx context.Context, req *summarize.Request) (string, error) {
 	if req == nil {
-		return nil, errors.New("openai: nil request")
+		return "", errors.New("openai: nil request")
 	}
 	model := req.Model
 	if model == "" {
 		model = c.model
 	}
 	if model == "" {
-		return nil, errors.New("openai: no model: set Request.Model or Config.Model")
+		return "", errors.New("openai: no model: set Request.Model or Config.Model")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("openai: %w", err)
+		return "", fmt.Errorf("openai: %w", err)
 	}
-	payload, err := json.Marshal(c.wireRequest(model, req))
-	if err != nil {
-		return nil, fmt.Errorf("openai: encoding request: %w", err)
-	}
+	return model, nil
+}
 
+// post sends the JSON of wire to the endpoint and returns the 2xx body
+// and the headers sent (whose credentials an error must not show).
+func (c *Client) post(ctx context.Context, wire any) ([]byte, http.Header, error) {
+	payload, err := json.Marshal(wire)
+	if err != nil {
+		return nil, nil, fmt.Errorf("openai: encoding request: %w", err)
+	}
 	h := c.header.Clone()
 	if h == nil {
 		h = http.Header{}
@@ -226,13 +261,5 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 		Provider: providerName, Client: c.hc, URL: c.endpoint, Header: h, UserAgent: c.userAgent, Body: payload,
 		Timeout: c.timeout, MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody, Now: c.now,
 	})
-	if err != nil {
-		return nil, err
-	}
-	resp, err := decodeResponse(body, model)
-	if err != nil {
-		// An error inside a 2xx body may quote the request's headers too.
-		return nil, apihttp.RedactError(err, apihttp.Secrets(h))
-	}
-	return resp, nil
+	return body, h, err
 }

@@ -1,5 +1,20 @@
-// Package openai is a summarize.Completer for the Chat Completions API
-// (POST {BaseURL}/chat/completions).
+// Package openai is everything compact knows about OpenAI's APIs: the
+// clients, their wire types, and the one mapping between the APIs'
+// conversations and compact messages.
+//
+//   - Client is a summarize.Completer for the Chat Completions API
+//     (POST {BaseURL}/chat/completions); ResponsesClient one for the
+//     Responses API (POST {BaseURL}/responses). Both take a Config.
+//   - ReadChatMessage maps one message of a Chat Completions request,
+//     ReadResponsesItem one item of a Responses input, and Calls pairs
+//     tool results with their calls across a conversation. The proxy
+//     measures and summarizes with them, and the request body and Codex
+//     rollout readers (agents/requestbody, agents/codex) import with
+//     them, so every door sees the same conversation the same way. Their
+//     doc comments say, case by case, what each wire form becomes.
+//
+// The rest of this comment is about the Chat client; ResponsesClient's
+// own comment says where the Responses client differs.
 //
 // Besides OpenAI itself it talks to any server that speaks the same wire
 // format once Config.BaseURL points at it: OpenRouter

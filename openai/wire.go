@@ -57,14 +57,7 @@ type chatResponse struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-	} `json:"usage"`
+	Usage *ChatUsage `json:"usage"`
 
 	// Error is set by servers that report a failure inside a 2xx body.
 	Error json.RawMessage `json:"error"`
@@ -107,17 +100,8 @@ func decodeResponse(body []byte, model string) (*summarize.Response, error) {
 	if out.Model == "" {
 		out.Model = model
 	}
-	if u := r.Usage; u != nil {
-		cached := 0
-		if u.PromptTokensDetails != nil {
-			cached = u.PromptTokensDetails.CachedTokens
-		}
-		out.Usage = compact.Usage{
-			Input:     max(u.PromptTokens-cached, 0),
-			CacheRead: cached,
-			Output:    u.CompletionTokens,
-			Total:     u.TotalTokens,
-		}
+	if r.Usage != nil {
+		out.Usage = r.Usage.Usage()
 	}
 	switch {
 	case out.Truncated:

@@ -153,7 +153,13 @@ func currentTurn(items [][]byte) (first int, active bool) {
 func checkChat(p *Parsed) error {
 	open := map[string]bool{}
 	for i, it := range p.Items {
-		var m chatMessage
+		var m struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
+		}
 		if err := json.Unmarshal(it, &m); err != nil {
 			return err
 		}
@@ -186,7 +192,10 @@ func checkResponses(p *Parsed) error {
 	calls := map[string]string{} // call_id -> the output type it needs
 	answered := map[string]bool{}
 	for i, it := range p.Items {
-		var m responsesItem
+		var m struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+		}
 		if err := json.Unmarshal(it, &m); err != nil {
 			return err
 		}

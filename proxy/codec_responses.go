@@ -1,50 +1,20 @@
 package proxy
 
 import (
-	"encoding/json"
-
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/openai"
 )
 
-// responsesCodec reads and writes OpenAI's Responses API (Codex).
+// responsesCodec reads and writes OpenAI's Responses API (Codex). What an
+// item means is package openai's (openai.ReadResponsesItem); the codec
+// cuts the list into units, one per response of the model, and keeps the
+// bytes.
 type responsesCodec struct{ cache *itemCache }
 
 func (responsesCodec) api() API { return Responses }
 
-// responsesItem is the part of an input item the proxy reads.
-type responsesItem struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
-	Input     string          `json:"input"`
-	Output    json.RawMessage `json:"output"`
-	Action    json.RawMessage `json:"action"`
-	Summary   []struct {
-		Text string `json:"text"`
-	} `json:"summary"`
-}
-
-// kind sorts an item: "message" (any role), "call" (what the model
-// produced: reasoning, tool calls, its own messages), "output" (a tool's
-// answer) or "other".
-func (it *responsesItem) kind() string {
-	switch it.Type {
-	case "", "message":
-		if it.Role == "assistant" {
-			return "call"
-		}
-		return "message"
-	case "reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-		"file_search_call", "computer_call", "code_interpreter_call", "image_generation_call", "mcp_call":
-		return "call"
-	case "function_call_output", "custom_tool_call_output", "local_shell_call_output", "computer_call_output":
-		return "output"
-	}
-	return "other"
-}
+// itemKinds are the itemInfo kinds of openai's item kinds.
+var itemKinds = [...]string{openai.ItemOther: "other", openai.ItemInput: "message", openai.ItemModel: "call", openai.ItemOutput: "output"}
 
 func (c responsesCodec) parse(body []byte) (*Parsed, error) {
 	p, _, err := readList(Responses, body, "input")
@@ -83,59 +53,17 @@ func (c responsesCodec) parse(body []byte) (*Parsed, error) {
 		}
 		p.Units = append(p.Units, Unit{Start: start, End: i, Messages: msgs, Digest: unitDigest(infos[start:i])})
 	}
+	pairCalls(p.Units)
 	return p, nil
 }
 
 // decodeResponsesItem reads one input item.
 func decodeResponsesItem(raw []byte) (*itemInfo, error) {
-	var it responsesItem
-	if err := json.Unmarshal(raw, &it); err != nil {
+	it, err := openai.ReadResponsesItem(raw)
+	if err != nil {
 		return nil, err
 	}
-	in := &itemInfo{role: it.Role, kind: it.kind(), compaction: it.Type == "compaction" || it.Type == "compaction_summary"}
-	switch in.kind {
-	case "call":
-		in.msgs = []*compact.Message{{Role: compact.RoleAssistant, Content: responsesParts(&it, raw)}}
-	case "output":
-		in.msgs = []*compact.Message{{Role: compact.RoleToolResult, ToolCallID: it.CallID,
-			Content: []compact.Part{{Type: compact.PartText, Text: textOf(it.Output)}}}}
-	case "message":
-		in.msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: textOf(it.Content)}}}}
-	default:
-		in.msgs = []*compact.Message{{Role: compact.RoleUser, Content: []compact.Part{{Type: compact.PartText, Text: rawText(raw)}}}}
-	}
-	return in, nil
-}
-
-// responsesParts maps one item of the model's turn onto engine parts.
-func responsesParts(it *responsesItem, raw []byte) []compact.Part {
-	switch it.Type {
-	case "reasoning":
-		var text string
-		for _, s := range it.Summary {
-			text += s.Text
-		}
-		return []compact.Part{{Type: compact.PartThinking, Thinking: text}}
-	case "function_call", "custom_tool_call":
-		args := json.RawMessage(it.Arguments)
-		if it.Type == "custom_tool_call" || !json.Valid(args) {
-			s := it.Arguments
-			if it.Type == "custom_tool_call" {
-				s = it.Input
-			}
-			args, _ = json.Marshal(map[string]string{"input": s})
-		}
-		return []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: it.CallID, Name: it.Name, Arguments: args}}}
-	case "local_shell_call":
-		args := it.Action
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
-		}
-		return []compact.Part{{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: it.CallID, Name: "local_shell", Arguments: args}}}
-	case "", "message":
-		return []compact.Part{{Type: compact.PartText, Text: textOf(it.Content)}}
-	}
-	return []compact.Part{{Type: compact.PartText, Text: rawText(raw)}}
+	return &itemInfo{role: it.Role, kind: itemKinds[it.Kind], compaction: it.Compaction, msgs: []*compact.Message{lean(it.Message)}}, nil
 }
 
 func (responsesCodec) summaryItem(text string) []byte {

@@ -34,12 +34,9 @@ func (s *Server) decide(x *exchange) (reason compact.Reason, threshold int, ok b
 		x.decision = "pass (system and tools fill the trigger)"
 	}
 	if d.Compact && !v.forced && v.cp != nil && d.Threshold > 0 {
-		// Compacting again right after a compaction cannot help: the
-		// history since is too short to summarize, and each pass would
-		// rewrite the cached prefix. Wait until a quarter of the room
-		// has filled again (an overflow still forces it).
-		room := d.Threshold - v.envelope
-		if v.tokens-v.cp.TokensAfter < room/4 {
+		// Compacting again right after a compaction cannot help (an
+		// overflow still forces it).
+		if compact.CompactedRecently(v.tokens, v.cp.TokensAfter, d.Threshold, v.envelope) {
 			d.Compact = false
 			x.decision = "pass (compacted recently)"
 		}
@@ -75,32 +72,12 @@ func (s *Server) decideOverflow(v *view) (threshold int) {
 }
 
 // policyFor returns the trigger policy for a model: Config.Policy, or
-// the proxy's default, proxyPolicy.
-func (s *Server) policyFor(info compact.ModelInfo) compact.Policy {
+// compact.DefaultPolicy, the rule the Guard and the command line share.
+func (s *Server) policyFor(compact.ModelInfo) compact.Policy {
 	if s.policy != nil {
 		return s.policy
 	}
-	r := compact.DefaultReserveTokens
-	if w := info.ContextWindow / 5; w > 0 && w < r {
-		r = w
-	}
-	return proxyPolicy{compact.Reserve{Tokens: r}}
-}
-
-// proxyPolicy is compact.Reserve, whose trigger already respects a
-// model's input limit (OpenAI's GPT-5 models take 400,000 tokens in all
-// but only 272,000 of input), with one proxy rule on top: its target is
-// never above half the threshold.
-type proxyPolicy struct{ compact.Reserve }
-
-// Target implements compact.Policy: the reserve policy's target, never
-// above half the threshold.
-func (p proxyPolicy) Target(m compact.ModelInfo) int {
-	t := p.Reserve.Target(m)
-	if th, ok := p.Threshold(m); ok && t > th/2 {
-		t = th / 2
-	}
-	return t
+	return compact.DefaultPolicy{}
 }
 
 // maxRefused bounds the conversations remembered as refusing rewrites.

@@ -75,7 +75,8 @@ func lastFor(r *store.Record, chain [][32]byte, applied string) *store.LastCall 
 	return l
 }
 
-// estimateUnits estimates units with the model's calibrated ratio.
+// estimateUnits estimates units with the model's calibrated ratio
+// (compact.Calibrator.Estimate).
 func (s *Server) estimateUnits(model string, units []Unit) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -95,15 +96,11 @@ func (s *Server) estimateBytes(model string, b []byte) int {
 }
 
 // charsToTokens converts a character count with the model's calibrated
-// ratio, rounding up.
+// ratio (compact.Calibrator.EstimateChars).
 func (s *Server) charsToTokens(model string, n int) int {
 	s.mu.Lock()
-	cpt := s.calib.CharsPerToken(model)
-	s.mu.Unlock()
-	if cpt <= 0 {
-		cpt = compact.DefaultCharsPerToken
-	}
-	return int(float64(n)/cpt + 0.999)
+	defer s.mu.Unlock()
+	return s.calib.EstimateChars(model, n)
 }
 
 // chars is the character count the engine's estimates use (UTF-16 code

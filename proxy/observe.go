@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/openai"
 )
 
 // maxObservedBody bounds what a usage observer keeps: the whole of a
@@ -185,10 +186,10 @@ func (o *usageObserver) data(name string, data []byte) {
 		Usage    json.RawMessage `json:"usage"`
 		Error    json.RawMessage `json:"error"`
 		Response *struct {
-			Usage      *responsesUsage `json:"usage"`
-			Error      json.RawMessage `json:"error"`
-			Incomplete json.RawMessage `json:"incomplete_details"`
-			Status     string          `json:"status"`
+			Usage      *openai.ResponsesUsage `json:"usage"`
+			Error      json.RawMessage        `json:"error"`
+			Incomplete json.RawMessage        `json:"incomplete_details"`
+			Status     string                 `json:"status"`
 		} `json:"response"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
@@ -216,9 +217,9 @@ func (o *usageObserver) data(name string, data []byte) {
 		}
 	case Chat:
 		if len(ev.Usage) > 0 && !bytes.Equal(ev.Usage, []byte("null")) {
-			var u chatUsage
+			var u openai.ChatUsage
 			if json.Unmarshal(ev.Usage, &u) == nil {
-				o.obs.Usage = u.usage()
+				o.obs.Usage = openaiUsage(u)
 			}
 		}
 		if len(ev.Error) > 0 && !bytes.Equal(ev.Error, []byte("null")) {
@@ -229,13 +230,13 @@ func (o *usageObserver) data(name string, data []byte) {
 		case "response.completed":
 			o.obs.Complete = true
 			if ev.Response != nil && ev.Response.Usage != nil {
-				o.obs.Usage = ev.Response.Usage.usage()
+				o.obs.Usage = openaiUsage(ev.Response.Usage)
 			}
 		case "response.failed", "response.incomplete":
 			o.obs.Complete = true
 			if ev.Response != nil {
 				if ev.Response.Usage != nil {
-					o.obs.Usage = ev.Response.Usage.usage()
+					o.obs.Usage = openaiUsage(ev.Response.Usage)
 				}
 				// Only the error itself: the response also echoes the
 				// model's output, which may quote any error text.
@@ -295,14 +296,14 @@ func (o *usageObserver) Observed() Observed {
 				o.obs.Usage = u.usage(nil)
 			}
 		case Chat:
-			var u chatUsage
+			var u openai.ChatUsage
 			if json.Unmarshal(doc.Usage, &u) == nil {
-				o.obs.Usage = u.usage()
+				o.obs.Usage = openaiUsage(u)
 			}
 		case Responses:
-			var u responsesUsage
+			var u openai.ResponsesUsage
 			if json.Unmarshal(doc.Usage, &u) == nil {
-				o.obs.Usage = u.usage()
+				o.obs.Usage = openaiUsage(u)
 			}
 		}
 	}
@@ -375,33 +376,9 @@ func (u anthropicUsage) usage(prev *compact.Usage) *compact.Usage {
 	return &out
 }
 
-// chatUsage is Chat Completions' usage object.
-type chatUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
-func (u chatUsage) usage() *compact.Usage {
-	return &compact.Usage{Input: u.PromptTokens - u.PromptTokensDetails.CachedTokens, CacheRead: u.PromptTokensDetails.CachedTokens,
-		Output: u.CompletionTokens, Total: u.TotalTokens}
-}
-
-// responsesUsage is the Responses API's usage object; input_tokens
-// includes the cached ones.
-type responsesUsage struct {
-	InputTokens        int `json:"input_tokens"`
-	OutputTokens       int `json:"output_tokens"`
-	TotalTokens        int `json:"total_tokens"`
-	InputTokensDetails struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"input_tokens_details"`
-}
-
-func (u responsesUsage) usage() *compact.Usage {
-	return &compact.Usage{Input: u.InputTokens - u.InputTokensDetails.CachedTokens, CacheRead: u.InputTokensDetails.CachedTokens,
-		Output: u.OutputTokens, Total: u.TotalTokens}
+// openaiUsage maps an OpenAI usage object (openai.ChatUsage or
+// openai.ResponsesUsage) onto a usage to observe.
+func openaiUsage(u interface{ Usage() compact.Usage }) *compact.Usage {
+	out := u.Usage()
+	return &out
 }

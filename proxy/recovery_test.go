@@ -63,7 +63,7 @@ func TestOverflowRetried(t *testing.T) {
 func TestFailOpen(t *testing.T) {
 	t.Run("unparseable body", func(t *testing.T) {
 		up := newFakeUpstream(t)
-		_, ts := newTestProxy(t, up, Config{Window: 1000})
+		_, ts := newTestProxy(t, up, Config{Window: 1024})
 		body := []byte(`{"model":"gpt-test","messages":[{"role":"user","content":"hi"},]}`)
 		resp, err := http.Post(ts.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
 		if err != nil {

@@ -51,20 +51,21 @@ type Config struct {
 	AnthropicUpstream string
 	OpenAIUpstream    string
 	// Window, when positive, is the context window of every model,
-	// whatever the registry says (for tests and local servers).
+	// whatever the registry says (for tests and local servers); at least
+	// compact.MinWindow.
 	Window int
 	// Registry gives each model's window when Window is 0; nil means the
 	// registry shipped with compact. A model it does not know is passed
 	// through without compaction (logged once per model).
 	Registry *compact.Registry
-	// Policy decides when to compact; nil means the reserve policy with a
-	// reserve of 16,384 tokens, or a fifth of the window when that is
-	// smaller (a small window would otherwise be over the trigger before
-	// the conversation starts), kept under the model's input limit too
-	// when it has one (see proxyPolicy).
+	// Policy decides when to compact; nil means compact.DefaultPolicy{}
+	// (a reserve of 16,384 tokens, or a fifth of a smaller window, under
+	// the model's input limit), the trigger of the Guard and the command
+	// line too.
 	Policy compact.Policy
 	// KeepRecentTokens is the size of the newest part kept verbatim; 0
-	// means compact.DefaultKeepRecentTokens. It shrinks on small windows.
+	// means compact.DefaultKeepRecentTokens. It shrinks on small windows;
+	// set, it is positive and smaller than Window.
 	KeepRecentTokens int
 	// Summarizer is SummarizerUpstream ("" means it) or
 	// SummarizerExtractive. A failed model summary falls back to the
@@ -89,7 +90,8 @@ type Config struct {
 	// last as long as they last) and no transparent compression (the
 	// client's Accept-Encoding is forwarded as it came).
 	Transport http.RoundTripper
-	// SummaryTimeout bounds the writing of one summary; 0 means 3 minutes.
+	// SummaryTimeout bounds the writing of one compaction's summary, all
+	// its model calls together (summarize.Deadline); 0 means 3 minutes.
 	// When it runs out the offline summary is used.
 	SummaryTimeout time.Duration
 	// LockTTL is the lifetime of a conversation lock in a store shared by
@@ -247,8 +249,10 @@ func New(cfg Config) (*Server, error) {
 	default:
 		return nil, fmt.Errorf("proxy: summarizer %q: want %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive)
 	}
-	if cfg.Window < 0 {
-		return nil, fmt.Errorf("proxy: window %d: must not be negative", cfg.Window)
+	// The settings the proxy shares with the library and the command
+	// line follow their rules (compact.Config.Validate).
+	if err := (compact.Config{Window: cfg.Window, KeepRecentTokens: cfg.KeepRecentTokens}).Validate(); err != nil {
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("proxy: max body bytes %d: must not be negative", cfg.MaxBodyBytes)

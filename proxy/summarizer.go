@@ -2,17 +2,12 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/anthropic"
-	"github.com/compactkit/compact/internal/apihttp"
 	"github.com/compactkit/compact/openai"
 	"github.com/compactkit/compact/summarize"
 	"github.com/compactkit/compact/summarize/extractive"
@@ -66,7 +61,7 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit) 
 	case Chat:
 		comp, err = openai.New(openai.Config{BaseURL: withV1(base), Model: model, Header: header, HTTPClient: s.client, Timeout: s.summaryTTL})
 	default:
-		comp = &responsesCompleter{client: s.client, url: withV1(base) + "/responses", header: header, model: model, secrets: secretsOf(h)}
+		comp, err = openai.NewResponses(openai.Config{BaseURL: withV1(base), Model: model, Header: header, HTTPClient: s.client, Timeout: s.summaryTTL})
 	}
 	if err != nil {
 		return failing{err}
@@ -75,22 +70,10 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit) 
 	if err != nil {
 		return failing{err}
 	}
-	return bounded{sum, s.summaryTTL}
-}
-
-// bounded limits a summarizer to a time of its own, so that when it runs
-// out the engine's fallback still has the caller's time to write the
-// offline summary.
-type bounded struct {
-	compact.Summarizer
-	limit time.Duration
-}
-
-// Summarize calls the summarizer with its own deadline.
-func (b bounded) Summarize(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.limit)
-	defer cancel()
-	return b.Summarizer.Summarize(ctx, req)
+	// A time of its own for the whole summary, so that when it runs out
+	// the engine's fallback still has the caller's time to write the
+	// offline summary.
+	return summarize.WithDeadline(sum, s.summaryTTL)
 }
 
 // failing is a summarizer that always fails, so that the fallback writes
@@ -109,92 +92,3 @@ func trimV1(u *url.URL) string {
 
 // withV1 returns the upstream base ending in /v1.
 func withV1(u *url.URL) string { return trimV1(u) + "/v1" }
-
-// responsesCompleter is a summarize.Completer for the Responses API: one
-// non-streaming, tool-less request with the system prompt as instructions.
-type responsesCompleter struct {
-	client  *http.Client
-	url     string
-	header  http.Header
-	model   string
-	secrets []string
-}
-
-// Complete sends one request to /v1/responses.
-func (c *responsesCompleter) Complete(ctx context.Context, req *summarize.Request) (*summarize.Response, error) {
-	model := req.Model
-	if model == "" {
-		model = c.model
-	}
-	type content struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	type item struct {
-		Type    string    `json:"type"`
-		Role    string    `json:"role"`
-		Content []content `json:"content"`
-	}
-	payload, err := json.Marshal(struct {
-		Model           string `json:"model"`
-		Instructions    string `json:"instructions,omitempty"`
-		Input           []item `json:"input"`
-		MaxOutputTokens int    `json:"max_output_tokens,omitempty"`
-		Store           bool   `json:"store"`
-		Stream          bool   `json:"stream"`
-	}{model, req.System, []item{{"message", "user", []content{{"input_text", req.Prompt}}}}, req.MaxTokens, false, false})
-	if err != nil {
-		return nil, err
-	}
-	body, err := apihttp.Post(ctx, apihttp.Call{Provider: "openai", Client: c.client, URL: c.url, Header: c.header.Clone(),
-		UserAgent: "compact-proxy", Body: payload, MaxErrorBody: 64 << 10, MaxBody: 16 << 20})
-	if err != nil {
-		return nil, apihttp.RedactError(err, c.secrets)
-	}
-	var out struct {
-		Model  string `json:"model"`
-		Status string `json:"status"`
-		Output []struct {
-			Type    string    `json:"type"`
-			Content []content `json:"content"`
-		} `json:"output"`
-		IncompleteDetails *struct {
-			Reason string `json:"reason"`
-		} `json:"incomplete_details"`
-		Usage struct {
-			InputTokens        int `json:"input_tokens"`
-			OutputTokens       int `json:"output_tokens"`
-			InputTokensDetails struct {
-				CachedTokens int `json:"cached_tokens"`
-			} `json:"input_tokens_details"`
-		} `json:"usage"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("responses: decoding the answer: %w", err)
-	}
-	var text strings.Builder
-	for _, o := range out.Output {
-		if o.Type != "message" {
-			continue
-		}
-		for _, c := range o.Content {
-			if c.Type == "output_text" {
-				text.WriteString(c.Text)
-			}
-		}
-	}
-	resp := &summarize.Response{
-		Text:      text.String(),
-		Truncated: out.IncompleteDetails != nil && out.IncompleteDetails.Reason == "max_output_tokens",
-		Model:     out.Model,
-		Usage: compact.Usage{
-			Input:     out.Usage.InputTokens - out.Usage.InputTokensDetails.CachedTokens,
-			CacheRead: out.Usage.InputTokensDetails.CachedTokens,
-			Output:    out.Usage.OutputTokens,
-		},
-	}
-	if resp.Text == "" && !resp.Truncated {
-		return nil, errors.New("responses: the answer has no text")
-	}
-	return resp, nil
-}

@@ -11,12 +11,14 @@ import (
 // previewRunes is the length of a message preview, in characters.
 const previewRunes = 160
 
-// composition counts the path's stored messages by role and by tool, and
-// picks the largest ones. It reads the messages as stored: before the
-// compactions that summarized them and without the context edits'
-// replacements, so the page shows where the tokens of the whole
-// conversation went.
-func (r *Report) composition(path []*compact.Entry) {
+// Composition counts messages and their estimated tokens by role, and
+// tool calls, results, failed results and result tokens by tool name
+// ("(unnamed)" when a call or result names none). Roles come largest
+// first, then by name; tools by result tokens, then calls, both
+// descending, then by name. It is the one count of a conversation's
+// composition: the report runs it on a path's stored messages, compact
+// inspect on the context the model sees.
+func Composition(msgs []*compact.Message) ([]RoleStat, []ToolStat) {
 	roles := map[string]*RoleStat{}
 	tools := map[string]*ToolStat{}
 	tool := func(name string) *ToolStat {
@@ -30,17 +32,7 @@ func (r *Report) composition(path []*compact.Entry) {
 		}
 		return t
 	}
-	// The previews are made for the largest messages only.
-	type sized struct {
-		stat MessageStat
-		m    *compact.Message
-	}
-	var all []sized
-	for _, e := range path {
-		if !e.IsContextMessage() {
-			continue
-		}
-		m := e.Message
+	for _, m := range msgs {
 		rs := roles[string(m.Role)]
 		if rs == nil {
 			rs = &RoleStat{Role: string(m.Role)}
@@ -48,15 +40,11 @@ func (r *Report) composition(path []*compact.Entry) {
 		}
 		rs.Messages++
 		rs.Tokens += m.Tokens()
-		st := MessageStat{EntryID: e.ID, Role: string(m.Role), Tokens: m.Tokens()}
 		switch m.Role {
 		case compact.RoleAssistant:
-			var names []string
 			for _, c := range m.ToolCalls() {
 				tool(c.Name).Calls++
-				names = append(names, c.Name)
 			}
-			st.Tool = strings.Join(names, ", ")
 		case compact.RoleToolResult:
 			t := tool(m.ToolName)
 			t.Results++
@@ -64,25 +52,25 @@ func (r *Report) composition(path []*compact.Entry) {
 			if m.IsError {
 				t.Errors++
 			}
-			st.Tool = m.ToolName
 		}
-		all = append(all, sized{st, m})
 	}
+	byRole := make([]RoleStat, 0, len(roles))
 	for _, rs := range roles {
-		r.ByRole = append(r.ByRole, *rs)
+		byRole = append(byRole, *rs)
 	}
-	sort.Slice(r.ByRole, func(i, j int) bool {
-		a, b := r.ByRole[i], r.ByRole[j]
+	sort.Slice(byRole, func(i, j int) bool {
+		a, b := byRole[i], byRole[j]
 		if a.Tokens != b.Tokens {
 			return a.Tokens > b.Tokens
 		}
 		return a.Role < b.Role
 	})
+	byTool := make([]ToolStat, 0, len(tools))
 	for _, t := range tools {
-		r.ByTool = append(r.ByTool, *t)
+		byTool = append(byTool, *t)
 	}
-	sort.Slice(r.ByTool, func(i, j int) bool {
-		a, b := r.ByTool[i], r.ByTool[j]
+	sort.Slice(byTool, func(i, j int) bool {
+		a, b := byTool[i], byTool[j]
 		if a.ResultTokens != b.ResultTokens {
 			return a.ResultTokens > b.ResultTokens
 		}
@@ -91,6 +79,42 @@ func (r *Report) composition(path []*compact.Entry) {
 		}
 		return a.Tool < b.Tool
 	})
+	return byRole, byTool
+}
+
+// composition counts the path's stored messages by role and by tool
+// (Composition), and picks the largest ones. It reads the messages as
+// stored: before the compactions that summarized them and without the
+// context edits' replacements, so the page shows where the tokens of the
+// whole conversation went.
+func (r *Report) composition(path []*compact.Entry) {
+	// The previews are made for the largest messages only.
+	type sized struct {
+		stat MessageStat
+		m    *compact.Message
+	}
+	var msgs []*compact.Message
+	var all []sized
+	for _, e := range path {
+		if !e.IsContextMessage() {
+			continue
+		}
+		m := e.Message
+		msgs = append(msgs, m)
+		st := MessageStat{EntryID: e.ID, Role: string(m.Role), Tokens: m.Tokens()}
+		switch m.Role {
+		case compact.RoleAssistant:
+			var names []string
+			for _, c := range m.ToolCalls() {
+				names = append(names, c.Name)
+			}
+			st.Tool = strings.Join(names, ", ")
+		case compact.RoleToolResult:
+			st.Tool = m.ToolName
+		}
+		all = append(all, sized{st, m})
+	}
+	r.ByRole, r.ByTool = Composition(msgs)
 	// Largest first; among equals, the earlier message first.
 	sort.SliceStable(all, func(i, j int) bool { return all[i].stat.Tokens > all[j].stat.Tokens })
 	for _, s := range all[:min(len(all), LargestCount)] {

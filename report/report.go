@@ -26,7 +26,7 @@ type Input struct {
 	// neither the window nor the trigger line.
 	Model compact.ModelInfo
 	// Policy is the trigger policy whose threshold is drawn; nil means
-	// compact.Reserve{}, the default.
+	// compact.DefaultPolicy{}.
 	Policy compact.Policy
 	// DisableAuto records that automatic compaction is switched off; the
 	// header says so.
@@ -200,21 +200,22 @@ type EditRow struct {
 	AfterCall int
 }
 
-// RoleStat counts the stored messages of one role.
+// RoleStat counts the messages of one role and their estimated tokens
+// (see Composition).
 type RoleStat struct {
-	Role     string
-	Messages int
-	Tokens   int
+	Role     string `json:"role"`
+	Messages int    `json:"messages"`
+	Tokens   int    `json:"tokens"`
 }
 
 // ToolStat counts the calls of one tool and the estimated tokens of its
 // results.
 type ToolStat struct {
-	Tool         string
-	Calls        int
-	Results      int
-	Errors       int
-	ResultTokens int
+	Tool         string `json:"tool"`
+	Calls        int    `json:"calls"`
+	Results      int    `json:"results"`
+	Errors       int    `json:"errors"`
+	ResultTokens int    `json:"resultTokens"`
 }
 
 // MessageStat is one large message.
@@ -238,7 +239,7 @@ const LargestCount = 10
 func Build(in Input) (*Report, error) {
 	policy := in.Policy
 	if policy == nil {
-		policy = compact.Reserve{}
+		policy = compact.DefaultPolicy{}
 	}
 	ctx := compact.BuildContext(in.Path)
 	r := &Report{

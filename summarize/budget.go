@@ -16,8 +16,9 @@ const (
 	// output budget may take (8%); it is what limits the budget on windows
 	// under ten times the reserve.
 	smallWindowShare = 0.08
-	// reserveShare is the share of the reserve the output budget takes.
-	reserveShare = 0.8
+	// ReserveShare is the share of the reserve a summary's output budget
+	// takes, as in pi: the rest stays free for the model's next response.
+	ReserveShare = 0.8
 	// framingTokens is added to every estimate for what the provider wraps
 	// around the system prompt and the message (roles, separators).
 	framingTokens = 32
@@ -30,10 +31,17 @@ const (
 	minChunkBytes = 1024
 )
 
+// ReserveBudget is the output budget of a summary written with reserve
+// tokens kept free: ReserveShare of it, 13,107 tokens for the default
+// reserve of 16,384. It is the one home of the 0.8 x reserve rule: the
+// command line passes it as compact.Request.MaxTokens and OutputBudget
+// starts from it.
+func ReserveBudget(reserve int) int { return int(ReserveShare * float64(reserve)) }
+
 // OutputBudget returns the max tokens of a request of the given kind,
 // before the thinking budget is taken into account:
 //
-//	base    = min(0.8 × Reserve, max(500, 8% × window), MaxOutput)
+//	base    = min(ReserveBudget(Reserve), max(500, 8% × window), MaxOutput)
 //	history = min(base, engineMax)                 (engineMax 0: no bound)
 //	prefix  = min(max(base/2, min(base, 500)), engineMax)
 //
@@ -42,7 +50,7 @@ const (
 // spent on output. MaxOutput 0 means unknown and sets no bound.
 func (s *Summarizer) OutputBudget(kind compact.SummaryKind, engineMax int) int {
 	o := s.opts
-	base := int(reserveShare * float64(o.Reserve))
+	base := ReserveBudget(o.Reserve)
 	small := int(smallWindowShare * float64(o.Info.ContextWindow))
 	if small < MinSummaryTokens {
 		small = MinSummaryTokens

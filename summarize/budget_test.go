@@ -129,3 +129,13 @@ func TestEstimateTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestReserveBudget: the summary may use 0.8 of the reserve, the rule the
+// command line's output budget and OutputBudget share.
+func TestReserveBudget(t *testing.T) {
+	for reserve, want := range map[int]int{0: 0, 1000: 800, compact.DefaultReserveTokens: 13107, 50000: 40000} {
+		if got := ReserveBudget(reserve); got != want {
+			t.Errorf("ReserveBudget(%d) = %d, want %d", reserve, got, want)
+		}
+	}
+}

@@ -32,9 +32,10 @@
 // Tokens are estimated conservatively as bytes / CharsPerToken (3 by
 // default; chars/4 under-counts Claude by a quarter to a third) plus a
 // small allowance for the provider's framing. The output budget is
-// min(0.8 × Reserve, max(500, 8% × window), MaxOutput), halved for turn
-// prefixes, bounded by SummaryRequest.MaxTokens, and raised above
-// Options.ThinkingBudget when that is set. The input budget is window −
+// min(ReserveBudget(Reserve) = 0.8 × Reserve, max(500, 8% × window),
+// MaxOutput), halved for turn prefixes, bounded by
+// SummaryRequest.MaxTokens, and raised above Options.ThinkingBudget when
+// that is set. The input budget is window −
 // max tokens − SafetyMargin.
 //
 // # Chunks

@@ -15,7 +15,7 @@ import (
 // Defaults of the Options fields, used when a field is zero.
 const (
 	// DefaultReserve is the engine's default reserve, in tokens.
-	DefaultReserve = 16384
+	DefaultReserve = compact.DefaultReserveTokens
 	// DefaultToolResultChars caps each tool result, tool call's arguments
 	// and reasoning block in the transcript.
 	DefaultToolResultChars = 2000
@@ -86,7 +86,7 @@ type Options struct {
 	// is required; MaxOutput and InputLimit are used when known.
 	Info compact.ModelInfo
 	// Reserve is the engine's reserve in tokens (default DefaultReserve);
-	// the output budget is 80% of it, see OutputBudget.
+	// the output budget is ReserveBudget of it, see OutputBudget.
 	Reserve int
 	// ToolResultChars caps each tool result, tool call's arguments and
 	// reasoning block in the transcript, keeping head and tail (default

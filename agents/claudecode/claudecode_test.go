@@ -82,10 +82,7 @@ func TestReadSamples(t *testing.T) {
 				t.Errorf("unknown %v", tr.Unknown)
 			}
 			checkPairing(t, tr.Entries)
-			s, err := session.FromTranscript(tr, tc.file, session.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := readertest.Import(t, tr, tc.file)
 			if tc.pathAll && len(s.Path()) != len(tr.Entries)+1 {
 				t.Errorf("path has %d entries, want all %d and the model_change", len(s.Path()), len(tr.Entries))
 			}
@@ -352,10 +349,7 @@ func TestCompaction(t *testing.T) {
 	if c.FirstKeptID != "bc8137ed-4f00-41c3-824d-3e220d6d5def" {
 		t.Errorf("first kept %s", c.FirstKeptID)
 	}
-	s, err := session.FromTranscript(tr, "compaction", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "compaction")
 	// The entries the compaction replaced stay on the path before it.
 	path := s.Path()
 	at := -1
@@ -401,51 +395,17 @@ func TestSubagentFiles(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.jsonl")
-	other, _ := filepath.Glob("../codex/testdata/*.jsonl")
-	if len(own) < 4 {
-		t.Fatalf("testdata: %v", own)
-	}
-	type sample struct {
-		name string
-		head []byte
-		want bool
-	}
-	var samples []sample
-	for _, f := range own {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, sample{f, head(data, 64<<10), true}, sample{f + " cut at 120 bytes", head(data, 120), true})
-	}
-	for _, f := range append(other, "/work/shared/testdata/sessions/pi/before-compaction.jsonl") {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, sample{f, head(data, 64<<10), false}, sample{f + " cut at 120 bytes", head(data, 120), false})
-	}
-	samples = append(samples,
-		sample{"empty", nil, false},
-		sample{"blank lines first", []byte("\n\n" + `{"type":"summary","summary":"t","leafUuid":"x"}` + "\n"), true},
-		sample{"not JSON", []byte("hello\n"), false},
-		sample{"codex line", []byte(`{"timestamp":"t","type":"session_meta","payload":{"id":"x","sessionId":"y"}}` + "\n"), false},
-		sample{"request body", []byte(`{"messages":[]}`), false},
-		sample{"gemini cli session", []byte(`{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n"), false},
-		sample{"gemini cli session cut", []byte(`{"sessionId":"0ab8","projectHash":"9da8","sta`), false},
-		sample{"gemini cli message", []byte(`{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n"), false},
-	)
-	for _, s := range samples {
-		if got := Detect(s.head); got != s.want {
-			t.Errorf("%s: Detect = %v, want %v", s.name, got, s.want)
-		}
-	}
-}
-
-func head(data []byte, n int) []byte {
-	if len(data) > n {
-		return data[:n]
-	}
-	return data
+	heads := append(readertest.FileHeads(t, true, 120, "testdata/*.jsonl"),
+		readertest.FileHeads(t, false, 120, "../codex/testdata/*.jsonl", "../../../shared/testdata/sessions/pi/before-compaction.jsonl")...)
+	heads = append(heads, []readertest.Head{
+		{"empty", "", false},
+		{"blank lines first", "\n\n" + `{"type":"summary","summary":"t","leafUuid":"x"}` + "\n", true},
+		{"not JSON", "hello\n", false},
+		{"codex line", `{"timestamp":"t","type":"session_meta","payload":{"id":"x","sessionId":"y"}}` + "\n", false},
+		{"request body", `{"messages":[]}`, false},
+		{"gemini cli session", `{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n", false},
+		{"gemini cli session cut", `{"sessionId":"0ab8","projectHash":"9da8","sta`, false},
+		{"gemini cli message", `{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n", false},
+	}...)
+	readertest.CheckDetect(t, Detect, heads)
 }

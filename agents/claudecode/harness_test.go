@@ -7,7 +7,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize/extractive"
 )
 
@@ -61,10 +60,7 @@ func TestHarnessTextNotTheUser(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := tc.read(t)
-			s, err := session.FromTranscript(tr, tc.name, session.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := readertest.Import(t, tr, tc.name)
 			msgs := s.Context().Messages
 			for _, m := range msgs {
 				if m.Role != compact.RoleUser {
@@ -141,10 +137,7 @@ func TestSystemReminderNotTheUser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := session.FromTranscript(tr, "reminder.jsonl", session.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := readertest.Import(t, tr, "reminder.jsonl")
 			msgs := s.Context().Messages
 			notes, found := 0, 0
 			for _, m := range msgs {

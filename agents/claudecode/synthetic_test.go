@@ -7,7 +7,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 // Small hand-written transcripts for what the public samples lack:
@@ -56,10 +55,7 @@ func TestBranches(t *testing.T) {
 	if len(tr.Entries) != 6 {
 		t.Fatalf("%d entries", len(tr.Entries))
 	}
-	s, err := session.FromTranscript(tr, "branch", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "branch")
 	if got := pathIDs(s.Path()); got != "u2<- a2<-u2 line-6<-a2" {
 		t.Errorf("path %s, want u2 a2 line-6", got)
 	}
@@ -156,9 +152,7 @@ func TestMessageMapping(t *testing.T) {
 	if call.StopReason != compact.StopToolUse || *call.Usage != (compact.Usage{Input: 10, Output: 5, CacheRead: 100, CacheWrite: 7}) {
 		t.Errorf("call: %s %+v", call.StopReason, call.Usage)
 	}
-	if _, err := session.FromTranscript(tr, "map", session.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	readertest.Import(t, tr, "map")
 }
 
 func TestBadInput(t *testing.T) {
@@ -184,9 +178,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := Read([]byte(tc.data), "bad.jsonl")
 			if tc.err != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
-					t.Fatalf("err = %v, want %q...", err, tc.err)
-				}
+				readertest.CheckError(t, err, tc.err)
 				return
 			}
 			if err != nil {
@@ -214,10 +206,7 @@ func TestExtraNamesKeptApart(t *testing.T) {
 	if string(m.Extra["claudeCode.Content"]) != `"x"` || string(m.Extra["claudeCode.toolName"]) != `"y"` || string(m.Content[0].Extra["claudeCode.Text"]) != `"z"` {
 		t.Errorf("extras %v, part extras %v", m.Extra, m.Content[0].Extra)
 	}
-	s, err := session.FromTranscript(tr, "x", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "x")
 	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
 		t.Errorf("imported message %s %q", got.Role, got.Text())
 	}

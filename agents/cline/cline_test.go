@@ -8,7 +8,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 func TestReadTasks(t *testing.T) {
@@ -224,7 +223,8 @@ func TestReadTasks(t *testing.T) {
 				!strings.HasPrefix(r.Message.Text(), tc.resultText) {
 				t.Errorf("result %s = %+v", tc.callID, r)
 			}
-			checkPairs(t, tr)
+			readertest.CheckCalls(t, tr)
+			readertest.CheckPairing(t, tr)
 
 			readertest.SameSession(t, tr, tc.dir, tc.contextMessages)
 		})
@@ -237,31 +237,6 @@ func lastCompaction(comps []*compact.Entry) *compact.Compaction {
 		return nil
 	}
 	return comps[len(comps)-1].Compaction
-}
-
-// checkPairs asserts that every tool result follows the assistant message
-// holding its call and that call ids are unique.
-func checkPairs(t *testing.T, tr *compact.Transcript) {
-	t.Helper()
-	calls := map[string]bool{}
-	for _, e := range tr.Entries {
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		for _, c := range m.ToolCalls() {
-			if calls[c.ID] {
-				t.Errorf("call id %s twice", c.ID)
-			}
-			calls[c.ID] = true
-			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' {
-				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
-			}
-		}
-		if m.Role == compact.RoleToolResult && !calls[m.ToolCallID] {
-			t.Errorf("%s: result for %q has no earlier call", e.ID, m.ToolCallID)
-		}
-	}
 }
 
 func TestXMLToolCalls(t *testing.T) {
@@ -357,7 +332,8 @@ func TestReadOnlyHistory(t *testing.T) {
 			t.Fatalf("without ui_messages.json: unexpected %s %s", e.ID, e.Kind)
 		}
 	}
-	checkPairs(t, tr)
+	readertest.CheckCalls(t, tr)
+	readertest.CheckPairing(t, tr)
 	// ReadFile on ui_messages.json reads the history beside it.
 	a, err := ReadFile("testdata/xml-task/ui_messages.json")
 	if err != nil || len(a.Entries) != len(readertest.ReadTestdata(t, ReadFile, "xml-task").Entries) {
@@ -604,9 +580,7 @@ func TestSynthetic(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, tr)
-			if _, err := session.FromTranscript(tr, tc.name, session.Options{}); err != nil {
-				t.Errorf("FromTranscript: %v", err)
-			}
+			readertest.Import(t, tr, tc.name)
 		})
 	}
 }
@@ -617,29 +591,23 @@ func TestBadInput(t *testing.T) {
 		{"not JSON", `[{"role":"user","content":"a"} x]`, "t.json:1:"},
 		{"element not an object", "[\n1]", "t.json:2: message 1: not an object"},
 		{"role not a string", "[\n{\"role\":1,\"content\":\"a\"}]", "t.json:2: message 1: field role: not a string"},
-		{"content not blocks", `[{"role":"user","content":7}]`, "message 1: field content: not a string or an array of blocks"},
-		{"block without type", `[{"role":"user","content":[{"text":"a"}]}]`, "field content: block 0: field type: not a string"},
-		{"ts not a number", `[{"role":"user","content":"a","ts":"x"}]`, "field ts: not a number"},
-		{"no role", `[{"content":"a"}]`, "field role: missing"},
+		{"content not blocks", `[{"role":"user","content":7}]`, "t.json:1: message 1: field content: not a string or an array of blocks"},
+		{"block without type", `[{"role":"user","content":[{"text":"a"}]}]`, "t.json:1: message 1: field content: block 0: field type: not a string"},
+		{"ts not a number", `[{"role":"user","content":"a","ts":"x"}]`, "t.json:1: message 1: field ts: not a number"},
+		{"no role", `[{"content":"a"}]`, "t.json:1: message 1: field role: missing"},
 		{"empty", ``, "t.json:1: not a JSON array"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read([]byte(tc.data), "t.json")
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			readertest.CheckError(t, err, tc.want)
 		})
 	}
 }
 
 func TestDetect(t *testing.T) {
 	long := `[{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 70000) + `"}]}]`
-	tests := []struct {
-		name string
-		head string
-		want bool
-	}{
+	readertest.CheckDetect(t, Detect, []readertest.Head{
 		{"xml task", readertest.File(t, "testdata/xml-task/api_conversation_history.json"), true},
 		{"native task", readertest.File(t, "testdata/native-task/api_conversation_history.json"), true},
 		{"roo task", readertest.File(t, "testdata/roo-task/api_conversation_history.json"), true},
@@ -657,16 +625,5 @@ func TestDetect(t *testing.T) {
 		{"gemini recording", `{"sessionId":"a","projectHash":"b","messages":[]}`, false},
 		{"other role", `[{"role":"tool","content":"x"}]`, false},
 		{"empty", ``, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			head := tc.head
-			if len(head) > 65536 {
-				head = head[:65536]
-			}
-			if got := Detect([]byte(head)); got != tc.want {
-				t.Errorf("Detect = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	})
 }

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/internal/testing/readertest"
 )
 
 // FuzzRead checks that no input makes Read or ReadTask panic, and that
@@ -31,8 +31,6 @@ func FuzzRead(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
-			t.Fatalf("FromTranscript: %v", err)
-		}
+		readertest.Import(t, tr, "fuzz")
 	})
 }

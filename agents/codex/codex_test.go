@@ -2,14 +2,11 @@ package codex
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 func TestReadSamples(t *testing.T) {
@@ -53,12 +50,8 @@ func TestReadSamples(t *testing.T) {
 			if tr.Format != Format || tr.SessionID != tc.session || tr.Model != tc.model || tr.Provider != "openai" || tr.Cwd == "" || tr.Timestamp == "" {
 				t.Errorf("header: format %q session %q model %q provider %q cwd %q timestamp %q", tr.Format, tr.SessionID, tr.Model, tr.Provider, tr.Cwd, tr.Timestamp)
 			}
-			if got := readertest.Roles(tr); !equalMaps(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if got := readertest.Customs(tr); !equalMaps(got, tc.customs) {
-				t.Errorf("customs %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			comps, injected := 0, 0
 			for _, e := range tr.Entries {
 				if e.Kind == compact.KindCompaction {
@@ -90,18 +83,6 @@ func TestReadSamples(t *testing.T) {
 			readertest.RoundTrip(t, tr, tc.context)
 		})
 	}
-}
-
-func equalMaps[K comparable](a, b map[K]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // assistants returns the assistant messages in order.
@@ -167,7 +148,7 @@ func TestResponseParts(t *testing.T) {
 	patch := as[3].Content[1]
 	var args map[string]string
 	if err := json.Unmarshal(patch.ToolCall.Arguments, &args); err != nil || patch.ToolCall.Name != "apply_patch" ||
-		!strings.HasPrefix(args["input"], "*** Begin Patch") || string(patch.Extra["codexCustomTool"]) != "true" {
+		!strings.HasPrefix(args["input"], "*** Begin Patch") || string(patch.Extra["customInput"]) != "true" {
 		t.Errorf("apply_patch call %s %s extra %v", patch.ToolCall.Name, patch.ToolCall.Arguments, patch.Extra)
 	}
 	// Its output, and the environment context marked as injected.
@@ -233,10 +214,7 @@ func TestCompactions(t *testing.T) {
 		nw.TokensBefore != 2120 || nw.FirstKeptID != next[comps[1]] || nw.FirstKeptID == "" || len(hist) != 2 {
 		t.Errorf("second compaction: %.40q before %d kept %s history %d", nw.Summary, nw.TokensBefore, nw.FirstKeptID, len(hist))
 	}
-	s, err := session.FromTranscript(tr, "c", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "c")
 	ctx := s.Context()
 	if ctx.Compaction == nil || ctx.Compaction.Compaction.Summary != nw.Summary || ctx.Messages[0].Role != compact.RoleCompactionSummary ||
 		ctx.Messages[1].Text() != "Run all tests once more." {
@@ -250,50 +228,17 @@ func TestCompactions(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.jsonl")
-	other, _ := filepath.Glob("../claudecode/testdata/*.jsonl")
-	if len(own) < 3 || len(other) == 0 {
-		t.Fatalf("testdata: %v %v", own, other)
-	}
-	type sample struct {
-		name string
-		head []byte
-		want bool
-	}
-	var samples []sample
-	add := func(f string, want bool) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, sample{f, head(data, 64<<10), want}, sample{f + " cut at 100 bytes", head(data, 100), want})
-	}
-	for _, f := range own {
-		add(f, true)
-	}
-	for _, f := range append(other, "/work/shared/testdata/sessions/pi/before-compaction.jsonl") {
-		add(f, false)
-	}
-	samples = append(samples,
-		sample{"empty", nil, false},
-		sample{"early rollout", []byte(`{"id":"x","timestamp":"2025-05-01T00:00:00Z","instructions":null}` + "\n"), true},
-		sample{"other envelope", []byte(`{"timestamp":"t","type":"other","payload":{}}` + "\n"), false},
-		sample{"claude line", []byte(`{"type":"user","uuid":"u","sessionId":"s","message":{}}` + "\n"), false},
-		sample{"request body", []byte(`{"model":"gpt-5","messages":[]}`), false},
-		sample{"gemini cli session", []byte(`{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n"), false},
-		sample{"gemini cli session cut", []byte(`{"sessionId":"0ab8","projectHash":"9da8","sta`), false},
-		sample{"gemini cli message", []byte(`{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n"), false},
-	)
-	for _, s := range samples {
-		if got := Detect(s.head); got != s.want {
-			t.Errorf("%s: Detect = %v, want %v", s.name, got, s.want)
-		}
-	}
-}
-
-func head(data []byte, n int) []byte {
-	if len(data) > n {
-		return data[:n]
-	}
-	return data
+	heads := append(readertest.FileHeads(t, true, 100, "testdata/*.jsonl"),
+		readertest.FileHeads(t, false, 100, "../claudecode/testdata/*.jsonl", "../../../shared/testdata/sessions/pi/before-compaction.jsonl")...)
+	heads = append(heads, []readertest.Head{
+		{"empty", "", false},
+		{"early rollout", `{"id":"x","timestamp":"2025-05-01T00:00:00Z","instructions":null}` + "\n", true},
+		{"other envelope", `{"timestamp":"t","type":"other","payload":{}}` + "\n", false},
+		{"claude line", `{"type":"user","uuid":"u","sessionId":"s","message":{}}` + "\n", false},
+		{"request body", `{"model":"gpt-5","messages":[]}`, false},
+		{"gemini cli session", `{"sessionId":"0ab8","projectHash":"9da8","startTime":"2026-04-23T12:52:52.759Z","kind":"main"}` + "\n", false},
+		{"gemini cli session cut", `{"sessionId":"0ab8","projectHash":"9da8","sta`, false},
+		{"gemini cli message", `{"id":"u1","timestamp":"t","type":"user","content":[{"text":"hi"}]}` + "\n", false},
+	}...)
+	readertest.CheckDetect(t, Detect, heads)
 }

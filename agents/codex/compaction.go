@@ -6,6 +6,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
+	"github.com/compactkit/compact/openai"
 )
 
 // compacted turns a compacted line into a compaction entry.
@@ -26,7 +27,7 @@ func (b *builder) compacted(r *record) error {
 			lastItem := items[len(items)-1]
 			switch t, _ := jsonrec.OptString(lastItem, "type"); t {
 			case "message":
-				parts, err := contentParts(lastItem["content"])
+				parts, _, err := openai.ResponsesContent(lastItem["content"])
 				if err != nil {
 					return fmt.Errorf("field payload.replacement_history[%d].content%w", len(items)-1, err)
 				}

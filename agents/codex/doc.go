@@ -50,14 +50,19 @@
 //
 // # Mapping
 //
-// The output items between two inputs (reasoning, assistant message,
-// function, custom and local shell calls) are one model response and
-// become one assistant message (a tool search with a call_id counts as a
-// call, its output as a tool result holding the tools' JSON as text):
-// reasoning as PartThinking (the summary texts, or the content texts
-// when there is no summary; encrypted_content and the raw summary and
-// content in Part.Extra), text as PartText, calls as PartToolCall (arguments that
-// are a JSON object as stored, anything else as {"input": ...}). Its stop
+// Each response item is mapped by openai.ReadResponsesItem, the mapping
+// the proxy measures the Responses API with, so both doors see the same
+// messages. The output items between two inputs (reasoning, assistant
+// message, function, custom and local shell calls, and the calls the
+// provider ran, such as web_search_call, as their JSON text) are one
+// model response and become one assistant message (a tool search with a
+// call_id counts as a call, its output as a tool result holding the
+// tools' JSON as text): reasoning as PartThinking (the summary texts, or
+// the content texts when there is no summary; encrypted_content and the
+// raw summary and content in Part.Extra), text as PartText, calls as
+// PartToolCall (function arguments that are a JSON object as stored, ""
+// as {}, anything else as {"_raw": ...}; a custom tool's input as
+// {"input": ...}). Its stop
 // reason is toolUse when it calls tools, stop otherwise, aborted when a
 // turn_aborted event comes before its usage. Inputs are user and developer
 // messages, tool outputs and compactions. Tool outputs become tool result
@@ -92,9 +97,9 @@
 // of replacement_history; TokensBefore = the total_tokens of the last
 // token count before it (the context size Codex compacted); Details
 // hold source "codex" and the replacement history. Everything else
-// (session_meta, turn_context, event_msg, ghost snapshots, web searches,
-// generated images, encrypted compaction items, agent messages, state
-// lines) becomes a KindCustom entry "codex:<type>" holding the line
+// (session_meta, turn_context, event_msg, ghost snapshots, encrypted
+// compaction items, agent messages, state lines) becomes a KindCustom
+// entry "codex:<type>" holding the line
 // as stored; unknown record and item types are counted in
 // Transcript.Unknown too. Entries are linear, ParentID left empty, except
 // after a thread_rolled_back event (the user undid the last num_turns

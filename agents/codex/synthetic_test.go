@@ -6,7 +6,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 // Small hand-written rollouts for what the samples lack; their lines
@@ -58,10 +57,10 @@ func TestItemMapping(t *testing.T) {
 	}
 	// A call after an output starts a new response.
 	calls := append(tr.Entries[3].Message.ToolCalls(), tr.Entries[5].Message.ToolCalls()...)
-	if len(calls) != 2 || string(calls[0].Arguments) != `{"input":"not json"}` || string(calls[1].Arguments) != `{"q":1}` {
+	if len(calls) != 2 || string(calls[0].Arguments) != `{"_raw":"not json"}` || string(calls[1].Arguments) != `{"q":1}` {
 		t.Errorf("calls %+v", calls)
 	}
-	if string(tr.Entries[3].Message.Content[0].Extra["codexArguments"]) != `"not json"` {
+	if string(tr.Entries[3].Message.Content[0].Extra["codex.arguments"]) != `"not json"` {
 		t.Errorf("arguments string not kept: %v", tr.Entries[3].Message.Content[0].Extra)
 	}
 	res := tr.Entries[4].Message
@@ -85,9 +84,7 @@ func TestItemMapping(t *testing.T) {
 	if tr.Entries[3].Message.StopReason != compact.StopToolUse {
 		t.Errorf("calls stop %s", tr.Entries[3].Message.StopReason)
 	}
-	if _, err := session.FromTranscript(tr, "items", session.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	readertest.Import(t, tr, "items")
 }
 
 func TestEarlyRollout(t *testing.T) {
@@ -153,9 +150,7 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr, err := Read([]byte(tc.data), "bad.jsonl")
 			if tc.err != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
-					t.Fatalf("err = %v, want %q...", err, tc.err)
-				}
+				readertest.CheckError(t, err, tc.err)
 				return
 			}
 			if err != nil {
@@ -183,10 +178,7 @@ func TestExtraNamesKeptApart(t *testing.T) {
 	if string(m.Extra["codex.Content"]) != `"x"` || string(m.Content[0].Extra["codex.Text"]) != `"z"` {
 		t.Errorf("extras %v, part extras %v", m.Extra, m.Content[0].Extra)
 	}
-	s, err := session.FromTranscript(tr, "x", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "x")
 	if got := s.Context().Messages[0]; got.Text() != "hi" {
 		t.Errorf("imported message %q", got.Text())
 	}
@@ -212,10 +204,7 @@ func TestThreadRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.FromTranscript(tr, "rb", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "rb")
 	var got []string
 	for _, m := range s.Context().Messages {
 		got = append(got, m.Text())

@@ -39,7 +39,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 	if err := json.Unmarshal(list, &contents); err != nil {
 		return nil, fmt.Errorf("%s:%d: history: not an array", name, jsonrec.Line(data, bytes.Index(data, list)))
 	}
-	c := &converter{name: name, t: t, calls: map[string]string{}, answered: map[string]bool{}, used: map[string]bool{}}
+	c := &builder{name: name, t: t, calls: map[string]string{}, answered: map[string]bool{}, used: map[string]bool{}}
 	var open []string // ids of calls not yet answered, in order
 	for i, raw := range contents {
 		raw = compactJSON(raw)

@@ -1,14 +1,11 @@
 package geminicli
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/session"
 )
 
 func TestReadFiles(t *testing.T) {
@@ -106,41 +103,11 @@ func TestReadFiles(t *testing.T) {
 					t.Errorf("result %s = %+v", tc.resultID, r)
 				}
 			}
-			checkPairs(t, tr)
+			readertest.CheckCalls(t, tr)
+			readertest.CheckPairing(t, tr)
+			readertest.CheckAnswered(t, tr)
 			readertest.SameSession(t, tr, tc.file, tc.contextMessages)
 		})
-	}
-}
-
-// checkPairs asserts that each tool result follows the assistant message
-// holding its call, with one result per call.
-func checkPairs(t *testing.T, tr *compact.Transcript) {
-	t.Helper()
-	calls := map[string]bool{}
-	answered := map[string]bool{}
-	for _, e := range tr.Entries {
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		for _, c := range m.ToolCalls() {
-			if calls[c.ID] {
-				t.Errorf("call %s twice", c.ID)
-			}
-			calls[c.ID] = true
-			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' || bytes.ContainsRune(c.Arguments, '\n') {
-				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
-			}
-		}
-		if m.Role == compact.RoleToolResult {
-			if !calls[m.ToolCallID] || answered[m.ToolCallID] {
-				t.Errorf("%s: result for %q without its call, or twice", e.ID, m.ToolCallID)
-			}
-			answered[m.ToolCallID] = true
-		}
-	}
-	if len(answered) != len(calls) {
-		t.Errorf("%d calls, %d results", len(calls), len(answered))
 	}
 }
 
@@ -162,10 +129,7 @@ func TestRewindAndCompression(t *testing.T) {
 		cp.TokensBefore != 8919 || cp.Details["dropped"] != 8 || cp.Details["source"] != "gemini-cli" {
 		t.Errorf("compaction = %+v", cp)
 	}
-	s, err := session.FromTranscript(tr, "built", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := readertest.Import(t, tr, "built")
 	for _, e := range s.Path() {
 		if e.ID == "u3" || e.ID == "g3" {
 			t.Errorf("rewound message %s is on the path", e.ID)
@@ -279,9 +243,7 @@ func TestSynthetic(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, tr)
-			if _, err := session.FromTranscript(tr, tc.name, session.Options{}); err != nil {
-				t.Errorf("FromTranscript: %v", err)
-			}
+			readertest.Import(t, tr, tc.name)
 		})
 	}
 }
@@ -296,14 +258,12 @@ func TestBadInput(t *testing.T) {
 		{"$set messages not an array", meta + `{"$set":{"messages":3}}` + "\n", "t.jsonl:2: field $set.messages: not an array"},
 		{"legacy message without id", "{\"sessionId\":\"s\",\"projectHash\":\"p\",\n\"messages\":[\n{\"type\":\"user\"}]}", "t.jsonl:3: message 1: field id: missing"},
 		{"checkpoint content", `[{"role":1}]`, "t.jsonl: content 1: role"},
-		{"checkpoint history", `{"history":{}}`, "history: not an array"},
+		{"checkpoint history", `{"history":{}}`, "t.jsonl:1: history: not an array"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Read([]byte(tc.data), "t.jsonl")
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
-				t.Errorf("err = %v, want %q", err, tc.want)
-			}
+			readertest.CheckError(t, err, tc.want)
 		})
 	}
 	// A message that cannot be mapped is kept as stored, with a warning.
@@ -315,11 +275,7 @@ func TestBadInput(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	long := `{"sessionId":"a","projectHash":"b","messages":[{"id":"x","type":"user","content":"` + strings.Repeat("y", 70000) + `"}]}`
-	tests := []struct {
-		name string
-		head string
-		want bool
-	}{
+	readertest.CheckDetect(t, Detect, []readertest.Head{
 		{"legacy recording", readertest.File(t, "testdata/session-2026-03-27-readme.json"), true},
 		{"old recording", readertest.File(t, "testdata/session-2025-10-rename.json"), true},
 		{"jsonl recording", readertest.File(t, "testdata/session-2026-04-23T12-52-0ab84937.jsonl"), true},
@@ -332,16 +288,5 @@ func TestDetect(t *testing.T) {
 		{"pi session", readertest.File(t, "../../../shared/testdata/sessions/pi/before-compaction.jsonl"), false},
 		{"claude code line", `{"parentUuid":null,"sessionId":"x","type":"user","message":{"role":"user","content":"hi"}}`, false},
 		{"empty", "", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			head := tc.head
-			if len(head) > 65536 {
-				head = head[:65536]
-			}
-			if got := Detect([]byte(head)); got != tc.want {
-				t.Errorf("Detect = %v, want %v", got, tc.want)
-			}
-		})
-	}
+	})
 }

@@ -400,3 +400,109 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	}
 	return buf.Bytes()
 }
+
+// tokens is Gemini CLI's TokensSummary: the usage metadata of the call.
+type tokens struct {
+	Input    int `json:"input"`
+	Output   int `json:"output"`
+	Cached   int `json:"cached"`
+	Thoughts int `json:"thoughts"`
+	Tool     int `json:"tool"`
+	Total    int `json:"total"`
+}
+
+// toolCall is a ToolCallRecord.
+type toolCall struct {
+	fields map[string]json.RawMessage
+	id     string
+	name   string
+	status string
+}
+
+// part is one Gemini API Part ({text}, {inlineData}, {functionCall},
+// {functionResponse}, ...), decoded into its members.
+type part struct {
+	fields map[string]json.RawMessage
+	raw    json.RawMessage
+}
+
+func (p part) has(k string) bool {
+	v, ok := p.fields[k]
+	return ok && string(v) != "null"
+}
+
+func (p part) str(k string) string {
+	var s string
+	_ = json.Unmarshal(p.fields[k], &s)
+	return s
+}
+
+// kind names the part by its data member, for counting unknown parts.
+func (p part) kind() string {
+	for _, k := range []string{"text", "inlineData", "functionCall", "functionResponse", "fileData", "executableCode", "codeExecutionResult"} {
+		if p.has(k) {
+			return k
+		}
+	}
+	for k := range p.fields {
+		return k
+	}
+	return "empty"
+}
+
+// decodeParts reads a PartListUnion: a string, one Part, or an array of
+// Parts and strings. A string becomes a text part.
+func decodeParts(raw json.RawMessage) ([]part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []part{textOnly(s)}, nil
+	case '{':
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return nil, err
+		}
+		return []part{{fields: f, raw: raw}}, nil
+	case '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return nil, err
+		}
+		out := make([]part, 0, len(items))
+		for i, it := range items {
+			ps, err := decodeParts(it)
+			if err != nil || len(ps) != 1 || (len(it) > 0 && it[0] == '[') {
+				return nil, fmt.Errorf("part %d: not a part or a string", i)
+			}
+			out = append(out, ps[0])
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("not a string, a part or an array of parts")
+}
+
+func textOnly(s string) part {
+	v, _ := json.Marshal(s)
+	return part{fields: map[string]json.RawMessage{"text": v}}
+}
+
+// functionResponse is the Gemini API's record of a tool's output.
+type functionResponse struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+}
+
+// functionCall is the Gemini API's record of a tool call.
+type functionCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}

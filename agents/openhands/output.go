@@ -29,28 +29,6 @@ var ErrNotOutput = errors.New("this is one event stream, not an evaluation or re
 // maxIDsListed is how many instance ids an error lists.
 const maxIDsListed = 20
 
-// DetectOutput reports whether head, the first bytes of a file (up to 64
-// KiB, possibly cut anywhere), is the output.jsonl of an OpenHands
-// evaluation or resolver run: JSON Lines whose first line is an object
-// that starts, in the order OpenHands writes them, with instance_id then
-// test_result (an evaluation's EvalOutput), or with issue then
-// issue_type (a resolver's ResolverOutput). Only the keys are read, so a
-// first line cut inside a long value is judged by the keys before the
-// cut.
-func DetectOutput(head []byte) bool {
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	var keys []string
-	jsonrec.Keys(head, func(key string, _ byte) bool {
-		keys = append(keys, key)
-		return len(keys) < 2
-	})
-	if len(keys) < 2 {
-		return false
-	}
-	return keys[0] == "instance_id" && keys[1] == "test_result" ||
-		keys[0] == "issue" && keys[1] == "issue_type"
-}
-
 // instance is one line of an output.jsonl.
 type instance struct {
 	id      string
@@ -213,7 +191,7 @@ func readInstance(inst instance, name string) (*compact.Transcript, error) {
 			return nil, fmt.Errorf("%s: history[%d]: not an event object", where, i)
 		}
 	}
-	t, err := convert(raws, name)
+	t, err := build(raws, name)
 	if err != nil {
 		return nil, err
 	}

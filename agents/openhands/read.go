@@ -2,9 +2,7 @@ package openhands
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,55 +16,6 @@ import (
 // Format is the name of this format in a Transcript and on the command
 // line.
 const Format = "openhands"
-
-// Detect reports whether head, the first bytes of a file (possibly cut
-// anywhere), is an OpenHands event stream: a JSON array whose first
-// element is an event, or a single event (one file of a session's events
-// folder), or an evaluation or resolver output.jsonl (DetectOutput). An
-// event is an object with an "action" or "observation" and a "source" or
-// "id"; a head cut before those keys counts when it starts with the id,
-// timestamp and source that begin every event.
-func Detect(head []byte) bool {
-	if DetectOutput(head) {
-		return true
-	}
-	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(head) > 0 && head[0] == '[' {
-		head = bytes.TrimLeft(head[1:], " \t\r\n")
-	}
-	var seen []string
-	kind, other := false, false
-	jsonrec.Keys(head, func(key string, first byte) bool {
-		switch key {
-		case "action", "observation":
-			kind = first == '"'
-		case "role", "type", "kind", "messages", "history", "trajectory":
-			other = true
-			return false
-		}
-		seen = append(seen, key)
-		return true
-	})
-	if other {
-		return false
-	}
-	has := func(k string) bool {
-		for _, s := range seen {
-			if s == k {
-				return true
-			}
-		}
-		return false
-	}
-	if kind {
-		return has("source") || has("id")
-	}
-	// Cut before the action or observation key: the keys every event
-	// starts with, in their order, and an object that does not end.
-	var whole json.RawMessage
-	complete := json.NewDecoder(bytes.NewReader(head)).Decode(&whole) == nil
-	return !complete && len(seen) >= 3 && seen[0] == "id" && seen[1] == "timestamp" && seen[2] == "source"
-}
 
 // ReadFile reads the event stream at path: a trajectory file (a JSON
 // array of events), a session's events folder (or the session folder
@@ -140,7 +89,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 			raws = append(raws, rawEvent{raw: e.Raw, name: name, line: jsonrec.Line(data, e.Off)})
 		}
 	}
-	return convert(raws, name)
+	return build(raws, name)
 }
 
 // readDir reads the numbered event files of a session's events folder,
@@ -178,7 +127,7 @@ func readDir(dir string) (*compact.Transcript, error) {
 		}
 		raws = append(raws, rawEvent{raw: bytes.TrimSpace(data), name: path, line: 1})
 	}
-	t, err := convert(raws, dir)
+	t, err := build(raws, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -186,34 +135,6 @@ func readDir(dir string) (*compact.Transcript, error) {
 		t.SessionID = filepath.Base(filepath.Dir(abs))
 	}
 	return t, nil
-}
-
-// DetectDir reports whether the folder at path is a session's events
-// folder, or a session folder holding one: a folder with at least one
-// numbered event file (<n>.json) that Detect accepts. ReadFile reads
-// such a folder.
-func DetectDir(path string) bool {
-	if sub := filepath.Join(path, "events"); isDir(sub) {
-		path = sub
-	}
-	ents, err := os.ReadDir(path)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if e.IsDir() || !isEventFile(e.Name()) {
-			continue
-		}
-		f, err := os.Open(filepath.Join(path, e.Name()))
-		if err != nil {
-			return false
-		}
-		head := make([]byte, 64<<10)
-		n, _ := io.ReadFull(f, head)
-		f.Close()
-		return Detect(head[:n])
-	}
-	return false
 }
 
 // isEventFile reports whether name is "<n>.json".

@@ -154,15 +154,8 @@ func TestReadFiles(t *testing.T) {
 			if tr.Format != Format || tr.Model != tc.model || tr.SessionID != tc.session {
 				t.Errorf("format %q model %q session %q", tr.Format, tr.Model, tr.SessionID)
 			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if tc.customs == nil {
-				tc.customs = map[string]int{}
-			}
-			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
-				t.Errorf("custom entries %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			readertest.CheckUnknown(t, tr, tc.unknown)
 			if len(tr.Warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
@@ -193,9 +186,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := Read([]byte(tc.body), "x.json")
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
-		}
+		readertest.CheckError(t, err, tc.want)
 	}
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "0.json"), []byte(`{"id":0,"source":"user","action":"message","args":{"content":"hi"}}`), 0o644)
@@ -243,28 +234,12 @@ func TestReadCases(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
-	own := []string{"testdata/basic.json", "testdata/basic_gui_mode.json", "testdata/basic_interactions.json", "testdata/condensation.json", "testdata/session/5f1b2c3d/events/4.json"}
-	for _, f := range own {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !Detect(data) || !Detect(data[:min(len(data), 120)]) {
-			t.Errorf("Detect(%s) = false (whole or first 120 bytes)", f)
-		}
-	}
+	heads := readertest.FileHeads(t, true, 120, "testdata/basic.json", "testdata/basic_gui_mode.json", "testdata/basic_interactions.json", "testdata/condensation.json", "testdata/session/5f1b2c3d/events/4.json")
+	heads = append(heads, readertest.Heads(false, ``, `[]`, `[{"role":"user","content":"x"}]`, `{"type":"session"}`, `[{"id":1,"timestamp":"t","source":"user"}]`, `{"kind":"ActionEvent","source":"agent","action":{}}`)...)
+	heads = append(heads, readertest.Heads(true, `[{"id": 0, "timestamp": "2025", "source": "user", "message": "very long`, `{"action":"run","source":"agent"`, "[\n  {\n    \"observation\": \"run\", \"id\": 2")...)
+	readertest.CheckDetect(t, Detect, heads)
 	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl"},
 		"../requestbody/testdata/*.json", "../sweagent/testdata/*.traj")
-	for _, head := range []string{``, `[]`, `[{"role":"user","content":"x"}]`, `{"type":"session"}`, `[{"id":1,"timestamp":"t","source":"user"}]`, `{"kind":"ActionEvent","source":"agent","action":{}}`} {
-		if Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = true", head)
-		}
-	}
-	for _, head := range []string{`[{"id": 0, "timestamp": "2025", "source": "user", "message": "very long`, `{"action":"run","source":"agent"`, "[\n  {\n    \"observation\": \"run\", \"id\": 2"} {
-		if !Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = false", head)
-		}
-	}
 }
 
 func TestDetectDir(t *testing.T) {

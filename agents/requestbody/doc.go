@@ -10,8 +10,9 @@
 //
 // # Format facts relied on
 //
-// From OpenAI's Chat Completions API reference and this repository's
-// proxy/codec_chat.go (the same fields the proxy parses):
+// From OpenAI's Chat Completions API reference (a Chat message is mapped
+// by openai.ReadChatMessage, the mapping the proxy measures with, so both
+// doors see the same messages):
 //   - "messages" holds {role, content}; role is system, developer, user,
 //     assistant, tool, or the legacy function. content is a string, null,
 //     or an array of parts: {type:"text", text}, {type:"image_url",
@@ -20,8 +21,9 @@
 //     {type:"refusal", refusal}.
 //   - An assistant message carries tool_calls [{id, type:"function",
 //     function:{name, arguments}}] where arguments is a string holding
-//     JSON; OpenAI-compatible servers add reasoning_content (DeepSeek,
-//     vLLM) or reasoning (OpenRouter) for the model's reasoning text.
+//     JSON, and may carry a refusal (its text); OpenAI-compatible servers
+//     add reasoning_content (DeepSeek, vLLM) or reasoning (OpenRouter)
+//     for the model's reasoning text.
 //   - A tool message answers one call by tool_call_id.
 //   - Other top-level fields (tools, tool_choice, stream, temperature,
 //     max_tokens, ...) configure the call.
@@ -47,7 +49,8 @@
 // fields (model, tools, parameters) become one custom entry
 // "request-body:request", a JSON object holding them in file order.
 //
-// Tool calls become toolCall parts (Chat arguments are decoded from their
+// A refusal becomes a text part holding it. Tool calls become toolCall
+// parts (Chat arguments are decoded from their
 // string; arguments that are not a JSON object are wrapped as
 // {"_raw": "<as sent>"} with a warning; a custom tool's input becomes
 // {"input": "..."}, its type the part's callType extra), tool outputs
@@ -71,9 +74,10 @@
 // user's words. A result whose call is not in the body becomes a harness
 // note of kind orphan_result (see compact.OrphanResult), the call id in
 // its "tool_call_id" or "tool_use_id" extra, and a warning. Chat
-// reasoning becomes thinking parts and base64 images image parts; a Chat
-// part the transcript cannot model (an image by URL, audio, a file)
-// becomes a text part "[<type>]" whose "requestPart" extra holds the part
+// reasoning becomes thinking parts and images image parts (by URL too,
+// the image_url in Extra, as for Anthropic); a Chat part the transcript
+// cannot model (audio, a file) becomes a text part "[<type>]" whose
+// "requestPart" extra holds the part
 // as sent, counted in Transcript.Unknown under "<type> block". A
 // message of a role the reader does not know becomes a custom entry
 // "request-body:<role>" and is counted in Unknown.

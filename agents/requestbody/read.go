@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
+	"github.com/compactkit/compact/openai"
 )
 
 // Format is the name of this format in a Transcript and on the command
@@ -77,8 +78,9 @@ type reader struct {
 	t     *compact.Transcript
 	// calls maps each tool call id seen so far to its tool name.
 	calls map[string]string
-	// legacy numbers the Chat function_call calls, which have no ids.
-	legacy int
+	// pairs numbers the Chat function_call calls, which have no ids, and
+	// names Chat results after their calls.
+	pairs openai.Calls
 
 	// ids gives each entry an id derived from pos, the place in the body
 	// of the message being read, and src, its bytes (the header's entries
@@ -193,16 +195,6 @@ func (r *reader) result(m *compact.Message, where, key string) {
 		m.Extra = jsonrec.Set(m.Extra, "is_error", json.RawMessage("true"))
 	}
 	r.add(compact.OrphanResult(Format, m))
-}
-
-// placeholder is the text part standing for a block the transcript cannot
-// model; the block itself is kept in the part's "requestPart" extra.
-func (r *reader) placeholder(typ, text string, raw json.RawMessage) compact.Part {
-	if text == "" {
-		text = "[" + typ + "]"
-	}
-	r.t.Unknown[typ+" block"]++
-	return compact.Part{Type: compact.PartText, Text: text, Extra: map[string]json.RawMessage{"requestPart": raw}}
 }
 
 // stopReason is the stop reason an assistant message of a request implies.

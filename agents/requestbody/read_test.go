@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -177,12 +176,8 @@ func TestReadFiles(t *testing.T) {
 			if tr.Format != Format {
 				t.Errorf("format %q", tr.Format)
 			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
-				t.Errorf("custom entries %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			readertest.CheckUnknown(t, tr, tc.unknown)
 			if len(tr.Warnings) != tc.warnings {
 				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
@@ -211,22 +206,14 @@ func TestReadFiles(t *testing.T) {
 // their call, unknown roles and blocks, legacy function calls, images by
 // URL.
 func TestReadCases(t *testing.T) {
-	tests := []struct {
-		name     string
-		body     string
-		roles    map[compact.Role]int
-		customs  map[string]int
-		unknown  map[string]int
-		warnings []string
-		check    func(t *testing.T, tr *compact.Transcript)
-	}{
+	readertest.RunCases(t, Read, "b.json", []readertest.Case{
 		{
-			name:     "chat result without its call",
-			body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
-			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 1},
-			customs:  map[string]int{"request-body:request": 1},
-			warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:     "chat result without its call",
+			Body:     `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"gone","content":"out"}]}`,
+			Roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleCustom: 1},
+			Customs:  map[string]int{"request-body:request": 1},
+			Warnings: []string{`b.json:1: messages[1]: tool result for call "gone"`},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
 				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: gone]\nout" || string(m.Extra["tool_call_id"]) != `"gone"` {
 					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
@@ -234,12 +221,12 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:     "anthropic result without its call",
-			body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
-			roles:    map[compact.Role]int{compact.RoleCustom: 1},
-			customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
-			warnings: []string{`b.json:3: messages[0]: tool result for call "t9"`},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:     "anthropic result without its call",
+			Body:     "{\"system\":\"be brief\",\n\"messages\":[\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t9\",\"is_error\":true,\"content\":[{\"type\":\"text\",\"text\":\"boom\"}]}]}]}",
+			Roles:    map[compact.Role]int{compact.RoleCustom: 1},
+			Customs:  map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Warnings: []string{`b.json:3: messages[0]: tool result for call "t9"`},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				m := tr.Entries[2].Message
 				if !compact.IsHarnessNote(m) || m.Text() != "[tool result without its call: t9; it reports an error]\nboom" || string(m.Extra["tool_use_id"]) != `"t9"` || string(m.Extra["is_error"]) != "true" {
 					t.Errorf("orphan = %q %v", m.Text(), m.Extra)
@@ -247,12 +234,12 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:    "unknown role and blocks",
-			body:    `{"model":"claude","max_tokens":9,"messages":[{"role":"critic","content":"x"},{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}},{"type":"text","text":"read it"}]},{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{}},{"type":"tool_use","id":"c1","name":"Read","input":{"path":"a"},"cache_control":{"type":"ephemeral"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}`,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
-			customs: map[string]int{"request-body:request": 1, "request-body:critic": 1},
-			unknown: map[string]int{"critic": 1, "document block": 1, "server_tool_use block": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:    "unknown role and blocks",
+			Body:    `{"model":"claude","max_tokens":9,"messages":[{"role":"critic","content":"x"},{"role":"user","content":[{"type":"document","source":{"type":"text","data":"d"}},{"type":"text","text":"read it"}]},{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{}},{"type":"tool_use","id":"c1","name":"Read","input":{"path":"a"},"cache_control":{"type":"ephemeral"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":[{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}]}]}`,
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			Customs: map[string]int{"request-body:request": 1, "request-body:critic": 1},
+			Unknown: map[string]int{"critic": 1, "document block": 1, "server_tool_use block": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				u := tr.Entries[2].Message
 				// A block the mapping does not model: its readable text, the
 				// block kept as sent (see anthropic.Part).
@@ -271,11 +258,11 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:    "custom tool call",
-			body:    `{"model":"gpt-5","messages":[{"role":"user","content":"patch it"},{"role":"assistant","tool_calls":[{"id":"ct1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},{"role":"tool","tool_call_id":"ct1","content":"Done"}]}`,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
-			customs: map[string]int{"request-body:request": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:    "custom tool call",
+			Body:    `{"model":"gpt-5","messages":[{"role":"user","content":"patch it"},{"role":"assistant","tool_calls":[{"id":"ct1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin Patch"}}]},{"role":"tool","tool_call_id":"ct1","content":"Done"}]}`,
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1},
+			Customs: map[string]int{"request-body:request": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				p := tr.Entries[2].Message.Content[0]
 				if p.ToolCall.Name != "apply_patch" || string(p.ToolCall.Arguments) != `{"input":"*** Begin Patch"}` || string(p.Extra["callType"]) != `"custom"` {
 					t.Errorf("custom call = %+v %v", p.ToolCall, p.Extra)
@@ -286,11 +273,11 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:    "legacy function call and developer message",
-			body:    `{"model":"gpt","messages":[{"role":"developer","content":"rules"},{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},{"role":"function","name":"weather","content":"rain"},{"role":"assistant","content":"It rains.","refusal":null}]}`,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:    "legacy function call and developer message",
+			Body:    `{"model":"gpt","messages":[{"role":"developer","content":"rules"},{"role":"user","content":"weather?"},{"role":"assistant","content":null,"function_call":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}},{"role":"function","name":"weather","content":"rain"},{"role":"assistant","content":"It rains.","refusal":null}]}`,
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				c := tr.Entries[3].Message.ToolCalls()
 				r := tr.Entries[4].Message
 				if len(c) != 1 || c[0].ID != "function_call_1" || r.ToolCallID != "function_call_1" || r.ToolName != "weather" {
@@ -302,28 +289,7 @@ func TestReadCases(t *testing.T) {
 				}
 			},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read([]byte(tc.body), "b.json")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
-				t.Errorf("custom entries %v, want %v", got, tc.customs)
-			}
-			readertest.CheckUnknown(t, tr, tc.unknown)
-			readertest.CheckWarnings(t, tr, tc.warnings)
-			readertest.CheckPairing(t, tr)
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
-		})
-	}
+	})
 }
 
 func TestReadErrors(t *testing.T) {
@@ -344,43 +310,19 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := Read([]byte(tc.body), "b.json")
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Errorf("error spans lines: %q", err)
-		}
+		readertest.CheckError(t, err, tc.want)
 	}
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.json")
-	if len(own) < 4 {
-		t.Fatalf("testdata has %d bodies", len(own))
-	}
-	for _, f := range own {
-		data, _ := os.ReadFile(f)
-		if !Detect(data) {
-			t.Errorf("Detect(%s) = false", f)
-		}
-		if !Detect(data[:min(len(data), 120)]) {
-			t.Errorf("Detect(first 120 bytes of %s) = false", f)
-		}
-	}
+	heads := readertest.FileHeads(t, true, 120, "testdata/*.json")
+	heads = append(heads, readertest.Heads(false, ``, `   `, `null`, `[{"role":"user"}]`, `{"type":"session","version":3}`+"\n", `{"trajectory":[],"history":[]}`,
+		`{"model":"m","messages":"x"}`, `{"model":"m"}`, `{"model":"m","input":[{"role":"user"}]}`, `{"mod`, `not json`)...)
+	heads = append(heads, readertest.Heads(true, `{"messages":[`, `{"model":"m","max_tokens":100,"system":"long sys`, " {\"stream\":true,\"model\":\"m\",\"tools\":[{\"na")...)
+	readertest.CheckDetect(t, Detect, heads)
 	// A Responses API body (input, not messages) is another format.
 	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl", "../../proxy/testdata/responses_codex.json"},
 		"../sweagent/testdata/*.traj", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
-	for _, head := range []string{``, `   `, `null`, `[{"role":"user"}]`, `{"type":"session","version":3}` + "\n", `{"trajectory":[],"history":[]}`,
-		`{"model":"m","messages":"x"}`, `{"model":"m"}`, `{"model":"m","input":[{"role":"user"}]}`, `{"mod`, `not json`} {
-		if Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = true", head)
-		}
-	}
-	for _, head := range []string{`{"messages":[`, `{"model":"m","max_tokens":100,"system":"long sys`, " {\"stream\":true,\"model\":\"m\",\"tools\":[{\"na"} {
-		if !Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = false", head)
-		}
-	}
 }
 
 func TestReadFileMissing(t *testing.T) {

@@ -2,9 +2,7 @@ package sweagent
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -93,12 +91,8 @@ func TestReadFiles(t *testing.T) {
 			if tr.Format != Format || tr.Model != tc.model || tr.Cwd != tc.cwd {
 				t.Errorf("format %q model %q cwd %q", tr.Format, tr.Model, tr.Cwd)
 			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			if got := readertest.Customs(tr); !reflect.DeepEqual(got, tc.customs) {
-				t.Errorf("custom entries %v, want %v", got, tc.customs)
-			}
+			readertest.CheckRoles(t, tr, tc.roles)
+			readertest.CheckCustoms(t, tr, tc.customs)
 			if len(tr.Unknown) != 0 || len(tr.Warnings) != 0 {
 				t.Errorf("unknown %v, warnings %q", tr.Unknown, tr.Warnings)
 			}
@@ -119,25 +113,18 @@ func TestReadFiles(t *testing.T) {
 }
 
 func TestReadCases(t *testing.T) {
-	tests := []struct {
-		name     string
-		body     string
-		roles    map[compact.Role]int
-		unknown  map[string]int
-		warnings []string
-		check    func(t *testing.T, tr *compact.Transcript)
-	}{
+	readertest.RunCases(t, Read, "x.traj", []readertest.Case{
 		{
-			name: "thinking, images and an orphan observation",
-			body: `{"history":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}},{"type":"audio"}],"message_type":"observation"},
+			Name: "thinking, images and an orphan observation",
+			Body: `{"history":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}},{"type":"audio"}],"message_type":"observation"},
 {"role":"assistant","content":"","thinking_blocks":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"redacted_thinking","data":"xx"}],"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls"}}],"message_type":"action"},
 {"role":"tool","content":"a.py","tool_call_ids":["c1"]},
 {"role":"tool","content":"lost","tool_call_ids":["c9"]},
 {"role":"reviewer","content":"ok"}],"extra":1}`,
-			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1, compact.RoleCustom: 1},
-			unknown:  map[string]int{"audio part": 1, "reviewer": 1, "extra": 1},
-			warnings: []string{`x.traj: tool call "c1": arguments are not a JSON object`, `x.traj:4: tool result for call "c9"`},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1, compact.RoleToolResult: 1, compact.RoleCustom: 1},
+			Unknown:  map[string]int{"audio part": 1, "reviewer": 1, "extra": 1},
+			Warnings: []string{`x.traj: tool call "c1": arguments are not a JSON object`, `x.traj:4: tool result for call "c9"`},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				u := tr.Entries[1].Message
 				if len(u.Content) != 3 || u.Content[1].Type != compact.PartImage || u.Content[1].Image.Data != "iVBO" || u.Content[2].Text != "[audio]" {
 					t.Errorf("user parts = %+v", u.Content)
@@ -154,44 +141,26 @@ func TestReadCases(t *testing.T) {
 			},
 		},
 		{
-			name:  "retry agent without a top-level copy",
-			body:  `{"attempts":[{"history":[{"role":"user","content":"first"}]},{"history":[{"role":"user","content":"second"},{"role":"assistant","content":"done"}]}]}`,
-			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:  "retry agent without a top-level copy",
+			Body:  `{"attempts":[{"history":[{"role":"user","content":"first"}]},{"history":[{"role":"user","content":"second"},{"role":"assistant","content":"done"}]}]}`,
+			Roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				if tr.Entries[0].Metadata().CustomType != "swe-agent:attempts" || tr.Entries[1].Message.Text() != "second" {
 					t.Errorf("entries: %s, %q", tr.Entries[0].Metadata().CustomType, tr.Entries[1].Message.Text())
 				}
 			},
 		},
 		{
-			name:  "replay_config as a string and state as a string",
-			body:  `{"trajectory":[{"state":"{\"working_dir\": \"/repo\"}"}],"history":[{"role":"user","content":"x"}],"replay_config":"{\"agent\":{\"model\":{\"name\":\"claude-sonnet-4\"}}}"}`,
-			roles: map[compact.Role]int{compact.RoleUser: 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Name:  "replay_config as a string and state as a string",
+			Body:  `{"trajectory":[{"state":"{\"working_dir\": \"/repo\"}"}],"history":[{"role":"user","content":"x"}],"replay_config":"{\"agent\":{\"model\":{\"name\":\"claude-sonnet-4\"}}}"}`,
+			Roles: map[compact.Role]int{compact.RoleUser: 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				if tr.Model != "claude-sonnet-4" || tr.Cwd != "/repo" {
 					t.Errorf("model %q cwd %q", tr.Model, tr.Cwd)
 				}
 			},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read([]byte(tc.body), "x.traj")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := readertest.Roles(tr); !reflect.DeepEqual(got, tc.roles) {
-				t.Errorf("roles %v, want %v", got, tc.roles)
-			}
-			readertest.CheckUnknown(t, tr, tc.unknown)
-			readertest.CheckWarnings(t, tr, tc.warnings)
-			readertest.CheckPairing(t, tr)
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles)+tc.roles[compact.RoleCustom])
-		})
-	}
+	})
 }
 
 func TestReadErrors(t *testing.T) {
@@ -209,35 +178,17 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		_, err := Read([]byte(tc.body), "x.traj")
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("Read(%.50q) = %v, want %q", tc.body, err, tc.want)
-		}
+		readertest.CheckError(t, err, tc.want)
 	}
 }
 
 func TestDetect(t *testing.T) {
-	own, _ := filepath.Glob("testdata/*.traj")
-	if len(own) < 3 {
-		t.Fatalf("testdata has %d trajectories", len(own))
-	}
-	for _, f := range own {
-		data, _ := os.ReadFile(f)
-		if !Detect(data) || !Detect(data[:min(len(data), 100)]) {
-			t.Errorf("Detect(%s) = false (whole or first 100 bytes)", f)
-		}
-	}
+	heads := readertest.FileHeads(t, true, 100, "testdata/*.traj")
+	heads = append(heads, readertest.Heads(false, ``, `[{"history":[]}]`, `{"history":"x"}`, `{"type":"session","history":[]}`, `{"model":"m","messages":[],"history":[]}`, `{"info":{}}`)...)
+	heads = append(heads, readertest.Heads(true, `{"environment":"main","trajectory":[`, `{"attempts":[{"history"`, "{\n  \"history\": [\n    {")...)
+	readertest.CheckDetect(t, Detect, heads)
 	readertest.DetectsNone(t, Detect, []string{"../../../shared/testdata/sessions/pi/before-compaction.jsonl"},
 		"../requestbody/testdata/*.json", "../openhands/testdata/*.json", "../openhands/testdata/*/*.json")
-	for _, head := range []string{``, `[{"history":[]}]`, `{"history":"x"}`, `{"type":"session","history":[]}`, `{"model":"m","messages":[],"history":[]}`, `{"info":{}}`} {
-		if Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = true", head)
-		}
-	}
-	for _, head := range []string{`{"environment":"main","trajectory":[`, `{"attempts":[{"history"`, "{\n  \"history\": [\n    {"} {
-		if !Detect([]byte(head)) {
-			t.Errorf("Detect(%q) = false", head)
-		}
-	}
 }
 
 // FuzzRead checks that Read never panics. The seeds are whole files, so

@@ -290,9 +290,11 @@ Configuration file:
   block compaction: {enabled, context_window, reserve_tokens,
   keep_recent_tokens} and a top-level context_window; every key is
   optional and unknown keys are an error:
-    policy            trigger policy: "reserve" (default), "ratio" or "input"
-    reserveTokens     tokens kept free by the reserve policy (16384); the
-                      summary may use 0.8 x this
+    policy            trigger policy: "default" (the reserve, at most a
+                      fifth of the window, under the input limit),
+                      "reserve" (pi's rule), "ratio" or "input"
+    reserveTokens     tokens kept free by the default and reserve policies
+                      (16384); the summary may use 0.8 x this
     triggerRatio      share of the window that triggers the ratio policy
                       (0.9); in (0, 1]
     targetRatio       share of the window to compact down to (0.5); in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/retention"
+	"github.com/compactkit/compact/summarize"
 )
 
 // benchReport is the JSON form of "compact bench".
@@ -154,7 +155,7 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 			return err
 		}
 		opts := retention.Options{KeepRecent: keeps, Summarizer: sum, Name: name, Cheap: true,
-			MaxTokens: int(summaryBudgetRatio * float64(reserve))}
+			MaxTokens: summarize.ReserveBudget(reserve)}
 		if info.ContextWindow > 0 {
 			opts.TargetTokens = policy.Target(info)
 		}

@@ -26,7 +26,7 @@ func TestDemoCommands(t *testing.T) {
 
 	out := c.ok("inspect", file)
 	contains(t, "inspect", out, "claude-sonnet-4-5", "anthropic", "200,000 tokens (from the registry)",
-		"reported by the provider on message #", "reserve policy, threshold 183,616 tokens: would not trigger",
+		"reported by the provider on message #", "default policy, threshold 183,616 tokens: would not trigger",
 		"by role", "toolResult", "by tool", "read", "bash", "next compaction", "split turn")
 	var ir inspectReport
 	c.okJSON(&ir, "inspect", "--json", file)
@@ -429,8 +429,9 @@ func TestUnknownWindow(t *testing.T) {
 	}
 	contains(t, "reason", ir.Trigger.Reason, "never triggers")
 
+	// The default policy keeps at most a fifth of the window: 1100 - 220.
 	c.okJSON(&ir, "inspect", "--json", "--window", "1100", "--reserve", "500", file)
-	if ir.Window != 1100 || ir.WindowSource != fromFlag || !ir.Trigger.WouldTrigger || ir.Trigger.Threshold != 600 {
+	if ir.Window != 1100 || ir.WindowSource != fromFlag || !ir.Trigger.WouldTrigger || ir.Trigger.Threshold != 880 {
 		t.Errorf("--window 1100: window %d from %q, trigger %+v", ir.Window, ir.WindowSource, ir.Trigger)
 	}
 	c.okJSON(&ir, "inspect", "--json", "--model", "claude-sonnet-4-5", file)

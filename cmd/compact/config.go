@@ -63,7 +63,7 @@ func (f *limitFlags) addWindow(cmd *cobra.Command) {
 }
 
 func (f *limitFlags) addReserve(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.reserve, "reserve", compact.DefaultReserveTokens, "tokens kept free for the next response (reserve policy); the summary may use 0.8 x this")
+	cmd.Flags().IntVar(&f.reserve, "reserve", compact.DefaultReserveTokens, "tokens kept free for the next response (default and reserve policies); the summary may use 0.8 x this")
 }
 
 func (f *limitFlags) addKeepRecent(cmd *cobra.Command) {
@@ -71,7 +71,7 @@ func (f *limitFlags) addKeepRecent(cmd *cobra.Command) {
 }
 
 func (f *limitFlags) addPolicy(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.policy, "policy", "reserve", "trigger policy: reserve (window - reserve), ratio (0.9 x window) or input (input limit)")
+	cmd.Flags().StringVar(&f.policy, "policy", "default", "trigger policy: default (input limit - reserve, at most a fifth of the window), reserve (pi's rule: input limit - reserve), ratio (0.9 x input limit) or input (input limit)")
 }
 
 // defaultConfigPath returns the configuration file looked for when neither
@@ -173,17 +173,39 @@ func (a *app) loadSettings(cmd *cobra.Command, lf *limitFlags) (*settings, error
 }
 
 // checkPolicy refuses a trigger policy, from --policy or the
-// configuration, that does not exist.
+// configuration, that does not exist (compact.Config.TriggerPolicy).
 func checkPolicy(o origin, c compact.Config) error {
 	if _, err := c.TriggerPolicy(); err != nil {
-		return o.errorf("unknown policy %q; want reserve, ratio or input", c.Policy)
+		return problemAt(o, err)
 	}
 	return nil
 }
 
-// minWindow is the smallest context window accepted from --window or the
-// configuration: below it no conversation, summary and reply fit.
-const minWindow = 1024
+// settingFlags maps a setting's JSON key onto the flag that also sets it.
+var settingFlags = map[string]string{"window": "window", "reserveTokens": "reserve", "keepRecentTokens": "keep-recent", "policy": "policy"}
+
+// problemAt is a usage error naming o, saying the library's problem with
+// the value (a compact.FieldError's Problem, or a Check function's error)
+// with its numbers grouped.
+func problemAt(o origin, err error) error {
+	msg := err.Error()
+	var fe *compact.FieldError
+	if errors.As(err, &fe) {
+		msg = fe.Problem
+	}
+	return o.errorf("%s", groupDigits(msg))
+}
+
+// fieldError turns a *compact.FieldError from Validate or ValidateFor
+// into a usage error naming the flag when the value came from one, else
+// the configuration file, line and key. Other errors pass unchanged.
+func (st *settings) fieldError(err error) error {
+	var fe *compact.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return problemAt(st.origin(settingFlags[fe.Field], fe.Field), fe)
+}
 
 // origin returns where a setting came from, for an error message: the
 // flag when it was given, else the configuration file's key and line.
@@ -195,106 +217,20 @@ func (st *settings) origin(flag, key string) origin {
 }
 
 // fitWindow refuses a reserve or keep budget, given by a flag or the
-// configuration, that is not smaller than the model's context window,
-// once that window is known (from the registry or the config's models;
-// a window given by --window or the config was checked by check).
+// configuration, that does not fit the model's window once that window is
+// known (compact.Config.ValidateFor).
 func (st *settings) fitWindow(info compact.ModelInfo) error {
-	w := info.ContextWindow
-	if w <= 0 {
-		return nil
-	}
-	for _, b := range []struct {
-		flag, key string
-		tokens    int
-	}{{"reserve", "reserveTokens", st.cfg.ReserveTokens}, {"keep-recent", "keepRecentTokens", st.cfg.KeepRecentTokens}} {
-		if b.tokens > 0 && b.tokens >= w {
-			return st.origin(b.flag, b.key).errorf("%s tokens must be smaller than the %s-token context window of model %q",
-				num(b.tokens), num(w), info.ID)
-		}
-	}
-	return st.targetUnderTrigger(info)
+	return st.fieldError(st.cfg.ValidateFor(info))
 }
 
-// targetUnderTrigger refuses a reserve policy whose trigger, once the
-// model's window is known, lies below its target: every compaction would
-// leave the context above the trigger, and the next call compact again.
-// Only settings given by a flag or the file are refused; the defaults on
-// a small window are left to the engine, which adapts its kept part.
-func (st *settings) targetUnderTrigger(info compact.ModelInfo) error {
-	c := st.cfg
-	if c.ReserveTokens <= 0 && c.TargetRatio <= 0 {
-		return nil
-	}
-	policy, err := c.TriggerPolicy()
-	if err != nil {
-		return err
-	}
-	p, ok := policy.(compact.Reserve)
-	if !ok {
-		return nil
-	}
-	trigger, _ := p.Threshold(info)
-	target := p.Target(info)
-	if target <= trigger {
-		return nil
-	}
-	reserve := p.Tokens
-	if reserve <= 0 {
-		reserve = compact.DefaultReserveTokens
-	}
-	o, what := st.origin("reserve", "reserveTokens"), num(reserve)+" tokens leave"
-	if c.ReserveTokens <= 0 {
-		o, what = st.origin("", "targetRatio"), "the default reserve ("+num(reserve)+" tokens) leaves"
-	}
-	room := fmt.Sprintf("%s-token window", num(info.ContextWindow))
-	if u := info.UsableInput(); u < info.ContextWindow {
-		room = fmt.Sprintf("%s-token input limit", num(u))
-	}
-	return o.errorf("%s a trigger of %s tokens, below the compaction target of %s (targetRatio of the %s of model %q): "+
-		"the reserve may be at most %s tokens here; lower it or targetRatio",
-		what, num(trigger), num(target), room, info.ID, num(info.UsableInput()-target))
-}
-
-// check refuses settings that make no sense together: an unknown policy,
-// a reserve or keep budget that fills the whole window, a targetRatio
-// above the ratio policy's triggerRatio. (Each value alone was checked as
-// the file was read and the flags applied.) The message names the flag
-// when the value came from one, else the configuration file, line and
-// key.
+// check refuses settings that make no sense together
+// (compact.Config.Validate): an unknown policy, a reserve or keep budget
+// that fills the whole window, a targetRatio above the ratio policy's
+// triggerRatio. (Each value alone was checked as the file was read and
+// the flags applied.) The message names the flag when the value came from
+// one, else the configuration file, line and key.
 func (st *settings) check() error {
-	c := st.cfg
-	if err := checkPolicy(st.origin("policy", "policy"), c); err != nil {
-		return err
-	}
-	if c.Window > 0 {
-		window := st.origin("window", "window")
-		if c.ReserveTokens > 0 && c.ReserveTokens >= c.Window {
-			return st.origin("reserve", "reserveTokens").errorf("%s tokens must be smaller than %s (%s tokens)", num(c.ReserveTokens), window, num(c.Window))
-		}
-		if c.KeepRecentTokens > 0 && c.KeepRecentTokens >= c.Window {
-			return st.origin("keep-recent", "keepRecentTokens").errorf("%s tokens must be smaller than %s (%s tokens)", num(c.KeepRecentTokens), window, num(c.Window))
-		}
-	}
-	policy, err := c.TriggerPolicy()
-	if err != nil {
-		return err
-	}
-	target := c.TargetRatio
-	if target == 0 {
-		target = compact.DefaultTargetRatio
-	}
-	// The other policies' triggers depend on the model's window, known
-	// only once the session is read; their target is a share of it.
-	if p, ok := policy.(compact.Ratio); ok {
-		trigger := p.Ratio
-		if trigger == 0 {
-			trigger = compact.DefaultTriggerRatio
-		}
-		if target > trigger {
-			return st.origin("", "targetRatio").errorf("%g is above triggerRatio %g: the target must not exceed the trigger, so want targetRatio in (0, %g]", target, trigger, trigger)
-		}
-	}
-	return nil
+	return st.fieldError(st.cfg.Validate())
 }
 
 // fileConfig is the configuration file: the library's settings and the
@@ -440,8 +376,10 @@ func checkConfig(cfg fileConfig) error {
 		key   string
 		value float64
 	}{{"triggerRatio", cfg.TriggerRatio}, {"targetRatio", cfg.TargetRatio}} {
-		if r.value < 0 || r.value > 1 {
-			return cfg.keys.origin(r.key).errorf("must be in (0, 1], got %g", r.value)
+		if r.value != 0 {
+			if err := compact.CheckRatio(r.value); err != nil {
+				return problemAt(cfg.keys.origin(r.key), err)
+			}
 		}
 	}
 	if cfg.Policy != "" {
@@ -453,19 +391,19 @@ func checkConfig(cfg fileConfig) error {
 }
 
 // checkWindow refuses a context window, from --window or the
-// configuration, too small to hold a conversation.
+// configuration, too small to hold a conversation (compact.CheckWindow).
 func checkWindow(o origin, window int) error {
-	if window < minWindow {
-		return o.errorf("must be at least %s tokens, got %s", num(minWindow), num(window))
+	if err := compact.CheckWindow(window); err != nil {
+		return problemAt(o, err)
 	}
 	return nil
 }
 
 // checkTokens refuses a token budget, from a flag or the configuration,
-// that is not a positive number.
+// that is not a positive number (compact.CheckTokens).
 func checkTokens(o origin, tokens int) error {
-	if tokens <= 0 {
-		return o.errorf("must be a positive number of tokens, got %d", tokens)
+	if err := compact.CheckTokens(tokens); err != nil {
+		return problemAt(o, err)
 	}
 	return nil
 }

@@ -4,54 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/summarize"
 )
-
-// errTotalTimeout is the cause of the context of a model summary whose
-// --total-timeout ran out.
-var errTotalTimeout = errors.New("the time limit of the whole summary ran out")
 
 // guardedSummarizer wraps the model summarizer of one run of "compact
 // run". It holds the whole summary, every call of one run together (the
-// history and the start of a split turn), to one deadline; it says in
-// its errors which time limit ran out, --timeout or --total-timeout; and
-// it takes the configured keys out of their text, so that neither the
-// warning, the JSON report nor the session file of a fallback can hold
-// one.
+// history and the start of a split turn), to one deadline
+// (summarize.Deadline, --total-timeout); it says in its errors which time
+// limit ran out, --timeout or --total-timeout; and it takes the
+// configured keys out of their text, so that neither the warning, the
+// JSON report nor the session file of a fallback can hold one.
 type guardedSummarizer struct {
-	inner compact.Summarizer
-	// total bounds all calls together, from the start of the first;
+	inner *summarize.Deadline
 	// timeout is the per-request limit in effect, for the messages.
-	total, timeout time.Duration
+	timeout time.Duration
 	// secrets are redacted from errors (see compact.Redact).
 	secrets []string
-	// now is the clock that starts the deadline.
-	now func() time.Time
-
-	once     sync.Once
-	deadline time.Time
 }
 
 // Summarize calls the wrapped summarizer within what is left of the total
 // time limit.
 func (g *guardedSummarizer) Summarize(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
-	g.once.Do(func() { g.deadline = g.now().Add(g.total) })
-	dctx, cancel := context.WithDeadlineCause(ctx, g.deadline, errTotalTimeout)
-	defer cancel()
-	s, err := g.inner.Summarize(dctx, req)
+	s, err := g.inner.Summarize(ctx, req)
 	if err == nil {
 		return s, nil
 	}
-	if ctx.Err() == nil {
-		switch {
-		case errors.Is(context.Cause(dctx), errTotalTimeout):
-			err = fmt.Errorf("the time limit of the whole summary (--total-timeout %v) ran out: %w", g.total, err)
-		case errors.Is(err, context.DeadlineExceeded):
-			err = fmt.Errorf("%w (the time limit of one request, --timeout %v, ran out)", err, g.timeout)
-		}
+	var total *summarize.DeadlineError
+	switch {
+	case errors.As(err, &total):
+		err = fmt.Errorf("the time limit of the whole summary (--total-timeout %v) ran out: %w", total.Limit, total.Err)
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("%w (the time limit of one request, --timeout %v, ran out)", err, g.timeout)
 	}
 	return nil, compact.RedactError(err, g.secrets...)
 }

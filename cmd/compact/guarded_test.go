@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/summarize"
 )
 
 // canaryKey is an API key in no known shape: only knowing it as the
@@ -142,8 +143,8 @@ func TestGuardedSummarizer(t *testing.T) {
 		return nil, fmt.Errorf("openai: no answer within 1s: %w", context.DeadlineExceeded)
 	})
 	clock := start
-	g := &guardedSummarizer{inner: inner, total: time.Hour, timeout: time.Second, secrets: []string{canaryKey},
-		now: func() time.Time { return clock }}
+	g := &guardedSummarizer{inner: &summarize.Deadline{Summarizer: inner, Limit: time.Hour, Now: func() time.Time { return clock }},
+		timeout: time.Second, secrets: []string{canaryKey}}
 
 	// Two calls (history, then a split turn's prefix) share the deadline
 	// set at the start of the first; a per-request timeout is named.
@@ -157,8 +158,8 @@ func TestGuardedSummarizer(t *testing.T) {
 	}
 
 	// A deadline already past: the total limit is named.
-	past := &guardedSummarizer{inner: inner, total: time.Minute, timeout: time.Second,
-		now: func() time.Time { return time.Now().Add(-time.Hour) }}
+	past := &guardedSummarizer{inner: &summarize.Deadline{Summarizer: inner, Limit: time.Minute, Now: func() time.Time { return time.Now().Add(-time.Hour) }},
+		timeout: time.Second}
 	_, err := past.Summarize(context.Background(), &compact.SummaryRequest{})
 	contains(t, "error", fmt.Sprint(err), "the time limit of the whole summary (--total-timeout 1m0s) ran out")
 	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "--timeout 1s") {
@@ -174,10 +175,10 @@ func TestGuardedSummarizer(t *testing.T) {
 	}
 
 	// Keys are taken out of any error.
-	leaky := &guardedSummarizer{total: time.Hour, secrets: []string{canaryKey}, now: time.Now,
-		inner: compact.SummarizerFunc(func(context.Context, *compact.SummaryRequest) (*compact.Summary, error) {
+	leaky := &guardedSummarizer{secrets: []string{canaryKey},
+		inner: summarize.WithDeadline(compact.SummarizerFunc(func(context.Context, *compact.SummaryRequest) (*compact.Summary, error) {
 			return nil, &compact.ProviderError{Provider: "p", StatusCode: 401, Body: "bad key " + canaryKey}
-		})}
+		}), time.Hour)}
 	_, err = leaky.Summarize(context.Background(), &compact.SummaryRequest{})
 	var pe *compact.ProviderError
 	if strings.Contains(err.Error(), canaryKey) || !errors.As(err, &pe) {

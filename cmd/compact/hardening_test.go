@@ -94,19 +94,21 @@ func TestSettingsOutOfRange(t *testing.T) {
 	}{
 		{"window flag", "", []string{"--window", "1000"}, []string{"--window", "at least 1,024", "1,000"}},
 		{"window key", `{"window": 512}`, nil, []string{"window-key.json:1: window: must be at least 1,024"}},
-		{"reserve flag", "", []string{"--window", "8000", "--reserve", "8000"}, []string{"--reserve", "smaller than --window"}},
+		{"reserve flag", "", []string{"--window", "8000", "--reserve", "8000"}, []string{"--reserve", "smaller than the window (8,000 tokens)"}},
 		{"reserve key", `{"window": 8000, "reserveTokens": 9000}`, nil, []string{"reserveTokens", "smaller than", "window"}},
-		{"keep flag", "", []string{"--window", "8000", "--keep-recent", "8000"}, []string{"--keep-recent", "smaller than --window"}},
-		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keep-key.json:1: keepRecentTokens: 30,000 tokens must be smaller than --window"}},
+		{"keep flag", "", []string{"--window", "8000", "--keep-recent", "8000"}, []string{"--keep-recent", "smaller than the window (8,000 tokens)"}},
+		{"keep key", `{"keepRecentTokens": 30000}`, []string{"--window", "20000"}, []string{"keep-key.json:1: keepRecentTokens: 30,000 tokens must be smaller than the window (20,000 tokens)"}},
 		{"reserve over registry window", "", []string{"--reserve", "250000"}, []string{"--reserve: 250,000 tokens must be smaller than the 200,000-token context window", "claude-sonnet-4-5"}},
 		{"keep key over registry window", `{"keepRecentTokens": 200000}`, nil, []string{":1: keepRecentTokens: 200,000 tokens must be smaller than the 200,000-token context window"}},
 		{"trigger above 1", `{"triggerRatio": 1.5}`, nil, []string{"triggerRatio", "(0, 1]", "1.5"}},
 		{"target negative", `{"targetRatio": -0.2}`, nil, []string{"targetRatio", "(0, 1]"}},
 		{"target zero", `{"targetRatio": 0}`, nil, []string{"targetRatio", "(0, 1]", "got 0"}},
 		{"target above trigger", `{"policy": "ratio", "triggerRatio": 0.6, "targetRatio": 0.7}`, nil, []string{":1: targetRatio: 0.7 is above triggerRatio 0.6"}},
-		{"reserve trigger below target", "", []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve: 7,500 tokens leave a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
-		{"reserve key trigger below target", `{"reserveTokens": 150000}`, nil, []string{":1: reserveTokens: 150,000 tokens leave a trigger of 50,000 tokens", "200,000-token window"}},
-		{"target ratio over reserve trigger", `{"targetRatio": 0.95}`, nil, []string{"the default reserve (16,384 tokens) leaves a trigger of 183,616 tokens, below the compaction target of 190,000"}},
+		// The default policy scales its reserve down and keeps its target
+		// under half the trigger; pi's reserve rule takes them as given.
+		{"reserve trigger below target", `{"policy": "reserve"}`, []string{"--window", "8000", "--reserve", "7500"}, []string{"--reserve: 7,500 tokens leave a trigger of 500 tokens, below the compaction target of 4,000", "at most 4,000"}},
+		{"reserve key trigger below target", `{"policy": "reserve", "reserveTokens": 150000}`, nil, []string{":1: reserveTokens: 150,000 tokens leave a trigger of 50,000 tokens", "200,000-token window"}},
+		{"target ratio over reserve trigger", `{"policy": "reserve", "targetRatio": 0.95}`, nil, []string{"the default reserve (16,384 tokens) leaves a trigger of 183,616 tokens, below the compaction target of 190,000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCLI(t)
@@ -213,15 +215,18 @@ func TestGroupDigits(t *testing.T) {
 		"kept part reduced from ~19945 to ~5275 tokens so that the context fits under 15000": "kept part reduced from ~19,945 to ~5,275 tokens so that the context fits under 15,000",
 		"all 12 messages fit in the 20000 tokens kept verbatim.":                             "all 12 messages fit in the 20,000 tokens kept verbatim.",
 		"entry 1234abcd, file x/20260/y, 3.14159, v1.2345, 12,345 and 0123 and 987":          "entry 1234abcd, file x/20260/y, 3.14159, v1.2345, 12,345 and 0123 and 987",
+		"the 272000-token input limit, not model-20000-tokenizer":                            "the 272,000-token input limit, not model-20000-tokenizer",
 	} {
 		if got := groupDigits(in); got != want {
 			t.Errorf("groupDigits(%q)\n = %q\nwant %q", in, got, want)
 		}
 	}
-	// The headroom adjustment in the human output of run.
+	// The headroom adjustment in the human output of run (the default
+	// policy's target on a 30,000-token window: half its trigger of
+	// 24,000).
 	c := newCLI(t)
 	out := c.ok("run", "--window", "30000", copyFile(t, demoSession))
-	if !regexp.MustCompile(`adjusted: kept part reduced from ~\d{1,3}(,\d{3})* to ~\d{1,3}(,\d{3})* tokens so that the context fits under 15,000`).MatchString(out) {
+	if !regexp.MustCompile(`adjusted: kept part reduced from ~\d{1,3}(,\d{3})* to ~\d{1,3}(,\d{3})* tokens so that the context fits under 12,000`).MatchString(out) {
 		t.Errorf("run output:\n%s", out)
 	}
 }

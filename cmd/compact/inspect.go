@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/report"
 	"github.com/compactkit/compact/tiktoken"
 )
 
@@ -40,8 +40,8 @@ type inspectReport struct {
 
 	Trigger triggerReport `json:"trigger"`
 
-	ByRole []roleStat `json:"byRole"`
-	ByTool []toolStat `json:"byTool"`
+	ByRole []report.RoleStat `json:"byRole"`
+	ByTool []report.ToolStat `json:"byTool"`
 
 	// NextCompaction is a planReport, or a nothingReport when there is
 	// nothing to compact.
@@ -83,20 +83,6 @@ type triggerReport struct {
 	Reason       string `json:"reason"`
 }
 
-type roleStat struct {
-	Role     string `json:"role"`
-	Messages int    `json:"messages"`
-	Tokens   int    `json:"tokens"`
-}
-
-type toolStat struct {
-	Tool         string `json:"tool"`
-	Calls        int    `json:"calls"`
-	Results      int    `json:"results"`
-	Errors       int    `json:"errors"`
-	ResultTokens int    `json:"resultTokens"`
-}
-
 func (a *app) inspectCommand() *cobra.Command {
 	var lf limitFlags
 	var leaf string
@@ -111,7 +97,7 @@ func (a *app) inspectCommand() *cobra.Command {
   - the tokens in the context: the usage the provider reported on its last
     valid response plus an estimate (characters / 4) of the messages after
     it, and the share of the window they fill;
-  - the trigger decision of the policy (reserve, ratio or input). When the
+  - the trigger decision of the policy (default, reserve, ratio or input). When the
     window is unknown automatic compaction never triggers;
   - the context by role and by tool (calls and estimated result tokens);
   - where the next compaction would cut and what it would summarize;
@@ -213,7 +199,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); the context window of model %q is unknown as well, so it would never trigger anyway",
 			compact.EnvDisableAuto, info.ID)
 	}
-	r.ByRole, r.ByTool = composition(ctx)
+	r.ByRole, r.ByTool = report.Composition(ctx.Messages)
 
 	keep := st.cfg.KeepRecentTokens
 	// One path for both plans: on a long session it is most of the
@@ -339,65 +325,6 @@ func sourceName(s string) string {
 		return "the file"
 	}
 	return s
-}
-
-// composition counts the context's messages and estimated tokens by role,
-// and the tool calls and result tokens by tool name, largest first.
-func composition(ctx *compact.Context) ([]roleStat, []toolStat) {
-	roles := map[string]*roleStat{}
-	var roleOrder []string
-	tools := map[string]*toolStat{}
-	tool := func(name string) *toolStat {
-		if name == "" {
-			name = "(unnamed)"
-		}
-		t := tools[name]
-		if t == nil {
-			t = &toolStat{Tool: name}
-			tools[name] = t
-		}
-		return t
-	}
-	for _, m := range ctx.Messages {
-		role := string(m.Role)
-		rs := roles[role]
-		if rs == nil {
-			rs = &roleStat{Role: role}
-			roles[role] = rs
-			roleOrder = append(roleOrder, role)
-		}
-		rs.Messages++
-		rs.Tokens += m.Tokens()
-		switch m.Role {
-		case compact.RoleAssistant:
-			for _, c := range m.ToolCalls() {
-				tool(c.Name).Calls++
-			}
-		case compact.RoleToolResult:
-			t := tool(m.ToolName)
-			t.Results++
-			t.ResultTokens += m.Tokens()
-			if m.IsError {
-				t.Errors++
-			}
-		}
-	}
-	byRole := make([]roleStat, 0, len(roles))
-	for _, r := range roleOrder {
-		byRole = append(byRole, *roles[r])
-	}
-	sort.SliceStable(byRole, func(i, j int) bool { return byRole[i].Tokens > byRole[j].Tokens })
-	byTool := make([]toolStat, 0, len(tools))
-	for _, t := range tools {
-		byTool = append(byTool, *t)
-	}
-	sort.Slice(byTool, func(i, j int) bool {
-		if byTool[i].ResultTokens != byTool[j].ResultTokens {
-			return byTool[i].ResultTokens > byTool[j].ResultTokens
-		}
-		return byTool[i].Tool < byTool[j].Tool
-	})
-	return byRole, byTool
 }
 
 // counterEstimate names compact's estimate in reports.

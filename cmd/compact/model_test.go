@@ -94,7 +94,8 @@ func TestModelSummarizer(t *testing.T) {
 			}
 
 			// The report.
-			if rr.Summarizer != "m" || rr.Fallback == nil || *rr.Fallback || rr.TargetTokens != 100000 {
+			// The default policy's target: half its trigger of 183,616.
+			if rr.Summarizer != "m" || rr.Fallback == nil || *rr.Fallback || rr.TargetTokens != 91808 {
 				t.Errorf("summarizer %q, fallback %v, target %d", rr.Summarizer, rr.Fallback, rr.TargetTokens)
 			}
 			wantUsage := usageReport{Input: fakeInputTokens * want, Output: fakeOutputTokens * want}
@@ -713,14 +714,16 @@ func TestModelErrors(t *testing.T) {
 func TestHeadroomAdjustments(t *testing.T) {
 	c := newCLI(t)
 	file := copyFile(t, demoSession)
-	// A 30,000-token window: the target is 15,000, and the 20,000 tokens
-	// kept by default would not leave room for a summary.
+	// A 30,000-token window: the default policy keeps a fifth of it
+	// free, so the trigger is 24,000 and the target half that, 12,000;
+	// the 20,000 tokens kept by default would not leave room for a
+	// summary.
 	var rr runReport
 	c.okJSON(&rr, "run", "--json", "--window", "30000", file)
-	if rr.TargetTokens != 15000 || len(rr.Adjustments) == 0 || rr.TokensAfter > 15000 {
+	if rr.TargetTokens != 12000 || len(rr.Adjustments) == 0 || rr.TokensAfter > 12000 {
 		t.Fatalf("target %d, adjustments %q, tokens after %d", rr.TargetTokens, rr.Adjustments, rr.TokensAfter)
 	}
-	contains(t, "adjustment", rr.Adjustments[0], "kept part reduced", "15000")
+	contains(t, "adjustment", rr.Adjustments[0], "kept part reduced", "12000")
 
 	file = copyFile(t, demoSession)
 	out := c.ok("run", "--window", "30000", file)

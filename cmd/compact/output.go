@@ -45,7 +45,8 @@ func num(n int) string {
 // "reduced from ~19,945 to ~5,275 tokens"), so that human output groups
 // digits everywhere. Only free-standing runs of digits are changed: a run
 // that touches a letter, a digit separator or a path character (an entry
-// id such as 1a2b3c4d, a file name, a decimal) is left alone.
+// id such as 1a2b3c4d, a file name, a decimal) is left alone, except a
+// count written before "-token".
 func groupDigits(s string) string {
 	var b strings.Builder
 	word := func(c byte) bool {
@@ -75,7 +76,9 @@ func groupDigits(s string) string {
 		// A trailing '.' or ',' ends a sentence or clause; one followed by a
 		// digit is a decimal or an already grouped number.
 		endsClause := (next == '.' || next == ',') && (j+1 >= len(s) || s[j+1] < '0' || s[j+1] > '9')
-		if err != nil || len(run) < 4 || run[0] == '0' || (word(next) && !endsClause) {
+		// "200000-token window" is a count too.
+		counted := strings.HasPrefix(s[j:], "-token")
+		if err != nil || len(run) < 4 || run[0] == '0' || (word(next) && !endsClause && !counted) {
 			b.WriteString(run)
 		} else {
 			b.WriteString(num(n))

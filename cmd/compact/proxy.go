@@ -87,8 +87,8 @@ upgrades are refused with 501 so that clients fall back to HTTP.
 A request that needs no compaction reaches the upstream byte for byte as the
 client sent it, and every response, streamed or not, comes back unchanged
 while the proxy reads the usage numbers from a copy. When a conversation
-passes the trigger (the reserve policy by default: less than --reserve
-tokens of the window left), the proxy summarizes its older part and sends
+passes the trigger (the default policy: less than --reserve tokens, or a
+fifth of a smaller window, left under the model's input limit), the proxy summarizes its older part and sends
 the system prompt and tools unchanged, the summary, and the newest messages
 verbatim. The compaction is stored, and every later request of the
 conversation is rewritten to the same bytes, so the provider's prompt cache
@@ -222,13 +222,11 @@ never appear in logs, metrics or the store.`,
 			}
 			logger := slog.New(handler)
 
-			// Without a policy or reserve of the user's, the proxy picks
-			// its own per model (a smaller reserve for small windows).
-			var policy compact.Policy
-			if c := st.cfg; c.Policy != "" || c.ReserveTokens != 0 || c.TriggerRatio != 0 || c.TargetRatio != 0 || c.OutputCap != 0 {
-				if policy, err = st.cfg.TriggerPolicy(); err != nil {
-					return err
-				}
+			// The same trigger as inspect and run: compact.DefaultPolicy
+			// unless the settings choose another.
+			policy, err := st.cfg.TriggerPolicy()
+			if err != nil {
+				return err
 			}
 			reg, err := compact.LoadRegistry()
 			if err != nil {

@@ -14,14 +14,11 @@ import (
 	"github.com/compactkit/compact/session"
 )
 
-// strategyNames are the cheap strategies, in the order inspect lists them.
-var strategyNames = []string{"strip_images", "mask", "truncate", "prune", "clear_tool_uses"}
-
-// defaultLadderNames returns the names of compact.DefaultLadder, in order.
-func defaultLadderNames() []string {
-	var names []string
-	for _, s := range compact.DefaultLadder() {
-		names = append(names, s.Name())
+// strategyNames returns the names of strategies, in order.
+func strategyNames(strategies []compact.Strategy) []string {
+	names := make([]string, len(strategies))
+	for i, s := range strategies {
+		names[i] = s.Name()
 	}
 	return names
 }
@@ -238,10 +235,10 @@ recorded, the error line ends "nothing was written".`,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
 			flags := cmd.Flags()
 			if !flags.Lookup("strategy").Changed {
-				names = defaultLadderNames()
+				names = strategyNames(compact.DefaultLadder())
 			}
 			if len(names) == 0 {
-				return usagef("--strategy: no strategy named (want %s)", strings.Join(strategyNames, ", "))
+				return usagef("--strategy: no strategy named (want %s)", strings.Join(strategyNames(compact.Strategies()), ", "))
 			}
 			if target < 0 {
 				return usagef("--target must not be negative, got %d", target)
@@ -257,7 +254,7 @@ recorded, the error line ends "nothing was written".`,
 		}),
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&names, "strategy", nil, "strategy to run, in order; repeatable or comma-separated: "+strings.Join(strategyNames, ", ")+" (default "+strings.Join(defaultLadderNames(), ", ")+")")
+	f.StringSliceVar(&names, "strategy", nil, "strategy to run, in order; repeatable or comma-separated: "+strings.Join(strategyNames(compact.Strategies()), ", ")+" (default "+strings.Join(strategyNames(compact.DefaultLadder()), ", ")+")")
 	f.IntVar(&target, "target", 0, "stop once the context is under this many tokens (0: run every strategy)")
 	f.BoolVar(&toTarget, "to-target", false, "stop once under the trigger policy's target for the session's model (half the window by default)")
 	f.BoolVar(&dryRun, "dry-run", false, "plan only: print what each strategy would free and write nothing")
@@ -455,14 +452,7 @@ func printPass(w io.Writer, p passReport, indent string, would bool) {
 // planStrategies plans every strategy alone, at its defaults, on path,
 // the session's current path, writing nothing.
 func planStrategies(ctx context.Context, s *session.Session, path []*compact.Entry) ([]passReport, error) {
-	strategies := make([]compact.Strategy, 0, len(strategyNames))
-	for _, name := range strategyNames {
-		st, err := compact.StrategyByName(name)
-		if err != nil {
-			return nil, err
-		}
-		strategies = append(strategies, st)
-	}
+	strategies := compact.Strategies()
 	// Only the figures are kept, so the strategies need not build the new
 	// content of every message they would edit.
 	out := make([]passReport, 0, len(strategies))

@@ -281,15 +281,15 @@ func TestPruneTarget(t *testing.T) {
 	contains(t, "prune --target", out, "truncate         not run: the context is already under the target",
 		fmt.Sprintf("target: %s tokens, reached", num(target)))
 
-	// The reserve policy's target is half the 200,000-token window.
+	// The default policy's target is half its trigger (200,000 - 16,384).
 	c.okJSON(&r, "prune", "--dry-run", "--json", "--to-target", file)
-	if r.Target != 100000 || r.TokensBefore <= r.Target {
+	if r.Target != 91808 || r.TokensBefore <= r.Target {
 		t.Errorf("--to-target: target %d, context %d", r.Target, r.TokensBefore)
 	}
 	tiny := tinySession(t, "mystery-model-9", 40)
 	contains(t, "--to-target, unknown window", c.fails(exitUsage, "prune", "--to-target", tiny), "unknown", "--window")
 	c.okJSON(&r, "prune", "--dry-run", "--json", "--to-target", "--window", "2000", tiny)
-	if r.Target != 1000 {
+	if r.Target != 800 { // half the trigger of 2,000 - 2,000/5
 		t.Errorf("--to-target --window 2000: target %d", r.Target)
 	}
 }
@@ -304,11 +304,12 @@ func TestInspectStrategies(t *testing.T) {
 			before := readFile(t, file)
 			var ir inspectReport
 			c.okJSON(&ir, "inspect", "--json", file)
-			if len(ir.Strategies) != len(strategyNames) {
+			all := strategyNames(compact.Strategies())
+			if len(ir.Strategies) != len(all) {
 				t.Fatalf("%d strategies", len(ir.Strategies))
 			}
 			for i, p := range ir.Strategies {
-				if p.Strategy != strategyNames[i] || p.TokensBefore != ir.Context.Tokens || p.EntryID != "" {
+				if p.Strategy != all[i] || p.TokensBefore != ir.Context.Tokens || p.EntryID != "" {
 					t.Errorf("strategy %d: %+v (context %d tokens)", i, p, ir.Context.Tokens)
 				}
 				// Alone, each matches a one-strategy prune.

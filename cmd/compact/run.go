@@ -12,11 +12,8 @@ import (
 	"github.com/compactkit/compact/agents"
 	"github.com/compactkit/compact/memlog"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize"
 )
-
-// summaryBudgetRatio is the share of the reserve a summary may use, as in
-// pi: the rest stays free for the model's next response.
-const summaryBudgetRatio = 0.8
 
 // runReport is the JSON form of "compact run". The plan's fields come
 // first; the others are set when the compaction was recorded.
@@ -208,7 +205,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		eng.Memory = memlog.New(memoryLog)
 	}
 	req := compact.Request{Reason: compact.ReasonManual, Instructions: instructions, Session: file,
-		MaxTokens: int(summaryBudgetRatio * float64(reserve)), Fallback: compact.FallbackOff}
+		MaxTokens: summarize.ReserveBudget(reserve), Fallback: compact.FallbackOff}
 	if choice.fallback {
 		req.Fallback = compact.FallbackOn
 	}

@@ -13,7 +13,7 @@ func TestDryRunShowsAdjustments(t *testing.T) {
 	file := copyFile(t, demoSession)
 	c := newCLI(t)
 	out := c.ok("run", "--dry-run", "--window", "32768", file)
-	contains(t, "run --dry-run", out, "adjusted: kept part reduced from ~19,945 to ~", "fits under 16,384")
+	contains(t, "run --dry-run", out, "adjusted: kept part reduced from ~19,945 to ~", "fits under 13,107")
 	var rep struct {
 		KeptTokens  int      `json:"keptTokens"`
 		Adjustments []string `json:"adjustments"`

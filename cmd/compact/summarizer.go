@@ -376,7 +376,7 @@ func (a *app) summarizers(ch *summarizerChoice, reserve int) (primary, fallback 
 			timeout = anthropic.DefaultTimeout
 		}
 	}
-	return &guardedSummarizer{inner: s, total: ch.total, timeout: timeout, secrets: a.secrets(), now: time.Now}, fallback, nil
+	return &guardedSummarizer{inner: summarize.WithDeadline(s, ch.total), timeout: timeout, secrets: a.secrets()}, fallback, nil
 }
 
 // usageReport is a summarizer's token usage in the JSON output.

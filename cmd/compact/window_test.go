@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,19 +45,22 @@ func TestWindowFromTheFile(t *testing.T) {
 	}
 }
 
-// TestReserveRefusalUnderInputLimit: a reserve whose trigger falls below
-// the target is refused with the largest reserve that works, measured
-// from the model's input limit, not from its larger window.
+// TestReserveRefusalUnderInputLimit: with pi's reserve policy, a reserve
+// whose trigger falls below the target is refused with the largest
+// reserve that works, measured from the model's input limit, not from its
+// larger window. (The default policy scales such a reserve down instead.)
 func TestReserveRefusalUnderInputLimit(t *testing.T) {
 	file := tinySession(t, "gpt-5", 10)
+	cfg := filepath.Join(t.TempDir(), "reserve.json")
+	writeFile(t, cfg, `{"policy": "reserve"}`)
 	for _, tc := range []struct {
 		name string
 		args []string
 		want []string
 	}{
-		{"input limit", []string{"--reserve", "200000"}, []string{"--reserve: 200,000 tokens leave a trigger of 72,000 tokens, below the compaction target of 136,000",
+		{"input limit", []string{"--config", cfg, "--reserve", "200000"}, []string{"--reserve: 200,000 tokens leave a trigger of 72,000 tokens, below the compaction target of 136,000",
 			"272,000-token input limit", "at most 136,000 tokens"}},
-		{"window below the input limit", []string{"--window", "100000", "--reserve", "60000"}, []string{"--reserve: 60,000 tokens leave a trigger of 40,000 tokens, below the compaction target of 50,000",
+		{"window below the input limit", []string{"--config", cfg, "--window", "100000", "--reserve", "60000"}, []string{"--reserve: 60,000 tokens leave a trigger of 40,000 tokens, below the compaction target of 50,000",
 			"100,000-token window", "at most 50,000 tokens"}},
 	} {
 		c := newCLI(t)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/session"
+	"github.com/compactkit/compact/summarize"
 	"github.com/compactkit/compact/summarize/extractive"
 	"github.com/compactkit/compact/tiktoken"
 )
@@ -153,7 +154,7 @@ func LimitsFor(window int) Limits {
 		Window:        window,
 		Reserve:       min(compact.DefaultReserveTokens, window/4),
 		KeepRecent:    min(compact.DefaultKeepRecentTokens, window/4),
-		SummaryTokens: min(13107, window/8),
+		SummaryTokens: min(summarize.ReserveBudget(compact.DefaultReserveTokens), window/8),
 		ToolOutput:    max(min(DefaultMaxOutput, window/8*4), 1024),
 	}
 }

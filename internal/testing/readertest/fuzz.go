@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/session"
 )
 
 // ReadFunc is the shape of every reader's Read: the whole file in
@@ -60,9 +59,7 @@ func FuzzRead(f *testing.F, name string, read ReadFunc) {
 			}
 			return
 		}
-		if _, err := session.FromTranscript(tr, "fuzz", session.Options{}); err != nil {
-			t.Fatalf("accepted transcript does not import: %v", err)
-		}
+		Import(t, tr, "fuzz")
 		StableIDs(t, tr, read, data, name)
 	})
 }
@@ -111,9 +108,9 @@ func BenchRead(b *testing.B, pattern string, read ReadFunc) {
 }
 
 // FuzzDetectRead fuzzes detect and read with each input named name:
-// neither may panic, and every message entry of a transcript read must
-// hold its message. What the errors say is left to the package's other
-// tests.
+// neither may panic, every message entry of a transcript read must hold
+// its message, and the transcript must import as a pi session. What the
+// errors say is left to the package's other tests.
 func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read ReadFunc) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		detect(data)
@@ -126,6 +123,7 @@ func FuzzDetectRead(f *testing.F, name string, detect func([]byte) bool, read Re
 				t.Fatal("message entry without a message")
 			}
 		}
+		Import(t, tr, "fuzz")
 		StableIDs(t, tr, read, data, name)
 	})
 }

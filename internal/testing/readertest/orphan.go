@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize/extractive"
 )
 
@@ -20,10 +19,7 @@ import (
 // the notes found.
 func CheckOrphanResult(t testing.TB, tr *compact.Transcript, format, orphan, latest string) []*compact.Message {
 	t.Helper()
-	s, err := session.FromTranscript(tr, "orphan", session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := Import(t, tr, "orphan")
 	msgs := s.Context().Messages
 	var notes []*compact.Message
 	for _, m := range msgs {

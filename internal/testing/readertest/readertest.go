@@ -1,8 +1,12 @@
 // Package readertest holds the checks every reader of another agent's
 // files (requestbody, sweagent, openhands, claudecode, codex, cline,
-// geminicli) runs on the transcripts it makes: tool results paired with
-// their calls, counts by role, custom type and unknown record, warnings,
-// the round trip through a pi session file; and the fuzz targets and
+// geminicli) runs: detection of its files and refusal of the others'
+// (CheckDetect, DetectsNone), the one-line error bad input gets
+// (CheckError), and on the transcripts it makes, tool calls and results
+// paired (CheckCalls, CheckPairing, CheckAnswered), counts by role,
+// custom type and unknown record, warnings, the import and the round
+// trip through a pi session file (Import, RoundTrip, SameSession), a
+// table of bodies checked in one go (RunCases); and the fuzz targets and
 // benchmark they share.
 package readertest
 
@@ -25,10 +29,7 @@ import (
 // tr.Model, when the encoder writes one).
 func RoundTrip(t testing.TB, tr *compact.Transcript, wantContext int) {
 	t.Helper()
-	s, err := session.FromTranscript(tr, "import", session.Options{})
-	if err != nil {
-		t.Fatalf("FromTranscript: %v", err)
-	}
+	s := Import(t, tr, "import")
 	if n := len(s.Context().Messages); n != wantContext {
 		t.Errorf("imported context has %d messages, want %d", n, wantContext)
 	}
@@ -138,6 +139,50 @@ func CheckPairing(t testing.TB, tr *compact.Transcript) int {
 	return n
 }
 
+// CheckCalls asserts that every tool call of tr has an id no other call
+// has, and arguments that are one JSON object written on one line (as a
+// pi session file holds them).
+func CheckCalls(t testing.TB, tr *compact.Transcript) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, e := range tr.Entries {
+		if e.Message == nil {
+			continue
+		}
+		for _, c := range e.Message.ToolCalls() {
+			if seen[c.ID] {
+				t.Errorf("call id %s twice", c.ID)
+			}
+			seen[c.ID] = true
+			if !json.Valid(c.Arguments) || c.Arguments[0] != '{' || bytes.ContainsRune(c.Arguments, '\n') {
+				t.Errorf("call %s: arguments %s", c.ID, c.Arguments)
+			}
+		}
+	}
+}
+
+// CheckAnswered asserts that every tool call of tr has exactly one
+// result, for the formats that record a result for every call made.
+func CheckAnswered(t testing.TB, tr *compact.Transcript) {
+	t.Helper()
+	results := map[string]int{}
+	for _, e := range tr.Entries {
+		if m := e.Message; m != nil && m.Role == compact.RoleToolResult {
+			results[m.ToolCallID]++
+		}
+	}
+	for _, e := range tr.Entries {
+		if e.Message == nil {
+			continue
+		}
+		for _, c := range e.Message.ToolCalls() {
+			if n := results[c.ID]; n != 1 {
+				t.Errorf("call %s has %d results, want 1", c.ID, n)
+			}
+		}
+	}
+}
+
 // Roles counts the message entries by role.
 func Roles(tr *compact.Transcript) map[compact.Role]int {
 	out := map[compact.Role]int{}
@@ -160,15 +205,40 @@ func Customs(tr *compact.Transcript) map[string]int {
 	return out
 }
 
+// CheckRoles asserts that the message entries of tr count want by role
+// (as Roles counts them; nil: none).
+func CheckRoles(t testing.TB, tr *compact.Transcript, want map[compact.Role]int) {
+	t.Helper()
+	checkCounts(t, "roles", Roles(tr), want)
+}
+
+// CheckCustoms asserts that the custom entries of tr count want by type
+// (as Customs counts them; nil: none).
+func CheckCustoms(t testing.TB, tr *compact.Transcript, want map[string]int) {
+	t.Helper()
+	checkCounts(t, "custom entries", Customs(tr), want)
+}
+
 // CheckUnknown asserts that tr.Unknown, which a reader always makes,
 // counts the record types in want (nil: none).
 func CheckUnknown(t testing.TB, tr *compact.Transcript, want map[string]int) {
 	t.Helper()
-	if want == nil {
-		want = map[string]int{}
+	if tr.Unknown == nil {
+		t.Errorf("unknown is nil, want %v", want)
+		return
 	}
-	if !reflect.DeepEqual(tr.Unknown, want) {
-		t.Errorf("unknown %v, want %v", tr.Unknown, want)
+	checkCounts(t, "unknown", tr.Unknown, want)
+}
+
+// checkCounts fails t, naming what, unless got counts what want does;
+// got is never nil, and a nil want counts nothing.
+func checkCounts[K comparable](t testing.TB, what string, got, want map[K]int) {
+	t.Helper()
+	if want == nil {
+		want = map[K]int{}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s %v, want %v", what, got, want)
 	}
 }
 

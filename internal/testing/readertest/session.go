@@ -19,10 +19,7 @@ import (
 // many messages.
 func SameSession(t testing.TB, tr *compact.Transcript, name string, wantContext int) {
 	t.Helper()
-	s, err := session.FromTranscript(tr, name, session.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := Import(t, tr, name)
 	if n := len(s.Context().Messages); n != wantContext {
 		t.Errorf("context has %d messages, want %d", n, wantContext)
 	}
@@ -103,4 +100,15 @@ func ReadTestdata(t testing.TB, readFile func(path string) (*compact.Transcript,
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// Import imports tr as a pi session named name, as "compact import" does;
+// it fails t when the transcript does not import.
+func Import(t testing.TB, tr *compact.Transcript, name string) *session.Session {
+	t.Helper()
+	s, err := session.FromTranscript(tr, name, session.Options{})
+	if err != nil {
+		t.Fatalf("%s does not import as a pi session: %v", name, err)
+	}
+	return s
 }

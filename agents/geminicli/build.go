@@ -1,6 +1,7 @@
 package geminicli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,8 +10,103 @@ import (
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
-// converter turns message records into entries.
-type converter struct {
+// build turns a replayed recording into the transcript's entries: the
+// session's metadata first (a custom entry "gemini-cli:session"), then the
+// messages, compressions and other records in file order.
+func build(f *fold) *compact.Transcript {
+	t := &compact.Transcript{Format: Format, Unknown: f.unknown, Warnings: f.warnings}
+	c := &builder{name: f.name, t: t, calls: map[string]string{}, answered: map[string]bool{}, used: map[string]bool{}}
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(f.meta[k], &s)
+		return s
+	}
+	t.SessionID, t.Timestamp = str("sessionId"), str("startTime")
+	var dirs []string
+	if json.Unmarshal(f.meta["directories"], &dirs) == nil && len(dirs) > 0 {
+		t.Cwd = dirs[0] // the workspace directories a subagent recording names
+	}
+	root := ""
+	if len(f.meta) > 0 {
+		root = c.id("session")
+		var buf bytes.Buffer
+		buf.WriteByte('{')
+		for i, k := range f.metaKeys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			key, _ := json.Marshal(k)
+			buf.Write(key)
+			buf.WriteByte(':')
+			buf.Write(f.meta[k])
+		}
+		buf.WriteByte('}')
+		t.Entries = append(t.Entries, &compact.Entry{ID: root, Kind: compact.KindCustom, Timestamp: t.Timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":session", Data: buf.Bytes()}})
+	}
+	var nextKept []*compact.Entry // compactions waiting for the next entry as first kept
+	add := func(e *compact.Entry) {
+		for _, w := range nextKept {
+			w.Compaction.FirstKeptID = e.ID
+		}
+		nextKept = nil
+		t.Entries = append(t.Entries, e)
+	}
+	for _, ev := range f.events {
+		switch {
+		case ev.slot != nil:
+			s := ev.slot
+			entries, err := c.messageEntries(s.rec)
+			if err != nil {
+				c.warn("%s:%d: message %s: %v (kept as stored)", f.name, s.rec.line, s.rec.id, err)
+				t.Unknown["invalid message"]++
+				entries = []*compact.Entry{{ID: c.id(s.rec.id), Kind: compact.KindCustom, Timestamp: s.rec.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":invalid", Data: s.rec.raw}}}
+			}
+			if s.branch {
+				parent := root
+				if s.parent != nil {
+					parent = s.parent.last
+				}
+				if parent == "" && len(t.Entries) > 0 {
+					// No metadata entry to branch from: start a root.
+					t.Entries = append(t.Entries, &compact.Entry{ID: c.id("branch"), Kind: compact.KindCustom, Timestamp: s.rec.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":branch", Data: json.RawMessage(`{}`)}})
+					parent = t.Entries[len(t.Entries)-1].ID
+				}
+				entries[0].ParentID = parent
+			}
+			for _, e := range entries {
+				add(e)
+			}
+			s.first, s.last = entries[0].ID, entries[len(entries)-1].ID
+		case ev.comp != nil:
+			e := c.compaction(ev.comp)
+			for i := len(t.Entries) - 1; i >= 0; i-- {
+				if m := t.Entries[i].Message; m != nil && m.Role == compact.RoleAssistant && m.Usage != nil {
+					e.Compaction.TokensBefore = m.Usage.ContextTokens()
+					break
+				}
+			}
+			t.Entries = append(t.Entries, e)
+			if ev.comp.firstKept == nil {
+				nextKept = append(nextKept, e)
+			}
+		case ev.custom != nil:
+			add(&compact.Entry{ID: c.id(fmt.Sprintf("line-%d", ev.custom.line)), Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + ev.custom.kind, Data: ev.custom.raw}})
+		}
+	}
+	for _, e := range t.Entries {
+		if m := e.Message; m != nil && m.Role == compact.RoleAssistant && m.Model != "" {
+			t.Model, t.Provider = m.Model, m.Provider
+			break
+		}
+	}
+	if len(t.Unknown) == 0 {
+		t.Unknown = nil
+	}
+	return t
+}
+
+// builder turns message records into entries.
+type builder struct {
 	name string
 	t    *compact.Transcript
 	// calls maps each tool call id seen to its tool name; answered marks
@@ -21,29 +117,19 @@ type converter struct {
 	used map[string]bool
 }
 
-func (c *converter) warn(format string, args ...any) {
+func (c *builder) warn(format string, args ...any) {
 	c.t.Warnings = append(c.t.Warnings, fmt.Sprintf(format, args...))
 }
 
 // id returns want, or want with a suffix when it is taken (a message
 // written again after a rewind).
-func (c *converter) id(want string) string {
+func (c *builder) id(want string) string {
 	id := want
 	for n := 2; c.used[id]; n++ {
 		id = fmt.Sprintf("%s~%d", want, n)
 	}
 	c.used[id] = true
 	return id
-}
-
-// tokens is Gemini CLI's TokensSummary: the usage metadata of the call.
-type tokens struct {
-	Input    int `json:"input"`
-	Output   int `json:"output"`
-	Cached   int `json:"cached"`
-	Thoughts int `json:"thoughts"`
-	Tool     int `json:"tool"`
-	Total    int `json:"total"`
 }
 
 // usage maps a TokensSummary. input (promptTokenCount) includes the cached
@@ -58,16 +144,8 @@ func (k tokens) usage() *compact.Usage {
 	return &compact.Usage{Input: in + k.Tool, CacheRead: k.Cached, Output: k.Output + k.Thoughts, Total: k.Total}
 }
 
-// toolCall is a ToolCallRecord.
-type toolCall struct {
-	fields map[string]json.RawMessage
-	id     string
-	name   string
-	status string
-}
-
 // messageEntries returns the entries of one message record.
-func (c *converter) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
+func (c *builder) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
 	ts := r.timestamp
 	switch r.typ {
 	case "user":
@@ -84,7 +162,7 @@ func (c *converter) messageEntries(r *msgRecord) ([]*compact.Entry, error) {
 // user maps a user message: its text and images; functionResponse parts
 // (which newer versions record as a user message after the calls) become
 // tool results unless the call's own record already gave its result.
-func (c *converter) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
+func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	parts, err := decodeParts(r.fields["content"])
 	if err != nil {
 		return nil, fmt.Errorf("field content: %w", err)
@@ -169,7 +247,7 @@ func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) m
 // gemini maps a model message: its thoughts, its content, its tool calls
 // (each followed by a tool result message made from the call's result),
 // its tokens as usage.
-func (c *converter) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
+func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: jsonrec.Millis(ts), Provider: "google"}
 	if v, ok := r.fields["model"]; ok && string(v) != "null" {
 		if err := json.Unmarshal(v, &msg.Model); err != nil {
@@ -287,7 +365,7 @@ func (c *converter) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 // text and images. A call without a result (cancelled) gives an empty
 // result. IsError is set by an error response or a status of error or
 // cancelled.
-func (c *converter) result(tc toolCall, ts int64) (*compact.Message, error) {
+func (c *builder) result(tc toolCall, ts int64) (*compact.Message, error) {
 	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: tc.id, ToolName: tc.name, Timestamp: ts,
 		IsError: tc.status == "error" || tc.status == "cancelled"}
 	parts, err := decodeParts(tc.fields["result"])
@@ -338,7 +416,8 @@ func (c *converter) result(tc toolCall, ts int64) (*compact.Message, error) {
 	return res, nil
 }
 
-// fieldError words a JSON decoding error as "field X: ...".
+// fieldError words a JSON decoding error as "X: ..." (the caller names
+// the field it decoded).
 func fieldError(err error) string {
 	if te, ok := err.(*json.UnmarshalTypeError); ok && te.Field != "" {
 		return fmt.Sprintf("%s: %s is not a %s", te.Field, te.Value, te.Type)
@@ -371,4 +450,101 @@ func markSetup(m *compact.Message) {
 			return
 		}
 	}
+}
+
+// partKeys are the members pi writes for content parts; a stored member
+// of the same name that this package does not model is kept under a
+// "gemini_" prefix.
+var partKeys = map[string]bool{
+	"type": true, "text": true, "thinking": true, "thinkingSignature": true, "data": true,
+	"mimeType": true, "id": true, "name": true, "arguments": true,
+}
+
+// extras returns the members of f other than the modelled ones, nil if
+// none; one named in reserved is kept as "gemini_" + its name.
+func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
+	return jsonrec.ExtrasRenamed(f, reserved, "gemini_", modelled...)
+}
+
+// contentPart maps a text, thought or image part; ok is false for the
+// others (function calls and responses are handled by the caller).
+func contentPart(p part) (compact.Part, bool) {
+	switch {
+	case p.has("text"):
+		var thought bool
+		_ = json.Unmarshal(p.fields["thought"], &thought)
+		if thought {
+			return compact.Part{Type: compact.PartThinking, Thinking: p.str("text"),
+				Extra: extras(p.fields, partKeys, "text", "thought")}, true
+		}
+		if p.str("text") == "" && len(p.fields) == 1 {
+			return compact.Part{}, true // an empty text: nothing to keep
+		}
+		return compact.Part{Type: compact.PartText, Text: p.str("text"), Extra: extras(p.fields, partKeys, "text")}, true
+	case p.has("inlineData"):
+		var d struct {
+			MimeType string `json:"mimeType"`
+			Data     string `json:"data"`
+		}
+		if json.Unmarshal(p.fields["inlineData"], &d) != nil || !strings.HasPrefix(d.MimeType, "image/") {
+			return compact.Part{}, false
+		}
+		return compact.Part{Type: compact.PartImage, Extra: extras(p.fields, partKeys, "inlineData"), Image: &compact.Image{MimeType: d.MimeType, Data: d.Data}}, true
+	}
+	return compact.Part{}, false
+}
+
+// orphanResult returns the harness note that stands for fr, a function
+// response whose call the file does not hold (see compact.OrphanResult).
+func orphanResult(fr functionResponse, ts int64) *compact.Message {
+	text, isErr, rest := responseText(fr.Response)
+	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: fr.Name, IsError: isErr,
+		Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: ts}
+	if rest != nil {
+		res.Extra = map[string]json.RawMessage{"response": rest}
+	}
+	return compact.OrphanResult(Format, res)
+}
+
+// responseText returns the text of a function response: its output (or
+// error) member when it is a string, else the response object as JSON.
+// isErr reports an error member; rest holds the response when it has more
+// than the member used.
+func responseText(raw json.RawMessage) (text string, isErr bool, rest json.RawMessage) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		if len(raw) == 0 || string(raw) == "null" {
+			return "", false, nil
+		}
+		return string(raw), false, nil
+	}
+	for _, k := range []string{"output", "error"} {
+		v, ok := obj[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			continue
+		}
+		if len(obj) > 1 {
+			rest = raw
+		}
+		return s, k == "error", rest
+	}
+	return string(raw), false, nil
+}
+
+// objectArgs returns args when it is a JSON object, {} when absent, and
+// {"args": args} otherwise.
+func objectArgs(args json.RawMessage) json.RawMessage {
+	args = bytes.TrimSpace(args)
+	switch {
+	case len(args) == 0 || string(args) == "null":
+		return json.RawMessage(`{}`)
+	case args[0] == '{':
+		return args
+	}
+	out, _ := json.Marshal(map[string]json.RawMessage{"args": args})
+	return out
 }

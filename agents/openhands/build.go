@@ -12,89 +12,8 @@ import (
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
-// rawEvent is one event as stored, with where it was read for errors.
-type rawEvent struct {
-	raw  json.RawMessage
-	name string
-	line int
-}
-
-// event is the part of an event the reader looks at.
-type event struct {
-	rawEvent
-	f           map[string]json.RawMessage
-	id          int64
-	hasID       bool
-	source      string
-	action      string
-	observation string
-	timestamp   string
-	cause       int64
-	hasCause    bool
-	args        map[string]json.RawMessage
-	meta        *toolMeta
-}
-
-// toolMeta is an event's tool_call_metadata.
-type toolMeta struct {
-	FunctionName  string          `json:"function_name"`
-	ToolCallID    string          `json:"tool_call_id"`
-	ModelResponse json.RawMessage `json:"model_response"`
-}
-
-// modelResponse is the part of a LiteLLM response the reader uses.
-type modelResponse struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Content          json.RawMessage `json:"content"`
-			ReasoningContent string          `json:"reasoning_content"`
-			ToolCalls        []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-}
-
-// Action and observation types of the V0 event model
-// (openhands/core/schema).
-var (
-	knownActions = set("message", "system", "start", "read", "write", "edit", "run", "run_ipython", "browse",
-		"browse_interactive", "call_tool_mcp", "delegate", "think", "finish", "reject", "null", "pause", "resume", "stop",
-		"change_agent_state", "push", "send_pr", "recall", "condensation", "condensation_request", "task_tracking", "loop_recovery")
-	knownObservations = set("read", "write", "edit", "browse", "run", "run_ipython", "chat", "delegate", "message", "error",
-		"success", "null", "think", "agent_state_changed", "user_rejected", "condense", "recall", "mcp", "download",
-		"task_tracking", "loop_detection")
-	// hiddenObservations never reach the model without tool_call_metadata.
-	hiddenObservations = set("null", "agent_state_changed", "recall", "user_rejected", "loop_detection", "success")
-)
-
-func set(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-// converter holds the state of one conversion.
-type converter struct {
+// builder holds the state of one conversion of events into entries.
+type builder struct {
 	name string
 	t    *compact.Transcript
 	// ids maps event ids to entry ids.
@@ -118,16 +37,11 @@ type pending struct {
 	events []json.RawMessage
 }
 
-// openCompaction is a compaction whose first kept entry is resolved once
-// every entry is known: the first entry after event id after.
-type openCompaction struct {
-	entry *compact.Entry
-	after int64
-	index int // entry index of the compaction
-}
-
-func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
-	c := &converter{name: name, t: &compact.Transcript{Format: Format, Unknown: map[string]int{}},
+// build turns the events read from a stream named name into the
+// transcript's entries, in order. An event that does not decode or map is
+// an error naming its file, line and index.
+func build(raws []rawEvent, name string) (*compact.Transcript, error) {
+	c := &builder{name: name, t: &compact.Transcript{Format: Format, Unknown: map[string]int{}},
 		ids: map[int64]string{}, taken: map[string]bool{}, responses: map[string]*pending{},
 		calls: map[string]string{}, bash: map[int64]*compact.Message{}}
 	for i, r := range raws {
@@ -152,51 +66,9 @@ func convert(raws []rawEvent, name string) (*compact.Transcript, error) {
 	return c.t, nil
 }
 
-// parseEvent reads the fields of an event the reader uses. Errors start
-// with the path inside the event.
-func parseEvent(r rawEvent) (*event, error) {
-	f, err := jsonrec.Fields(r.raw)
-	if err != nil {
-		return nil, err
-	}
-	ev := &event{rawEvent: r, f: f}
-	if raw, ok := f["id"]; ok && !jsonrec.IsNull(raw) {
-		if err := json.Unmarshal(raw, &ev.id); err != nil {
-			return nil, fmt.Errorf(".id: not an integer")
-		}
-		ev.hasID = true
-	}
-	if raw, ok := f["cause"]; ok && !jsonrec.IsNull(raw) {
-		if err := json.Unmarshal(raw, &ev.cause); err != nil {
-			return nil, fmt.Errorf(".cause: not an integer")
-		}
-		ev.hasCause = true
-	}
-	for key, dst := range map[string]*string{"source": &ev.source, "action": &ev.action, "observation": &ev.observation, "timestamp": &ev.timestamp} {
-		if err := jsonrec.String(f, key, dst); err != nil {
-			return nil, err
-		}
-	}
-	if raw, ok := f["args"]; ok && !jsonrec.IsNull(raw) {
-		if ev.args, err = jsonrec.Fields(raw); err != nil {
-			return nil, fmt.Errorf(".args%w", err)
-		}
-	}
-	if raw, ok := f["tool_call_metadata"]; ok && !jsonrec.IsNull(raw) {
-		ev.meta = &toolMeta{}
-		if err := json.Unmarshal(raw, ev.meta); err != nil {
-			return nil, fmt.Errorf(".tool_call_metadata: %v", err)
-		}
-		if ev.meta.ToolCallID == "" {
-			return nil, fmt.Errorf(".tool_call_metadata.tool_call_id: missing")
-		}
-	}
-	return ev, nil
-}
-
 // add appends an entry for ev, named after the event's id when it is
 // unique.
-func (c *converter) add(ev *event, e *compact.Entry) {
+func (c *builder) add(ev *event, e *compact.Entry) {
 	e.Timestamp = timestamp(ev.timestamp)
 	if e.Message != nil && e.Timestamp != "" {
 		if ts, err := time.Parse(time.RFC3339Nano, e.Timestamp); err == nil {
@@ -223,16 +95,16 @@ func (c *converter) add(ev *event, e *compact.Entry) {
 	c.t.Entries = append(c.t.Entries, e)
 }
 
-func (c *converter) message(ev *event, m *compact.Message) {
+func (c *builder) message(ev *event, m *compact.Message) {
 	c.add(ev, &compact.Entry{Kind: compact.KindMessage, Message: m})
 }
 
-func (c *converter) custom(ev *event, typ string) {
+func (c *builder) custom(ev *event, typ string) {
 	c.add(ev, &compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + typ, Data: ev.raw}})
 }
 
 // event maps one event. Errors start with the path inside it.
-func (c *converter) event(ev *event) error {
+func (c *builder) event(ev *event) error {
 	switch {
 	case ev.action != "":
 		if !knownActions[ev.action] {
@@ -250,7 +122,7 @@ func (c *converter) event(ev *event) error {
 	return nil
 }
 
-func (c *converter) actionEvent(ev *event) error {
+func (c *builder) actionEvent(ev *event) error {
 	if ev.meta != nil && ev.source != "user" {
 		return c.toolAction(ev)
 	}
@@ -300,7 +172,7 @@ func (c *converter) actionEvent(ev *event) error {
 // toolAction adds an agent action the model called as a tool to the
 // assistant message of its model response, making that message on the
 // response's first action.
-func (c *converter) toolAction(ev *event) error {
+func (c *builder) toolAction(ev *event) error {
 	var resp modelResponse
 	if len(ev.meta.ModelResponse) > 0 && !jsonrec.IsNull(ev.meta.ModelResponse) {
 		if err := json.Unmarshal(ev.meta.ModelResponse, &resp); err != nil {
@@ -341,7 +213,7 @@ func (c *converter) toolAction(ev *event) error {
 // responseMessage is the assistant message of a model response: its
 // reasoning, its text (else the action's thought), its tool calls, its
 // usage.
-func (c *converter) responseMessage(ev *event, resp *modelResponse) (*compact.Message, error) {
+func (c *builder) responseMessage(ev *event, resp *modelResponse) (*compact.Message, error) {
 	m := &compact.Message{Role: compact.RoleAssistant, Model: resp.Model, StopReason: compact.StopEnd}
 	if resp.Model != "" {
 		if c.t.Model == "" {
@@ -376,7 +248,7 @@ func (c *converter) responseMessage(ev *event, resp *modelResponse) (*compact.Me
 				_ = json.Unmarshal(args, &s)
 				var ok bool
 				if args, ok = jsonrec.Arguments(s); !ok {
-					c.t.Warnings = append(c.t.Warnings, fmt.Sprintf("%s:%d: tool call %q: arguments are not a JSON object: kept as a string under _raw", ev.name, ev.line, call.ID))
+					c.t.Warnings = append(c.t.Warnings, jsonrec.ArgumentsWarning(fmt.Sprintf("%s:%d", ev.name, ev.line), call.ID))
 				}
 			}
 			tc := &compact.ToolCall{ID: call.ID, Name: call.Function.Name, Arguments: json.RawMessage(args)}
@@ -399,30 +271,9 @@ func (c *converter) responseMessage(ev *event, resp *modelResponse) (*compact.Me
 	return m, nil
 }
 
-// contentText reads a LiteLLM message content: a string, null, or a list
-// of parts whose text parts are joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var texts []string
-	for _, p := range parts {
-		if p.Type == "text" {
-			texts = append(texts, p.Text)
-		}
-	}
-	return strings.Join(texts, "\n")
-}
-
 // messageAction maps a message action: the user's or the agent's words,
 // with their images.
-func (c *converter) messageAction(ev *event) error {
+func (c *builder) messageAction(ev *event) error {
 	var text string
 	if err := jsonrec.String(ev.args, "content", &text); err != nil {
 		return fmt.Errorf(".args%w", err)
@@ -451,7 +302,7 @@ func (c *converter) messageAction(ev *event) error {
 	return nil
 }
 
-func (c *converter) observationEvent(ev *event) error {
+func (c *builder) observationEvent(ev *event) error {
 	var content string
 	if err := jsonrec.String(ev.f, "content", &content); err != nil {
 		return err
@@ -513,82 +364,6 @@ func (c *converter) observationEvent(ev *event) error {
 	return nil
 }
 
-// condensation maps a condensation action onto a compaction entry.
-func (c *converter) condensation(ev *event) error {
-	var args struct {
-		IDs     []int64 `json:"forgotten_event_ids"`
-		Start   *int64  `json:"forgotten_events_start_id"`
-		End     *int64  `json:"forgotten_events_end_id"`
-		Summary *string `json:"summary"`
-		Offset  *int    `json:"summary_offset"`
-	}
-	if err := json.Unmarshal(ev.f["args"], &args); err != nil {
-		return fmt.Errorf(".args: %v", err)
-	}
-	details := map[string]any{"source": Format}
-	last := int64(-1)
-	switch {
-	case args.IDs != nil:
-		for _, id := range args.IDs {
-			last = max(last, id)
-		}
-		details["forgottenEventIds"] = args.IDs
-	case args.Start != nil && args.End != nil:
-		last = *args.End
-		details["forgottenEventsStartId"] = *args.Start
-		details["forgottenEventsEndId"] = *args.End
-	default:
-		return fmt.Errorf(".args: neither forgotten_event_ids nor forgotten_events_start_id and _end_id")
-	}
-	if args.Offset != nil {
-		details["summaryOffset"] = *args.Offset
-	}
-	summary := ""
-	if args.Summary != nil {
-		summary = *args.Summary
-	}
-	c.compaction(ev, summary, last, details)
-	return nil
-}
-
-// compaction appends a compaction entry whose first kept entry is the
-// first one after event id after (-1: the first after the compaction).
-func (c *converter) compaction(ev *event, summary string, after int64, details map[string]any) {
-	comp := &compact.Compaction{Summary: summary, Details: details}
-	if c.lastUsage != nil {
-		comp.TokensBefore = c.lastUsage.ContextTokens()
-	}
-	e := &compact.Entry{Kind: compact.KindCompaction, Compaction: comp}
-	c.add(ev, e)
-	if after < 0 && ev.hasID {
-		after = ev.id
-	}
-	c.compactions = append(c.compactions, &openCompaction{entry: e, after: after, index: len(c.t.Entries) - 1})
-}
-
-// resolveCompactions sets each compaction's FirstKeptID: the first
-// message entry, in file order, of an event after the last forgotten
-// one.
-func (c *converter) resolveCompactions() {
-	if len(c.compactions) == 0 {
-		return
-	}
-	byEntry := make(map[string]int64, len(c.ids))
-	for evID, entryID := range c.ids {
-		byEntry[entryID] = evID
-	}
-	for _, oc := range c.compactions {
-		for i, e := range c.t.Entries {
-			evID, ok := byEntry[e.ID]
-			if !ok || evID <= oc.after || i == oc.index || !e.IsContextMessage() {
-				continue
-			}
-			oc.entry.Compaction.FirstKeptID = e.ID
-			break
-		}
-	}
-}
-
 // timestamp returns an event timestamp as RFC 3339 in UTC with
 // milliseconds, as pi writes them; OpenHands writes local ISO 8601 times
 // without a zone, read here as UTC. A time it cannot read is kept as
@@ -599,7 +374,7 @@ func timestamp(s string) string {
 	}
 	for _, layout := range [...]string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC().Format("2006-01-02T15:04:05.000Z")
+			return jsonrec.Stamp(t)
 		}
 	}
 	return s
