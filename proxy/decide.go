@@ -8,14 +8,14 @@ import (
 
 // decide is the one place that decides whether a request is compacted
 // before it goes upstream, and against which trigger. The root policy
-// judges its measured size (compact.Check with policyFor's policy); the
-// proxy adds two rules of its own on top, and an overflow reported by the
-// previous answer (v.forced) compacts whatever the size:
+// judges its measured size (compact.Check with policyFor's policy), with
+// two rules on top, and an overflow reported by the previous answer
+// (v.forced) compacts whatever the size:
 //
 //   - when the system prompt and tools alone pass the trigger, no summary
 //     can bring the request under it: only an overflow compacts;
-//   - right after a compaction, the next one waits until a quarter of the
-//     room under the trigger has filled again.
+//   - right after a compaction, the next one waits (the root's
+//     compact.CompactedRecently, the Guard's rule too).
 //
 // A count_tokens request is never compacted (its stored compaction still
 // applies, see rewrite). When a rule holds a compaction back, x.decision
