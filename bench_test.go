@@ -149,7 +149,7 @@ func BenchmarkPlanFirst(b *testing.B) {
 }
 
 // BenchmarkAppendAndCheck appends one message to a conversation of 1,000,
-// 10,000 and 100,000 messages held in memory (compact.Memory) and decides
+// 10,000 and 100,000 messages held in memory (compact.SliceLog) and decides
 // whether to compact (compact.Meter and compact.Check), which must cost
 // the same whatever the length of the conversation.
 //
@@ -195,14 +195,14 @@ func BenchmarkAppendAndCheck(b *testing.B) {
 			model := compact.ModelInfo{ID: "m", ContextWindow: 1 << 40}
 			policy := compact.Reserve{}
 			msg := compact.TextMessage(compact.RoleToolResult, text)
-			var log *compact.Memory
+			var log *compact.SliceLog
 			var meter *compact.Meter
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if i%batch == 0 {
 					b.StopTimer()
-					log = compact.NewMemory(base...)
+					log = compact.NewSliceLog(base...)
 					meter = compact.NewMeter(compact.BuildContext(log.Path()))
 					runtime.GC() // the old log is garbage of the rebuild, not of the appends
 					b.StartTimer()

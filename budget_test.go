@@ -27,7 +27,7 @@ func TestEngineSummaryHoldsOutputBudget(t *testing.T) {
 		b    *builder
 	}{{"history", plain()}, {"split turn", splitSession()}} {
 		const budget = 1000
-		log := NewMemory(tt.b.path()...)
+		log := NewSliceLog(tt.b.path()...)
 		res, err := (&Engine{Summarizer: runaway}).Compact(context.Background(), log, Request{MaxTokens: budget})
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
@@ -57,7 +57,7 @@ func TestEngineSummaryHoldsOutputBudget(t *testing.T) {
 		}
 	}
 	// Within the budget nothing changes.
-	log := NewMemory(splitSession().path()...)
+	log := NewSliceLog(splitSession().path()...)
 	res, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), log, Request{MaxTokens: 1000})
 	if err != nil || len(res.Adjustments) != 0 {
 		t.Fatalf("err %v, adjustments %q", err, res.Adjustments)
@@ -69,7 +69,7 @@ func TestEngineBudgetHoldsForHeadings(t *testing.T) {
 	headings := SummarizerFunc(func(ctx context.Context, req *SummaryRequest) (*Summary, error) {
 		return &Summary{Text: strings.Repeat("## A heading that never ends\n", 5000)}, nil
 	})
-	res, err := (&Engine{Summarizer: headings}).Compact(context.Background(), NewMemory(splitSession().path()...), Request{MaxTokens: 300})
+	res, err := (&Engine{Summarizer: headings}).Compact(context.Background(), NewSliceLog(splitSession().path()...), Request{MaxTokens: 300})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package compact
 
-import "math"
+import (
+	"math"
+
+	"github.com/compactkit/compact/internal/jsontext"
+)
 
 // Calibration defaults, used when the matching Calibrator field is zero.
 const (
@@ -179,22 +183,22 @@ func charsToTokens(chars int, ratio float64) int {
 func messageSize(m *Message) (chars, images int) {
 	if m.Role == RoleBash {
 		run := m.Metadata()
-		return utf16Len(run.Command) + utf16Len(run.Output), 0
+		return jsontext.UTF16Len(run.Command) + jsontext.UTF16Len(run.Output), 0
 	}
 	for i := range m.Content {
 		p := &m.Content[i]
 		switch p.Type {
 		case PartText:
-			chars += utf16Len(p.Text)
+			chars += jsontext.UTF16Len(p.Text)
 		case PartThinking:
 			if m.Role == RoleAssistant {
-				chars += utf16Len(p.Thinking)
+				chars += jsontext.UTF16Len(p.Thinking)
 			}
 		case PartImage:
 			images++
 		case PartToolCall:
 			if m.Role == RoleAssistant && p.ToolCall != nil {
-				chars += utf16Len(p.ToolCall.Name) + JSStringifyLen(p.ToolCall.Arguments)
+				chars += jsontext.UTF16Len(p.ToolCall.Name) + JSStringifyLen(p.ToolCall.Arguments)
 			}
 		}
 	}

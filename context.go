@@ -1,6 +1,10 @@
 package compact
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Path returns the entries from the root to the entry leafID, in order,
 // following ParentID links through entries. With leafID "" the last entry
@@ -376,4 +380,81 @@ func MeasureWith(c *Context, count func(*Message) int) ContextUsage {
 // pinned entry (see Pin).
 func (c *Context) IsPinned(i int) bool {
 	return i >= 0 && i < len(c.EntryIDs) && c.pinned[c.EntryIDs[i]]
+}
+
+// ModelMessages returns the context as a chat API accepts it (see
+// ForModel). After an automatic compaction (reason threshold or overflow
+// recorded in its details) the summary message ends with
+// ContinuationNote; after a manual one it does not.
+func (c *Context) ModelMessages() []*Message {
+	out := ForModel(c.Messages)
+	if c.Compaction != nil && len(out) > 0 && c.Messages[0].Role == RoleCompactionSummary && AutomaticCompaction(c.Compaction) {
+		out[0] = asUser(c.Messages[0], SummaryText(c.Messages[0].Text())+"\n\n"+ContinuationNote)
+	}
+	return out
+}
+
+// ForModel converts a context into the messages a chat API accepts: user,
+// assistant and tool results. Summaries, user-run shell commands and
+// custom messages become user messages; shell commands marked as excluded
+// from the context are dropped. The input is not modified.
+func ForModel(msgs []*Message) []*Message {
+	out := make([]*Message, 0, len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
+		case RoleCompactionSummary:
+			out = append(out, asUser(m, SummaryText(m.Text())))
+		case RoleBranchSummary:
+			out = append(out, asUser(m, BranchPreface+"\n\n<summary>\n"+m.Text()+"\n</summary>"))
+		case RoleBash:
+			if !m.Metadata().ExcludeFromContext {
+				out = append(out, asUser(m, bashText(m)))
+			}
+		case RoleCustom:
+			u := *m
+			u.Role = RoleUser
+			if mm := m.Metadata(); mm.CustomType != "" {
+				mm.CustomType = ""
+				u.Meta = &mm
+				if mm.IsZero() {
+					u.Meta = nil
+				}
+			}
+			u.ResetTokens()
+			out = append(out, &u)
+		default:
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func asUser(m *Message, text string) *Message {
+	u := TextMessage(RoleUser, text)
+	u.Timestamp = m.Timestamp
+	return u
+}
+
+// bashText renders a shell command the user ran, with its output and a
+// failing exit status.
+func bashText(m *Message) string {
+	run := m.Metadata()
+	var b strings.Builder
+	b.WriteString("I ran `")
+	b.WriteString(run.Command)
+	b.WriteString("`")
+	if run.Output != "" {
+		b.WriteString("\n```\n")
+		b.WriteString(run.Output)
+		b.WriteString("\n```")
+	} else {
+		b.WriteString(" (no output)")
+	}
+	switch {
+	case run.Cancelled:
+		b.WriteString("\nThe command was cancelled.")
+	case run.ExitCode != nil && *run.ExitCode != 0:
+		b.WriteString("\nExit status: " + strconv.Itoa(*run.ExitCode))
+	}
+	return b.String()
 }

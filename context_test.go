@@ -93,7 +93,7 @@ func TestPathFollowsBranches(t *testing.T) {
 		t.Fatal("a parent cycle must be an error")
 	}
 
-	m := NewMemory(entries...)
+	m := NewSliceLog(entries...)
 	if err := m.Branch("b1"); err != nil {
 		t.Fatal(err)
 	}

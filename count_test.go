@@ -7,14 +7,14 @@ import (
 
 // countSession ends with a reported usage of 1,000 tokens and two
 // messages after it.
-func countSession() *Memory {
+func countSession() *SliceLog {
 	var b builder
 	b.user(2000)
 	a := b.assistant(10)
 	a.Message.Usage = &Usage{Input: 1000}
 	b.user(8000)
 	b.user(8000)
-	return NewMemory(b.path()...)
+	return NewSliceLog(b.path()...)
 }
 
 // perMessage counts every message as 7 tokens.

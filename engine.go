@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/compactkit/compact/internal/jsontext"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // Log is where a conversation's entries are kept: a session file, an
@@ -514,12 +517,12 @@ func (p *summaryParts) fitBudget(budget int) bool {
 // many for it (ShortenSummary keeps them all): the budget holds.
 func (p *summaryParts) hardCut(budget int) {
 	if t := p.text(); tokensOf(t) > budget {
-		p.history, p.prefix = cutUTF16(t, max(budget*4-8, 0))+"\n[…]", ""
+		p.history, p.prefix = jsontext.CutUTF16(t, max(budget*4-8, 0))+"\n[…]", ""
 	}
 }
 
 // tokensOf is the chars/4 size of a text, as the headroom guarantee counts.
-func tokensOf(s string) int { return (utf16Len(s) + 3) / 4 }
+func tokensOf(s string) int { return (jsontext.UTF16Len(s) + 3) / 4 }
 
 // summarize has the plan's history and turn prefix summarized by sum and
 // joins them. It calls sum only with messages to summarize.
@@ -664,7 +667,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		if fb.history == "" && fb.prefix != "" {
 			fb.history = "No earlier history."
 		}
-		fb.history = "> Written without a model: the summarizer failed (" + oneLine(Redact(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
+		fb.history = "> Written without a model: the summarizer failed (" + oneLine(redact.String(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
 		parts = fb
 	}
 	res.Summarizer, res.Usage = parts.summarizer, parts.usage
@@ -677,12 +680,12 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 
 	files := FormatFileLists(plan.ReadFiles, plan.ModifiedFiles)
 	if req.TargetTokens > 0 {
-		room := req.TargetTokens - plan.KeptTokens - (utf16Len(files)+3)/4
-		if have := (utf16Len(summary) + 3) / 4; have > room {
+		room := req.TargetTokens - plan.KeptTokens - (jsontext.UTF16Len(files)+3)/4
+		if have := (jsontext.UTF16Len(summary) + 3) / 4; have > room {
 			short := ShortenSummary(summary, room)
 			res.Adjustments = append(res.Adjustments, fmt.Sprintf(
 				"summary shortened from ~%d to ~%d tokens, section headings kept, so that the context fits under %d",
-				have, (utf16Len(short)+3)/4, req.TargetTokens))
+				have, (jsontext.UTF16Len(short)+3)/4, req.TargetTokens))
 			summary = short
 		}
 	}
@@ -691,7 +694,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	}
 	// The context shows the pinned messages themselves, not the copy
 	// that readers without pins get (see pinnedBlock).
-	res.TokensAfter = (utf16Len(summary)+3)/4 + plan.KeptTokens
+	res.TokensAfter = (jsontext.UTF16Len(summary)+3)/4 + plan.KeptTokens
 	if block := pinnedBlock(plan.Pinned); block != "" {
 		if files != "" {
 			summary = strings.TrimSuffix(summary, files) + block + "\n\n" + files
@@ -723,7 +726,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	}
 	if res.FallbackErr != nil {
 		details["fallback"] = true
-		details["summarizerError"] = oneLine(Redact(res.FallbackErr.Error()))
+		details["summarizerError"] = oneLine(redact.String(res.FallbackErr.Error()))
 	}
 	entry := &Entry{
 		Kind: KindCompaction,

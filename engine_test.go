@@ -37,7 +37,7 @@ func splitSession() *builder {
 
 func TestEngineCompact(t *testing.T) {
 	b := splitSession()
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	before := Measure(BuildContext(log.Path())).Tokens
 	rec := &recorder{}
 	var events []Event
@@ -118,7 +118,7 @@ func TestEngineWritesNothingOnFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		b := splitSession()
-		log := NewMemory(b.path()...)
+		log := NewSliceLog(b.path()...)
 		n := len(log.Entries())
 		var end *Event
 		eng := &Engine{Summarizer: tt.s, OnEvent: func(e Event) {
@@ -147,7 +147,7 @@ func TestEngineNothingToCompactCallsNoSummarizer(t *testing.T) {
 	b.assistant(10)
 	rec := &recorder{}
 	eng := &Engine{Summarizer: rec}
-	_, err := eng.Compact(context.Background(), NewMemory(b.path()...), Request{})
+	_, err := eng.Compact(context.Background(), NewSliceLog(b.path()...), Request{})
 	if !errors.Is(err, ErrNothingToCompact) || len(rec.reqs) != 0 {
 		t.Fatalf("err %v, %d summarizer calls", err, len(rec.reqs))
 	}
@@ -159,7 +159,7 @@ func TestEngineSecondCompactionMergesPrevious(t *testing.T) {
 		b.user(4000)
 		b.assistant(4000)
 	}
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	rec := &recorder{}
 	eng := &Engine{Summarizer: rec}
 	first, err := eng.Compact(context.Background(), log, Request{})
@@ -203,7 +203,7 @@ func TestFirstRequestBeforeSpan(t *testing.T) {
 	b.assistant(3000)
 	rec := &recorder{}
 	eng := &Engine{Summarizer: rec, KeepRecentTokens: 3500}
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	if _, err := eng.Compact(context.Background(), log, Request{}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // FileOps accumulates the files an agent read, wrote and edited, as seen
@@ -50,7 +52,7 @@ func (f *FileOps) AddMessage(m *Message) {
 func (f *FileOps) addCall(call *ToolCall) {
 	str := func(keys ...string) string {
 		for _, k := range keys {
-			if s, ok := TopLevelString(call.Arguments, k); ok && s != "" {
+			if s, ok := jsontext.TopLevelString(call.Arguments, k); ok && s != "" {
 				return s
 			}
 		}
@@ -166,51 +168,4 @@ func (f *FileOps) Lists() (readFiles, modifiedFiles []string) {
 	sort.Strings(readFiles)
 	sort.Strings(modifiedFiles)
 	return readFiles, modifiedFiles
-}
-
-// FormatFileLists renders the file lists that end every summary, as
-// <read-files> and <modified-files> blocks, one path per line. It returns
-// "" when both lists are empty.
-func FormatFileLists(readFiles, modifiedFiles []string) string {
-	var b strings.Builder
-	if len(readFiles) > 0 {
-		b.WriteString("<read-files>\n")
-		for _, p := range readFiles {
-			b.WriteString(p)
-			b.WriteByte('\n')
-		}
-		b.WriteString("</read-files>")
-	}
-	if len(modifiedFiles) > 0 {
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString("<modified-files>\n")
-		for _, p := range modifiedFiles {
-			b.WriteString(p)
-			b.WriteByte('\n')
-		}
-		b.WriteString("</modified-files>")
-	}
-	return b.String()
-}
-
-// StripFileLists removes trailing <read-files> and <modified-files> blocks
-// from a summary, so that a previous summary can be merged without
-// repeating lists the new summary rebuilds anyway.
-func StripFileLists(summary string) string {
-	for _, tag := range []string{"read-files", "modified-files"} {
-		for {
-			start := strings.Index(summary, "<"+tag+">")
-			if start < 0 {
-				break
-			}
-			end := strings.Index(summary[start:], "</"+tag+">")
-			if end < 0 {
-				break
-			}
-			summary = summary[:start] + summary[start+end+len(tag)+3:]
-		}
-	}
-	return strings.TrimRight(summary, " \n\t")
 }

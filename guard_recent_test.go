@@ -43,7 +43,7 @@ func TestGuardWaitsAfterASummary(t *testing.T) {
 		{1150, true},  // 250 tokens since
 	} {
 		ctx := context.Background()
-		log := &Memory{}
+		log := &SliceLog{}
 		if _, err := log.AppendMessage(ctx, TextMessage(RoleUser, strings.Repeat("old ", 400))); err != nil {
 			t.Fatal(err)
 		}

@@ -86,7 +86,7 @@ func newGuard(log Log, window int) (*Guard, *[]Event) {
 // between tool calls as often as needed, no request ever overflows, no
 // tool result loses its call, and compactions stay bounded.
 func TestGuardLongRun(t *testing.T) {
-	log := NewMemory()
+	log := NewSliceLog()
 	log.AppendMessage(context.Background(), TextMessage(RoleUser, "Fix every failing test in the repository."))
 	g, events := newGuard(log, 20000)
 	model := &fakeModel{window: 20000, factor: 1.3}
@@ -135,8 +135,8 @@ func TestGuardLongRun(t *testing.T) {
 }
 
 func TestGuardOverflowRecovery(t *testing.T) {
-	setup := func() (*Guard, *Memory) {
-		log := NewMemory()
+	setup := func() (*Guard, *SliceLog) {
+		log := NewSliceLog()
 		log.AppendMessage(context.Background(), TextMessage(RoleUser, "start"))
 		for i := 0; i < 12; i++ {
 			log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("u", 4000)))
@@ -183,7 +183,7 @@ func TestGuardOverflowRecovery(t *testing.T) {
 // A history that cannot shrink: the newest message alone is above the
 // trigger. The guard says so instead of compacting again and again.
 func TestGuardStalls(t *testing.T) {
-	log := NewMemory()
+	log := NewSliceLog()
 	log.AppendMessage(context.Background(), TextMessage(RoleUser, "small start"))
 	log.AppendMessage(context.Background(), TextMessage(RoleAssistant, "ok"))
 	log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("x", 4*9000)))
@@ -200,8 +200,8 @@ func TestGuardStalls(t *testing.T) {
 }
 
 func TestGuardHooksAndContinuation(t *testing.T) {
-	build := func(finished bool) (*Guard, *Memory) {
-		log := NewMemory()
+	build := func(finished bool) (*Guard, *SliceLog) {
+		log := NewSliceLog()
 		for i := 0; i < 10; i++ {
 			log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("u", 4000)))
 			a := TextMessage(RoleAssistant, strings.Repeat("a", 4000))
@@ -274,7 +274,7 @@ func TestGuardHooksAndContinuation(t *testing.T) {
 func TestGuardCalibrated(t *testing.T) {
 	worstOf := map[bool]float64{}
 	for _, calibrated := range []bool{false, true} {
-		log := NewMemory()
+		log := NewSliceLog()
 		log.AppendMessage(context.Background(), TextMessage(RoleUser, "Fix every failing test in the repository."))
 		g, _ := newGuard(log, 20000)
 		if calibrated {

@@ -43,7 +43,7 @@ func TestGuardKeptPartAdaptsToWindow(t *testing.T) {
 		if est := estimateOf(b.path()); est >= DefaultKeepRecentTokens {
 			t.Fatalf("fixture: %d tokens estimated, want under the keep budget", est)
 		}
-		log := NewMemory(b.path()...)
+		log := NewSliceLog(b.path()...)
 		var events []Event
 		var after []*Result
 		g := &Guard{
@@ -81,23 +81,23 @@ func TestGuardKeptPartAdaptsToWindow(t *testing.T) {
 // not (there is nothing to make room for).
 func TestEngineKeepBudgetFollowsTarget(t *testing.T) {
 	b := overheadSession(8, 1500, 40000)
-	_, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewMemory(b.path()...), Request{})
+	_, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewSliceLog(b.path()...), Request{})
 	if !errors.Is(err, ErrNothingToCompact) {
 		t.Fatalf("without a target: %v, want nothing to compact", err)
 	}
 	eng := &Engine{Summarizer: &recorder{}}
-	dry, err := eng.Plan(NewMemory(b.path()...), Request{TargetTokens: 16384})
+	dry, err := eng.Plan(NewSliceLog(b.path()...), Request{TargetTokens: 16384})
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	res, err := eng.Compact(context.Background(), NewMemory(b.path()...), Request{TargetTokens: 16384})
+	res, err := eng.Compact(context.Background(), NewSliceLog(b.path()...), Request{TargetTokens: 16384})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if dry.FirstKeptID != res.Plan.FirstKeptID || dry.KeptTokens != res.Plan.KeptTokens {
 		t.Errorf("Plan keeps %d tokens from %s, Compact %d from %s", dry.KeptTokens, dry.FirstKeptID, res.Plan.KeptTokens, res.Plan.FirstKeptID)
 	}
-	adjusted, adj, err := eng.PlanAdjusted(NewMemory(b.path()...), Request{TargetTokens: 16384})
+	adjusted, adj, err := eng.PlanAdjusted(NewSliceLog(b.path()...), Request{TargetTokens: 16384})
 	if err != nil || adjusted.KeptTokens != dry.KeptTokens || len(adj) != 1 || !strings.Contains(adj[0], "kept part reduced") {
 		t.Errorf("PlanAdjusted: kept %v, adjustments %q, err %v; want the dry plan and its adjustment", adjusted, adj, err)
 	}
@@ -105,7 +105,7 @@ func TestEngineKeepBudgetFollowsTarget(t *testing.T) {
 		t.Fatalf("kept %d, adjustments %q", res.Plan.KeptTokens, res.Adjustments)
 	}
 	small := overheadSession(8, 1500, 12000)
-	_, err = (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewMemory(small.path()...), Request{TargetTokens: 16384})
+	_, err = (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewSliceLog(small.path()...), Request{TargetTokens: 16384})
 	if !errors.Is(err, ErrNothingToCompact) {
 		t.Fatalf("under the target: %v, want nothing to compact", err)
 	}
@@ -115,7 +115,7 @@ func TestEngineKeepBudgetFollowsTarget(t *testing.T) {
 // not under the target), no summary is written and the call goes ahead.
 func TestGuardCheapTierUnderTriggerIsEnough(t *testing.T) {
 	b := overheadSession(14, 1000, 50000)
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	var after []*Result
 	g := &Guard{
 		Engine:          &Engine{Summarizer: &recorder{}, Ladder: &Ladder{}},
@@ -160,7 +160,7 @@ func TestEngineLadderReportSurvivesNothingToCompact(t *testing.T) {
 	a := TextMessage(RoleAssistant, "Read them all.")
 	a.StopReason, a.Usage = StopToolUse, &Usage{Input: 60000}
 	b.msg(a)
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	n := len(log.Entries())
 	eng := &Engine{Summarizer: &recorder{}, Ladder: &Ladder{}}
 	res, err := eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, TargetTokens: 20000})
@@ -180,7 +180,7 @@ func TestEngineLadderReportSurvivesNothingToCompact(t *testing.T) {
 	a = TextMessage(RoleAssistant, "Hello.")
 	a.StopReason, a.Usage = StopEnd, &Usage{Input: 60000}
 	small.msg(a)
-	log = NewMemory(small.path()...)
+	log = NewSliceLog(small.path()...)
 	res, err = eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, TargetTokens: 20000})
 	if !errors.Is(err, ErrNothingToCompact) || len(log.Entries()) != 2 {
 		t.Fatalf("nothing written: %v, %d entries", err, len(log.Entries()))
@@ -193,7 +193,7 @@ func TestEngineLadderReportSurvivesNothingToCompact(t *testing.T) {
 // A history that shrinks, but not under the trigger: the newest message
 // alone is larger. The guard stops with ErrStalled after one compaction.
 func TestGuardStallsAboveTrigger(t *testing.T) {
-	log := NewMemory()
+	log := NewSliceLog()
 	log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("h", 4*3000)))
 	log.AppendMessage(context.Background(), TextMessage(RoleAssistant, "ok"))
 	log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("x", 4*8000)))
@@ -214,7 +214,7 @@ func TestGuardStallsAboveTrigger(t *testing.T) {
 // compactions the guard stops with ErrStalled instead of going on.
 func TestGuardPerCallLimit(t *testing.T) {
 	b := overheadSession(14, 1000, 50000)
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	var after []*Result
 	g := &Guard{
 		Engine:                &Engine{Summarizer: &recorder{}, Ladder: &Ladder{}},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 func TestShortenSummary(t *testing.T) {
@@ -29,7 +31,7 @@ func TestShortenSummary(t *testing.T) {
 				t.Errorf("max %d: heading %q lost", max, h)
 			}
 		}
-		if got := (utf16Len(short) + 3) / 4; max >= 500 && got > max {
+		if got := (jsontext.UTF16Len(short) + 3) / 4; max >= 500 && got > max {
 			t.Errorf("max %d: %d tokens", max, got)
 		}
 		if !strings.Contains(short, "left out to fit the context]") {
@@ -55,7 +57,7 @@ func bigSession() *builder {
 }
 
 func TestEngineHeadroomShrinksKeptPartFirst(t *testing.T) {
-	log := NewMemory(bigSession().path()...)
+	log := NewSliceLog(bigSession().path()...)
 	eng := &Engine{Summarizer: &recorder{}}
 	res, err := eng.Compact(context.Background(), log, Request{KeepRecentTokens: 40000, TargetTokens: 20000})
 	if err != nil {
@@ -80,7 +82,7 @@ func TestEngineHeadroomShortensSummary(t *testing.T) {
 	verbose := SummarizerFunc(func(ctx context.Context, req *SummaryRequest) (*Summary, error) {
 		return &Summary{Text: long, Summarizer: "verbose"}, nil
 	})
-	log := NewMemory(bigSession().path()...)
+	log := NewSliceLog(bigSession().path()...)
 	res, err := (&Engine{Summarizer: verbose}).Compact(context.Background(), log, Request{TargetTokens: 30000})
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +119,7 @@ func TestEngineFallback(t *testing.T) {
 		{ReasonThreshold, FallbackOff, false},
 	}
 	for _, tt := range tests {
-		log := NewMemory(splitSession().path()...)
+		log := NewSliceLog(splitSession().path()...)
 		n := len(log.Entries())
 		var end Event
 		eng := &Engine{Summarizer: failing, Fallback: offline, OnEvent: func(e Event) { end = e }}
@@ -148,7 +150,7 @@ func TestEngineFallback(t *testing.T) {
 		cancel()
 		return nil, context.Canceled
 	})
-	log := NewMemory(splitSession().path()...)
+	log := NewSliceLog(splitSession().path()...)
 	n := len(log.Entries())
 	if _, err := (&Engine{Summarizer: cancelling, Fallback: offline}).Compact(ctx, log, Request{Reason: ReasonThreshold}); !errors.Is(err, context.Canceled) || len(log.Entries()) != n {
 		t.Errorf("cancelled: %v", err)
@@ -157,7 +159,7 @@ func TestEngineFallback(t *testing.T) {
 
 func TestContinuationNote(t *testing.T) {
 	for _, reason := range []Reason{ReasonManual, ReasonThreshold, ReasonOverflow} {
-		log := NewMemory(splitSession().path()...)
+		log := NewSliceLog(splitSession().path()...)
 		if _, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), log, Request{Reason: reason}); err != nil {
 			t.Fatal(err)
 		}

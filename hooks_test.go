@@ -12,7 +12,7 @@ import (
 func TestEngineHooks(t *testing.T) {
 	ctx := context.Background()
 	t.Run("skip", func(t *testing.T) {
-		log := NewMemory(splitSession().path()...)
+		log := NewSliceLog(splitSession().path()...)
 		n := len(log.Path())
 		rec := &recorder{}
 		var seen ContextUsage
@@ -32,7 +32,7 @@ func TestEngineHooks(t *testing.T) {
 		}
 	})
 	t.Run("summary", func(t *testing.T) {
-		log := NewMemory(splitSession().path()...)
+		log := NewSliceLog(splitSession().path()...)
 		rec := &recorder{}
 		var after []*Result
 		eng := &Engine{Summarizer: rec,
@@ -56,7 +56,7 @@ func TestEngineHooks(t *testing.T) {
 		eng := &Engine{Summarizer: &recorder{}, BeforeCompaction: func(context.Context, Request, ContextUsage) (HookDecision, error) {
 			return HookDecision{}, boom
 		}}
-		if _, err := eng.Compact(ctx, NewMemory(splitSession().path()...), Request{}); !errors.Is(err, boom) {
+		if _, err := eng.Compact(ctx, NewSliceLog(splitSession().path()...), Request{}); !errors.Is(err, boom) {
 			t.Errorf("err %v, want it to wrap the hook's", err)
 		}
 	})
@@ -65,7 +65,7 @@ func TestEngineHooks(t *testing.T) {
 // TestEventsCarryContextUsage: the start event has the context's measure
 // before the compaction, the end event the measure of the rebuilt one.
 func TestEventsCarryContextUsage(t *testing.T) {
-	log := NewMemory(splitSession().path()...)
+	log := NewSliceLog(splitSession().path()...)
 	before := Measure(BuildContext(log.Path()))
 	var events []Event
 	eng := &Engine{Summarizer: &recorder{}, OnEvent: func(e Event) { events = append(events, e) }}
@@ -89,7 +89,7 @@ func TestEventsCarryContextUsage(t *testing.T) {
 // calls the model as things are.
 func TestGuardHonoursEngineSkip(t *testing.T) {
 	b := overheadSession(8, 1500, 40000)
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	skipped := 0
 	var turns []ContextUsage
 	g := &Guard{

@@ -235,42 +235,38 @@ func editsByIndex(c *Context, edits []Edit, from int) func(i int) (int, bool) {
 	}
 }
 
+// PreviewDetail says how much of each pass Preview reports.
+type PreviewDetail int
+
+const (
+	// PreviewEdits reports each pass whole: its edits carry the new
+	// content of every message they change, ready to be recorded.
+	PreviewEdits PreviewDetail = iota
+	// PreviewFigures reports the figures of each pass only (compact
+	// inspect): the same measures, cache break, tokens freed and targets,
+	// but the edits carry no content (Edit.Content nil; TargetID is set).
+	// The strategies of this package then build each replacement in one
+	// reused buffer, only to estimate it, so previewing a session of
+	// hundreds of thousands of messages allocates little where
+	// PreviewEdits allocates the new content of every edited message
+	// (140 MB for a 210 MB session).
+	PreviewFigures
+)
+
 // Preview plans each strategy alone on path, as a dry run of a Ladder
-// holding only that strategy would, and returns one report per strategy
-// in order (Edit nil when it had nothing worth doing). The context of
-// path is built once and shared by the strategies of this package, so a
-// preview of every strategy costs little more than one.
-func Preview(ctx context.Context, path []*Entry, strategies []Strategy) ([]PassReport, error) {
-	out := make([]PassReport, 0, len(strategies))
-	err := PreviewEach(ctx, path, strategies, func(r PassReport) error {
-		out = append(out, r)
-		return nil
-	})
-	return out, err
-}
-
-// PreviewEach is Preview handing each report to fn as soon as it is made
-// rather than returning them all. A caller that keeps only the figures
-// lets each pass's edits (new content for up to every message of the
-// path) be collected before the next strategy runs, where Preview holds
-// the edits of every strategy at once. An error from fn stops the
+// holding only that strategy would, and hands fn one report per strategy,
+// in order, as soon as it is made (Edit nil when the strategy had nothing
+// worth doing); detail says whether the edits carry their content. A
+// caller that keeps only what it needs of each report lets the pass be
+// collected before the next strategy runs. The context of path is built
+// once and shared by the strategies of this package, so a preview of
+// every strategy costs little more than one. An error from fn stops the
 // preview and is returned as it is.
-func PreviewEach(ctx context.Context, path []*Entry, strategies []Strategy, fn func(PassReport) error) error {
-	return preview(ctx, path, strategies, false, fn)
+func Preview(ctx context.Context, path []*Entry, strategies []Strategy, detail PreviewDetail, fn func(PassReport) error) error {
+	return preview(ctx, path, strategies, detail == PreviewFigures, fn)
 }
 
-// PreviewFigures is PreviewEach for callers that need only the figures of
-// each pass (compact inspect): the reports are the same, but the edits in
-// them carry no content (Edit.Content nil; TargetID is set). The
-// strategies of this package then build each replacement in one reused
-// buffer, only to estimate it, so previewing a session of hundreds of
-// thousands of messages allocates little where PreviewEach allocates the
-// new content of every edited message (140 MB for a 210 MB session).
-func PreviewFigures(ctx context.Context, path []*Entry, strategies []Strategy, fn func(PassReport) error) error {
-	return preview(ctx, path, strategies, true, fn)
-}
-
-// preview is PreviewEach, or PreviewFigures when figures is set.
+// preview is Preview, with figures for PreviewFigures.
 func preview(ctx context.Context, path []*Entry, strategies []Strategy, figures bool, fn func(PassReport) error) error {
 	cur := BuildContext(path)
 	u := Measure(cur)

@@ -19,7 +19,7 @@ func toolHeavy(turns int) *builder {
 }
 
 func TestLadderStopsAtTarget(t *testing.T) {
-	log := NewMemory(toolHeavy(30).path()...)
+	log := NewSliceLog(toolHeavy(30).path()...)
 	n := len(log.Entries())
 	before := Measure(BuildContext(log.Path())).Tokens
 	target := before / 2
@@ -56,7 +56,7 @@ func TestLadderStopsAtTarget(t *testing.T) {
 
 func TestEngineCheapTierBeforeSummary(t *testing.T) {
 	// Enough: the cheap tier alone gets under the target, no summary.
-	log := NewMemory(toolHeavy(30).path()...)
+	log := NewSliceLog(toolHeavy(30).path()...)
 	rec := &recorder{}
 	var ends []Event
 	eng := &Engine{Summarizer: rec, Ladder: &Ladder{}, OnEvent: func(e Event) {
@@ -77,7 +77,7 @@ func TestEngineCheapTierBeforeSummary(t *testing.T) {
 	}
 
 	// Not enough: passes first, then the summary.
-	log = NewMemory(toolHeavy(30).path()...)
+	log = NewSliceLog(toolHeavy(30).path()...)
 	rec = &recorder{}
 	eng.Summarizer = rec
 	res, err = eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, TargetTokens: 3000})
@@ -96,7 +96,7 @@ func TestEngineCheapTierBeforeSummary(t *testing.T) {
 	}
 
 	// A manual compaction never runs the cheap tier.
-	log = NewMemory(toolHeavy(30).path()...)
+	log = NewSliceLog(toolHeavy(30).path()...)
 	res, err = eng.Compact(context.Background(), log, Request{Reason: ReasonManual, TargetTokens: target})
 	if err != nil || res.Ladder != nil || !res.Summarized() {
 		t.Fatalf("manual: %v, ladder %+v", err, res.Ladder)
@@ -128,7 +128,7 @@ func TestStrategyByName(t *testing.T) {
 
 // failingLog fails every Append after the first ok ones.
 type failingLog struct {
-	*Memory
+	*SliceLog
 	ok int
 }
 
@@ -139,13 +139,13 @@ func (l *failingLog) Append(ctx context.Context, e *Entry) error {
 		return errDiskFull
 	}
 	l.ok--
-	return l.Memory.Append(ctx, e)
+	return l.SliceLog.Append(ctx, e)
 }
 
 func TestLadderReturnsRecordedPassesOnFailure(t *testing.T) {
-	mem := NewMemory(toolHeavy(30).path()...)
+	mem := NewSliceLog(toolHeavy(30).path()...)
 	n := len(mem.Entries())
-	log := &failingLog{Memory: mem, ok: 1}
+	log := &failingLog{SliceLog: mem, ok: 1}
 	res, err := (Ladder{Strategies: []Strategy{Mask{Turns: 20}, Mask{Turns: 5}}}).Run(context.Background(), log, 0, false)
 	if !errors.Is(err, errDiskFull) {
 		t.Fatalf("err %v, want the failed append", err)

@@ -27,7 +27,7 @@ func TestEngineMemory(t *testing.T) {
 		err  error
 	}{{"ok", nil}, {"failing", errors.New("disk full")}} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := NewMemory(splitSession().path()...)
+			log := NewSliceLog(splitSession().path()...)
 			mem := &memoryRecorder{err: tc.err}
 			at := time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
 			eng := &Engine{Summarizer: &recorder{}, Memory: mem, Now: func() time.Time { return at }}
@@ -59,7 +59,7 @@ func TestEngineMemory(t *testing.T) {
 	// A manual compaction without a reason is recorded as manual.
 	mem := &memoryRecorder{}
 	eng := &Engine{Summarizer: &recorder{}, Memory: mem}
-	if _, err := eng.Compact(context.Background(), NewMemory(splitSession().path()...), Request{}); err != nil {
+	if _, err := eng.Compact(context.Background(), NewSliceLog(splitSession().path()...), Request{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(mem.recs) != 1 || mem.recs[0].Reason != ReasonManual {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"sync/atomic"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // Role says who produced a message. The three provider roles (user,
@@ -95,7 +97,7 @@ type ToolCall struct {
 func (c *ToolCall) FilePath() string {
 	if !c.pathOK {
 		for _, k := range [...]string{"path", "file_path", "filePath"} {
-			if s, ok := TopLevelString(c.Arguments, k); ok && s != "" {
+			if s, ok := jsontext.TopLevelString(c.Arguments, k); ok && s != "" {
 				c.path = s
 				break
 			}

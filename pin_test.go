@@ -31,7 +31,7 @@ func contextIDs(c *Context) []string { return c.EntryIDs }
 func TestPinLabels(t *testing.T) {
 	ctx := context.Background()
 	b, ids := pinSession()
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	// An entry labelled before keeps its label inside the pin.
 	if err := log.Append(ctx, &Entry{Kind: KindLabel, Meta: &EntryMeta{TargetID: ids["answer"], Label: "checkpoint"}}); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestPinGroup(t *testing.T) {
 func TestCompactKeepsPinnedMessages(t *testing.T) {
 	ctx := context.Background()
 	b, ids := pinSession()
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	if err := Pin(ctx, log, ids["ask"]); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestPinCountsFirstInKeptBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	if err := Pin(ctx, log, ids["result"]); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestStrategiesLeavePinnedMessages(t *testing.T) {
 		b.result(b.call("bash", `{"command":"ls"}`), "bash", 10)
 		b.assistant(10)
 	}
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	if err := Pin(ctx, log, big); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func targets(ce *ContextEdit) string {
 func TestMeasureCountsPinAfterUsage(t *testing.T) {
 	ctx := context.Background()
 	b, ids := pinSession()
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	eng := &Engine{Summarizer: &recorder{}, KeepRecentTokens: 4500}
 	if _, err := eng.Compact(ctx, log, Request{}); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ func TestPreviewMatchesSingleLadders(t *testing.T) {
 		s := loadFixture(t, name)
 		ctx := context.Background()
 		strategies := []compact.Strategy{compact.StripImages{}, compact.Mask{}, compact.Truncate{}, compact.Prune{}, compact.ClearToolUses{}}
-		got, err := compact.Preview(ctx, s.Path(), strategies)
+		got, err := previewAll(ctx, s.Path(), strategies, compact.PreviewEdits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,45 +60,40 @@ func TestPreviewMatchesSingleLadders(t *testing.T) {
 	}
 }
 
-// TestPreviewEach: PreviewEach hands over the reports Preview returns,
-// one per strategy in order, and stops at the first error of its
+// TestPreviewOrderAndStop: Preview hands over one report per strategy,
+// in the order of the strategies, and stops at the first error of its
 // callback, returning it.
-func TestPreviewEach(t *testing.T) {
+func TestPreviewOrderAndStop(t *testing.T) {
 	s := loadFixture(t, "large-session.jsonl")
 	ctx := context.Background()
 	strategies := []compact.Strategy{compact.Mask{}, compact.Truncate{}, compact.Prune{}}
-	want, err := compact.Preview(ctx, s.Path(), strategies)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []compact.PassReport
-	if err := compact.PreviewEach(ctx, s.Path(), strategies, func(r compact.PassReport) error {
-		got = append(got, r)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d reports, Preview %d", len(got), len(want))
-	}
-	for i := range got {
-		if got[i].Strategy != want[i].Strategy || got[i].TokensAfter != want[i].TokensAfter || got[i].CacheBreakIndex != want[i].CacheBreakIndex {
-			t.Errorf("report %d: %+v, Preview %+v", i, got[i], want[i])
+	for _, detail := range []compact.PreviewDetail{compact.PreviewEdits, compact.PreviewFigures} {
+		got, err := previewAll(ctx, s.Path(), strategies, detail)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	stop := errors.New("enough")
-	calls := 0
-	err = compact.PreviewEach(ctx, s.Path(), strategies, func(compact.PassReport) error {
-		calls++
-		return stop
-	})
-	if err != stop || calls != 1 {
-		t.Errorf("error %v after %d calls, want %v after 1", err, calls, stop)
+		if len(got) != len(strategies) {
+			t.Fatalf("detail %d: %d reports for %d strategies", detail, len(got), len(strategies))
+		}
+		for i, r := range got {
+			if r.Strategy != strategies[i].Name() {
+				t.Errorf("detail %d: report %d is %s, want %s", detail, i, r.Strategy, strategies[i].Name())
+			}
+		}
+		stop := errors.New("enough")
+		calls := 0
+		err = compact.Preview(ctx, s.Path(), strategies, detail, func(compact.PassReport) error {
+			calls++
+			return stop
+		})
+		if err != stop || calls != 1 {
+			t.Errorf("detail %d: error %v after %d calls, want %v after 1", detail, err, calls, stop)
+		}
 	}
 }
 
 // TestPreviewTokensAfterMatchesContext: the TokensAfter of each preview,
-// which PreviewEach counts without building the edited context, is what
+// which Preview counts without building the edited context, is what
 // Measure gives on the context built with the edit appended to the path.
 // The paths cover a compaction, an earlier context edit on the path, pinned
 // messages the strategies would otherwise edit, and an edit whose freed
@@ -116,7 +111,7 @@ func TestPreviewTokensAfterMatchesContext(t *testing.T) {
 		variants = append(variants, variant{name, path})
 
 		// An earlier mask pass on the path: the strategies plan on top of it.
-		reps, err := compact.Preview(ctx, path, []compact.Strategy{compact.Mask{}})
+		reps, err := previewAll(ctx, path, []compact.Strategy{compact.Mask{}}, compact.PreviewEdits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +186,7 @@ func TestPreviewTokensAfterMatchesContext(t *testing.T) {
 	}
 	for _, v := range variants {
 		edited := 0
-		err := compact.PreviewEach(ctx, v.path, strategies, func(r compact.PassReport) error {
+		err := compact.Preview(ctx, v.path, strategies, compact.PreviewEdits, func(r compact.PassReport) error {
 			if r.Edit == nil {
 				return nil
 			}
@@ -222,18 +217,18 @@ func TestPreviewTokensAfterMatchesContext(t *testing.T) {
 	}
 }
 
-// PreviewFigures reports what PreviewEach reports, edits without their
+// PreviewFigures reports what PreviewEdits reports, edits without their
 // content: the same strategies, measures, cache break, tokens freed and
 // targets, on the fixtures with and without pins and an earlier pass,
 // and for ClearToolUses clearing inputs too (a pass that builds on its
 // own proposals).
-func TestPreviewFiguresMatchesPreviewEach(t *testing.T) {
+func TestPreviewFiguresMatchesEdits(t *testing.T) {
 	ctx := context.Background()
 	strategies := []compact.Strategy{compact.StripImages{}, compact.Mask{}, compact.Truncate{}, compact.Prune{},
 		compact.ClearToolUses{}, compact.ClearToolUses{ClearInputs: true, Keep: 1}, compact.Truncate{MinChars: 200}}
 	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
 		path := loadFixture(t, name).Path()
-		reps, err := compact.Preview(ctx, path, []compact.Strategy{compact.Mask{}})
+		reps, err := previewAll(ctx, path, []compact.Strategy{compact.Mask{}}, compact.PreviewEdits)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,12 +249,12 @@ func TestPreviewFiguresMatchesPreviewEach(t *testing.T) {
 		paths := map[string][]*compact.Entry{name: path, name + " after a mask pass": append(path[:len(path):len(path)], e),
 			name + " without usage": bare}
 		for what, p := range paths {
-			want, err := compact.Preview(ctx, p, strategies)
+			want, err := previewAll(ctx, p, strategies, compact.PreviewEdits)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []compact.PassReport
-			if err := compact.PreviewFigures(ctx, p, strategies, func(r compact.PassReport) error {
+			if err := compact.Preview(ctx, p, strategies, compact.PreviewFigures, func(r compact.PassReport) error {
 				got = append(got, r)
 				return nil
 			}); err != nil {
@@ -297,4 +292,14 @@ func TestPreviewFiguresMatchesPreviewEach(t *testing.T) {
 			}
 		}
 	}
+}
+
+// previewAll collects the reports of Preview.
+func previewAll(ctx context.Context, path []*compact.Entry, strategies []compact.Strategy, detail compact.PreviewDetail) ([]compact.PassReport, error) {
+	var out []compact.PassReport
+	err := compact.Preview(ctx, path, strategies, detail, func(r compact.PassReport) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }

@@ -114,7 +114,7 @@ func TestCompactNeverGrowsTheContext(t *testing.T) {
 				req.Summary = tt.summary
 			}
 			t.Run(name, func(t *testing.T) {
-				log := NewMemory(session()...)
+				log := NewSliceLog(session()...)
 				n := len(log.Path())
 				res, err := eng.Compact(context.Background(), log, req)
 				if tt.gain {
@@ -157,7 +157,7 @@ func TestCompactNoGainAfterCheapPasses(t *testing.T) {
 		b.result(b.call("read", `{"path":"a.go"}`), "read", 3000)
 		b.assistant(20)
 	}
-	log := NewMemory(b.path()...)
+	log := NewSliceLog(b.path()...)
 	var events []Event
 	eng := &Engine{Summarizer: fixedSummarizer(strings.Repeat("s ", 100000)), Ladder: &Ladder{},
 		OnEvent: func(e Event) { events = append(events, e) }}

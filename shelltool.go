@@ -3,6 +3,8 @@ package compact
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // IsShellTool reports whether a tool of this name runs shell commands:
@@ -27,7 +29,7 @@ func IsShellTool(name string) bool {
 // alone. It returns "" when the call has none of these arguments.
 func ShellCommand(call *ToolCall) string {
 	for _, k := range [...]string{"command", "cmd", "script"} {
-		if s, ok := TopLevelString(call.Arguments, k); ok && strings.TrimSpace(s) != "" {
+		if s, ok := jsontext.TopLevelString(call.Arguments, k); ok && strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
 		}
 	}

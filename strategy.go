@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
-	"unsafe"
+
+	"github.com/compactkit/compact/internal/jsontext"
+	"github.com/compactkit/compact/internal/zerocopy"
 )
 
 // Strategy is one cheap way to free context tokens without a model: a
@@ -192,11 +194,11 @@ func newPass(v *strategyView) *pass {
 func (p *pass) text(size int, build func(b []byte) []byte) []Part {
 	if p.figures {
 		p.buf = build(p.buf[:0])
-		p.part[0] = Part{Type: PartText, Text: unsafe.String(unsafe.SliceData(p.buf), len(p.buf))}
+		p.part[0] = Part{Type: PartText, Text: zerocopy.String(p.buf)}
 		return p.part[:]
 	}
 	b := build(make([]byte, 0, size))
-	return []Part{{Type: PartText, Text: unsafe.String(unsafe.SliceData(b), len(b))}}
+	return []Part{{Type: PartText, Text: zerocopy.String(b)}}
 }
 
 // propose replaces the content of message i when that frees tokens
@@ -297,7 +299,7 @@ func appendOriginalSize(b []byte, m *Message) []byte {
 	for _, part := range m.Content {
 		switch part.Type {
 		case PartText:
-			chars += utf16Len(part.Text)
+			chars += jsontext.UTF16Len(part.Text)
 		case PartImage:
 			images++
 		}

@@ -64,7 +64,7 @@ func TestZeroUsageCountsAsNoReport(t *testing.T) {
 	if plan.TokensBefore != estimate || plan.Usage != want {
 		t.Errorf("plan measures %+v, want %+v", plan.Usage, want)
 	}
-	res, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewMemory(path...), Request{})
+	res, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewSliceLog(path...), Request{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,8 +195,8 @@ func New(cfg Config) (*Client, error) {
 //     Location the server pointed to;
 //   - no error text, and no ProviderError.Body, holds the key or the
 //     value of another credential header: a server that echoes the
-//     request's headers has them replaced by compact.Redacted (see
-//     compact.Redact);
+//     request's headers has them replaced by "REDACTED" (see
+//     internal/redact);
 //   - an answer with no text that was not truncated wraps ErrEmptySummary;
 //     a refusal (stop reason "refusal") is an error as well;
 //   - when ctx ends first the error wraps ctx.Err();

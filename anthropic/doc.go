@@ -56,8 +56,8 @@
 // A redirect is not followed; its error names the Location the server
 // gave. No error holds the key: a server that quotes the request's headers
 // in its answer (some do) has the key, every credential header's value and
-// anything shaped like a key replaced by compact.Redacted, in the error's
-// text and in ProviderError.Body alike.
+// anything shaped like a key replaced by "REDACTED" (internal/redact),
+// in the error's text and in ProviderError.Body alike.
 //
 // # Why not the official SDK
 //

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // canaryKey is an API key in no known shape: only knowing it as the
@@ -80,7 +81,7 @@ func TestErrorsCarryNoKey(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(pe.Body, compact.Redacted) || !strings.Contains(pe.Body, "bad credentials") {
+			if !strings.Contains(pe.Body, redact.Placeholder) || !strings.Contains(pe.Body, "bad credentials") {
 				t.Errorf("body %q: want the server's text with the key replaced", pe.Body)
 			}
 		})

@@ -120,7 +120,7 @@ func guardTrigger(t *testing.T, model string, want int) int {
 	}
 	compacts := func(tokens int) bool {
 		ctx := context.Background()
-		log := &compact.Memory{}
+		log := &compact.SliceLog{}
 		reply := compact.TextMessage(compact.RoleAssistant, "hi")
 		reply.Model, reply.StopReason, reply.Usage = model, compact.StopEnd, &compact.Usage{Total: tokens}
 		for _, m := range []*compact.Message{compact.TextMessage(compact.RoleUser, "hello"), reply} {

@@ -199,8 +199,8 @@ func configure(cfg Config, path string) (*Client, *url.URL, error) {
 //     Location the server pointed to;
 //   - no error text, and no ProviderError.Body, holds the key or the
 //     value of another credential header: a server that echoes the
-//     request's headers has them replaced by compact.Redacted (see
-//     compact.Redact);
+//     request's headers has them replaced by "REDACTED" (see
+//     internal/redact);
 //   - an answer with no text that was not truncated wraps ErrEmptySummary;
 //   - when ctx ends first the error wraps ctx.Err();
 //   - when Config.Timeout runs out first the error wraps

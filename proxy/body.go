@@ -15,7 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // errTooLarge is wrapped by readBody when the body, as sent or once
@@ -294,7 +294,7 @@ func (s *Server) parseBody(x *exchange) (v *view, ok bool) {
 	if p.StandDown == "" && x.api == Responses {
 		// The history lives on the provider's side: the request only
 		// carries what is new, and there is nothing here to compact.
-		if id, ok := compact.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
+		if id, ok := jsontext.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
 			p.StandDown = "previous_response_id"
 		}
 	}

@@ -3,6 +3,8 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // validateBody checks a rewritten request against the rules the providers
@@ -91,16 +93,16 @@ func checkAnthropic(p *Parsed) error {
 // ends in a tool loop, the first assistant message of the turn in progress
 // starts with a thinking or redacted_thinking block.
 func checkThinkingTurn(p *Parsed) error {
-	ms, err := topObject(p.Body)
+	ms, err := jsontext.Object(p.Body)
 	if err != nil {
 		return err
 	}
-	t := find(ms, "thinking")
+	t := jsontext.Find(ms, "thinking")
 	if t == nil {
 		return nil
 	}
 	var cfg struct{ Type string }
-	if json.Unmarshal(p.Body[t.value.start:t.value.end], &cfg) != nil || cfg.Type != "enabled" {
+	if json.Unmarshal(p.Body[t.Value.Start:t.Value.End], &cfg) != nil || cfg.Type != "enabled" {
 		return nil
 	}
 	first, active := currentTurn(p.Items)

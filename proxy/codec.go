@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // codecFor returns the codec of an API, without a cache.
@@ -55,39 +56,39 @@ func Messages(api API, body []byte) ([]*compact.Message, error) {
 // object, its model and stream members, and the list under listKey as
 // exact spans. A missing list, or one that is not an array (Responses'
 // string input), gives a Parsed with no items.
-func readList(api API, body []byte, listKey string) (*Parsed, []member, error) {
-	ms, err := topObject(body)
+func readList(api API, body []byte, listKey string) (*Parsed, []jsontext.Member, error) {
+	ms, err := jsontext.Object(body)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("proxy: %w", err)
 	}
 	p := &Parsed{API: api, Body: body}
-	if m := find(ms, "model"); m != nil {
-		_ = json.Unmarshal(body[m.value.start:m.value.end], &p.Model)
+	if m := jsontext.Find(ms, "model"); m != nil {
+		_ = json.Unmarshal(body[m.Value.Start:m.Value.End], &p.Model)
 	}
-	if m := find(ms, "stream"); m != nil {
-		p.Stream = bytes.Equal(body[m.value.start:m.value.end], []byte("true"))
+	if m := jsontext.Find(ms, "stream"); m != nil {
+		p.Stream = bytes.Equal(body[m.Value.Start:m.Value.End], []byte("true"))
 	}
-	if m := find(ms, "prompt_cache_key"); m != nil {
-		_ = json.Unmarshal(body[m.value.start:m.value.end], &p.BodySession)
+	if m := jsontext.Find(ms, "prompt_cache_key"); m != nil {
+		_ = json.Unmarshal(body[m.Value.Start:m.Value.End], &p.BodySession)
 	}
-	if m := find(ms, "context_management"); m != nil && managesHistory(body[m.value.start:m.value.end]) {
+	if m := jsontext.Find(ms, "context_management"); m != nil && managesHistory(body[m.Value.Start:m.Value.End]) {
 		p.StandDown = "the client uses context_management"
 	}
-	if find(ms, "compaction") != nil {
+	if jsontext.Find(ms, "compaction") != nil {
 		p.StandDown = "the client asks for compaction itself"
 	}
-	m := find(ms, listKey)
-	if m == nil || body[m.value.start] != '[' {
+	m := jsontext.Find(ms, listKey)
+	if m == nil || body[m.Value.Start] != '[' {
 		return p, ms, nil
 	}
-	els, _, err := arrayElements(body, m.value.start)
+	els, _, err := jsontext.ArrayElements(body, m.Value.Start)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("proxy: %w", err)
 	}
-	p.ListStart, p.ListEnd = m.value.start, m.value.end
+	p.ListStart, p.ListEnd = m.Value.Start, m.Value.End
 	p.Items = make([][]byte, len(els))
 	for i, e := range els {
-		p.Items[i] = body[e.start:e.end:e.end]
+		p.Items[i] = body[e.Start:e.End:e.End]
 	}
 	return p, ms, nil
 }

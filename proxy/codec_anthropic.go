@@ -3,10 +3,12 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/anthropic"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // anthropicCodec reads and writes the Messages API.
@@ -45,16 +47,16 @@ func (c anthropicCodec) parse(body []byte) (*Parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m := find(ms, "thinking"); m != nil {
+	if m := jsontext.Find(ms, "thinking"); m != nil {
 		var t struct{ Type string }
-		_ = json.Unmarshal(body[m.value.start:m.value.end], &t)
+		_ = json.Unmarshal(body[m.Value.Start:m.Value.End], &t)
 		p.Thinking = t.Type == "enabled" || t.Type == "adaptive"
 	}
-	if m := find(ms, "metadata"); m != nil {
+	if m := jsontext.Find(ms, "metadata"); m != nil {
 		var md struct {
 			UserID string `json:"user_id"`
 		}
-		_ = json.Unmarshal(body[m.value.start:m.value.end], &md)
+		_ = json.Unmarshal(body[m.Value.Start:m.Value.End], &md)
 		p.BodySession = claudeSession(md.UserID)
 	}
 	for i, it := range p.Items {
@@ -80,18 +82,18 @@ func (c anthropicCodec) parse(body []byte) (*Parsed, error) {
 func decodeAnthropicItem(raw []byte) (*itemInfo, error) {
 	// The members as spans of raw: the content is read in place, not
 	// copied first.
-	ms, _, err := objectMembers(raw, skipWS(raw, 0))
+	ms, _, err := jsontext.ObjectMembers(raw, jsontext.SkipSpace(raw, 0))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	var m anthropicMessage
-	if r := find(ms, "role"); r != nil {
-		if err := json.Unmarshal(raw[r.value.start:r.value.end], &m.Role); err != nil {
+	if r := jsontext.Find(ms, "role"); r != nil {
+		if err := json.Unmarshal(raw[r.Value.Start:r.Value.End], &m.Role); err != nil {
 			return nil, err
 		}
 	}
-	if c := find(ms, "content"); c != nil {
-		m.Content = raw[c.value.start:c.value.end:c.value.end]
+	if c := jsontext.Find(ms, "content"); c != nil {
+		m.Content = raw[c.Value.Start:c.Value.End:c.Value.End]
 	}
 	in := &itemInfo{role: m.Role}
 	if bytes.Contains(m.Content, []byte(`"compaction"`)) {
@@ -202,19 +204,19 @@ func (anthropicCodec) prepareKept(p *Parsed, from int) ([][]byte, func([]byte) [
 // assistant message, keeping every other byte. A message left empty gets
 // a short text block, since the API refuses empty content.
 func dropThinking(item []byte) ([]byte, bool) {
-	ms, _, err := objectMembers(item, skipWS(item, 0))
+	ms, _, err := jsontext.ObjectMembers(item, jsontext.SkipSpace(item, 0))
 	if err != nil {
 		return nil, false
 	}
 	var role string
-	if r := find(ms, "role"); r != nil {
-		_ = json.Unmarshal(item[r.value.start:r.value.end], &role)
+	if r := jsontext.Find(ms, "role"); r != nil {
+		_ = json.Unmarshal(item[r.Value.Start:r.Value.End], &role)
 	}
-	c := find(ms, "content")
-	if role != "assistant" || c == nil || item[c.value.start] != '[' {
+	c := jsontext.Find(ms, "content")
+	if role != "assistant" || c == nil || item[c.Value.Start] != '[' {
 		return nil, false
 	}
-	els, _, err := arrayElements(item, c.value.start)
+	els, _, err := jsontext.ArrayElements(item, c.Value.Start)
 	if err != nil {
 		return nil, false
 	}
@@ -222,12 +224,12 @@ func dropThinking(item []byte) ([]byte, bool) {
 	dropped := false
 	for _, e := range els {
 		var b struct{ Type string }
-		_ = json.Unmarshal(item[e.start:e.end], &b)
+		_ = json.Unmarshal(item[e.Start:e.End], &b)
 		if b.Type == "thinking" || b.Type == "redacted_thinking" {
 			dropped = true
 			continue
 		}
-		kept = append(kept, item[e.start:e.end])
+		kept = append(kept, item[e.Start:e.End])
 	}
 	if !dropped {
 		return nil, false
@@ -236,31 +238,31 @@ func dropThinking(item []byte) ([]byte, bool) {
 		kept = [][]byte{[]byte(`{"type":"text","text":"(reasoning omitted)"}`)}
 	}
 	out := make([]byte, 0, len(item))
-	out = append(out, item[:c.value.start]...)
+	out = append(out, item[:c.Value.Start]...)
 	out = append(out, '[')
 	out = append(out, bytes.Join(kept, []byte(","))...)
 	out = append(out, ']')
-	out = append(out, item[c.value.end:]...)
+	out = append(out, item[c.Value.End:]...)
 	return out, true
 }
 
 // setDropBlock adds block_binding.prefix_mismatch_behavior = "drop_block"
 // to the request's thinking object, leaving every other byte as it was.
 func setDropBlock(body []byte) []byte {
-	ms, err := topObject(body)
+	ms, err := jsontext.Object(body)
 	if err != nil {
 		return body
 	}
-	t := find(ms, "thinking")
-	if t == nil || body[t.value.start] != '{' {
+	t := jsontext.Find(ms, "thinking")
+	if t == nil || body[t.Value.Start] != '{' {
 		return body
 	}
-	inner, _, err := objectMembers(body, t.value.start)
-	if err != nil || find(inner, "block_binding") != nil {
+	inner, _, err := jsontext.ObjectMembers(body, t.Value.Start)
+	if err != nil || jsontext.Find(inner, "block_binding") != nil {
 		return body
 	}
 	const add = `"block_binding":{"prefix_mismatch_behavior":"drop_block"}`
-	at := t.value.end - 1 // the closing brace
+	at := t.Value.End - 1 // the closing brace
 	sep := ","
 	if len(inner) == 0 {
 		sep = ""

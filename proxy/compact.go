@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -122,7 +123,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
 	if o.res != nil && o.res.FallbackErr != nil {
 		s.metrics.fallback(fallbackExtractive)
-		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", compact.Redact(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
+		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", redact.String(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)
@@ -222,7 +223,7 @@ func (s *Server) budgetsFor(v *view, threshold int) budgets {
 // engineLog builds the engine's view of the request: every unit's messages
 // as entries, with the applied compaction recorded where it belongs, so
 // that a new compaction merges the old summary.
-func engineLog(v *view) *compact.Memory {
+func engineLog(v *view) *compact.SliceLog {
 	var entries []*compact.Entry
 	parent := ""
 	add := func(e *compact.Entry) {
@@ -247,7 +248,7 @@ func engineLog(v *view) *compact.Memory {
 			add(&compact.Entry{ID: entryID(i, j), Kind: compact.KindMessage, Message: m})
 		}
 	}
-	return compact.NewMemory(entries...)
+	return compact.NewSliceLog(entries...)
 }
 
 // unitMessages returns the engine messages of a unit arranged so that a cut

@@ -23,7 +23,7 @@
 //     the answer within Config.WriteIdleTimeout.
 //  1. body.go: the body is read (gzip and zstd decoded, up to
 //     Config.MaxBodyBytes) and parsed by the API's codec (codec*.go) into
-//     its message list, located as exact byte spans (see rawjson.go): the
+//     its message list, located as exact byte spans (internal/jsontext): the
 //     proxy never re-encodes a message it does not change. The list is cut
 //     into units (a message, or a Responses turn with its reasoning and
 //     tool calls) that are read into the engine's messages, once per

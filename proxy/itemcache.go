@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // itemInfo is what the proxy reads from one element of a request's message
@@ -50,7 +51,7 @@ func (in *itemInfo) messages() []*compact.Message {
 // of one text block (to hang a breakpoint on it) and back into a string on
 // the next turn; such a block hashes like the string it stands for.
 func itemDigest(raw []byte) [32]byte {
-	b := withoutKey(raw, "cache_control")
+	b := jsontext.WithoutKey(raw, "cache_control")
 	if n, ok := singleTextContent(b); ok {
 		b = n
 	}
@@ -64,30 +65,30 @@ func singleTextContent(b []byte) ([]byte, bool) {
 	if len(b) > 256<<10 || !bytes.Contains(b, []byte(`"text"`)) {
 		return nil, false
 	}
-	ms, _, err := objectMembers(b, skipWS(b, 0))
+	ms, _, err := jsontext.ObjectMembers(b, jsontext.SkipSpace(b, 0))
 	if err != nil {
 		return nil, false
 	}
-	c := find(ms, "content")
-	if c == nil || b[c.value.start] != '[' {
+	c := jsontext.Find(ms, "content")
+	if c == nil || b[c.Value.Start] != '[' {
 		return nil, false
 	}
-	els, _, err := arrayElements(b, c.value.start)
-	if err != nil || len(els) != 1 || b[els[0].start] != '{' {
+	els, _, err := jsontext.ArrayElements(b, c.Value.Start)
+	if err != nil || len(els) != 1 || b[els[0].Start] != '{' {
 		return nil, false
 	}
-	bm, _, err := objectMembers(b, els[0].start)
+	bm, _, err := jsontext.ObjectMembers(b, els[0].Start)
 	if err != nil || len(bm) != 2 {
 		return nil, false
 	}
-	t, txt := find(bm, "type"), find(bm, "text")
-	if t == nil || txt == nil || string(b[t.value.start:t.value.end]) != `"text"` {
+	t, txt := jsontext.Find(bm, "type"), jsontext.Find(bm, "text")
+	if t == nil || txt == nil || string(b[t.Value.Start:t.Value.End]) != `"text"` {
 		return nil, false
 	}
 	out := make([]byte, 0, len(b))
-	out = append(out, b[:c.value.start]...)
-	out = append(out, b[txt.value.start:txt.value.end]...)
-	return append(out, b[c.value.end:]...), true
+	out = append(out, b[:c.Value.Start]...)
+	out = append(out, b[txt.Value.Start:txt.Value.End]...)
+	return append(out, b[c.Value.End:]...), true
 }
 
 // unitDigest combines the digests of a unit's items.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // A panic on the request path (in the proxy's own code, a Store, a
@@ -27,9 +28,9 @@ var errPanic = errors.New("panic")
 // with the values of secrets (a request's credentials) redacted from it.
 func panicError(p any, secrets []string) error {
 	if err, ok := p.(error); ok {
-		return fmt.Errorf("%w: %s", errPanic, compact.Redact(err.Error(), secrets...))
+		return fmt.Errorf("%w: %s", errPanic, redact.String(err.Error(), secrets...))
 	}
-	return fmt.Errorf("%w: %s", errPanic, compact.Redact(fmt.Sprint(p), secrets...))
+	return fmt.Errorf("%w: %s", errPanic, redact.String(fmt.Sprint(p), secrets...))
 }
 
 // recovered counts and logs the panic p recovered in stage. It re-panics

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // send forwards the exchange upstream and relays the answer. An overflow
@@ -40,7 +41,7 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			if overflow && x.v == nil {
 				// A model whose window nobody gave: the error may name it,
 				// and then the request can be read and compacted after all.
-				if model, _ := compact.TopLevelString(x.decoded, "model"); model != "" {
+				if model, _ := jsontext.TopLevelString(x.decoded, "model"); model != "" {
 					s.learnWindow(s.learnScope(x.api, x.r), model, "", errBody)
 					if !s.read(x) {
 						overflow = false

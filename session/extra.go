@@ -5,6 +5,7 @@ import (
 	stdjson "encoding/json"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // This file fills Message.Extra and Part.Extra: the members of a stored
@@ -170,24 +171,16 @@ func onlyKeys(raw []byte, keys ...string) bool {
 	return only
 }
 
-// scanner walks JSON text without decoding it. It trusts the input to be
-// valid JSON but never reads out of bounds when it is not.
+// scanner walks JSON text without decoding it, with the skippers of
+// internal/jsontext. It trusts the input to be valid JSON but never reads
+// out of bounds when it is not.
 type scanner struct {
 	b   []byte
 	i   int
 	bad bool
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *scanner) ws() { s.i = jsontext.SkipSpace(s.b, s.i) }
 
 // key reads a member name at s.i: its contents (escapes not decoded) and
 // whether it holds a backslash.
@@ -203,73 +196,26 @@ func (s *scanner) str() (body []byte) {
 		s.bad = true
 		return nil
 	}
-	start := s.i + 1
-	j := start
-	for {
-		k := bytes.IndexByte(s.b[j:], '"')
-		if k < 0 {
-			s.bad = true
-			return nil
-		}
-		j += k
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for p := j - 1; p >= start && s.b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			break
-		}
-		j++
+	end := jsontext.SkipString(s.b, s.i)
+	if end < 0 {
+		s.bad = true
+		return nil
 	}
-	s.i = j + 1
-	return s.b[start:j]
+	body = s.b[s.i+1 : end-1]
+	s.i = end
+	return body
 }
 
 // value skips one value starting at s.i and returns its bytes.
 func (s *scanner) value() []byte {
-	s.ws()
-	start := s.i
-	if s.i >= len(s.b) {
-		s.bad = true
+	start := jsontext.SkipSpace(s.b, s.i)
+	end := jsontext.SkipValue(s.b, start)
+	if end < 0 {
+		s.i, s.bad = start, true
 		return nil
 	}
-	switch s.b[s.i] {
-	case '"':
-		s.str()
-	case '{', '[':
-		depth := 0
-		for s.i < len(s.b) && !s.bad {
-			switch s.b[s.i] {
-			case '"':
-				s.str()
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			s.i++
-			if depth == 0 {
-				break
-			}
-		}
-		if depth != 0 {
-			s.bad = true
-		}
-	default:
-		for s.i < len(s.b) {
-			c := s.b[s.i]
-			if c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
-				break
-			}
-			s.i++
-		}
-	}
-	if s.bad {
-		return nil
-	}
-	return s.b[start:s.i]
+	s.i = end
+	return s.b[start:end]
 }
 
 func (s *scanner) peek() byte {
@@ -313,8 +259,8 @@ func (s *scanner) eachMemberAt(fn func(key []byte) bool) {
 			return
 		}
 		if escaped {
-			var k string
-			if stdjson.Unmarshal(s.b[s.i-len(key)-2:s.i], &k) != nil {
+			k, ok := jsontext.Unquote(key)
+			if !ok {
 				s.bad = true
 				return
 			}

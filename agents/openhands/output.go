@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // OutputFile is the name OpenHands gives the file of an evaluation or
@@ -50,7 +51,7 @@ type instance struct {
 //
 // The events become entries as in Read; the instance's other members
 // become a first custom entry "openhands:instance", with credentials
-// (compact.Redact) replaced. Transcript.SessionID is the instance id.
+// (redact.String) replaced. Transcript.SessionID is the instance id.
 func ReadOutput(data []byte, name, id string) (*compact.Transcript, error) {
 	var all []instance
 	lineNo := 0
@@ -214,7 +215,7 @@ func readInstance(inst instance, name string) (*compact.Transcript, error) {
 	}
 	rest.WriteByte('}')
 	var data bytes.Buffer
-	if err := json.Compact(&data, []byte(compact.Redact(rest.String()))); err != nil {
+	if err := json.Compact(&data, []byte(redact.String(rest.String()))); err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	taken := map[string]bool{}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // eventsOf reads the event stream of a trajectory file.
@@ -84,7 +85,7 @@ func TestReadOutputCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := string(got.Entries[0].Meta.Data)
-	if strings.Contains(data, "sk-ant-api03") || !strings.Contains(data, compact.Redacted) {
+	if strings.Contains(data, "sk-ant-api03") || !strings.Contains(data, redact.Placeholder) {
 		t.Errorf("instance entry %s", data)
 	}
 }

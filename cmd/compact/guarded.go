@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -21,7 +22,7 @@ type guardedSummarizer struct {
 	inner *summarize.Deadline
 	// timeout is the per-request limit in effect, for the messages.
 	timeout time.Duration
-	// secrets are redacted from errors (see compact.Redact).
+	// secrets are redacted from errors (see redact.String).
 	secrets []string
 }
 
@@ -39,13 +40,13 @@ func (g *guardedSummarizer) Summarize(ctx context.Context, req *compact.SummaryR
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("%w (the time limit of one request, --timeout %v, ran out)", err, g.timeout)
 	}
-	return nil, compact.RedactError(err, g.secrets...)
+	return nil, redact.Error(err, g.secrets...)
 }
 
 // redact takes the keys this run knows of out of s: the one configured
-// for the summarizer and those in the environment (see compact.Redact).
+// for the summarizer and those in the environment (see redact.String).
 func (a *app) redact(s string) string {
-	return compact.Redact(s, a.secrets()...)
+	return redact.String(s, a.secrets()...)
 }
 
 // secrets returns the keys this run knows of.

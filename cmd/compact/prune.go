@@ -456,7 +456,7 @@ func planStrategies(ctx context.Context, s *session.Session, path []*compact.Ent
 	// Only the figures are kept, so the strategies need not build the new
 	// content of every message they would edit.
 	out := make([]passReport, 0, len(strategies))
-	err := compact.PreviewFigures(ctx, path, strategies, func(p compact.PassReport) error {
+	err := compact.Preview(ctx, path, strategies, compact.PreviewFigures, func(p compact.PassReport) error {
 		out = append(out, newPassReport(p))
 		return nil
 	})

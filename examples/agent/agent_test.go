@@ -302,7 +302,7 @@ func TestNewGuardCountsOpenAIExactly(t *testing.T) {
 		model string
 		exact bool
 	}{{"gpt-4o", true}, {"qwen2.5-coder:7b", false}} {
-		g := NewGuard(compact.NewMemory(), tc.model, LimitsFor(32000), nil)
+		g := NewGuard(compact.NewSliceLog(), tc.model, LimitsFor(32000), nil)
 		if (g.Count != nil) != tc.exact || (g.Engine.Count != nil) != tc.exact {
 			t.Errorf("%s: guard counts exactly: %v, engine: %v; want %v", tc.model, g.Count != nil, g.Engine.Count != nil, tc.exact)
 		}

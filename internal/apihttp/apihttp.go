@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 )
 
 // NewClient returns the HTTP client a provider client uses when its
@@ -79,7 +80,7 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 }
 
 // Secrets returns the credentials among the headers h, for
-// compact.Redact: the values of Authorization and Proxy-Authorization,
+// redact.String: the values of Authorization and Proxy-Authorization,
 // with and without their scheme ("Bearer "), and of every header whose
 // name says it holds a key, token, secret or password (X-Api-Key,
 // Api-Key, X-Auth-Token, ...).
@@ -103,15 +104,15 @@ func Secrets(h http.Header) []string {
 }
 
 // RedactError takes the credentials secrets, and every text shaped like
-// one (see compact.Redact), out of an error this package's callers have
+// one (see redact.String), out of an error this package's callers have
 // just built: out of the Body of the *compact.ProviderError it holds, if
 // any, and out of its text.
 func RedactError(err error, secrets []string) error {
 	var pe *compact.ProviderError
 	if errors.As(err, &pe) {
-		pe.Body = compact.Redact(pe.Body, secrets...)
+		pe.Body = redact.String(pe.Body, secrets...)
 	}
-	return compact.RedactError(err, secrets...)
+	return redact.Error(err, secrets...)
 }
 
 // RedirectError is the error of a call answered with a redirect (a 3xx
@@ -205,13 +206,13 @@ func Post(ctx context.Context, c Call) ([]byte, error) {
 	secrets := Secrets(req.Header)
 	resp, err := c.Client.Do(req)
 	if err != nil {
-		return nil, compact.RedactError(fail(err), secrets...)
+		return nil, redact.Error(fail(err), secrets...)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, rerr := ReadCapped(resp.Body, c.MaxErrorBody)
 		if rerr != nil && rctx.Err() != nil {
-			return nil, compact.RedactError(fail(rerr), secrets...)
+			return nil, redact.Error(fail(rerr), secrets...)
 		}
 		now := time.Now
 		if c.Now != nil {
@@ -221,17 +222,17 @@ func Post(ctx context.Context, c Call) ([]byte, error) {
 			Provider:   c.Provider,
 			StatusCode: resp.StatusCode,
 			// A server may echo the request's headers, key included.
-			Body:       compact.Redact(string(body), secrets...),
+			Body:       redact.String(string(body), secrets...),
 			RetryAfter: RetryAfter(resp.Header, now()),
 		}
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			return nil, &RedirectError{ProviderError: pe, Location: compact.Redact(location(resp), secrets...)}
+			return nil, &RedirectError{ProviderError: pe, Location: redact.String(location(resp), secrets...)}
 		}
 		return nil, pe
 	}
 	body, err := ReadCapped(resp.Body, int64(c.MaxBody)+1)
 	if err != nil {
-		return nil, compact.RedactError(fail(err), secrets...)
+		return nil, redact.Error(fail(err), secrets...)
 	}
 	if len(body) > c.MaxBody {
 		return nil, fmt.Errorf("%s: response larger than %d bytes", c.Provider, c.MaxBody)

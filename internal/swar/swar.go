@@ -1,12 +1,13 @@
-// Package swar holds the byte tests that the JSON readers of compact and
-// compact/session share: which bytes end a run of plain string bytes.
+// Package swar holds the byte tests that the JSON readers of
+// internal/jsontext and compact/session share: which bytes end a run of
+// plain string bytes.
 // Stops tests the eight bytes of a word at once (SIMD within a register),
 // read little-endian into a uint64. Index and Mask64 test longer runs: on
 // amd64 with SSE2, sixteen bytes an instruction (vec_amd64.s; SSE2 is part
 // of every amd64 CPU, so no feature check is needed), elsewhere, or when
 // built with the purego tag, with Stops. It is a package of its own so
-// that the root package, which measures raw tool arguments, and the
-// session decoder scan strings the same way from one definition.
+// that jsontext, which measures raw tool arguments, and the session
+// decoder scan strings the same way from one definition.
 //
 // The vector code is hand-written assembly because no maintained module
 // offers "index of the first byte in a set" with SIMD; bytes.IndexAny

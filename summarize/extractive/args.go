@@ -6,22 +6,22 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // argString returns the first non-empty string argument among keys. An
 // array of strings (a command vector) is joined with spaces.
 //
-// Arguments without any array are read with compact.TopLevelString,
+// Arguments without any array are read with jsontext.TopLevelString,
 // which decodes nothing but the strings asked for. Arguments with an
 // array (an edit's old text holding "[" is enough) are checked to be
 // valid JSON and then read in one pass over their top-level members
-// (compact.TopLevelValues), rather than decoded into a map of copies of every
+// (jsontext.TopLevelValues), rather than decoded into a map of copies of every
 // member: the arguments of edits and writes hold whole files.
 func argString(args json.RawMessage, keys ...string) string {
 	if bytes.IndexByte(args, '[') < 0 {
 		for _, k := range keys {
-			if v, ok := compact.TopLevelString(args, k); ok && strings.TrimSpace(v) != "" {
+			if v, ok := jsontext.TopLevelString(args, k); ok && strings.TrimSpace(v) != "" {
 				return strings.TrimSpace(v)
 			}
 		}
@@ -36,7 +36,7 @@ func argString(args json.RawMessage, keys ...string) string {
 		vals = make([][]byte, 0, len(keys))
 	}
 	vals = vals[:len(keys)]
-	if !compact.TopLevelValues(args, keys, vals) {
+	if !jsontext.TopLevelValues(args, keys, vals) {
 		return argStringDecoded(args, keys)
 	}
 	for _, raw := range vals {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // block is one item of a section: usually a list item, possibly spanning
@@ -215,7 +217,7 @@ func (s *section) mass() int {
 	n := 0
 	for _, b := range s.blocks {
 		if !b.pinned {
-			n += utf16Len(b.text) + 1
+			n += jsontext.UTF16Len(b.text) + 1
 		}
 	}
 	return n
@@ -242,7 +244,7 @@ func (s *section) reduce(o Options) {
 		if alt == "" {
 			alt = shortenBlock(b.text, o.ShortenedChars)
 		}
-		if utf16Len(alt) < utf16Len(b.text) {
+		if jsontext.UTF16Len(alt) < jsontext.UTF16Len(b.text) {
 			b.text = alt
 			return
 		}

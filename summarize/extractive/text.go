@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // normalizeNewlines turns CRLF and lone CR line ends into LF.
@@ -18,22 +20,8 @@ func normalizeNewlines(s string) string {
 	return strings.ReplaceAll(s, "\r", "\n")
 }
 
-// utf16Len counts UTF-16 code units, as the root package's token estimate
-// does.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
-}
-
 // tokens estimates the tokens of a text: ceil(UTF-16 length / 4).
-func tokens(s string) int { return unitsTokens(utf16Len(s)) }
+func tokens(s string) int { return unitsTokens(jsontext.UTF16Len(s)) }
 
 // unitsTokens is the estimate for a text of n UTF-16 units.
 func unitsTokens(n int) int { return (n + 3) / 4 }
@@ -144,7 +132,7 @@ func bullet(text string) string {
 	return b.String()
 }
 
-// bulletUnits is utf16Len(bullet(text)), counted without building the
+// bulletUnits is jsontext.UTF16Len(bullet(text)), counted without building the
 // list item: a summary weighs every user message against its budget,
 // and most of a long history's are left out.
 func bulletUnits(text string) int {
@@ -154,10 +142,10 @@ func bulletUnits(text string) int {
 		l = strings.TrimRightFunc(l, unicode.IsSpace)
 		switch {
 		case first:
-			n += utf16Len(l)
+			n += jsontext.UTF16Len(l)
 			first = false
 		case l != "":
-			n += 3 + utf16Len(l) // the newline and two spaces
+			n += 3 + jsontext.UTF16Len(l) // the newline and two spaces
 		default:
 			n++ // the newline
 		}

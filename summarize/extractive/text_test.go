@@ -1,6 +1,10 @@
 package extractive
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/compactkit/compact/internal/jsontext"
+)
 
 // bulletUnits counts what bullet renders, without rendering it.
 func FuzzBulletUnits(f *testing.F) {
@@ -8,7 +12,7 @@ func FuzzBulletUnits(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		if got, want := bulletUnits(text), utf16Len(bullet(text)); got != want {
+		if got, want := bulletUnits(text), jsontext.UTF16Len(bullet(text)); got != want {
 			t.Fatalf("%q: bulletUnits %d, bullet is %d units", text, got, want)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // MaxLineRunes is the length a distinctive line is cut to.
@@ -95,7 +96,7 @@ func Failures(msgs []*compact.Message) []Failure {
 				target = call.FilePath()
 				for _, k := range []string{"notebook_path", "pattern", "query", "url"} {
 					if target == "" {
-						target, _ = compact.TopLevelString(call.Arguments, k)
+						target, _ = jsontext.TopLevelString(call.Arguments, k)
 					}
 				}
 			}

@@ -53,7 +53,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -462,7 +462,7 @@ func redactURL(rawURL string) string {
 func redactErr(err error, rawURL string) error {
 	if u, perr := url.Parse(rawURL); perr == nil && u.User != nil {
 		if p, ok := u.User.Password(); ok && p != "" {
-			return errors.New(compact.Redact(err.Error(), p))
+			return errors.New(redact.String(err.Error(), p))
 		}
 	}
 	return err

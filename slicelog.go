@@ -7,15 +7,17 @@ import (
 	"time"
 )
 
-// Memory is a Log kept in memory: for agents that hold their conversation
-// in a slice, for tests, and for request-scoped work. The zero value is an
-// empty log. Memory is not safe for concurrent use.
+// SliceLog is a Log kept in a slice in memory, with no file behind it: for
+// agents that hold their conversation themselves, for tests, and for
+// request-scoped work (the proxy builds one per request). It is not the
+// MemoryLog of Engine.Memory, which archives summaries. The zero value is
+// an empty log. A SliceLog is not safe for concurrent use.
 //
 // The entries Append names ("m1", "m2", ...) are indexed by their number
 // in a slice, the others in a map: an append then costs the same whatever
 // the length of the log, where inserting into a map of a hundred thousand
 // ids misses the cache.
-type Memory struct {
+type SliceLog struct {
 	entries []*Entry
 	byID    map[string]*Entry // entries named from outside
 	gen     []*Entry          // gen[k-1] is the entry Append named "m<k>", if any
@@ -26,9 +28,9 @@ type Memory struct {
 	generatedForm bool
 }
 
-// NewMemory returns a log holding entries, the leaf being the last one.
-func NewMemory(entries ...*Entry) *Memory {
-	m := &Memory{}
+// NewSliceLog returns a log holding entries, the leaf being the last one.
+func NewSliceLog(entries ...*Entry) *SliceLog {
+	m := &SliceLog{}
 	for _, e := range entries {
 		m.index(e, false)
 	}
@@ -36,7 +38,7 @@ func NewMemory(entries ...*Entry) *Memory {
 }
 
 // index adds e, named by generatedID when generated.
-func (m *Memory) index(e *Entry, generated bool) {
+func (m *SliceLog) index(e *Entry, generated bool) {
 	m.entries = append(m.entries, e)
 	m.leaf = e.ID
 	if generated {
@@ -54,7 +56,7 @@ func (m *Memory) index(e *Entry, generated bool) {
 
 // generatedID returns the next id of the form "m1", "m2", ... that no
 // entry has, leaving a nil in gen for each one it steps over.
-func (m *Memory) generatedID() string {
+func (m *SliceLog) generatedID() string {
 	for {
 		id := "m" + strconv.Itoa(len(m.gen)+1)
 		if !m.generatedForm {
@@ -68,7 +70,7 @@ func (m *Memory) generatedID() string {
 }
 
 // entry returns the entry named id, nil if none.
-func (m *Memory) entry(id string) *Entry {
+func (m *SliceLog) entry(id string) *Entry {
 	if ofGeneratedForm(id) {
 		if k, err := strconv.Atoi(id[1:]); err == nil && k >= 1 && k <= len(m.gen) {
 			if e := m.gen[k-1]; e != nil && e.ID == id {
@@ -93,10 +95,10 @@ func ofGeneratedForm(id string) bool {
 }
 
 // Entries returns every entry, in the order added.
-func (m *Memory) Entries() []*Entry { return m.entries }
+func (m *SliceLog) Entries() []*Entry { return m.entries }
 
 // Path implements Log.
-func (m *Memory) Path() []*Entry {
+func (m *SliceLog) Path() []*Entry {
 	if len(m.entries) == 0 {
 		return nil
 	}
@@ -109,7 +111,7 @@ func (m *Memory) Path() []*Entry {
 
 // Branch moves the leaf to the entry id; the next append starts a new
 // branch there.
-func (m *Memory) Branch(id string) error {
+func (m *SliceLog) Branch(id string) error {
 	if m.entry(id) == nil {
 		return fmt.Errorf("branch to %q: %w", id, ErrNoEntry)
 	}
@@ -118,7 +120,7 @@ func (m *Memory) Branch(id string) error {
 }
 
 // Append implements Log.
-func (m *Memory) Append(ctx context.Context, e *Entry) error {
+func (m *SliceLog) Append(ctx context.Context, e *Entry) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -139,7 +141,7 @@ func (m *Memory) Append(ctx context.Context, e *Entry) error {
 }
 
 // AppendMessage appends a message entry and returns it.
-func (m *Memory) AppendMessage(ctx context.Context, msg *Message) (*Entry, error) {
+func (m *SliceLog) AppendMessage(ctx context.Context, msg *Message) (*Entry, error) {
 	e := &Entry{Kind: KindMessage, Message: msg}
 	if err := m.Append(ctx, e); err != nil {
 		return nil, err

@@ -8,13 +8,13 @@ import (
 
 // Append gives an entry without an id the next free one of the form
 // "m1", "m2", ...: it steps over ids of that form given from outside,
-// whether at NewMemory or by an earlier Append, and refuses a repeated id.
+// whether at NewSliceLog or by an earlier Append, and refuses a repeated id.
 func TestMemoryGeneratedIDs(t *testing.T) {
 	ctx := context.Background()
 	msg := func() *Message { return TextMessage(RoleUser, "hi") }
 	cases := []struct {
 		name  string
-		base  []string // ids given to NewMemory
+		base  []string // ids given to NewSliceLog
 		given string   // an id appended before the generated ones
 		want  []string // the ids of the next three appends without one
 	}{
@@ -32,7 +32,7 @@ func TestMemoryGeneratedIDs(t *testing.T) {
 				base = append(base, &Entry{ID: id, ParentID: parent, Kind: KindMessage, Message: msg()})
 				parent = id
 			}
-			m := NewMemory(base...)
+			m := NewSliceLog(base...)
 			if c.given != "" {
 				if err := m.Append(ctx, &Entry{ID: c.given, Kind: KindMessage, Message: msg()}); err != nil {
 					t.Fatal(err)

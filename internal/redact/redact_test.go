@@ -1,7 +1,8 @@
-package compact
+package redact
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -36,11 +37,11 @@ func TestRedact(t *testing.T) {
 		{"basic as a word left alone", "basic information missing", nil, "basic information missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Redact(tc.in, tc.secrets...)
+			got := String(tc.in, tc.secrets...)
 			if got != tc.want {
-				t.Errorf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+				t.Errorf("String(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
-			if again := Redact(got, tc.secrets...); again != got {
+			if again := String(got, tc.secrets...); again != got {
 				t.Errorf("not idempotent: %q then %q", got, again)
 			}
 		})
@@ -48,20 +49,29 @@ func TestRedact(t *testing.T) {
 }
 
 func TestRedactError(t *testing.T) {
-	if RedactError(nil, "secret-value") != nil {
-		t.Fatal("RedactError(nil) is not nil")
+	if Error(nil, "secret-value") != nil {
+		t.Fatal("Error(nil) is not nil")
 	}
 	plain := errors.New("nothing secret")
-	if RedactError(plain, "secret-value") != plain {
+	if Error(plain, "secret-value") != plain {
 		t.Error("an error without a secret was replaced")
 	}
-	pe := &ProviderError{Provider: "p", StatusCode: 401, Body: "key secret-value refused"}
-	err := RedactError(pe, "secret-value")
+	pe := &statusError{code: 401, body: "key secret-value refused"}
+	err := Error(pe, "secret-value")
 	if strings.Contains(err.Error(), "secret-value") || !strings.Contains(err.Error(), "HTTP 401") {
 		t.Errorf("text %q", err)
 	}
-	var got *ProviderError
+	var got *statusError
 	if !errors.As(err, &got) || got != pe {
 		t.Error("the redacted error does not wrap the original")
 	}
 }
+
+// statusError is an error type of a caller's, to be found through the
+// redacted error with errors.As.
+type statusError struct {
+	code int
+	body string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.body) }

@@ -1,4 +1,13 @@
-package compact
+// Package redact takes credentials out of texts before they are printed,
+// logged or stored: the API keys a caller configured, in every form a
+// server may echo them back (as is, JSON-escaped with and without HTML
+// escaping), and the texts shaped like credentials whoever configured
+// them (Authorization values, api-key labels, "sk-" keys).
+//
+// The clients (anthropic, openai, internal/apihttp), the proxy and the
+// command-line tool all redact through this one package, so that a key
+// is hidden the same way wherever an error carries it.
+package redact
 
 import (
 	"encoding/json"
@@ -6,12 +15,12 @@ import (
 	"strings"
 )
 
-// Redacted is what Redact puts in place of a secret.
-const Redacted = "REDACTED"
+// Placeholder is what String puts in place of a secret.
+const Placeholder = "REDACTED"
 
-// MinSecretLen is the shortest secret Redact replaces wherever it occurs.
+// MinSecretLen is the shortest secret String replaces wherever it occurs.
 // A shorter string is more likely an ordinary word of the message than a
-// key; such keys are still caught by the shapes Redact knows (a bearer
+// key; such keys are still caught by the shapes String knows (a bearer
 // token, an api-key header value).
 const MinSecretLen = 6
 
@@ -23,35 +32,35 @@ var secretShapes = []struct {
 }{
 	// "Authorization: Bearer <token>", as a server echoing the request's
 	// headers writes it.
-	{regexp.MustCompile(`(?i)\b(bearer\s+)[^\s"',;\[\]{}\\]+`), "${1}" + Redacted},
+	{regexp.MustCompile(`(?i)\b(bearer\s+)[^\s"',;\[\]{}\\]+`), "${1}" + Placeholder},
 	// The value of an Authorization header in header ("Authorization:
 	// Basic v") or JSON ("Authorization":["v"]) form, after its scheme.
-	{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization(?:\\?["'])?\s*[:=]\s*\[?\s*(?:\\?["'])?(?:(?:bearer|basic|token|digest)\s+)?)[^\s"',;\[\]{}\\&]+`), "${1}" + Redacted},
+	{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization(?:\\?["'])?\s*[:=]\s*\[?\s*(?:\\?["'])?(?:(?:bearer|basic|token|digest)\s+)?)[^\s"',;\[\]{}\\&]+`), "${1}" + Placeholder},
 	// The value after an api-key label: x-api-key, api-key, api_key,
 	// apikey, in header ("x-api-key: v"), JSON ("x-api-key":["v"], also
 	// escaped inside a JSON string) or query (api_key=v) form.
-	{regexp.MustCompile(`(?i)\b((?:x-)?api[-_]?key(?:\\?["'])?\s*[:=]\s*\[?\s*(?:\\?["'])?)[^\s"',;\[\]{}\\&]+`), "${1}" + Redacted},
+	{regexp.MustCompile(`(?i)\b((?:x-)?api[-_]?key(?:\\?["'])?\s*[:=]\s*\[?\s*(?:\\?["'])?)[^\s"',;\[\]{}\\&]+`), "${1}" + Placeholder},
 	// Keys in the shape OpenAI, Anthropic, OpenRouter and many
 	// compatible servers give out: "sk-" and at least eight more
 	// characters (sk-proj-…, sk-ant-api03-…, sk-or-v1-…).
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{7,}`), Redacted},
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9][A-Za-z0-9_\-]{7,}`), Placeholder},
 }
 
-// Redact returns s with the credentials in it replaced by Redacted: every
+// String returns s with the credentials in it replaced by Placeholder: every
 // one of secrets (the keys the caller configured, when at least
 // MinSecretLen bytes long, also in their JSON-escaped form), every
 // "Bearer <token>" or "Basic <credentials>", every value labelled as an
 // api key, and every token shaped like an "sk-" key. Error texts that
 // quote a server's answer pass through it before they are printed,
 // logged or stored, since a server may echo the request's headers back.
-// Redact is idempotent: redacting its result changes nothing.
-func Redact(s string, secrets ...string) string {
+// String is idempotent: redacting its result changes nothing.
+func String(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		if len(sec) < MinSecretLen {
 			continue
 		}
 		for _, form := range secretForms(sec) {
-			s = strings.ReplaceAll(s, form, Redacted)
+			s = strings.ReplaceAll(s, form, Placeholder)
 		}
 	}
 	for _, sh := range secretShapes {
@@ -80,15 +89,15 @@ func secretForms(sec string) []string {
 	return forms
 }
 
-// RedactError returns err unchanged when its text holds no credential (see
-// Redact), else an error whose text is the redacted one and which wraps
+// Error returns err unchanged when its text holds no credential (see
+// String), else an error whose text is the redacted one and which wraps
 // err, so that errors.Is and errors.As still see through it.
-func RedactError(err error, secrets ...string) error {
+func Error(err error, secrets ...string) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	if r := Redact(msg, secrets...); r != msg {
+	if r := String(msg, secrets...); r != msg {
 		return &redactedError{msg: r, err: err}
 	}
 	return err

@@ -1,0 +1,72 @@
+package jsontext
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/swar"
+	"github.com/compactkit/compact/internal/zerocopy"
+)
+
+// UTF16Len counts the UTF-16 code units of s: what JavaScript's
+// String.length returns for the same text. Each byte of invalid UTF-8
+// counts one unit, as the replacement character a decoder puts in its
+// place.
+func UTF16Len(s string) int {
+	// Read the string's bytes in place; UTF16LenBytes neither keeps nor
+	// modifies them.
+	return UTF16LenBytes(zerocopy.Bytes(s))
+}
+
+// UTF16LenBytes is UTF16Len for bytes. ASCII, the bulk of agent
+// transcripts, is counted 32 or 8 bytes at a time.
+func UTF16LenBytes(s []byte) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if i+32 <= len(s) && (binary.LittleEndian.Uint64(s[i:])|binary.LittleEndian.Uint64(s[i+8:])|
+			binary.LittleEndian.Uint64(s[i+16:])|binary.LittleEndian.Uint64(s[i+24:]))&swar.Highs == 0 {
+			n += 32
+			i += 32
+			continue
+		}
+		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&swar.Highs == 0 {
+			n += 8
+			i += 8
+			continue
+		}
+		units, size := runeUnits(s[i:])
+		n += units
+		i += size
+	}
+	return n
+}
+
+// runeUnits returns the UTF-16 units of the character that starts s and
+// its length in bytes.
+func runeUnits(s []byte) (units, size int) {
+	if s[0] < utf8.RuneSelf {
+		return 1, 1
+	}
+	r, size := utf8.DecodeRune(s)
+	if r >= 0x10000 {
+		return 2, size
+	}
+	return 1, size
+}
+
+// CutUTF16 returns the longest prefix of s, in whole characters, whose
+// length in UTF-16 units is at most n.
+func CutUTF16(s string, n int) string {
+	size := 0
+	for i, r := range s {
+		w := 1
+		if r >= 0x10000 {
+			w = 2
+		}
+		if size+w > n {
+			return s[:i]
+		}
+		size += w
+	}
+	return s
+}
