@@ -46,10 +46,14 @@
 //
 // Where a format embeds an API's own messages, one file hands them to
 // that API's package, which holds the one mapping of its wire format onto
-// compact messages: claudecode's messages.go (Anthropic messages, package
-// anthropic), codex's items.go (Responses items, package openai), and
-// requestbody's anthropic.go and chat.go, which are that reader's build
-// (a request body has no records of its own beyond the API's messages).
+// compact messages: claudecode's messages.go and cline's records.go
+// (Anthropic messages, package anthropic), codex's items.go (Responses
+// items, package openai), and requestbody's anthropic.go and chat.go,
+// which are that reader's build (a request body has no records of its own
+// beyond the API's messages). Every reader ends with jsonrec.SafeExtras,
+// so that an extra named like a field of a pi message or part is kept
+// under the reader's prefix ("cline.<name>", "claudeCode.<name>") rather
+// than read back as that field.
 //
 // # Adding a reader
 //
@@ -59,7 +63,7 @@
 // then read every file of its testdata on each run and check its files
 // against this list. Test it with internal/testing/readertest:
 // CheckDetect with FileHeads and Heads for detection, DetectsNone with
-// the other formats' files, CheckError for bad input, RunCases or
+// the other formats' files, CheckError or RunBad for bad input, RunCases or
 // CheckRoles, CheckCustoms, CheckUnknown, CheckWarnings, CheckCalls and
 // CheckPairing for what a file becomes, Import, RoundTrip or SameSession
 // for the way through a pi session file, CheckOrphanResult for a tool

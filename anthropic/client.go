@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/compactkit/compact/internal/apihttp"
@@ -123,12 +121,9 @@ func New(cfg Config) (*Client, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
+	endpoint, _, err := apihttp.Endpoint(providerName, base, "/v1/messages")
 	if err != nil {
-		return nil, fmt.Errorf("anthropic: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an http or https URL", base)
+		return nil, err
 	}
 	if cfg.MaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: negative MaxTokens %d", cfg.MaxTokens)
@@ -162,7 +157,7 @@ func New(cfg Config) (*Client, error) {
 		temp = &t
 	}
 	return &Client{
-		endpoint:    strings.TrimRight(base, "/") + "/v1/messages",
+		endpoint:    endpoint,
 		apiKey:      cfg.APIKey,
 		model:       cfg.Model,
 		maxTokens:   maxTokens,

@@ -2,79 +2,16 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/clienttest"
 	"github.com/compactkit/compact/summarize"
 )
-
-// received is what the test server saw of one request.
-type received struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   map[string]any
-}
-
-// fakeServer is an httptest server that records every request and answers
-// with the handler under test. hits counts the requests.
-type fakeServer struct {
-	*httptest.Server
-	hits atomic.Int32
-	mu   sync.Mutex
-	reqs []received
-}
-
-func newFakeServer(t *testing.T, h http.HandlerFunc) *fakeServer {
-	t.Helper()
-	fs := &fakeServer{}
-	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fs.hits.Add(1)
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		_ = json.Unmarshal(raw, &body)
-		fs.mu.Lock()
-		fs.reqs = append(fs.reqs, received{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body})
-		fs.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(fs.Close)
-	return fs
-}
-
-func (fs *fakeServer) last(t *testing.T) received {
-	t.Helper()
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if len(fs.reqs) == 0 {
-		t.Fatal("server received no request")
-	}
-	return fs.reqs[len(fs.reqs)-1]
-}
-
-// reply answers with a status, headers and a body.
-func reply(status int, body string, headers ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		for i := 0; i+1 < len(headers); i += 2 {
-			w.Header().Set(headers[i], headers[i+1])
-		}
-		if w.Header().Get("Content-Type") == "" {
-			w.Header().Set("Content-Type", "application/json")
-		}
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, body)
-	}
-}
 
 const okBody = `{
   "id": "msg_01",
@@ -166,13 +103,13 @@ func TestCompleteSendsWireRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeServer(t, reply(200, okBody))
+			srv := clienttest.NewServer(t, clienttest.Reply(200, okBody))
 			tt.cfg.BaseURL = srv.URL + "/"
 			c := newClient(t, tt.cfg)
 			if _, err := c.Complete(context.Background(), &tt.req); err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
-			got := srv.last(t)
+			got := srv.Last(t)
 			if got.Method != http.MethodPost || got.Path != "/v1/messages" {
 				t.Errorf("request line = %s %s, want POST /v1/messages", got.Method, got.Path)
 			}
@@ -280,7 +217,7 @@ func TestCompleteResponse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeServer(t, reply(200, tt.body))
+			srv := clienttest.NewServer(t, clienttest.Reply(200, tt.body))
 			c := newClient(t, Config{BaseURL: srv.URL})
 			got, err := c.Complete(context.Background(), &baseReq)
 			if err != nil {
@@ -410,14 +347,14 @@ func TestCompleteProviderErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeServer(t, reply(tt.status, tt.body, tt.headers...))
+			srv := clienttest.NewServer(t, clienttest.Reply(tt.status, tt.body, tt.headers...))
 			c := newClient(t, Config{BaseURL: srv.URL, APIKey: "k"})
 			c.now = func() time.Time { return now }
 			resp, err := c.Complete(context.Background(), &baseReq)
 			if err == nil {
 				t.Fatalf("Complete returned %+v, want an error", resp)
 			}
-			if n := srv.hits.Load(); n != 1 {
+			if n := srv.Hits.Load(); n != 1 {
 				t.Errorf("server saw %d requests, want exactly 1", n)
 			}
 			var pe *compact.ProviderError
@@ -459,7 +396,7 @@ func TestCompleteEmptyAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeServer(t, reply(200, tt.body))
+			srv := clienttest.NewServer(t, clienttest.Reply(200, tt.body))
 			c := newClient(t, Config{BaseURL: srv.URL})
 			resp, err := c.Complete(context.Background(), &baseReq)
 			if err == nil {
@@ -475,124 +412,11 @@ func TestCompleteEmptyAnswer(t *testing.T) {
 	}
 }
 
-// blockingHandler never answers: it waits for the request's context to end
-// and then closes exited, so a test can see that the handler was released.
-func blockingHandler(started chan<- struct{}, exited chan<- struct{}, writeHeader bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		defer close(exited)
-		if writeHeader {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(200)
-			_, _ = io.WriteString(w, `{"type":"message","content":[`)
-			w.(http.Flusher).Flush()
-		}
-		close(started)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(10 * time.Second):
-		}
-	}
-}
+func TestCompleteCancelled(t *testing.T) { clienttest.Cancelled(t, target()) }
 
-func waitExit(t *testing.T, exited <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-exited:
-	case <-time.After(5 * time.Second):
-		t.Fatal("handler still running: the request was not abandoned")
-	}
-}
+func TestCompleteTimeout(t *testing.T) { clienttest.Timeout(t, target()) }
 
-func TestCompleteCancelled(t *testing.T) {
-	for _, midBody := range []bool{false, true} {
-		name := map[bool]string{false: "before headers", true: "while reading the body"}[midBody]
-		t.Run(name, func(t *testing.T) {
-			started, exited := make(chan struct{}), make(chan struct{})
-			srv := newFakeServer(t, blockingHandler(started, exited, midBody))
-			c := newClient(t, Config{BaseURL: srv.URL})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() {
-				<-started
-				cancel()
-			}()
-			begin := time.Now()
-			_, err := c.Complete(ctx, &baseReq)
-			if took := time.Since(begin); took > 3*time.Second {
-				t.Errorf("Complete took %v after cancel", took)
-			}
-			if !errors.Is(err, ctx.Err()) || !errors.Is(err, context.Canceled) {
-				t.Errorf("error %v does not wrap context.Canceled", err)
-			}
-			var pe *compact.ProviderError
-			if errors.As(err, &pe) {
-				t.Errorf("cancellation reported as a ProviderError: %v", pe)
-			}
-			waitExit(t, exited)
-		})
-	}
-}
-
-func TestCompleteTimeout(t *testing.T) {
-	for _, midBody := range []bool{false, true} {
-		name := map[bool]string{false: "before headers", true: "while reading the body"}[midBody]
-		t.Run(name, func(t *testing.T) {
-			started, exited := make(chan struct{}), make(chan struct{})
-			srv := newFakeServer(t, blockingHandler(started, exited, midBody))
-			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond})
-			begin := time.Now()
-			_, err := c.Complete(context.Background(), &baseReq)
-			if took := time.Since(begin); took > 3*time.Second {
-				t.Errorf("Complete took %v with a 100ms timeout", took)
-			}
-			if !errors.Is(err, context.DeadlineExceeded) {
-				t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
-			}
-			var ne net.Error
-			if !errors.As(err, &ne) || !ne.Timeout() {
-				t.Errorf("error %v is not a net.Error reporting a timeout", err)
-			}
-			var pe *compact.ProviderError
-			if errors.As(err, &pe) {
-				t.Errorf("timeout reported as a ProviderError: %v", pe)
-			}
-			waitExit(t, exited)
-		})
-	}
-}
-
-func TestCompleteWithoutSending(t *testing.T) {
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	tests := []struct {
-		name   string
-		ctx    context.Context
-		cfg    Config
-		req    *summarize.Request
-		wantIs error
-	}{
-		{"nil request", context.Background(), Config{}, nil, nil},
-		{"no model anywhere", context.Background(), Config{}, &summarize.Request{Prompt: "x"}, nil},
-		{"context already cancelled", cancelled, Config{}, &baseReq, context.Canceled},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeServer(t, reply(200, okBody))
-			tt.cfg.BaseURL = srv.URL
-			c := newClient(t, tt.cfg)
-			_, err := c.Complete(tt.ctx, tt.req)
-			if err == nil {
-				t.Fatal("Complete succeeded, want an error")
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
-			}
-			if n := srv.hits.Load(); n != 0 {
-				t.Errorf("server saw %d requests, want none", n)
-			}
-		})
-	}
-}
+func TestCompleteWithoutSending(t *testing.T) { clienttest.WithoutSending(t, target()) }
 
 func TestNewRejects(t *testing.T) {
 	temp := 1.0

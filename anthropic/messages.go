@@ -293,6 +293,22 @@ func ToolResult(b Block) (*compact.Message, error) {
 	return m, nil
 }
 
+// UnmodelledType returns the type of the block p stands for when p is
+// the text part of a block the mapping does not model (see BlockExtra),
+// "" for any other part: what a reader counts among the things it did
+// not know.
+func UnmodelledType(p compact.Part) string {
+	raw, ok := p.Extra[BlockExtra]
+	if !ok {
+		return ""
+	}
+	var b struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &b)
+	return b.Type
+}
+
 // Unmodelled is the text of the part standing for a block the mapping
 // does not model: "[<type>]" (for a server or MCP tool call "[<name>
 // <input>]"), then, a line each, the readable strings the block holds

@@ -103,9 +103,15 @@ func TestPartExtras(t *testing.T) {
 	if err != nil || string(p.Extra["cache_control"]) != `{"type":"ephemeral"}` || string(p.Extra["citations"]) != `[]` || len(p.Extra) != 2 {
 		t.Errorf("text extras %v (%v)", p.Extra, err)
 	}
+	if typ := UnmodelledType(p); typ != "" {
+		t.Errorf("text part taken for an unmodelled %q block", typ)
+	}
 	p, err = Part(bs[1])
 	if err != nil || p.Type != compact.PartText || string(p.Extra[BlockExtra]) != `{"type":"search_result","source":"s","title":"t","content":[]}` {
 		t.Errorf("search_result part %+v (%v)", p, err)
+	}
+	if typ := UnmodelledType(p); typ != "search_result" {
+		t.Errorf("UnmodelledType = %q, want search_result", typ)
 	}
 }
 

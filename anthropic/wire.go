@@ -65,14 +65,9 @@ type messagesResponse struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      *struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
-	Error *apiError `json:"error"`
+	StopReason string    `json:"stop_reason"`
+	Usage      *Usage    `json:"usage"`
+	Error      *apiError `json:"error"`
 }
 
 // errorStatus maps the error types Anthropic documents to their HTTP
@@ -112,19 +107,14 @@ func decodeResponse(body []byte, model string) (*summarize.Response, error) {
 	}
 	out := &summarize.Response{
 		Text:      text.String(),
-		Truncated: r.StopReason == "max_tokens" || r.StopReason == "model_context_window_exceeded",
+		Truncated: StopReason(r.StopReason) == compact.StopLength,
 		Model:     r.Model,
 	}
 	if out.Model == "" {
 		out.Model = model
 	}
 	if u := r.Usage; u != nil {
-		out.Usage = compact.Usage{
-			Input:      u.InputTokens,
-			Output:     u.OutputTokens,
-			CacheRead:  u.CacheReadInputTokens,
-			CacheWrite: u.CacheCreationInputTokens,
-		}
+		out.Usage = u.Usage()
 	}
 	switch {
 	case out.Truncated:

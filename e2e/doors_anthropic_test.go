@@ -9,16 +9,18 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/agents/claudecode"
+	"github.com/compactkit/compact/agents/cline"
 	"github.com/compactkit/compact/agents/requestbody"
 	"github.com/compactkit/compact/anthropic"
 	"github.com/compactkit/compact/proxy"
 )
 
 // TestDoorsAnthropic feeds the same Anthropic Messages API conversations
-// through the three doors that read them (the proxy's codec, the
+// through the four doors that read them (the proxy's codec, the
 // request-body reader, the Claude Code reader, the messages wrapped as
-// Claude Code JSONL records) and checks that all three see the same
-// compact messages: the same conversation is then measured and summarized
+// Claude Code JSONL records, and the Cline reader, the messages as a
+// Cline api_conversation_history.json) and checks that all four see the
+// same compact messages: the same conversation is then measured and summarized
 // the same whichever way it came in. Each case also checks the behaviour
 // the one mapping (anthropic.Content) chose for its blocks.
 //
@@ -178,14 +180,18 @@ func TestDoorsAnthropic(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(rb.Warnings)+len(cc.Warnings) > 0 {
-				t.Errorf("warnings: %q %q", rb.Warnings, cc.Warnings)
+			cl, err := cline.Read([]byte("["+strings.Join(tc.messages, ",")+"]"), "api_conversation_history.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rb.Warnings)+len(cc.Warnings)+len(cl.Warnings) > 0 {
+				t.Errorf("warnings: %q %q %q", rb.Warnings, cc.Warnings, cl.Warnings)
 			}
 			want := facts(fromProxy)
 			for _, door := range []struct {
 				name string
 				ms   []*compact.Message
-			}{{"request-body", messagesOf(rb)}, {"claude-code", messagesOf(cc)}} {
+			}{{"request-body", messagesOf(rb)}, {"claude-code", messagesOf(cc)}, {"cline", messagesOf(cl)}} {
 				if got := facts(door.ms); got != want {
 					t.Errorf("%s reads differently from the proxy:\n%s\nproxy:\n%s", door.name, got, want)
 				}

@@ -250,7 +250,7 @@ func (c *ChatMessage) function(fn map[string]json.RawMessage, id string) (string
 	}
 	args, ok := Arguments(s)
 	if !ok {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("tool call %q: arguments are not a JSON object: kept as a string under _raw", id))
+		c.Warnings = append(c.Warnings, jsonrec.ArgumentsWarning("", id))
 	}
 	return name, args, nil
 }

@@ -143,12 +143,9 @@ func configure(cfg Config, path string) (*Client, *url.URL, error) {
 	if base == "" {
 		base = DefaultBaseURL
 	}
-	u, err := url.Parse(base)
+	endpoint, u, err := apihttp.Endpoint(providerName, base, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("openai: base URL: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, fmt.Errorf("openai: base URL %q is not an http or https URL", base)
+		return nil, nil, err
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
@@ -168,7 +165,7 @@ func configure(cfg Config, path string) (*Client, *url.URL, error) {
 		temp = &t
 	}
 	return &Client{
-		endpoint:    strings.TrimRight(base, "/") + path,
+		endpoint:    endpoint,
 		apiKey:      cfg.APIKey,
 		model:       cfg.Model,
 		temperature: temp,

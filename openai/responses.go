@@ -115,7 +115,7 @@ func ReadResponsesItem(raw []byte) (*ResponsesItem, error) {
 	}
 	it := &ResponsesItem{}
 	if it.Type, err = jsonrec.OptString(f, "type"); err != nil {
-		return nil, trim(err)
+		return nil, jsonrec.Below(err)
 	}
 	if it.Type == "" {
 		it.Type = "message"
@@ -184,7 +184,7 @@ func (it *ResponsesItem) model(part compact.Part) {
 func (it *ResponsesItem) message(f map[string]json.RawMessage) error {
 	var err error
 	if it.Role, err = jsonrec.OptString(f, "role"); err != nil {
-		return trim(err)
+		return jsonrec.Below(err)
 	}
 	parts, unknown, err := ResponsesContent(f["content"])
 	if err != nil {
@@ -240,7 +240,7 @@ func texts(raw json.RawMessage) ([]string, error) {
 	for i, it := range items {
 		s, err := jsonrec.OptString(it, "text")
 		if err != nil {
-			return nil, fmt.Errorf("[%d]%w", i, trim(err))
+			return nil, fmt.Errorf("[%d]%w", i, jsonrec.Below(err))
 		}
 		out = append(out, s)
 	}
@@ -251,11 +251,11 @@ func texts(raw json.RawMessage) ([]string, error) {
 func (it *ResponsesItem) call(f map[string]json.RawMessage) (compact.Part, error) {
 	id, err := jsonrec.OptString(f, "call_id")
 	if err != nil {
-		return compact.Part{}, trim(err)
+		return compact.Part{}, jsonrec.Below(err)
 	}
 	name, err := jsonrec.OptString(f, "name")
 	if err != nil {
-		return compact.Part{}, trim(err)
+		return compact.Part{}, jsonrec.Below(err)
 	}
 	var args json.RawMessage
 	var extra map[string]json.RawMessage
@@ -263,7 +263,7 @@ func (it *ResponsesItem) call(f map[string]json.RawMessage) (compact.Part, error
 	case "function_call":
 		s, err := jsonrec.OptString(f, "arguments")
 		if err != nil {
-			return compact.Part{}, trim(err)
+			return compact.Part{}, jsonrec.Below(err)
 		}
 		var ok bool
 		args, ok = Arguments(s)
@@ -272,13 +272,13 @@ func (it *ResponsesItem) call(f map[string]json.RawMessage) (compact.Part, error
 			keep = "" // the string as sent stays in Extra
 		}
 		if !ok {
-			it.Warnings = append(it.Warnings, fmt.Sprintf("tool call %q: arguments are not a JSON object: kept as a string under _raw", id))
+			it.Warnings = append(it.Warnings, jsonrec.ArgumentsWarning("", id))
 		}
 		extra = itemExtra(f, "type", "name", keep, "call_id")
 	case "custom_tool_call":
 		in, err := jsonrec.OptString(f, "input")
 		if err != nil {
-			return compact.Part{}, trim(err)
+			return compact.Part{}, jsonrec.Below(err)
 		}
 		args = CustomInput(in)
 		extra = jsonrec.Set(itemExtra(f, "type", "name", "input", "call_id"), ExtraCustomInput, json.RawMessage("true"))
@@ -308,7 +308,7 @@ func (it *ResponsesItem) call(f map[string]json.RawMessage) (compact.Part, error
 func (it *ResponsesItem) output(f map[string]json.RawMessage) error {
 	id, err := jsonrec.OptString(f, "call_id")
 	if err != nil {
-		return trim(err)
+		return jsonrec.Below(err)
 	}
 	it.Kind = ItemOutput
 	m := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, Extra: itemExtra(f, "type", "call_id", "output")}
@@ -348,7 +348,7 @@ func (it *ResponsesItem) output(f map[string]json.RawMessage) error {
 		} else {
 			s, err := jsonrec.OptString(o, "content")
 			if err != nil {
-				return fmt.Errorf(".output%w", trim(err))
+				return fmt.Errorf(".output%w", jsonrec.Below(err))
 			}
 			m.Content = []compact.Part{{Type: compact.PartText, Text: s}}
 		}
@@ -413,13 +413,13 @@ func ResponsesContent(raw json.RawMessage) (parts []compact.Part, unknown []stri
 func contentPart(f map[string]json.RawMessage, raw json.RawMessage) (compact.Part, error) {
 	typ, err := jsonrec.OptString(f, "type")
 	if err != nil {
-		return compact.Part{}, trim(err)
+		return compact.Part{}, jsonrec.Below(err)
 	}
 	switch typ {
 	case "input_text", "output_text", "text":
 		s, err := jsonrec.OptString(f, "text")
 		if err != nil {
-			return compact.Part{}, trim(err)
+			return compact.Part{}, jsonrec.Below(err)
 		}
 		extra := jsonrec.Extras(f, "type", "text")
 		if typ != "input_text" {
@@ -429,7 +429,7 @@ func contentPart(f map[string]json.RawMessage, raw json.RawMessage) (compact.Par
 	case "input_image", "computer_screenshot":
 		url, err := jsonrec.OptString(f, "image_url")
 		if err != nil {
-			return compact.Part{}, trim(err)
+			return compact.Part{}, jsonrec.Below(err)
 		}
 		if mime, data, ok := jsonrec.SplitDataURL(url); ok {
 			extra := jsonrec.Extras(f, "type", "image_url")
@@ -493,9 +493,4 @@ func orNull(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return raw
-}
-
-// trim turns jsonrec's "field x: ..." into ".x: ..." for a path.
-func trim(err error) error {
-	return fmt.Errorf(".%s", strings.TrimPrefix(err.Error(), "field "))
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/clienttest"
+	"github.com/compactkit/compact/summarize"
 )
 
 const responsesOK = `{
@@ -21,7 +23,7 @@ const responsesOK = `{
 }`
 
 func TestResponsesSendsWireRequest(t *testing.T) {
-	srv := newFakeServer(t, reply(200, responsesOK))
+	srv := clienttest.NewServer(t, clienttest.Reply(200, responsesOK))
 	temp := 0.5
 	c, err := NewResponses(Config{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Temperature: &temp,
 		Header: http.Header{"Chatgpt-Account-Id": {"acct"}}})
@@ -31,7 +33,7 @@ func TestResponsesSendsWireRequest(t *testing.T) {
 	if _, err := c.Complete(context.Background(), &baseReq); err != nil {
 		t.Fatal(err)
 	}
-	got := srv.last(t)
+	got := srv.Last(t)
 	if got.Method != "POST" || got.Path != "/v1/responses" {
 		t.Errorf("%s %s", got.Method, got.Path)
 	}
@@ -72,7 +74,7 @@ func TestResponsesAnswers(t *testing.T) {
 		{name: "not JSON", status: 200, err: "undecodable", provider: true, body: `<html>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newFakeServer(t, reply(tc.status, tc.body))
+			srv := clienttest.NewServer(t, clienttest.Reply(tc.status, tc.body))
 			c, err := NewResponses(Config{BaseURL: srv.URL, Model: "m0"})
 			if err != nil {
 				t.Fatal(err)
@@ -99,7 +101,7 @@ func TestResponsesAnswers(t *testing.T) {
 }
 
 func TestResponsesWithoutSending(t *testing.T) {
-	srv := newFakeServer(t, reply(200, responsesOK))
+	srv := clienttest.NewServer(t, clienttest.Reply(200, responsesOK))
 	c, err := NewResponses(Config{BaseURL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -109,10 +111,31 @@ func TestResponsesWithoutSending(t *testing.T) {
 	if _, err := c.Complete(context.Background(), &noModel); err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Errorf("err = %v", err)
 	}
-	if srv.hits.Load() != 0 {
-		t.Errorf("%d requests sent", srv.hits.Load())
+	if srv.Hits.Load() != 0 {
+		t.Errorf("%d requests sent", srv.Hits.Load())
 	}
 	if _, err := NewResponses(Config{BaseURL: "ftp://x"}); err == nil {
 		t.Error("NewResponses accepted an ftp URL")
 	}
+}
+
+// TestResponsesConformance runs the checks both API clients pass on the
+// Responses client.
+func TestResponsesConformance(t *testing.T) {
+	tg := clienttest.Target{
+		Provider: providerName,
+		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
+			c, err := NewResponses(Config{BaseURL: url + "/v1", APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		Path: "/v1/responses", KeyHeader: "Authorization", Request: baseReq, Partial: `{"output":[`,
+	}
+	t.Run("without sending", func(t *testing.T) { clienttest.WithoutSending(t, tg) })
+	t.Run("cancelled", func(t *testing.T) { clienttest.Cancelled(t, tg) })
+	t.Run("timeout", func(t *testing.T) { clienttest.Timeout(t, tg) })
+	t.Run("errors carry no key", func(t *testing.T) { clienttest.ErrorsCarryNoKey(t, tg) })
+	t.Run("redirect named", func(t *testing.T) { clienttest.RedirectNamed(t, tg) })
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/anthropic"
 	"github.com/compactkit/compact/openai"
 )
 
@@ -181,7 +182,7 @@ func (o *usageObserver) data(name string, data []byte) {
 	var ev struct {
 		Type    string `json:"type"`
 		Message *struct {
-			Usage *anthropicUsage `json:"usage"`
+			Usage *anthropic.Usage `json:"usage"`
 		} `json:"message"`
 		Usage    json.RawMessage `json:"usage"`
 		Error    json.RawMessage `json:"error"`
@@ -203,12 +204,12 @@ func (o *usageObserver) data(name string, data []byte) {
 		switch ev.Type {
 		case "message_start":
 			if ev.Message != nil && ev.Message.Usage != nil {
-				o.obs.Usage = ev.Message.Usage.usage(nil)
+				o.obs.Usage = anthropicUsage(*ev.Message.Usage, nil)
 			}
 		case "message_delta":
-			var u anthropicUsage
+			var u anthropic.Usage
 			if len(ev.Usage) > 0 && json.Unmarshal(ev.Usage, &u) == nil {
-				o.obs.Usage = u.usage(o.obs.Usage)
+				o.obs.Usage = anthropicUsage(u, o.obs.Usage)
 			}
 		case "message_stop":
 			o.obs.Complete = true
@@ -291,9 +292,9 @@ func (o *usageObserver) Observed() Observed {
 	if len(doc.Usage) > 0 && !bytes.Equal(doc.Usage, []byte("null")) {
 		switch o.api {
 		case Anthropic:
-			var u anthropicUsage
+			var u anthropic.Usage
 			if json.Unmarshal(doc.Usage, &u) == nil {
-				o.obs.Usage = u.usage(nil)
+				o.obs.Usage = anthropicUsage(u, nil)
 			}
 		case Chat:
 			var u openai.ChatUsage
@@ -349,30 +350,14 @@ func (s *Server) plausible(x *exchange, o Observed) Observed {
 	return o
 }
 
-// anthropicUsage is the Messages API's usage object. Its counts are
-// cumulative: a message_delta's values replace message_start's.
-type anthropicUsage struct {
-	InputTokens              *int `json:"input_tokens"`
-	OutputTokens             *int `json:"output_tokens"`
-	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
-}
-
-// usage applies u over prev (nil for none).
-func (u anthropicUsage) usage(prev *compact.Usage) *compact.Usage {
-	out := compact.Usage{}
+// anthropicUsage applies a Messages API usage object over prev (nil for
+// none), as a stream's cumulative counts are (anthropic.Usage.Over).
+func anthropicUsage(u anthropic.Usage, prev *compact.Usage) *compact.Usage {
+	var out compact.Usage
 	if prev != nil {
 		out = *prev
 	}
-	set := func(dst *int, v *int) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&out.Input, u.InputTokens)
-	set(&out.Output, u.OutputTokens)
-	set(&out.CacheRead, u.CacheReadInputTokens)
-	set(&out.CacheWrite, u.CacheCreationInputTokens)
+	out = u.Over(out)
 	return &out
 }
 

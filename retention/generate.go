@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 	"github.com/compactkit/compact/session"
 )
 
@@ -84,7 +85,7 @@ func (b *needleBuilder) add(m *compact.Message) {
 	m.Timestamp = b.when.UnixMilli()
 	b.t.Entries = append(b.t.Entries, &compact.Entry{
 		ID: fmt.Sprintf("%08x", 0x1000+b.n), Kind: compact.KindMessage,
-		Timestamp: b.when.UTC().Format("2006-01-02T15:04:05.000Z"), Message: m,
+		Timestamp: jsonrec.Stamp(b.when), Message: m,
 	})
 }
 
@@ -138,7 +139,7 @@ func NeedleSession(i int) (*compact.Transcript, Needles) {
 	s := strconv.Itoa(i)
 	start := time.Date(2025, 3, i, 9, 0, 0, 0, time.UTC)
 	b := &needleBuilder{t: &compact.Transcript{Format: "generated", SessionID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
-		Cwd: "/work/billing", Timestamp: start.Format("2006-01-02T15:04:05.000Z")}, when: start}
+		Cwd: "/work/billing", Timestamp: jsonrec.Stamp(start)}, when: start}
 	hash := fmt.Sprintf("9f3c%02da1d7e", i)
 	ticket := "BILL-48" + s + "1"
 	url := "https://runbooks.example.com/billing/needle-" + s

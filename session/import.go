@@ -44,7 +44,7 @@ func EncodeTranscript(w io.Writer, t *compact.Transcript) error {
 		}
 	}
 	if ts == "" {
-		ts = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		ts = jsonrec.Stamp(time.Now())
 	}
 	header.str("timestamp", ts)
 	header.str("cwd", t.Cwd)

@@ -97,6 +97,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Session is a session file loaded in memory. It implements compact.Log:
@@ -292,7 +293,7 @@ func (s *Session) timestamp() string {
 	if s.now != nil {
 		now = s.now
 	}
-	return now().UTC().Format("2006-01-02T15:04:05.000Z")
+	return jsonrec.Stamp(now())
 }
 
 // ErrChanged is the error of a write refused because the session file

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,11 +21,6 @@ func apiMessage(r *record) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("field message: missing")
 	}
 	return m, nil
-}
-
-// trimField turns "field x: ..." into "x: ..." for nesting.
-func trimField(err error) error {
-	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "field "))
 }
 
 // user converts a user record: a prompt, tool results, or a compaction
@@ -187,7 +183,7 @@ func (b *builder) assistant(r *record) error {
 	}
 	id, err := jsonrec.OptString(msg, "id")
 	if err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
 	it := b.responses[id]
 	if id == "" || it == nil {
@@ -221,7 +217,7 @@ func (b *builder) assistant(r *record) error {
 func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawMessage) error {
 	model, err := jsonrec.OptString(msg, "model")
 	if err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
 	if model != "" {
 		m.Model = model
@@ -233,34 +229,25 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 		raw, _ := json.Marshal(rest)
 		m.Extra["apiMessage"] = raw
 	}
-	if u, ok, err := jsonrec.OptObject(msg, "usage"); err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+	if fields, ok, err := jsonrec.OptObject(msg, "usage"); err != nil {
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	} else if ok {
-		var usage compact.Usage
-		for key, dst := range map[string]*int{
-			"input_tokens": &usage.Input, "output_tokens": &usage.Output,
-			"cache_read_input_tokens": &usage.CacheRead, "cache_creation_input_tokens": &usage.CacheWrite,
-		} {
-			v, err := jsonrec.OptInt(u, key)
-			if err != nil {
-				return fmt.Errorf("field message.usage.%w", trimField(err))
+		var u anthropic.Usage
+		if err := json.Unmarshal(msg["usage"], &u); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				return fmt.Errorf("field message.usage.%s: want an integer, have %s", te.Field, jsonrec.Abbrev(fields[te.Field]))
 			}
-			*dst = v
+			return fmt.Errorf("field message.usage: %w", err)
 		}
+		usage := u.Usage()
 		m.Usage = &usage
 	}
 	stop, err := jsonrec.OptString(msg, "stop_reason")
 	if err != nil {
-		return fmt.Errorf("field message.%w", trimField(err))
+		return fmt.Errorf("field message%w", jsonrec.Below(err))
 	}
-	switch stop {
-	case "max_tokens", "model_context_window_exceeded":
-		m.StopReason = compact.StopLength
-	case "tool_use":
-		m.StopReason = compact.StopToolUse
-	case "end_turn", "stop_sequence", "pause_turn", "refusal":
-		m.StopReason = compact.StopEnd
-	default:
+	if m.StopReason = anthropic.StopReason(stop); m.StopReason == "" {
 		m.StopReason = compact.StopEnd
 		if len(m.ToolCalls()) > 0 {
 			m.StopReason = compact.StopToolUse

@@ -157,41 +157,23 @@ func TestMessageMapping(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	good := userText("u1", "", "hi")
-	tests := []struct {
-		name    string
-		data    string
-		err     string // "" for no error
-		warning string
-	}{
-		{"cut last line", good + "\n" + `{"type":"user","uuid":"u2","mess`, "", "bad.jsonl:2: the last line is cut short"},
-		{"bad middle line", good + "\n{not json\n" + good + "\n", "bad.jsonl:2: not a JSON object", ""},
-		{"no type", `{"uuid":"u1"}` + "\n", "bad.jsonl:1: field type: missing", ""},
-		{"type not a string", `{"type":5}` + "\n", "bad.jsonl:1: field type: want a string", ""},
-		{"no message", `{"type":"user","uuid":"u1"}` + "\n", "bad.jsonl:1: field message: missing", ""},
-		{"content a number", `{"type":"user","uuid":"u1","message":{"content":5}}` + "\n", "bad.jsonl:1: field message.content: want a string or an array", ""},
-		{"block text a number", `{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":1}]}}` + "\n", "bad.jsonl:1: field message.content[0].text: want a string", ""},
-		{"usage not object", `{"type":"assistant","uuid":"a","message":{"id":"m","content":[],"usage":[]}}` + "\n", "bad.jsonl:1: field message.usage: want an object", ""},
-		{"sidechain not bool", `{"type":"user","uuid":"a","isSidechain":"yes","message":{"content":"x"}}` + "\n", "bad.jsonl:1: field isSidechain: want true or false", ""},
-		{"crlf and bom", "\xef\xbb\xbf" + good + "\r\n\r\n", "", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read([]byte(tc.data), "bad.jsonl")
-			if tc.err != "" {
-				readertest.CheckError(t, err, tc.err)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.warning == "" && len(tr.Warnings) > 0 || tc.warning != "" && (len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], tc.warning)) {
-				t.Errorf("warnings %q, want %q", tr.Warnings, tc.warning)
-			}
-			if len(tr.Entries) != 1 {
-				t.Errorf("%d entries, want 1", len(tr.Entries))
-			}
-		})
-	}
+	readertest.RunBad(t, Read, "bad.jsonl", []readertest.Bad{
+		{Name: "cut last line", Body: good + "\n" + `{"type":"user","uuid":"u2","mess`, Warnings: []string{"bad.jsonl:2: the last line is cut short"}},
+		{Name: "bad middle line", Body: good + "\n{not json\n" + good + "\n", Err: "bad.jsonl:2: not a JSON object"},
+		{Name: "no type", Body: `{"uuid":"u1"}` + "\n", Err: "bad.jsonl:1: field type: missing"},
+		{Name: "type not a string", Body: `{"type":5}` + "\n", Err: "bad.jsonl:1: field type: want a string"},
+		{Name: "no message", Body: `{"type":"user","uuid":"u1"}` + "\n", Err: "bad.jsonl:1: field message: missing"},
+		{Name: "content a number", Body: `{"type":"user","uuid":"u1","message":{"content":5}}` + "\n", Err: "bad.jsonl:1: field message.content: want a string or an array"},
+		{Name: "block text a number", Body: `{"type":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":1}]}}` + "\n", Err: "bad.jsonl:1: field message.content[0].text: want a string"},
+		{Name: "usage count not an integer", Body: `{"type":"assistant","uuid":"a","message":{"id":"m","content":[],"usage":{"output_tokens":1,"input_tokens":"9"}}}` + "\n", Err: `bad.jsonl:1: field message.usage.input_tokens: want an integer, have "9"`},
+		{Name: "usage not object", Body: `{"type":"assistant","uuid":"a","message":{"id":"m","content":[],"usage":[]}}` + "\n", Err: "bad.jsonl:1: field message.usage: want an object"},
+		{Name: "sidechain not bool", Body: `{"type":"user","uuid":"a","isSidechain":"yes","message":{"content":"x"}}` + "\n", Err: "bad.jsonl:1: field isSidechain: want true or false"},
+		{Name: "crlf and bom", Body: "\xef\xbb\xbf" + good + "\r\n\r\n"},
+	}, func(t *testing.T, tr *compact.Transcript) {
+		if len(tr.Entries) != 1 {
+			t.Errorf("%d entries, want 1", len(tr.Entries))
+		}
+	})
 }
 
 func TestExtraNamesKeptApart(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/anthropic"
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
@@ -65,7 +66,7 @@ func (b *builder) build() {
 			continue
 		}
 		for _, x := range m.blocks {
-			if h, ok := parseHeader(x.str("text")); ok && x.typ == "text" {
+			if h, ok := parseHeader(x.part.Text); ok && x.Type == "text" {
 				b.tools[h.tool] = true
 			}
 		}
@@ -116,18 +117,15 @@ func (b *builder) message(m *apiMessage) {
 	}
 }
 
-// messageKeys are the members pi writes for messages; a stored member of
-// the same name is kept under a "cline_" prefix.
-var messageKeys = map[string]bool{
-	"role": true, "content": true, "timestamp": true, "usage": true, "stopReason": true, "provider": true,
-	"model": true, "api": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
-	"details": true, "customType": true, "display": true, "unknownBlocks": true, "clineHeader": true,
-}
+// ownKeys are the message extras this package sets itself; a stored
+// member of the same name is kept as "cline.<name>" (the members named as
+// pi's fields are renamed by jsonrec.SafeExtras, in ReadTask).
+var ownKeys = map[string]bool{"unknownBlocks": true, "clineHeader": true}
 
 // messageExtra returns the members of an api message that a Message does
 // not model, plus the blocks it could not map.
 func messageExtra(m *apiMessage, unknown []json.RawMessage) map[string]json.RawMessage {
-	ex := extras(m.fields, messageKeys, "role", "content")
+	ex := extras(m.fields, ownKeys, "role", "content")
 	if len(unknown) > 0 {
 		if ex == nil {
 			ex = map[string]json.RawMessage{}
@@ -144,37 +142,15 @@ func (b *builder) assistant(m *apiMessage, ts int64) {
 	msg := &compact.Message{Role: compact.RoleAssistant, Timestamp: ts}
 	var unknown []json.RawMessage
 	for _, x := range m.blocks {
-		switch x.typ {
-		case "text":
-			msg.Content = append(msg.Content, textPart(x))
-		case "thinking", "redacted_thinking", "reasoning":
-			msg.Content = append(msg.Content, thinkingPart(x))
-		case "tool_use":
-			id, name := x.str("id"), x.str("name")
-			args := x.fields["input"]
-			if len(args) == 0 || args[0] != '{' {
-				if len(args) > 0 && string(args) != "null" {
-					args, _ = json.Marshal(map[string]json.RawMessage{"input": args})
-				} else {
-					args = json.RawMessage(`{}`)
-				}
-			}
-			msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
-				ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: args},
-				Extra:    extras(x.fields, partKeys, "type", "id", "name", "input")})
-			if id != "" {
-				b.open[id] = name
-			}
-		case "image":
-			if p, ok := imagePart(x); ok {
-				msg.Content = append(msg.Content, p)
-				continue
-			}
-			unknown = append(unknown, x.raw)
-			b.t.Unknown["block:"+x.typ]++
-		default:
-			unknown = append(unknown, x.raw)
-			b.t.Unknown["block:"+x.typ]++
+		if x.kept {
+			unknown = append(unknown, x.Raw)
+			b.t.Unknown["block:"+x.Type]++
+			continue
+		}
+		msg.Content = append(msg.Content, x.part)
+		b.countUnmodelled(x.part)
+		if c := x.part.ToolCall; c != nil {
+			b.open[c.ID] = c.Name
 		}
 	}
 	msg.Extra = messageExtra(m, unknown)
@@ -218,25 +194,14 @@ func (b *builder) user(m *apiMessage, ts int64) {
 	answered := map[string]*compact.Message{}
 	for j := 0; j < len(m.blocks); j++ {
 		x := m.blocks[j]
-		switch x.typ {
-		case "tool_result":
-			parts, unk, err := toolResultParts(x)
-			if err != nil {
-				b.warn("%s:%d: message %d: block %d: %v (kept as stored)", b.name, m.line, m.index+1, j, err)
-				unknown = append(unknown, x.raw)
-				continue
-			}
-			id := x.str("tool_use_id")
-			var isErr bool
-			_ = json.Unmarshal(x.fields["is_error"], &isErr)
+		switch {
+		case x.result != nil:
+			r := x.result
+			id := r.ToolCallID
 			tool, ok := b.open[id]
-			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: tool, IsError: isErr,
-				Content: parts, Timestamp: ts, Extra: extras(x.fields, nil, "type", "tool_use_id", "content", "is_error")}
-			if len(unk) > 0 {
-				if r.Extra == nil {
-					r.Extra = map[string]json.RawMessage{}
-				}
-				r.Extra["unknownBlocks"], _ = json.Marshal(unk)
+			r.ToolName, r.Timestamp = tool, ts
+			for _, p := range r.Content {
+				b.countUnmodelled(p)
 			}
 			if !ok {
 				b.warn("%s:%d: message %d: tool_result %q has no earlier tool_use; kept as a harness note", b.name, m.line, m.index+1, id)
@@ -245,10 +210,13 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			}
 			delete(b.open, id)
 			results = append(results, r)
-		case "text":
-			h, ok := parseHeader(x.str("text"))
+		case x.kept:
+			unknown = append(unknown, x.Raw)
+			b.t.Unknown["block:"+x.Type]++
+		case x.Type == "text":
+			h, ok := parseHeader(x.part.Text)
 			if !ok {
-				rest = append(rest, splitWrapped(textPart(x))...)
+				rest = append(rest, splitWrapped(x.part)...)
 				continue
 			}
 			var parts []compact.Part
@@ -257,16 +225,12 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			}
 			for j+1 < len(m.blocks) && resultBody(m.blocks[j+1]) {
 				j++
-				if m.blocks[j].typ == "text" {
-					parts = append(parts, textPart(m.blocks[j]))
-				} else if p, ok := imagePart(m.blocks[j]); ok {
-					parts = append(parts, p)
-				}
+				parts = append(parts, m.blocks[j].part)
 			}
 			if prev := answered[h.tool]; prev != nil && !b.unanswered(m.index, h.tool) {
 				// A second header for the same use (Roo Code answers one
 				// read_file with two, say): the same call's output goes on.
-				prev.Content = append(prev.Content, compact.Part{Type: compact.PartText, Text: x.str("text")})
+				prev.Content = append(prev.Content, compact.Part{Type: compact.PartText, Text: x.part.Text})
 				prev.Content = append(prev.Content, parts...)
 				prev.IsError = prev.IsError || xmlError(parts)
 				continue
@@ -274,7 +238,7 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			id := b.xmlCall(m.index, h.tool)
 			extra := map[string]json.RawMessage{}
 			extra["clineHeader"] = jsonString(h.header)
-			for k, v := range extras(x.fields, nil, "type", "text") {
+			for k, v := range x.part.Extra {
 				extra[k] = v
 			}
 			r := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: h.tool,
@@ -286,16 +250,9 @@ func (b *builder) user(m *apiMessage, ts int64) {
 			}
 			answered[h.tool] = r
 			results = append(results, r)
-		case "image":
-			if p, ok := imagePart(x); ok {
-				rest = append(rest, p)
-				continue
-			}
-			unknown = append(unknown, x.raw)
-			b.t.Unknown["block:"+x.typ]++
 		default:
-			unknown = append(unknown, x.raw)
-			b.t.Unknown["block:"+x.typ]++
+			rest = append(rest, x.part)
+			b.countUnmodelled(x.part)
 		}
 	}
 	if b.asst != nil && b.asstIndex == m.index-1 {
@@ -505,91 +462,17 @@ func rfc3339(ms int64) string {
 	return jsonrec.Stamp(time.UnixMilli(ms))
 }
 
-// partKeys are the members pi writes for content parts; a stored member of
-// the same name that this package does not model is kept under a
-// "cline_" prefix so that it cannot overwrite them.
-var partKeys = map[string]bool{
-	"type": true, "text": true, "thinking": true, "thinkingSignature": true, "data": true,
-	"mimeType": true, "id": true, "name": true, "arguments": true, "redacted": true,
-}
-
 // extras returns the members of f not listed in modelled, or nil; one
-// named in reserved is kept as "cline_" + its name.
+// named in reserved is kept as "cline.<name>".
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
-	return jsonrec.ExtrasRenamed(f, reserved, "cline_", modelled...)
+	return jsonrec.ExtrasRenamed(f, reserved, Format+".", modelled...)
 }
 
-// textPart returns a text part for a text block.
-func textPart(b block) compact.Part {
-	return compact.Part{Type: compact.PartText, Text: b.str("text"), Extra: extras(b.fields, partKeys, "type", "text")}
-}
-
-// imagePart returns an image part for an Anthropic image block with a
-// base64 source; ok is false for other sources (URLs, files).
-func imagePart(b block) (compact.Part, bool) {
-	var src struct {
-		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
+// countUnmodelled counts a part standing for a block the Anthropic
+// mapping does not model (a document, a server tool's block; see
+// anthropic.BlockExtra) in Transcript.Unknown as "block:<type>".
+func (b *builder) countUnmodelled(p compact.Part) {
+	if typ := anthropic.UnmodelledType(p); typ != "" {
+		b.t.Unknown["block:"+typ]++
 	}
-	if json.Unmarshal(b.fields["source"], &src) != nil || src.Type != "base64" {
-		return compact.Part{}, false
-	}
-	return compact.Part{Type: compact.PartImage, Extra: extras(b.fields, partKeys, "type", "source"), Image: &compact.Image{MimeType: src.MediaType, Data: src.Data}}, true
-}
-
-// thinkingPart maps the reasoning blocks: Anthropic thinking (its
-// signature becomes pi's thinkingSignature), redacted_thinking (no text;
-// the encrypted data is kept as redactedData) and the reasoning blocks Roo
-// Code stores for other providers (text, summary, encrypted_content).
-func thinkingPart(b block) compact.Part {
-	p := compact.Part{Type: compact.PartThinking}
-	switch b.typ {
-	case "thinking":
-		p.Thinking = b.str("thinking")
-		p.Extra = extras(b.fields, partKeys, "type", "thinking", "signature")
-		if sig, ok := b.fields["signature"]; ok {
-			if p.Extra == nil {
-				p.Extra = map[string]json.RawMessage{}
-			}
-			p.Extra["thinkingSignature"] = sig
-		}
-	case "redacted_thinking":
-		p.Extra = extras(b.fields, partKeys, "type", "data")
-		if d, ok := b.fields["data"]; ok {
-			if p.Extra == nil {
-				p.Extra = map[string]json.RawMessage{}
-			}
-			p.Extra["redactedData"] = d
-		}
-	default: // reasoning
-		p.Thinking = b.str("text")
-		p.Extra = extras(b.fields, partKeys, "type", "text")
-	}
-	return p
-}
-
-// toolResultParts returns the content of a tool_result block as parts: a
-// string becomes one text part, an array its text and image blocks. Other
-// blocks inside are returned as unknown.
-func toolResultParts(b block) (parts []compact.Part, unknown []json.RawMessage, err error) {
-	blocks, err := decodeContent(b.fields["content"])
-	if err != nil {
-		return nil, nil, fmt.Errorf("field content: %w", err)
-	}
-	for _, x := range blocks {
-		switch x.typ {
-		case "text":
-			parts = append(parts, textPart(x))
-		case "image":
-			if p, ok := imagePart(x); ok {
-				parts = append(parts, p)
-				continue
-			}
-			unknown = append(unknown, x.raw)
-		default:
-			unknown = append(unknown, x.raw)
-		}
-	}
-	return parts, unknown, nil
 }

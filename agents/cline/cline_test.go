@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/anthropic"
 	"github.com/compactkit/compact/internal/testing/readertest"
 )
 
@@ -472,8 +473,42 @@ func TestSynthetic(t *testing.T) {
 				if tr.Entries[0].Metadata().CustomType != "cline:system" || tr.Entries[1].Metadata().CustomType != "cline:reasoning" {
 					t.Errorf("custom entries %q %q", tr.Entries[0].Metadata().CustomType, tr.Entries[1].Metadata().CustomType)
 				}
-				if !strings.Contains(string(tr.Entries[2].Message.Extra["unknownBlocks"]), "document") {
-					t.Errorf("block lost")
+				// The document is read as the other Anthropic doors read it.
+				if c := tr.Entries[2].Message.Content; len(c) != 1 || c[0].Text != "[document]" || !strings.Contains(string(c[0].Extra[anthropic.BlockExtra]), "document") {
+					t.Errorf("document parts %+v", c)
+				}
+			},
+		},
+		{
+			// Anthropic blocks are mapped as every door maps them
+			// (anthropic.Content). Before, redacted_thinking was an empty
+			// thinking part keeping its data as redactedData, an image by
+			// URL and a document inside a tool result were left out of the
+			// messages, and a part's member named as a pi field was kept
+			// as "cline_<name>".
+			name: "anthropic blocks",
+			api: `[{"role":"user","content":[{"type":"text","text":"look","Text":"shadow"},{"type":"image","source":{"type":"url","url":"https://x/shot.png"}}]},` +
+				`{"role":"assistant","content":[{"type":"redacted_thinking","data":"RU5D"},{"type":"tool_use","id":"t1","name":"read_file","input":"a.go"}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"package a"},{"type":"document","title":"spec","source":{"type":"text","data":"Use tabs."}}]}]}]`,
+			check: func(t *testing.T, tr *compact.Transcript) {
+				u := tr.Entries[0].Message.Content
+				if len(u) != 2 || u[0].Text != "look" || string(u[0].Extra["cline.Text"]) != `"shadow"` ||
+					u[1].Type != compact.PartImage || !strings.Contains(string(u[1].Extra["source"]), "shot.png") {
+					t.Errorf("user parts %+v", u)
+				}
+				a := tr.Entries[1].Message
+				if len(a.Content) == 0 {
+					t.Fatal("assistant message without parts")
+				}
+				if p := a.Content[0]; p.Thinking != anthropic.RedactedThinking || string(p.Extra["redacted"]) != "true" || string(p.Extra["thinkingSignature"]) != `"RU5D"` {
+					t.Errorf("redacted thinking %+v", p)
+				}
+				if c := a.ToolCalls(); len(c) != 1 || string(c[0].Arguments) != `{"input":"a.go"}` {
+					t.Errorf("calls %+v", c)
+				}
+				r := tr.Entries[2].Message
+				if r.ToolName != "read_file" || len(r.Content) != 2 || r.Content[1].Text != "[document]\nspec\nUse tabs." || tr.Unknown["block:document"] != 1 {
+					t.Errorf("result %+v, unknown %v", r.Content, tr.Unknown)
 				}
 			},
 		},
@@ -586,23 +621,28 @@ func TestSynthetic(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	tests := []struct{ name, data, want string }{
-		{"not an array", `{"role":"user"}`, "t.json:1: not a JSON array"},
-		{"not JSON", `[{"role":"user","content":"a"} x]`, "t.json:1:"},
-		{"element not an object", "[\n1]", "t.json:2: message 1: not an object"},
-		{"role not a string", "[\n{\"role\":1,\"content\":\"a\"}]", "t.json:2: message 1: field role: not a string"},
-		{"content not blocks", `[{"role":"user","content":7}]`, "t.json:1: message 1: field content: not a string or an array of blocks"},
-		{"block without type", `[{"role":"user","content":[{"text":"a"}]}]`, "t.json:1: message 1: field content: block 0: field type: not a string"},
-		{"ts not a number", `[{"role":"user","content":"a","ts":"x"}]`, "t.json:1: message 1: field ts: not a number"},
-		{"no role", `[{"content":"a"}]`, "t.json:1: message 1: field role: missing"},
-		{"empty", ``, "t.json:1: not a JSON array"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Read([]byte(tc.data), "t.json")
-			readertest.CheckError(t, err, tc.want)
-		})
-	}
+	readertest.RunBad(t, Read, "t.json", []readertest.Bad{
+		{Name: "not an array", Body: `{"role":"user"}`, Err: "t.json:1: not a JSON array"},
+		{Name: "not JSON", Body: `[{"role":"user","content":"a"} x]`, Err: "t.json:1:"},
+		{Name: "element not an object", Body: "[\n1]", Err: "t.json:2: message 1: not an object"},
+		{Name: "role not a string", Body: "[\n{\"role\":1,\"content\":\"a\"}]", Err: "t.json:2: message 1: field role: not a string"},
+		{Name: "content not blocks", Body: `[{"role":"user","content":7}]`, Err: "t.json:1: message 1: field content: want a string or an array of blocks, have 7"},
+		{Name: "block without type", Body: `[{"role":"user","content":[{"text":"a"}]}]`, Err: "t.json:1: message 1: field content[0].type: missing"},
+		// The Anthropic mapping's errors; before, these were read as an
+		// empty text, a call without an id and a result kept as stored
+		// with a warning.
+		{Name: "text not a string", Body: `[{"role":"user","content":[{"type":"text","text":5}]}]`, Err: "t.json:1: message 1: field content[0].text: want a string, have 5"},
+		{Name: "tool_use without id", Body: `[{"role":"assistant","content":[{"type":"tool_use","name":"x","input":{}}]}]`, Err: "t.json:1: message 1: field content[0].id: missing"},
+		{Name: "is_error not a boolean", Body: `[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","is_error":"yes"}]}]`, Err: "t.json:1: message 1: field content[0].is_error: want true or false"},
+		{Name: "ts not a number", Body: `[{"role":"user","content":"a","ts":"x"}]`, Err: "t.json:1: message 1: field ts: not a number"},
+		{Name: "no role", Body: `[{"content":"a"}]`, Err: "t.json:1: message 1: field role: missing"},
+		{Name: "empty", Body: ``, Err: "t.json:1: not a JSON array"},
+		{Name: "cut after a message", Body: `[{"role":"user","content":"a"},{"role":"assis`, Warnings: []string{"t.json:1: file ends inside message 2; read the 1 before it"}},
+	}, func(t *testing.T, tr *compact.Transcript) {
+		if len(tr.Entries) != 1 || tr.Entries[0].Message.Text() != "a" {
+			t.Errorf("entries %d", len(tr.Entries))
+		}
+	})
 }
 
 func TestDetect(t *testing.T) {
@@ -626,4 +666,29 @@ func TestDetect(t *testing.T) {
 		{"other role", `[{"role":"tool","content":"x"}]`, false},
 		{"empty", ``, false},
 	})
+}
+
+func TestExtraNamesKeptApart(t *testing.T) {
+	// Members whose names the session reader would take for its own
+	// fields (it ignores case), and those named as the extras this
+	// reader sets itself, are renamed, not lost. Before, "Model" was kept
+	// as it was and read back as the model, and the others were kept as
+	// "cline_<name>".
+	tr, err := Read([]byte(`[{"role":"user","content":[{"type":"text","text":"hi","ID":7}],"Model":"x","details":{},"unknownBlocks":1}]`), "t.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tr.Entries[0].Message
+	for _, k := range []string{"cline.Model", "cline.details", "cline.unknownBlocks"} {
+		if _, ok := m.Extra[k]; !ok {
+			t.Errorf("extra %s missing: %v", k, m.Extra)
+		}
+	}
+	if string(m.Content[0].Extra["cline.ID"]) != "7" {
+		t.Errorf("part extras %v", m.Content[0].Extra)
+	}
+	s := readertest.Import(t, tr, "x")
+	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
+		t.Errorf("imported message %s %q", got.Role, got.Text())
+	}
 }

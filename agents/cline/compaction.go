@@ -106,19 +106,19 @@ func (b *builder) condenseContext(from, to int) string {
 			continue
 		}
 		for _, x := range m.blocks {
-			switch x.typ {
-			case "tool_use":
-				if n := x.str("name"); n == "summarize_task" || n == "condense" {
+			switch c := x.part.ToolCall; {
+			case c != nil:
+				if c.Name == "summarize_task" || c.Name == "condense" {
 					var in struct {
 						Context string `json:"context"`
 					}
-					if json.Unmarshal(x.fields["input"], &in) == nil && in.Context != "" {
+					if json.Unmarshal(c.Arguments, &in) == nil && in.Context != "" {
 						return in.Context
 					}
 				}
-			case "text":
+			case x.Type == "text":
 				for _, tool := range []string{"summarize_task", "condense"} {
-					if c, ok := findXMLCall(x.str("text"), tool); ok {
+					if c, ok := findXMLCall(x.part.Text, tool); ok {
 						var in struct {
 							Context string `json:"context"`
 						}
@@ -137,8 +137,8 @@ func (b *builder) condenseContext(from, to int) string {
 func plainText(m *apiMessage) string {
 	var parts []string
 	for _, x := range m.blocks {
-		if x.typ == "text" {
-			if s := strings.TrimSpace(x.str("text")); s != "" {
+		if x.Type == "text" {
+			if s := strings.TrimSpace(x.part.Text); s != "" {
 				parts = append(parts, s)
 			}
 		}

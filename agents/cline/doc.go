@@ -51,11 +51,19 @@
 //
 // # Mapping
 //
-// Assistant messages keep text, reasoning (thinking; Anthropic's signature
-// as pi's thinkingSignature in Part.Extra), images and native tool_use
-// blocks (PartToolCall, input as Arguments). Each native tool_result
-// becomes a tool result message after the assistant message holding its
-// call. For the XML protocol the reader pairs each "[tool …] Result:"
+// Content blocks are mapped by the one mapping of the Messages API,
+// anthropic.Part and anthropic.ToolResult, which the proxy and the
+// request-body and Claude Code readers use as well (see the anthropic
+// package for every block: a thinking signature in the thinkingSignature
+// extra, redacted_thinking as a thinking part "[Reasoning redacted]"
+// marked redacted, a tool_use input that is not an object wrapped as
+// {"input": <value>}, an image by URL as an image part without data,
+// documents and server tool blocks as text parts keeping the block in
+// their "anthropicBlock" extra). Roo Code's own blocks are not
+// Anthropic's: its reasoning becomes a thinking part holding its text,
+// its thoughtSignature is kept as stored (see below). Each native
+// tool_result becomes a tool result message after the assistant message
+// holding its call. For the XML protocol the reader pairs each "[tool …] Result:"
 // header with a synthesized call in the assistant message just before it:
 // the matching <tool> XML is cut from that message's text and becomes a
 // tool call whose Arguments are its parameters (a JSON object of strings)
@@ -131,8 +139,12 @@
 // message i, "m<i>.<k>" for the next ones, "m<i>.range<s>-<e>" for a
 // deleted range. Fields a Message does not model (ts, modelInfo, metrics,
 // condenseParent, …) stay in Message.Extra under their names; unmodelled
-// block fields in Part.Extra; blocks of unknown types in
-// Extra["unknownBlocks"], counted in Transcript.Unknown as "block:<type>".
+// block fields in Part.Extra; Roo's thoughtSignature blocks in
+// Extra["unknownBlocks"]. Those, and the blocks the Anthropic mapping
+// keeps as text parts, are counted in Transcript.Unknown as
+// "block:<type>". An extra named like a field of a pi message or part
+// (in any case), or like an extra this package sets (unknownBlocks,
+// clineHeader), is kept as "cline.<name>" (jsonrec.SafeExtras).
 // Elements that are not user or assistant messages become KindCustom
 // entries "cline:<role or type>" (unknown roles are counted too). The
 // working directory comes from the environment details, the session id

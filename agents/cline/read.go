@@ -63,6 +63,9 @@ func ReadTask(api, ui []byte, name string) (*compact.Transcript, error) {
 		b.ui = msgs
 	}
 	b.build()
+	// Extras named as a pi field, in any case, are kept as
+	// "cline.<name>".
+	jsonrec.SafeExtras(b.t, Format)
 	if len(b.t.Unknown) == 0 {
 		b.t.Unknown = nil
 	}

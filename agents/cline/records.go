@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/anthropic"
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
@@ -124,8 +126,8 @@ func decodeMessage(e element, i int) (*apiMessage, error) {
 		}
 	}
 	if m.role != "" {
-		if m.blocks, err = decodeContent(m.fields["content"]); err != nil {
-			return nil, fmt.Errorf("field content: %w", err)
+		if m.blocks, err = decodeBlocks(m.role, m.fields["content"]); err != nil {
+			return nil, fmt.Errorf("field content%w", err)
 		}
 	}
 	return m, nil
@@ -252,50 +254,58 @@ func apiRequests(msgs []*uiMessage) []*apiReq {
 	return out
 }
 
-// block is one content block of a stored message, decoded into its
-// members.
+// block is one content block of a stored message and what the one
+// mapping of the Messages API makes of it: apart from Roo Code's own
+// blocks, Cline's history holds Anthropic messages, which the proxy and
+// the other readers map with the same functions.
 type block struct {
-	typ    string
-	fields map[string]json.RawMessage
-	raw    json.RawMessage
+	anthropic.Block
+	// part is the block as a part (anthropic.Part; Roo Code's reasoning
+	// by reasoningPart). A tool_result of a user message is result
+	// instead (anthropic.ToolResult), and a block of Roo Code's that
+	// holds nothing to read (thoughtSignature) is neither: kept is true,
+	// and it is kept as stored.
+	part   compact.Part
+	result *compact.Message
+	kept   bool
 }
 
-// decodeContent reads a message's content: a string (one text block) or an
-// array of blocks. Each block must be an object with a string "type".
-func decodeContent(raw json.RawMessage) ([]block, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+// decodeBlocks reads the content of a message of role (a string, one
+// text block, or an array of blocks) and, for a user or an assistant
+// message, maps each block (see block). Errors start with the path below
+// content ("[2].text: want a string, have 5").
+func decodeBlocks(role string, content json.RawMessage) ([]block, error) {
+	list, err := anthropic.Blocks(content)
+	if err != nil {
+		return nil, err
 	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
+	out := make([]block, len(list))
+	for j, x := range list {
+		out[j].Block = x
+		if role != "user" && role != "assistant" {
+			continue
 		}
-		text, _ := json.Marshal(s)
-		return []block{{typ: "text", fields: map[string]json.RawMessage{"type": json.RawMessage(`"text"`), "text": text}}}, nil
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(raw, &raws); err != nil {
-		return nil, fmt.Errorf("not a string or an array of blocks")
-	}
-	out := make([]block, 0, len(raws))
-	for i, r := range raws {
-		var f map[string]json.RawMessage
-		if err := json.Unmarshal(r, &f); err != nil || f == nil {
-			return nil, fmt.Errorf("block %d: not an object", i)
+		switch {
+		case x.Type == "tool_result" && role == "user":
+			out[j].result, err = anthropic.ToolResult(x)
+		case x.Type == "reasoning":
+			out[j].part = reasoningPart(x)
+		case x.Type == "thoughtSignature":
+			out[j].kept = true
+		default:
+			out[j].part, err = anthropic.Part(x)
 		}
-		var typ string
-		if err := json.Unmarshal(f["type"], &typ); err != nil {
-			return nil, fmt.Errorf("block %d: field type: not a string", i)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]%w", j, err)
 		}
-		out = append(out, block{typ: typ, fields: f, raw: r})
 	}
 	return out, nil
 }
 
-// str returns the string member k of b ("" when absent or not a string).
-func (b block) str(k string) string {
-	var s string
-	_ = json.Unmarshal(b.fields[k], &s)
-	return s
+// reasoningPart maps the reasoning block Roo Code stores for providers
+// other than Anthropic ({type: "reasoning", text, summary,
+// encrypted_content}) onto a thinking part holding its text.
+func reasoningPart(x anthropic.Block) compact.Part {
+	text, _ := jsonrec.OptString(x.Fields, "text")
+	return compact.Part{Type: compact.PartThinking, Thinking: text, Extra: jsonrec.Extras(x.Fields, "type", "text")}
 }

@@ -187,11 +187,11 @@ func jsonString(s string) []byte {
 // to that tool's output: text and images up to the next header or the
 // environment details Cline appends to every user message.
 func resultBody(x block) bool {
-	switch x.typ {
+	switch x.Type {
 	case "image":
 		return true
 	case "text":
-		s := x.str("text")
+		s := x.part.Text
 		if _, ok := parseHeader(s); ok {
 			return false
 		}

@@ -105,7 +105,7 @@ func (b *builder) record(r *record) error {
 	case "turn_context":
 		model, err := jsonrec.OptString(r.payload, "model")
 		if err != nil {
-			return fmt.Errorf("field payload.%w", trimField(err))
+			return fmt.Errorf("field payload%w", jsonrec.Below(err))
 		}
 		b.setModel(model)
 		if b.t.Cwd == "" {
@@ -163,7 +163,7 @@ func (b *builder) sessionMeta(r *record) error {
 	for key, dst := range map[string]*string{"id": &b.t.SessionID, "cwd": &b.t.Cwd, "timestamp": &b.t.Timestamp, "model_provider": &b.provider} {
 		v, err := jsonrec.OptString(p, key)
 		if err != nil {
-			return fmt.Errorf("field payload.%w", trimField(err))
+			return fmt.Errorf("field payload%w", jsonrec.Below(err))
 		}
 		if v != "" && (*dst == "" || dst == &b.provider || dst == &b.t.Timestamp && len(b.t.Entries) == 0) {
 			*dst = v

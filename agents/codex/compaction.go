@@ -15,7 +15,7 @@ func (b *builder) compacted(r *record) error {
 	p := r.payload
 	summary, err := jsonrec.OptString(p, "message")
 	if err != nil {
-		return fmt.Errorf("field payload.%w", trimField(err))
+		return fmt.Errorf("field payload%w", jsonrec.Below(err))
 	}
 	c := &compact.Compaction{Summary: summary, Details: map[string]any{"source": Format}}
 	if raw, ok := p["replacement_history"]; ok && !jsonrec.IsNull(raw) {

@@ -25,12 +25,12 @@ func (u *tokenUsage) same(v *tokenUsage) bool {
 func (b *builder) event(r *record) error {
 	switch r.ptype {
 	case "task_started":
-		if err := b.window(r.payload, "payload."); err != nil {
+		if err := b.window(r.payload, "payload"); err != nil {
 			return err
 		}
 	case "token_count":
 		if info, ok, _ := jsonrec.OptObject(r.payload, "info"); ok {
-			if err := b.window(info, "payload.info."); err != nil {
+			if err := b.window(info, "payload.info"); err != nil {
 				return err
 			}
 		}
@@ -55,7 +55,7 @@ func (b *builder) event(r *record) error {
 	case "thread_rolled_back":
 		n, err := jsonrec.OptInt(r.payload, "num_turns")
 		if err != nil {
-			return fmt.Errorf("field payload.%w", trimField(err))
+			return fmt.Errorf("field payload%w", jsonrec.Below(err))
 		}
 		b.close()
 		b.rollback(n)
@@ -75,7 +75,7 @@ func (b *builder) event(r *record) error {
 func (b *builder) window(fields map[string]json.RawMessage, where string) error {
 	w, err := jsonrec.OptInt(fields, "model_context_window")
 	if err != nil {
-		return fmt.Errorf("field %s%w", where, trimField(err))
+		return fmt.Errorf("field %s%w", where, jsonrec.Below(err))
 	}
 	if w > 0 {
 		b.t.ContextWindow = w
@@ -87,18 +87,18 @@ func (b *builder) window(fields map[string]json.RawMessage, where string) error 
 // token_count events that carried them at the top level; nil when the
 // event has none (a rate limit update).
 func lastUsage(p map[string]json.RawMessage) (*tokenUsage, error) {
-	src, where := p, "payload."
+	src, where := p, "payload"
 	if info, ok, err := jsonrec.OptObject(p, "info"); err != nil {
-		return nil, fmt.Errorf("field payload.%w", trimField(err))
+		return nil, fmt.Errorf("field payload%w", jsonrec.Below(err))
 	} else if ok {
 		last, ok, err := jsonrec.OptObject(info, "last_token_usage")
 		if err != nil {
-			return nil, fmt.Errorf("field payload.info.%w", trimField(err))
+			return nil, fmt.Errorf("field payload.info%w", jsonrec.Below(err))
 		}
 		if !ok {
 			return nil, nil
 		}
-		src, where = last, "payload.info.last_token_usage."
+		src, where = last, "payload.info.last_token_usage"
 	} else if _, ok := p["input_tokens"]; !ok {
 		return nil, nil
 	}
@@ -109,7 +109,7 @@ func lastUsage(p map[string]json.RawMessage) (*tokenUsage, error) {
 	} {
 		v, err := jsonrec.OptInt(src, key)
 		if err != nil {
-			return nil, fmt.Errorf("field %s%w", where, trimField(err))
+			return nil, fmt.Errorf("field %s%w", where, jsonrec.Below(err))
 		}
 		*dst = v
 	}

@@ -3,7 +3,6 @@ package codex
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/compactkit/compact/internal/jsonrec"
 )
@@ -54,16 +53,11 @@ func decodeRecord(line []byte, n int) (*record, error) {
 		}
 		r.payload = p
 		if r.ptype, err = jsonrec.OptString(p, "type"); err != nil {
-			return nil, fmt.Errorf("field payload.%w", trimField(err))
+			return nil, fmt.Errorf("field payload%w", jsonrec.Below(err))
 		}
 		return r, nil
 	}
 	// An early rollout's bare line: the item is the line.
 	r.payload, r.ptype = fields, r.typ
 	return r, nil
-}
-
-// trimField turns "field x: ..." into "x: ..." for nesting.
-func trimField(err error) error {
-	return fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "field "))
 }

@@ -130,40 +130,24 @@ func TestEarlyRollout(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	good := line("session_meta", meta)
-	tests := []struct {
-		name, data, err, warning string
-	}{
-		{"cut last line", good + "\n" + `{"timestamp":"t","type":"respo`, "", "bad.jsonl:2: the last line is cut short"},
-		{"bad middle line", good + "\n{oops\n" + good + "\n", "bad.jsonl:2: not a JSON object", ""},
-		{"payload not an object", line("response_item", `[1]`) + "\n", "bad.jsonl:1: field payload: want an object", ""},
-		{"payload type a number", line("response_item", `{"type":3}`) + "\n", "bad.jsonl:1: field payload.type: want a string", ""},
-		{"call without id", line("response_item", `{"type":"function_call","name":"x","arguments":"{}"}`) + "\n", "bad.jsonl:1: field payload.call_id: missing", ""},
-		{"arguments not a string", line("response_item", `{"type":"function_call","name":"x","arguments":{},"call_id":"c"}`) + "\n", "bad.jsonl:1: field payload.arguments: want a string", ""},
-		{"tokens not a number", line("event_msg", `{"type":"token_count","info":{"last_token_usage":{"input_tokens":"9"}}}`) + "\n", "bad.jsonl:1: field payload.info.last_token_usage.input_tokens: want an integer", ""},
-		{"window not a number", line("event_msg", `{"type":"token_count","info":{"model_context_window":"big"}}`) + "\n", "bad.jsonl:1: field payload.info.model_context_window: want an integer", ""},
-		{"started window not a number", line("event_msg", `{"type":"task_started","model_context_window":[1]}`) + "\n", "bad.jsonl:1: field payload.model_context_window: want an integer", ""},
-		{"content not a list", line("response_item", `{"type":"message","role":"user","content":7}`) + "\n", "bad.jsonl:1: field payload.content: want an array", ""},
-		{"output a number", line("response_item", `{"type":"function_call_output","call_id":"c","output":5}`) + "\n", "bad.jsonl:1: field payload.output: want a string, an array or an object", ""},
-		{"crlf, bom, blank lines", "\xef\xbb\xbf" + good + "\r\n\r\n\n", "", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read([]byte(tc.data), "bad.jsonl")
-			if tc.err != "" {
-				readertest.CheckError(t, err, tc.err)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.warning == "" && len(tr.Warnings) > 0 || tc.warning != "" && (len(tr.Warnings) != 1 || !strings.HasPrefix(tr.Warnings[0], tc.warning)) {
-				t.Errorf("warnings %q, want %q", tr.Warnings, tc.warning)
-			}
-			if len(tr.Entries) != 1 || tr.SessionID != "s1" {
-				t.Errorf("%d entries, session %q", len(tr.Entries), tr.SessionID)
-			}
-		})
-	}
+	readertest.RunBad(t, Read, "bad.jsonl", []readertest.Bad{
+		{Name: "cut last line", Body: good + "\n" + `{"timestamp":"t","type":"respo`, Warnings: []string{"bad.jsonl:2: the last line is cut short"}},
+		{Name: "bad middle line", Body: good + "\n{oops\n" + good + "\n", Err: "bad.jsonl:2: not a JSON object"},
+		{Name: "payload not an object", Body: line("response_item", `[1]`) + "\n", Err: "bad.jsonl:1: field payload: want an object"},
+		{Name: "payload type a number", Body: line("response_item", `{"type":3}`) + "\n", Err: "bad.jsonl:1: field payload.type: want a string"},
+		{Name: "call without id", Body: line("response_item", `{"type":"function_call","name":"x","arguments":"{}"}`) + "\n", Err: "bad.jsonl:1: field payload.call_id: missing"},
+		{Name: "arguments not a string", Body: line("response_item", `{"type":"function_call","name":"x","arguments":{},"call_id":"c"}`) + "\n", Err: "bad.jsonl:1: field payload.arguments: want a string"},
+		{Name: "tokens not a number", Body: line("event_msg", `{"type":"token_count","info":{"last_token_usage":{"input_tokens":"9"}}}`) + "\n", Err: "bad.jsonl:1: field payload.info.last_token_usage.input_tokens: want an integer"},
+		{Name: "window not a number", Body: line("event_msg", `{"type":"token_count","info":{"model_context_window":"big"}}`) + "\n", Err: "bad.jsonl:1: field payload.info.model_context_window: want an integer"},
+		{Name: "started window not a number", Body: line("event_msg", `{"type":"task_started","model_context_window":[1]}`) + "\n", Err: "bad.jsonl:1: field payload.model_context_window: want an integer"},
+		{Name: "content not a list", Body: line("response_item", `{"type":"message","role":"user","content":7}`) + "\n", Err: "bad.jsonl:1: field payload.content: want an array"},
+		{Name: "output a number", Body: line("response_item", `{"type":"function_call_output","call_id":"c","output":5}`) + "\n", Err: "bad.jsonl:1: field payload.output: want a string, an array or an object"},
+		{Name: "crlf, bom, blank lines", Body: "\xef\xbb\xbf" + good + "\r\n\r\n\n"},
+	}, func(t *testing.T, tr *compact.Transcript) {
+		if len(tr.Entries) != 1 || tr.SessionID != "s1" {
+			t.Errorf("%d entries, session %q", len(tr.Entries), tr.SessionID)
+		}
+	})
 }
 
 func TestExtraNamesKeptApart(t *testing.T) {

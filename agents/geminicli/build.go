@@ -186,14 +186,8 @@ func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 					continue
 				}
 				if tool, ok := c.calls[fr.ID]; ok {
-					text, isErr, rest := responseText(fr.Response)
-					res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: tool, IsError: isErr,
-						Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: msg.Timestamp}
-					if rest != nil {
-						res.Extra = map[string]json.RawMessage{"response": rest}
-					}
 					c.answered[fr.ID] = true
-					results = append(results, res)
+					results = append(results, responseResult(fr, fr.ID, tool, msg.Timestamp))
 					continue
 				}
 				c.warn("%s:%d: message %s: functionResponse %q has no earlier call; kept as a harness note", c.name, r.line, r.id, fr.ID)
@@ -223,25 +217,15 @@ func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	return out, nil
 }
 
-// messageKeys are the members pi writes for messages; a stored member of
-// the same name is kept under a "gemini_" prefix.
-var messageKeys = map[string]bool{
-	"role": true, "content": true, "timestamp": true, "usage": true, "stopReason": true, "provider": true,
-	"model": true, "api": true, "errorMessage": true, "toolCallId": true, "toolName": true, "isError": true,
-	"details": true, "customType": true, "display": true, "unknownParts": true, "response": true,
-}
+// ownKeys are the message extras this package sets itself; a stored
+// member of the same name is kept as "gemini-cli.<name>" (the members
+// named as pi's fields are renamed by jsonrec.SafeExtras, in Read).
+var ownKeys = map[string]bool{"unknownParts": true, "response": true}
 
 // messageExtra returns the members of a record a Message does not model,
 // plus the parts it could not map.
 func messageExtra(r *msgRecord, unknown []json.RawMessage, modelled ...string) map[string]json.RawMessage {
-	ex := extras(r.fields, messageKeys, append([]string{"id", "timestamp", "type"}, modelled...)...)
-	if len(unknown) > 0 {
-		if ex == nil {
-			ex = map[string]json.RawMessage{}
-		}
-		ex["unknownParts"], _ = json.Marshal(unknown)
-	}
-	return ex
+	return jsonrec.Merge(extras(r.fields, ownKeys, append([]string{"id", "timestamp", "type"}, modelled...)...), unknownExtra(unknown))
 }
 
 // gemini maps a model message: its thoughts, its content, its tool calls
@@ -268,7 +252,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 				text = "**" + subject + "** " + desc
 			}
 			msg.Content = append(msg.Content, compact.Part{Type: compact.PartThinking, Thinking: text,
-				Extra: extras(th, partKeys, "subject", "description")})
+				Extra: jsonrec.Extras(th, "subject", "description")})
 		}
 	}
 	parts, err := decodeParts(r.fields["content"])
@@ -315,9 +299,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 				if id == "" {
 					id = fmt.Sprintf("%s-fc-%d", r.id, len(msg.Content)+1)
 				}
-				msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
-					ToolCall: &compact.ToolCall{ID: id, Name: fc.Name, Arguments: objectArgs(fc.Args)},
-					Extra:    extras(p.fields, partKeys, "functionCall")})
+				msg.Content = append(msg.Content, callPart(p, fc, id))
 				c.calls[id] = fc.Name
 				continue
 			}
@@ -332,7 +314,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	for _, tc := range calls {
 		msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
 			ToolCall: &compact.ToolCall{ID: tc.id, Name: tc.name, Arguments: objectArgs(tc.fields["args"])},
-			Extra:    extras(tc.fields, partKeys, "id", "name", "args", "result")})
+			Extra:    jsonrec.Extras(tc.fields, "id", "name", "args", "result")})
 		c.calls[tc.id] = tc.name
 		res, err := c.result(tc, msg.Timestamp)
 		if err != nil {
@@ -407,12 +389,7 @@ func (c *builder) result(tc toolCall, ts int64) (*compact.Message, error) {
 	if len(texts) > 0 || len(res.Content) == 0 {
 		res.Content = append([]compact.Part{{Type: compact.PartText, Text: strings.Join(texts, "\n")}}, res.Content...)
 	}
-	if len(unknown) > 0 {
-		if res.Extra == nil {
-			res.Extra = map[string]json.RawMessage{}
-		}
-		res.Extra["unknownParts"], _ = json.Marshal(unknown)
-	}
+	res.Extra = jsonrec.Merge(res.Extra, unknownExtra(unknown))
 	return res, nil
 }
 
@@ -452,18 +429,10 @@ func markSetup(m *compact.Message) {
 	}
 }
 
-// partKeys are the members pi writes for content parts; a stored member
-// of the same name that this package does not model is kept under a
-// "gemini_" prefix.
-var partKeys = map[string]bool{
-	"type": true, "text": true, "thinking": true, "thinkingSignature": true, "data": true,
-	"mimeType": true, "id": true, "name": true, "arguments": true,
-}
-
 // extras returns the members of f other than the modelled ones, nil if
-// none; one named in reserved is kept as "gemini_" + its name.
+// none; one named in reserved is kept as "gemini-cli.<name>".
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
-	return jsonrec.ExtrasRenamed(f, reserved, "gemini_", modelled...)
+	return jsonrec.ExtrasRenamed(f, reserved, Format+".", modelled...)
 }
 
 // contentPart maps a text, thought or image part; ok is false for the
@@ -475,12 +444,12 @@ func contentPart(p part) (compact.Part, bool) {
 		_ = json.Unmarshal(p.fields["thought"], &thought)
 		if thought {
 			return compact.Part{Type: compact.PartThinking, Thinking: p.str("text"),
-				Extra: extras(p.fields, partKeys, "text", "thought")}, true
+				Extra: jsonrec.Extras(p.fields, "text", "thought")}, true
 		}
 		if p.str("text") == "" && len(p.fields) == 1 {
 			return compact.Part{}, true // an empty text: nothing to keep
 		}
-		return compact.Part{Type: compact.PartText, Text: p.str("text"), Extra: extras(p.fields, partKeys, "text")}, true
+		return compact.Part{Type: compact.PartText, Text: p.str("text"), Extra: jsonrec.Extras(p.fields, "text")}, true
 	case p.has("inlineData"):
 		var d struct {
 			MimeType string `json:"mimeType"`
@@ -489,7 +458,7 @@ func contentPart(p part) (compact.Part, bool) {
 		if json.Unmarshal(p.fields["inlineData"], &d) != nil || !strings.HasPrefix(d.MimeType, "image/") {
 			return compact.Part{}, false
 		}
-		return compact.Part{Type: compact.PartImage, Extra: extras(p.fields, partKeys, "inlineData"), Image: &compact.Image{MimeType: d.MimeType, Data: d.Data}}, true
+		return compact.Part{Type: compact.PartImage, Extra: jsonrec.Extras(p.fields, "inlineData"), Image: &compact.Image{MimeType: d.MimeType, Data: d.Data}}, true
 	}
 	return compact.Part{}, false
 }
@@ -497,13 +466,29 @@ func contentPart(p part) (compact.Part, bool) {
 // orphanResult returns the harness note that stands for fr, a function
 // response whose call the file does not hold (see compact.OrphanResult).
 func orphanResult(fr functionResponse, ts int64) *compact.Message {
+	return compact.OrphanResult(Format, responseResult(fr, fr.ID, fr.Name, ts))
+}
+
+// responseResult maps a functionResponse part, in a recording or a
+// checkpoint, onto the tool result message of call id to tool: the
+// response's text (see responseText), IsError for an error member, the
+// rest of the response in Extra["response"].
+func responseResult(fr functionResponse, id, tool string, ts int64) *compact.Message {
 	text, isErr, rest := responseText(fr.Response)
-	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: fr.ID, ToolName: fr.Name, IsError: isErr,
+	res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: id, ToolName: tool, IsError: isErr,
 		Content: []compact.Part{{Type: compact.PartText, Text: text}}, Timestamp: ts}
 	if rest != nil {
 		res.Extra = map[string]json.RawMessage{"response": rest}
 	}
-	return compact.OrphanResult(Format, res)
+	return res
+}
+
+// callPart maps a functionCall part, in a recording or a checkpoint,
+// onto a tool-call part with the given id: its args as Arguments (see
+// objectArgs), the part's other members in Extra.
+func callPart(p part, fc functionCall, id string) compact.Part {
+	return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: fc.Name, Arguments: objectArgs(fc.Args)},
+		Extra: jsonrec.Extras(p.fields, "functionCall")}
 }
 
 // responseText returns the text of a function response: its output (or
@@ -547,4 +532,14 @@ func objectArgs(args json.RawMessage) json.RawMessage {
 	}
 	out, _ := json.Marshal(map[string]json.RawMessage{"args": args})
 	return out
+}
+
+// unknownExtra holds the parts a message could not map, as stored, in
+// Extra["unknownParts"]; nil when there are none.
+func unknownExtra(unknown []json.RawMessage) map[string]json.RawMessage {
+	if len(unknown) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(unknown)
+	return map[string]json.RawMessage{"unknownParts": b}
 }

@@ -29,7 +29,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 		for k, v := range obj {
 			obj[k] = compactJSON(v)
 		}
-		rest := extras(obj, nil, "history")
+		rest := jsonrec.Extras(obj, "history")
 		if len(rest) > 0 {
 			d, _ := json.Marshal(rest)
 			t.Entries = append(t.Entries, &compact.Entry{ID: "checkpoint", Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":checkpoint", Data: d}})
@@ -72,9 +72,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 					if callID == "" || c.calls[callID] != "" {
 						callID = fmt.Sprintf("%s-call-%d", id, k+1)
 					}
-					msg.Content = append(msg.Content, compact.Part{Type: compact.PartToolCall,
-						ToolCall: &compact.ToolCall{ID: callID, Name: fc.Name, Arguments: objectArgs(fc.Args)},
-						Extra:    extras(p.fields, partKeys, "functionCall")})
+					msg.Content = append(msg.Content, callPart(p, fc, callID))
 					c.calls[callID] = fc.Name
 					open = append(open, callID)
 					msg.StopReason = compact.StopToolUse
@@ -111,13 +109,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 						results = append(results, orphanResult(fr, 0))
 						continue
 					}
-					text, isErr, rest := responseText(fr.Response)
-					res := &compact.Message{Role: compact.RoleToolResult, ToolCallID: callID, ToolName: c.calls[callID], IsError: isErr,
-						Content: []compact.Part{{Type: compact.PartText, Text: text}}}
-					if rest != nil {
-						res.Extra = map[string]json.RawMessage{"response": rest}
-					}
-					results = append(results, res)
+					results = append(results, responseResult(fr, callID, c.calls[callID], 0))
 					continue
 				}
 				unknown = append(unknown, p.raw)
@@ -140,12 +132,4 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 		t.Unknown = nil
 	}
 	return t, nil
-}
-
-func unknownExtra(unknown []json.RawMessage) map[string]json.RawMessage {
-	if len(unknown) == 0 {
-		return nil
-	}
-	b, _ := json.Marshal(unknown)
-	return map[string]json.RawMessage{"unknownParts": b}
 }

@@ -89,6 +89,9 @@
 // Entry ids are the records' ids; tool results are "<id>#<n>"; an id
 // written again after a rewind gets "~2"; the metadata entry is "session",
 // a compaction "compression-<line>", another kept line "line-<line>".
+// An extra named like a field of a pi message or part (in any case), or
+// like an extra this package sets (unknownParts, response), is kept as
+// "gemini-cli.<name>" (jsonrec.SafeExtras).
 //
 // A malformed line is an error naming the file and line; an incomplete
 // last line (a crash mid-write) is a warning. A message record whose

@@ -250,22 +250,16 @@ func TestSynthetic(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	meta := `{"sessionId":"s","projectHash":"p"}` + "\n"
-	tests := []struct{ name, data, want string }{
-		{"empty", "", "t.jsonl:1: empty file"},
-		{"not JSON", "hello", "t.jsonl:1: not a JSON object or array"},
-		{"bad line", meta + "{nope\n" + `{"id":"a"}` + "\n", "t.jsonl:2: invalid character"},
-		{"id not a string", meta + `{"id":"a","type":7}` + "\n", "t.jsonl:2: field type: not a string"},
-		{"$set messages not an array", meta + `{"$set":{"messages":3}}` + "\n", "t.jsonl:2: field $set.messages: not an array"},
-		{"legacy message without id", "{\"sessionId\":\"s\",\"projectHash\":\"p\",\n\"messages\":[\n{\"type\":\"user\"}]}", "t.jsonl:3: message 1: field id: missing"},
-		{"checkpoint content", `[{"role":1}]`, "t.jsonl: content 1: role"},
-		{"checkpoint history", `{"history":{}}`, "t.jsonl:1: history: not an array"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Read([]byte(tc.data), "t.jsonl")
-			readertest.CheckError(t, err, tc.want)
-		})
-	}
+	readertest.RunBad(t, Read, "t.jsonl", []readertest.Bad{
+		{Name: "empty", Body: "", Err: "t.jsonl:1: empty file"},
+		{Name: "not JSON", Body: "hello", Err: "t.jsonl:1: not a JSON object or array"},
+		{Name: "bad line", Body: meta + "{nope\n" + `{"id":"a"}` + "\n", Err: "t.jsonl:2: invalid character"},
+		{Name: "id not a string", Body: meta + `{"id":"a","type":7}` + "\n", Err: "t.jsonl:2: field type: not a string"},
+		{Name: "$set messages not an array", Body: meta + `{"$set":{"messages":3}}` + "\n", Err: "t.jsonl:2: field $set.messages: not an array"},
+		{Name: "legacy message without id", Body: "{\"sessionId\":\"s\",\"projectHash\":\"p\",\n\"messages\":[\n{\"type\":\"user\"}]}", Err: "t.jsonl:3: message 1: field id: missing"},
+		{Name: "checkpoint content", Body: `[{"role":1}]`, Err: "t.jsonl: content 1: role"},
+		{Name: "checkpoint history", Body: `{"history":{}}`, Err: "t.jsonl:1: history: not an array"},
+	}, nil)
 	// A message that cannot be mapped is kept as stored, with a warning.
 	tr, err := Read([]byte(meta+`{"id":"a","type":"gemini","content":5}`+"\n"), "t.jsonl")
 	if err != nil || len(tr.Warnings) != 1 || tr.Entries[1].Metadata().CustomType != "gemini-cli:invalid" || !strings.Contains(tr.Warnings[0], "t.jsonl:2: message a: field content") {
@@ -289,4 +283,38 @@ func TestDetect(t *testing.T) {
 		{"claude code line", `{"parentUuid":null,"sessionId":"x","type":"user","message":{"role":"user","content":"hi"}}`, false},
 		{"empty", "", false},
 	})
+}
+
+func TestExtraNamesKeptApart(t *testing.T) {
+	// Members whose names the session reader would take for its own
+	// fields (it ignores case), and those named as the extras this
+	// reader sets itself, are renamed, not lost. Before, "Model" was kept
+	// as it was and read back as the model, and the others were kept as
+	// "gemini_<name>".
+	meta := `{"sessionId":"s","projectHash":"p"}` + "\n"
+	tr, err := Read([]byte(meta+`{"id":"a","type":"user","content":[{"text":"hi","ID":7}],"Model":"x","model":"y","unknownParts":1}`+"\n"), "t.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *compact.Message
+	for _, e := range tr.Entries {
+		if e.Message != nil && e.Message.Role == compact.RoleUser {
+			m = e.Message
+		}
+	}
+	if m == nil {
+		t.Fatal("no user message")
+	}
+	for _, k := range []string{"gemini-cli.Model", "gemini-cli.model", "gemini-cli.unknownParts"} {
+		if _, ok := m.Extra[k]; !ok {
+			t.Errorf("extra %s missing: %v", k, m.Extra)
+		}
+	}
+	if len(m.Content) != 1 || string(m.Content[0].Extra["gemini-cli.ID"]) != "7" {
+		t.Errorf("parts %+v", m.Content)
+	}
+	s := readertest.Import(t, tr, "x")
+	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
+		t.Errorf("imported message %s %q", got.Role, got.Text())
+	}
 }

@@ -17,6 +17,16 @@ const Format = "gemini-cli"
 // session-*.json) or checkpoint (checkpoint-*.json) held in memory. name
 // is used in errors and warnings.
 func Read(data []byte, name string) (*compact.Transcript, error) {
+	t, err := read(data, name)
+	if err != nil {
+		return nil, err
+	}
+	// Extras named as a pi field are kept as "gemini-cli.<name>".
+	jsonrec.SafeExtras(t, Format)
+	return t, nil
+}
+
+func read(data []byte, name string) (*compact.Transcript, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {

@@ -260,12 +260,8 @@ func (c *builder) responseMessage(ev *event, resp *modelResponse) (*compact.Mess
 		m.StopReason = compact.StopToolUse
 	}
 	if u := resp.Usage; u != nil {
-		cached := u.CacheReadInputTokens
-		if cached == 0 && u.PromptTokensDetails != nil {
-			cached = u.PromptTokensDetails.CachedTokens
-		}
-		m.Usage = &compact.Usage{Input: max(0, u.PromptTokens-cached-u.CacheCreationInputTokens), Output: u.CompletionTokens,
-			CacheRead: cached, CacheWrite: u.CacheCreationInputTokens, Total: u.TotalTokens}
+		usage := u.usage()
+		m.Usage = &usage
 		c.lastUsage = m.Usage
 	}
 	return m, nil

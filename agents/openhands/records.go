@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
+	"github.com/compactkit/compact/openai"
 )
 
 // rawEvent is one event as stored, with where it was read for errors.
@@ -56,16 +58,31 @@ type modelResponse struct {
 			} `json:"tool_calls"`
 		} `json:"message"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens        int `json:"prompt_tokens"`
-		CompletionTokens    int `json:"completion_tokens"`
-		TotalTokens         int `json:"total_tokens"`
-		PromptTokensDetails *struct {
-			CachedTokens int `json:"cached_tokens"`
-		} `json:"prompt_tokens_details"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
+	Usage *liteLLMUsage `json:"usage"`
+}
+
+// liteLLMUsage is the usage of a LiteLLM response: a Chat Completions
+// usage object with, from an Anthropic model, the cache counts as
+// Anthropic names them.
+type liteLLMUsage struct {
+	openai.ChatUsage
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+}
+
+// usage maps u as openai.ChatUsage.Usage does, with Anthropic's cache
+// read count, when given, as the cached tokens, and the cache-written
+// tokens (which prompt_tokens includes as well) moved from Input to
+// CacheWrite.
+func (u *liteLLMUsage) usage() compact.Usage {
+	c := u.ChatUsage
+	if u.CacheReadInputTokens != 0 {
+		c.PromptTokensDetails.CachedTokens = u.CacheReadInputTokens
+	}
+	out := c.Usage()
+	out.Input = max(0, out.Input-u.CacheCreationInputTokens)
+	out.CacheWrite = u.CacheCreationInputTokens
+	return out
 }
 
 // Action and observation types of the V0 event model

@@ -1,7 +1,6 @@
 package requestbody
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/compactkit/compact"
@@ -74,10 +73,8 @@ func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
 // "<type> block".
 func (r *reader) countUnmodelled(m *compact.Message) {
 	for _, p := range m.Content {
-		if raw, ok := p.Extra[anthropic.BlockExtra]; ok {
-			var b struct{ Type string }
-			_ = json.Unmarshal(raw, &b)
-			r.t.Unknown[b.Type+" block"]++
+		if typ := anthropic.UnmodelledType(p); typ != "" {
+			r.t.Unknown[typ+" block"]++
 		}
 	}
 }

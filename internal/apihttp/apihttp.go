@@ -1,5 +1,6 @@
 // Package apihttp holds the HTTP plumbing the openai and anthropic clients
-// share: the default client, capped body reads and Retry-After parsing.
+// share: the base URL check, the default client, capped body reads and
+// Retry-After parsing.
 package apihttp
 
 import (
@@ -10,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +19,21 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/redact"
 )
+
+// Endpoint checks base, an API's base URL, which must be an absolute http
+// or https URL, and returns the URL of path under it, with the base
+// parsed. provider names the API at the start of the errors ("anthropic:
+// base URL ...").
+func Endpoint(provider, base, path string) (string, *url.URL, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: base URL: %w", provider, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", nil, fmt.Errorf("%s: base URL %q is not an http or https URL", provider, base)
+	}
+	return strings.TrimRight(base, "/") + path, u, nil
+}
 
 // NewClient returns the HTTP client a provider client uses when its
 // configuration gives none: the usual dial and TLS timeouts, the

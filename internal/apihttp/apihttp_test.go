@@ -2,6 +2,7 @@ package apihttp
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,6 +56,25 @@ func TestSecrets(t *testing.T) {
 	for _, not := range []string{"application/json", "2023-06-01"} {
 		if got[not] {
 			t.Errorf("Secrets holds %q", not)
+		}
+	}
+}
+
+func TestEndpoint(t *testing.T) {
+	tests := []struct{ base, want, err string }{
+		{"https://api.example.com", "https://api.example.com/v1/x", ""},
+		{"http://localhost:8080/v1/", "http://localhost:8080/v1/v1/x", ""},
+		{"api.example.com", "", `p: base URL "api.example.com" is not an http or https URL`},
+		{"ftp://example.com", "", `p: base URL "ftp://example.com" is not an http or https URL`},
+		{"http://[::1", "", "p: base URL: parse"},
+	}
+	for _, tc := range tests {
+		got, u, err := Endpoint("p", tc.base, "/v1/x")
+		switch {
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("Endpoint(%q): error %v, want %q...", tc.base, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want || u == nil):
+			t.Errorf("Endpoint(%q) = %q, %v, %v; want %q", tc.base, got, u, err, tc.want)
 		}
 	}
 }

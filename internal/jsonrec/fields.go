@@ -4,8 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
+
+// Below turns the error of a member read by OptString and its kin
+// ("field x: ...") into the path below the object that holds it (".x:
+// ..."), for the caller to say where that object stands:
+// fmt.Errorf("field payload%w", Below(err)) reads "field payload.x: ...".
+func Below(err error) error {
+	return fmt.Errorf(".%s", strings.TrimPrefix(err.Error(), "field "))
+}
 
 // OptString returns the string member key of fields: "" when it is
 // absent or null, and an error "field KEY: want a string, have VALUE"

@@ -182,13 +182,14 @@ func TestOneLine(t *testing.T) {
 func TestSafeExtras(t *testing.T) {
 	tr := &compact.Transcript{Entries: []*compact.Entry{
 		{Kind: compact.KindMessage, Message: &compact.Message{Role: compact.RoleUser,
-			Extra:   map[string]json.RawMessage{"Model": json.RawMessage(`"x"`), "agent": json.RawMessage(`"main"`), "f.Model": json.RawMessage(`1`)},
+			Extra:   map[string]json.RawMessage{"Model": json.RawMessage(`"x"`), "agent": json.RawMessage(`"main"`), "f.Model": json.RawMessage(`1`), "details": json.RawMessage(`{}`)},
 			Content: []compact.Part{{Type: compact.PartText, Text: "hi", Extra: map[string]json.RawMessage{"ID": json.RawMessage(`7`), "cache_control": json.RawMessage(`{}`)}}}}},
 		{Kind: compact.KindCustom, Meta: &compact.EntryMeta{Data: json.RawMessage(`{"model":1}`)}},
 	}}
 	SafeExtras(tr, "f")
 	m := tr.Entries[0].Message
-	want := map[string]string{"f.f.Model": `"x"`, "agent": `"main"`, "f.Model": `1`}
+	// details: a tool result's "details" is read back as its Details.
+	want := map[string]string{"f.f.Model": `"x"`, "agent": `"main"`, "f.Model": `1`, "f.details": `{}`}
 	got := map[string]string{}
 	for k, v := range m.Extra {
 		got[k] = string(v)

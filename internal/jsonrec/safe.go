@@ -13,7 +13,7 @@ import (
 // back as that field.
 var (
 	messageKeys = lowerSet("role", "content", "timestamp", "usage", "stopReason", "provider", "model",
-		"errorMessage", "toolCallId", "toolName", "isError", "command", "output", "exitCode",
+		"errorMessage", "toolCallId", "toolName", "isError", "details", "command", "output", "exitCode",
 		"cancelled", "truncated", "excludeFromContext", "customType", "display")
 	partKeys = lowerSet("type", "text", "thinking", "data", "mimeType", "id", "name", "arguments")
 )

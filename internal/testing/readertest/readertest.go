@@ -2,7 +2,7 @@
 // files (requestbody, sweagent, openhands, claudecode, codex, cline,
 // geminicli) runs: detection of its files and refusal of the others'
 // (CheckDetect, DetectsNone), the one-line error bad input gets
-// (CheckError), and on the transcripts it makes, tool calls and results
+// (CheckError, and RunBad for a table of bad files), and on the transcripts it makes, tool calls and results
 // paired (CheckCalls, CheckPairing, CheckAnswered), counts by role,
 // custom type and unknown record, warnings, the import and the round
 // trip through a pi session file (Import, RoundTrip, SameSession), a
