@@ -2,8 +2,6 @@ package compact_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -11,27 +9,9 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
-
-// fixtures are the two real pi sessions of the shared test data.
-var fixtures = []string{"large-session.jsonl", "before-compaction.jsonl"}
-
-// benchFiles returns the session files the benchmarks run on: those listed
-// in $COMPACT_BENCH_FILES (separated like PATH, ":" on Unix), which
-// scripts/bench-vs-pi.sh sets so that pi and compact time the same files,
-// else the two real pi sessions of the shared test data.
-func benchFiles(tb testing.TB) []string {
-	tb.Helper()
-	if list := os.Getenv("COMPACT_BENCH_FILES"); list != "" {
-		return filepath.SplitList(list)
-	}
-	paths := make([]string, len(fixtures))
-	for i, name := range fixtures {
-		paths[i] = filepath.Join(testdata(tb), "sessions", "pi", name)
-	}
-	return paths
-}
 
 // warmEstimates computes and caches the token estimate of every message
 // on path, which a session computes on first use.
@@ -58,19 +38,17 @@ func openBench(tb testing.TB, path string) *session.Session {
 // (the steady state of an agent that plans after every message): they
 // are computed before the timer starts.
 func BenchmarkPlan(b *testing.B) {
-	for _, f := range benchFiles(b) {
-		b.Run(filepath.Base(f), func(b *testing.B) {
-			path := openBench(b, f).Path()
-			warmEstimates(path)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
-					b.Fatal(err)
-				}
+	sharedtest.EachBenchFile(b, func(b *testing.B, f string) {
+		path := openBench(b, f).Path()
+		warmEstimates(path)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkPlanCold is BenchmarkPlan with the token estimates dropped
@@ -78,23 +56,21 @@ func BenchmarkPlan(b *testing.B) {
 // first plan after loading a session does. The loop that drops them (one
 // pass over the entries) is timed too.
 func BenchmarkPlanCold(b *testing.B) {
-	for _, f := range benchFiles(b) {
-		b.Run(filepath.Base(f), func(b *testing.B) {
-			path := openBench(b, f).Path()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for _, e := range path {
-					if e.Message != nil {
-						e.Message.ResetTokens()
-					}
-				}
-				if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
-					b.Fatal(err)
+	sharedtest.EachBenchFile(b, func(b *testing.B, f string) {
+		path := openBench(b, f).Path()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for _, e := range path {
+				if e.Message != nil {
+					e.Message.ResetTokens()
 				}
 			}
-		})
-	}
+			if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkPlanFirst is the plan like for like with pi's
@@ -124,28 +100,26 @@ func BenchmarkPlanCold(b *testing.B) {
 // the run a hundred times longer, so it skips itself beyond 2,000
 // iterations.
 func BenchmarkPlanFirst(b *testing.B) {
-	for _, f := range benchFiles(b) {
-		b.Run(filepath.Base(f), func(b *testing.B) {
-			if b.N > 2000 {
-				b.Skipf("%d iterations would load the file %d times: run with -benchtime 100x", b.N, b.N)
-			}
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				path := openBench(b, f).Path()
-				for _, e := range path {
-					if e.Message != nil {
-						e.Message.ResetTokens()
-					}
-				}
-				debug.FreeOSMemory()
-				b.StartTimer()
-				if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
-					b.Fatal(err)
+	sharedtest.EachBenchFile(b, func(b *testing.B, f string) {
+		if b.N > 2000 {
+			b.Skipf("%d iterations would load the file %d times: run with -benchtime 100x", b.N, b.N)
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			path := openBench(b, f).Path()
+			for _, e := range path {
+				if e.Message != nil {
+					e.Message.ResetTokens()
 				}
 			}
-		})
-	}
+			debug.FreeOSMemory()
+			b.StartTimer()
+			if _, err := compact.PlanCompaction(path, compact.PlanOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // BenchmarkAppendAndCheck appends one message to a conversation of 1,000,
@@ -221,14 +195,12 @@ func BenchmarkAppendAndCheck(b *testing.B) {
 }
 
 func BenchmarkBuildContext(b *testing.B) {
-	for _, f := range benchFiles(b) {
-		b.Run(filepath.Base(f), func(b *testing.B) {
-			path := openBench(b, f).Path()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				compact.BuildContext(path)
-			}
-		})
-	}
+	sharedtest.EachBenchFile(b, func(b *testing.B, f string) {
+		path := openBench(b, f).Path()
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			compact.BuildContext(path)
+		}
+	})
 }

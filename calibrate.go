@@ -127,6 +127,34 @@ func (c *Calibrator) Observe(model string, charsAdded, usageDelta int) bool {
 	return true
 }
 
+// ObserveMessages records that the messages added between two calls of
+// model grew its prompt by growth tokens, as a Meter learns: the
+// characters of the messages the model is sent (see ForModel) against
+// the growth less ImageTokens per image. The caller decides what the
+// growth covers; the proxy, which keeps no Meter between requests, passes
+// the growth of the prompt and the messages of the request since the
+// previous call, the previous reply included. It reports whether the
+// observation was accepted.
+func (c *Calibrator) ObserveMessages(model string, added []*Message, growth int) bool {
+	var sent sendFilter
+	chars, images := 0, 0
+	for _, m := range added {
+		if sent.keep(m) {
+			ch, im := messageSize(m)
+			chars += ch
+			images += im
+		}
+	}
+	return c.observeAdded(model, chars, images, growth)
+}
+
+// observeAdded is Observe for chars characters and images images added
+// between two calls whose prompts grew by growth tokens: the images are
+// counted at ImageTokens each, the characters learn from the rest.
+func (c *Calibrator) observeAdded(model string, chars, images, growth int) bool {
+	return c.Observe(model, chars, growth-images*ImageTokens)
+}
+
 // CharsPerToken returns the learned ratio of model, or the default ratio
 // when nothing was learned about it yet.
 func (c *Calibrator) CharsPerToken(model string) float64 {
@@ -150,15 +178,20 @@ func (c *Calibrator) Stats(model string) CalibrationStats {
 // pass over the message.
 func (c *Calibrator) Estimate(model string, m *Message) int {
 	chars, images := messageSize(m)
+	return c.sizeTokens(model, chars, images)
+}
+
+// sizeTokens is the estimate of a message of chars characters and images
+// images under model's ratio (see Estimate).
+func (c *Calibrator) sizeTokens(model string, chars, images int) int {
 	return charsToTokens(chars, c.CharsPerToken(model)) + images*ImageTokens
 }
 
 // EstimateChars returns the tokens of chars characters (UTF-16 code
 // units, as EstimateTokens counts them) of text outside any message, such
 // as a request's system prompt and tool schemas, under model's ratio:
-// ceil(chars / ratio). It is the conversion Estimate and the Predictor
-// use; the proxy measures the parts of a request it does not decode with
-// it.
+// ceil(chars / ratio). It is the conversion Estimate and the Meter use;
+// the proxy measures the parts of a request it does not decode with it.
 func (c *Calibrator) EstimateChars(model string, chars int) int {
 	return charsToTokens(chars, c.CharsPerToken(model))
 }
@@ -210,170 +243,4 @@ func messageSize(m *Message) (chars, images int) {
 func messageChars(m *Message) int {
 	chars, images := messageSize(m)
 	return chars + images*imageChars
-}
-
-// Predictor keeps a running prediction of the prompt size the next model
-// call will report, and feeds a Calibrator from the calls it sees. It is
-// Meter with a learned ratio: the last valid provider report (prompt plus
-// the reply it produced, Usage.ContextTokens) plus the messages appended
-// since, estimated at the model's learned chars-per-token ratio instead of
-// a fixed four.
-//
-// When a message with a valid report is added, the growth of the prompt
-// since the previous report, less the previous reply's output tokens
-// (which the report already counts exactly) and less ImageTokens per
-// image, is matched against the characters of the messages in between and
-// given to the Calibrator; so the ratio is learned only from what was
-// known before each call. Observations are skipped across a change of
-// model, since two tokenizers are involved.
-//
-// Failed assistant replies (aborted or errored) are not counted: pi does
-// not send them back to the provider, and the reported usage of the real
-// sessions confirms it.
-//
-// The prediction is the higher of two figures: the last known value
-// grown by the estimate of what followed it, and an estimate of the whole
-// context from scratch at the learned ratio. The second only matters when
-// there is no usable report (a new context, or one just compacted).
-//
-// All methods cost O(1) apart from the estimate of the message added
-// (O(its length)) and Reset (O(context)). The zero value is an empty
-// context estimated at four characters per token, learning nothing.
-type Predictor struct {
-	// Cal, when set, supplies the ratios and learns from added messages.
-	// With Cal nil the ratio is DefaultCharsPerToken.
-	Cal *Calibrator
-
-	model string
-
-	known      bool   // a usable report was seen since the last reset
-	base       int    // ContextTokens of that report
-	prompt     int    // its prompt (input + cache read + cache write)
-	baseModel  string // model that made the reported call
-	lastIndex  int    // 1 + index of the reported message, 0 if none
-	n          int    // messages seen
-	chars      int    // characters added since the report
-	images     int    // images added since the report
-	totalChars int    // characters of the whole context
-	totalImgs  int    // images of the whole context
-}
-
-// NewPredictor returns a predictor for an existing context, using and
-// teaching cal (which may be nil). See Reset.
-func NewPredictor(cal *Calibrator, c *Context) *Predictor {
-	p := &Predictor{Cal: cal}
-	p.Reset(c)
-	return p
-}
-
-// Reset measures the context again from scratch, as after a compaction or
-// a context edit, without teaching the Calibrator anything. The last valid
-// report after the latest compaction is taken from Measure (so the tokens
-// freed by later context edits are taken off it); the messages after it
-// are estimated at the learned ratio of the context's model.
-func (p *Predictor) Reset(c *Context) {
-	*p = Predictor{Cal: p.Cal, model: c.Model}
-	u := Measure(c)
-	if u.LastUsageIndex >= 0 {
-		p.known = true
-		p.base = u.UsageTokens
-		p.lastIndex = u.LastUsageIndex + 1
-		if usage, ok := c.Messages[u.LastUsageIndex].ValidUsage(); ok {
-			p.prompt = promptTokens(usage)
-		}
-		p.baseModel = c.Messages[u.LastUsageIndex].Model
-	}
-	for i, m := range c.Messages {
-		if failedReply(m) {
-			continue
-		}
-		chars, images := messageSize(m)
-		p.totalChars += chars
-		p.totalImgs += images
-		if i >= p.lastIndex {
-			p.chars += chars
-			p.images += images
-		}
-	}
-	p.n = len(c.Messages)
-}
-
-// SetModel names the model the next call will use (an assistant message
-// added sets it too). Estimates use its learned ratio.
-func (p *Predictor) SetModel(model string) { p.model = model }
-
-// Model returns the model the predictions are for.
-func (p *Predictor) Model() string { return p.model }
-
-// Add accounts for one message appended to the context. A message with a
-// valid, non-empty provider report becomes the new last known value and,
-// when a Calibrator is set, teaches it the ratio of the messages added
-// since the previous report.
-func (p *Predictor) Add(m *Message) {
-	p.n++
-	if m.Role == RoleAssistant && m.Model != "" {
-		p.model = m.Model
-	}
-	if failedReply(m) {
-		return
-	}
-	chars, images := messageSize(m)
-	p.totalChars += chars
-	p.totalImgs += images
-	u, ok := m.ValidUsage()
-	if !ok || u.ContextTokens() <= 0 {
-		p.chars += chars
-		p.images += images
-		return
-	}
-	prompt := promptTokens(u)
-	if p.known && p.Cal != nil && p.baseModel == m.Model {
-		p.Cal.Observe(m.Model, p.chars, prompt-p.base-p.images*ImageTokens)
-	}
-	p.known = true
-	p.base, p.prompt, p.baseModel = u.ContextTokens(), prompt, m.Model
-	p.lastIndex = p.n
-	p.chars, p.images = 0, 0
-}
-
-// ratio is the chars-per-token ratio for the current model.
-func (p *Predictor) ratio() float64 {
-	if p.Cal == nil {
-		return DefaultCharsPerToken
-	}
-	return p.Cal.CharsPerToken(p.model)
-}
-
-// Tokens predicts the prompt size the next call will report.
-func (p *Predictor) Tokens() int { return p.Usage().Tokens }
-
-// Usage returns the prediction in Measure's terms: UsageTokens is the last
-// known value, TrailingTokens the rest of the prediction, LastUsageIndex
-// the index of the reporting message (-1 when none).
-func (p *Predictor) Usage() ContextUsage {
-	r := p.ratio()
-	u := ContextUsage{LastUsageIndex: p.lastIndex - 1}
-	if p.known {
-		u.UsageTokens = p.base
-		u.TrailingTokens = charsToTokens(p.chars, r) + p.images*ImageTokens
-	}
-	u.Tokens = u.UsageTokens + u.TrailingTokens
-	if whole := charsToTokens(p.totalChars, r) + p.totalImgs*ImageTokens; whole > u.Tokens {
-		u.Tokens = whole
-		u.TrailingTokens = whole - u.UsageTokens
-	}
-	return u
-}
-
-// LastPrompt returns the prompt size (input, cache read and cache write
-// tokens) of the last known report, and whether there is one.
-func (p *Predictor) LastPrompt() (int, bool) { return p.prompt, p.known }
-
-// promptTokens is the size of the prompt a call saw, without its output.
-func promptTokens(u Usage) int { return u.Input + u.CacheRead + u.CacheWrite }
-
-// failedReply reports whether m is an assistant reply that was aborted or
-// failed; such replies are not sent to the model again.
-func failedReply(m *Message) bool {
-	return m.Role == RoleAssistant && (m.StopReason == StopAborted || m.StopReason == StopError)
 }

@@ -49,22 +49,21 @@ func median(xs []float64) float64 {
 
 // calibrationRun replays a session call by call and predicts the prompt
 // each valid report will show from what was known before the call: with
-// today's Meter, with a Predictor at a fixed four characters per token,
-// and with a Predictor learning its ratio online.
+// a Meter at a fixed four characters per token, and with a Meter learning
+// its ratio online.
 type calibrationRun struct {
-	meter, plain, learned calibrationErrors
-	calls                 int
-	cal                   *compact.Calibrator
-	model                 string
+	plain, learned calibrationErrors
+	calls          int
+	cal            *compact.Calibrator
+	model          string
 }
 
 func replayCalibration(t *testing.T, name string) *calibrationRun {
 	t.Helper()
 	s := loadFixture(t, name)
 	run := &calibrationRun{cal: &compact.Calibrator{}}
-	meter := &compact.Meter{}
-	plain := &compact.Predictor{}
-	learned := &compact.Predictor{Cal: run.cal}
+	plain := &compact.Meter{}
+	learned := &compact.Meter{Cal: run.cal}
 	path := s.Path()
 	for i, e := range path {
 		switch e.Kind {
@@ -72,7 +71,6 @@ func replayCalibration(t *testing.T, name string) *calibrationRun {
 			// Reports before a compaction measured a context that is
 			// gone: start again from the compacted context.
 			c := compact.BuildContext(path[:i+1])
-			meter.Reset(c)
 			plain.Reset(c)
 			learned.Reset(c)
 			continue
@@ -92,13 +90,11 @@ func replayCalibration(t *testing.T, name string) *calibrationRun {
 			if prev, ok := learned.LastPrompt(); ok {
 				run.calls++
 				base := learned.Usage().UsageTokens
-				run.meter.record(meter.Usage().Tokens, base, prev, prompt)
 				run.plain.record(plain.Tokens(), base, prev, prompt)
 				run.learned.record(learned.Tokens(), base, prev, prompt)
 			}
 			run.model = m.Model
 		}
-		meter.Add(m)
 		plain.Add(m)
 		learned.Add(m)
 	}
@@ -120,7 +116,7 @@ func TestCalibration(t *testing.T) {
 			for _, r := range []struct {
 				method string
 				e      *calibrationErrors
-			}{{"Meter (chars/4)", &run.meter}, {"chars/4", &run.plain}, {"calibrated", &run.learned}} {
+			}{{"chars/4", &run.plain}, {"calibrated", &run.learned}} {
 				t.Logf("%-16s total %6.3f%% (n=%d)  growth %5.1f%% (n=%d)  new messages %5.1f%% (n=%d)",
 					r.method, 100*median(r.e.total), len(r.e.total), 100*median(r.e.growth), len(r.e.growth),
 					100*median(r.e.added), len(r.e.added))

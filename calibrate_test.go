@@ -115,13 +115,13 @@ func reply(model string, prompt, output int, stop StopReason, text string) *Mess
 		Usage:   &Usage{Input: 10, CacheRead: prompt - 10, Output: output}}
 }
 
-func TestPredictor(t *testing.T) {
-	var zero Predictor
+func TestMeterCalibrated(t *testing.T) {
+	var zero Meter
 	if u := zero.Usage(); u != (ContextUsage{LastUsageIndex: -1}) {
-		t.Errorf("zero predictor: %+v", u)
+		t.Errorf("zero meter: %+v", u)
 	}
 	cal := &Calibrator{}
-	p := &Predictor{Cal: cal}
+	p := &Meter{Cal: cal}
 	// Without a report, the whole context is estimated.
 	p.Add(TextMessage(RoleUser, strings.Repeat("a", 400)))
 	if got := p.Tokens(); got != 100 {
@@ -166,7 +166,7 @@ func TestPredictor(t *testing.T) {
 	}
 }
 
-func TestPredictorReset(t *testing.T) {
+func TestMeterCalibratedReset(t *testing.T) {
 	cal := &Calibrator{}
 	cal.Observe("m", 3000, 1000)
 	c := &Context{Model: "m", Messages: []*Message{
@@ -175,7 +175,8 @@ func TestPredictorReset(t *testing.T) {
 		TextMessage(RoleToolResult, strings.Repeat("x", 300)),
 		reply("m", 9000, 5, StopError, strings.Repeat("y", 600)),
 	}}
-	p := NewPredictor(cal, c)
+	p := &Meter{Cal: cal}
+	p.Reset(c)
 	want := ContextUsage{Tokens: 2100 + 100, UsageTokens: 2100, TrailingTokens: 100, LastUsageIndex: 1}
 	if got := p.Usage(); got != want {
 		t.Errorf("after reset %+v, want %+v", got, want)
@@ -185,7 +186,7 @@ func TestPredictorReset(t *testing.T) {
 	}
 	// The same context appended message by message gives the same
 	// prediction.
-	q := &Predictor{Cal: &Calibrator{}}
+	q := &Meter{Cal: &Calibrator{}}
 	q.Cal.Observe("m", 3000, 1000)
 	for _, m := range c.Messages {
 		q.Add(m)
@@ -196,7 +197,7 @@ func TestPredictorReset(t *testing.T) {
 	// A compacted context has no usable report: the whole estimate.
 	comp := &Context{Model: "m", Messages: c.Messages, FirstAfterCompaction: len(c.Messages)}
 	p.Reset(comp)
-	if got := p.Usage(); got.UsageTokens != 0 || got.LastUsageIndex != -1 || got.Tokens != 102 { // ceil(304 / 3): the failed reply is left out
+	if got := p.Usage(); got.UsageTokens != 0 || got.LastUsageIndex != -1 || got.Tokens != 102 { // 1 + 1 + 300/3: the failed reply is left out
 		t.Errorf("compacted %+v", got)
 	}
 }
@@ -230,5 +231,22 @@ func TestEstimateChars(t *testing.T) {
 		if got := cal.EstimateChars(tc.model, tc.chars); got != tc.want {
 			t.Errorf("%s, %d chars: %d tokens, want %d", tc.model, tc.chars, got, tc.want)
 		}
+	}
+}
+
+// TestObserveMessages: the characters of the messages sent, against the
+// growth less ImageTokens per image; a failed reply teaches nothing.
+func TestObserveMessages(t *testing.T) {
+	img := &Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: strings.Repeat("a", 3000)}, {Type: PartImage}}}
+	failed := &Message{Role: RoleAssistant, StopReason: StopAborted, Content: []Part{{Type: PartText, Text: strings.Repeat("b", 9000)}}}
+	var c Calibrator
+	if !c.ObserveMessages("m", []*Message{failed, img}, 1000+ImageTokens) {
+		t.Fatal("observation refused")
+	}
+	if r := c.CharsPerToken("m"); r != 3 {
+		t.Errorf("ratio %v, want 3", r)
+	}
+	if c.ObserveMessages("m", []*Message{TextMessage(RoleUser, "hi")}, 1) {
+		t.Error("an addition under MinChars was accepted")
 	}
 }

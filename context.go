@@ -337,43 +337,29 @@ type ContextUsage struct {
 	LastUsageIndex int `json:"lastUsageIndex"`
 }
 
-// Measure returns the size of the context: the last valid provider usage
-// plus the estimate of the messages after it. Usage of aborted or failed
-// calls, and usage recorded before the latest compaction (which measured a
-// context that no longer exists), is skipped. Context edits recorded after
-// the usage was reported shrank the context it measured: their tokens
-// freed are taken off it (never below zero). With no usable report the
-// estimate of every message is the size.
-func Measure(c *Context) ContextUsage { return MeasureWith(c, nil) }
+// Measure returns the size of the context as a Meter counts it at four
+// characters per token: the last valid provider usage plus the estimate
+// of the messages after it that the model is sent. Usage of aborted or
+// failed calls, and usage recorded before the latest compaction (which
+// measured a context that no longer exists), is skipped. Context edits
+// recorded after the usage was reported shrank the context it measured:
+// their tokens freed are taken off it (never below zero). With no usable
+// report the estimate of every message sent is the size. An aborted or
+// failed reply, or a shell command excluded from the context, is not
+// counted: ForModel does not send it.
+func Measure(c *Context) ContextUsage {
+	var m Meter
+	m.Reset(c)
+	return m.Usage()
+}
 
 // MeasureWith is Measure with the messages after the last usable report
 // counted by count (an exact tokenizer, say package tiktoken's
 // Counter.MessageTokens); nil counts with Message.Tokens, the estimate.
 func MeasureWith(c *Context, count func(*Message) int) ContextUsage {
-	if count == nil {
-		count = (*Message).Tokens
-	}
-	u := ContextUsage{LastUsageIndex: -1}
-	for i := len(c.Messages) - 1; i >= c.FirstAfterCompaction; i-- {
-		if usage, ok := c.Messages[i].ValidUsage(); ok {
-			u.UsageTokens = usage.ContextTokens()
-			u.LastUsageIndex = i
-			for _, p := range c.passes {
-				if p.after > i {
-					u.UsageTokens -= p.freed
-				}
-			}
-			if u.UsageTokens < 0 {
-				u.UsageTokens = 0
-			}
-			break
-		}
-	}
-	for _, m := range c.Messages[u.LastUsageIndex+1:] {
-		u.TrailingTokens += count(m)
-	}
-	u.Tokens = u.UsageTokens + u.TrailingTokens
-	return u
+	m := Meter{Count: count}
+	m.Reset(c)
+	return m.Usage()
 }
 
 // IsPinned reports whether the i-th message of the context comes from a
@@ -397,19 +383,26 @@ func (c *Context) ModelMessages() []*Message {
 // ForModel converts a context into the messages a chat API accepts: user,
 // assistant and tool results. Summaries, user-run shell commands and
 // custom messages become user messages; shell commands marked as excluded
-// from the context are dropped. The input is not modified.
+// from the context are dropped, and so are assistant replies that were
+// aborted or failed, with the tool results that answer their calls, as pi
+// drops them: they are incomplete turns (a partial text, tool calls that
+// never ran) that a provider may refuse and the model should not build
+// on. The Meter counts exactly the messages kept here. The input is not
+// modified.
 func ForModel(msgs []*Message) []*Message {
 	out := make([]*Message, 0, len(msgs))
+	var sent sendFilter
 	for _, m := range msgs {
+		if !sent.keep(m) {
+			continue
+		}
 		switch m.Role {
 		case RoleCompactionSummary:
 			out = append(out, asUser(m, SummaryText(m.Text())))
 		case RoleBranchSummary:
 			out = append(out, asUser(m, BranchPreface+"\n\n<summary>\n"+m.Text()+"\n</summary>"))
 		case RoleBash:
-			if !m.Metadata().ExcludeFromContext {
-				out = append(out, asUser(m, bashText(m)))
-			}
+			out = append(out, asUser(m, bashText(m)))
 		case RoleCustom:
 			u := *m
 			u.Role = RoleUser

@@ -108,6 +108,22 @@ func assistantWith(u *Usage, stop StopReason) *Message {
 	return m
 }
 
+// failedCall is an aborted assistant reply that asked for tool call id.
+func failedCall(id string) *Message {
+	m := &Message{Role: RoleAssistant, StopReason: StopAborted, Content: []Part{
+		{Type: PartText, Text: string(make([]byte, 4000))},
+		{Type: PartToolCall, ToolCall: &ToolCall{ID: id, Name: "read", Arguments: []byte(`{"path":"a"}`)}},
+	}}
+	return m
+}
+
+// result is a tool result of n tokens answering call id.
+func result(id string, n int) *Message {
+	m := TextMessage(RoleToolResult, string(make([]byte, n*4)))
+	m.ToolCallID = id
+	return m
+}
+
 func TestMeasure(t *testing.T) {
 	text := func(role Role, n int) *Message { return TextMessage(role, string(make([]byte, n*4))) }
 	tests := []struct {
@@ -122,8 +138,16 @@ func TestMeasure(t *testing.T) {
 			ContextUsage{Tokens: 432, UsageTokens: 425, TrailingTokens: 7, LastUsageIndex: 1}},
 		{"total preferred", []*Message{assistantWith(&Usage{Input: 1, Output: 1, Total: 999}, StopToolUse)}, 0,
 			ContextUsage{Tokens: 999, UsageTokens: 999, LastUsageIndex: 0}},
-		{"aborted and error skipped", []*Message{assistantWith(&Usage{Input: 50}, StopEnd), assistantWith(&Usage{Input: 0}, StopAborted), assistantWith(&Usage{Input: 70}, StopError)}, 0,
-			ContextUsage{Tokens: 54, UsageTokens: 50, TrailingTokens: 4, LastUsageIndex: 0}},
+		// An aborted or failed reply is neither a report nor sent to the
+		// model again (ForModel drops it, as pi does): it counts nothing.
+		// Measure used to count its text, 2 tokens each here.
+		{"aborted and error not sent", []*Message{assistantWith(&Usage{Input: 50}, StopEnd), assistantWith(&Usage{Input: 0}, StopAborted), assistantWith(&Usage{Input: 70}, StopError)}, 0,
+			ContextUsage{Tokens: 50, UsageTokens: 50, LastUsageIndex: 0}},
+		{"failed reply with its tool result not sent", []*Message{assistantWith(&Usage{Input: 50}, StopEnd), text(RoleUser, 3), failedCall("c1"), result("c1", 40), text(RoleUser, 2), result("c2", 9)}, 0,
+			ContextUsage{Tokens: 50 + 3 + 2 + 9, UsageTokens: 50, TrailingTokens: 3 + 2 + 9, LastUsageIndex: 0}},
+		{"excluded shell command not sent", []*Message{text(RoleUser, 10), {Role: RoleBash, Meta: &MessageMeta{Command: "env", Output: string(make([]byte, 400)), ExcludeFromContext: true}},
+			{Role: RoleBash, Meta: &MessageMeta{Command: "ls", Output: "ab"}}}, 0,
+			ContextUsage{Tokens: 11, TrailingTokens: 11, LastUsageIndex: -1}},
 		{"usage before compaction ignored", []*Message{text(RoleCompactionSummary, 3), assistantWith(&Usage{Input: 5000}, StopEnd), text(RoleUser, 4)}, 2,
 			ContextUsage{Tokens: 3 + 2 + 4, TrailingTokens: 9, LastUsageIndex: -1}},
 	}
@@ -179,10 +203,17 @@ func TestForModel(t *testing.T) {
 		{Role: RoleCustom, Content: []Part{{Type: PartText, Text: "from a hook"}}, Meta: &MessageMeta{CustomType: "note"}},
 		TextMessage(RoleBranchSummary, "tried another way"),
 		TextMessage(RoleAssistant, "ok"),
+		failedCall("c1"),
+		result("c1", 3),
+		{Role: RoleAssistant, StopReason: StopError},
+		TextMessage(RoleUser, "again"),
 	}
 	out := ForModel(in)
-	if got := roles(out); got != "uuuuua" {
-		t.Fatalf("roles %q, want five user messages and the assistant", got)
+	// The failed replies are dropped, as pi drops them, and with them the
+	// result of the call that never ran: a provider refuses a result
+	// without its call. ForModel used to send them.
+	if got := roles(out); got != "uuuuuau" {
+		t.Fatalf("roles %q, want five user messages, the assistant and the user", got)
 	}
 	if s := out[0].Text(); !strings.HasPrefix(s, SummaryPreface) || !strings.Contains(s, "<summary>\n## Goal\nship it\n</summary>") {
 		t.Fatalf("summary message %q", s)
@@ -192,5 +223,35 @@ func TestForModel(t *testing.T) {
 	}
 	if in[4].Role != RoleCustom {
 		t.Fatal("ForModel modified its input")
+	}
+}
+
+// TestMeterCountsWhatForModelSends: the meter counts, message by message,
+// exactly the messages ForModel sends, whether they are added one at a
+// time or measured at once; an aborted reply, the result of its call and
+// a shell command excluded from the context are in neither.
+func TestMeterCountsWhatForModelSends(t *testing.T) {
+	text := func(role Role, n int) *Message { return TextMessage(role, string(make([]byte, n))) }
+	excluded := &Message{Role: RoleBash, Meta: &MessageMeta{Command: "env", Output: "SECRET=1", ExcludeFromContext: true}}
+	msgs := []*Message{
+		text(RoleUser, 13), text(RoleAssistant, 7), failedCall("c1"), result("c1", 30), result("c9", 3),
+		excluded, text(RoleUser, 5), {Role: RoleAssistant, StopReason: StopError}, text(RoleUser, 1),
+	}
+	want := 0
+	for _, m := range ForModel(msgs) {
+		want += m.Tokens()
+	}
+	if want != 4+2+3+2+1 {
+		t.Fatalf("ForModel sends %d tokens, want %d", want, 4+2+3+2+1)
+	}
+	var m Meter
+	for _, msg := range msgs {
+		m.Add(msg)
+	}
+	if got := m.Tokens(); got != want {
+		t.Errorf("Meter.Add counts %d tokens, ForModel sends %d", got, want)
+	}
+	if got := Measure(&Context{Messages: msgs}).Tokens; got != want {
+		t.Errorf("Measure counts %d tokens, ForModel sends %d", got, want)
 	}
 }

@@ -753,8 +753,8 @@ func oneLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}
-	if len(s) > 300 {
-		s = s[:300] + "..."
+	if cut := jsontext.RuneOffset(s, 300); cut < len(s) {
+		s = s[:cut] + "..."
 	}
 	return s
 }

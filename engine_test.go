@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // recorder is a summarizer that records its requests.
@@ -223,5 +224,25 @@ func TestFirstRequestBeforeSpan(t *testing.T) {
 	}
 	if got := rec.reqs[0].FirstRequest; got != first.Message {
 		t.Errorf("second compaction: FirstRequest = %v, want the session's first request", got)
+	}
+}
+
+// The summarizer error quoted in a fallback summary is cut at a
+// character, never inside one: it used to be cut at byte 300, which
+// split a multi-byte character and wrote invalid UTF-8.
+func TestOneLineCutsAtACharacter(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"short\nsecond line", "short"},
+		{strings.Repeat("é", 299) + "x", strings.Repeat("é", 299) + "x"},
+		{strings.Repeat("é", 400), strings.Repeat("é", 300) + "..."},
+		{strings.Repeat("a", 299) + "é" + "tail", strings.Repeat("a", 299) + "é..."},
+	}
+	for _, tt := range tests {
+		got := oneLine(tt.in)
+		if got != tt.want || !utf8.ValidString(got) {
+			t.Errorf("oneLine(%.20q…) = %.40q… (%d bytes), want %.40q… (%d bytes)", tt.in, got, len(got), tt.want, len(tt.want))
+		}
 	}
 }

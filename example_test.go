@@ -5,38 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize/extractive"
 )
 
-// copyOfDemo copies the example session, examples/sessions/demo.jsonl,
-// into a new temporary folder and returns the copy's path and a function
-// that removes the folder. The examples append to the copy; the session
-// in the repository stays as it is.
-func copyOfDemo() (string, func()) {
-	data, err := os.ReadFile(filepath.Join("examples", "sessions", "demo.jsonl"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "compact-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	path := filepath.Join(dir, "demo.jsonl")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		log.Fatal(err)
-	}
-	return path, func() { os.RemoveAll(dir) }
-}
-
 // Open a session, ask the trigger policy whether it is time to compact,
 // and compact it with the offline summarizer.
 func ExampleEngine_Compact() {
-	path, done := copyOfDemo()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 
 	s, err := session.Open(path, session.Options{})
@@ -72,7 +51,7 @@ func ExampleEngine_Compact() {
 // strategies first and summarizes only if the context is still above the
 // target.
 func ExampleEngine_Compact_ladder() {
-	path, done := copyOfDemo()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 	s, err := session.Open(path, session.Options{})
 	if err != nil {
@@ -101,7 +80,7 @@ func ExampleEngine_Compact_ladder() {
 // Run the cheap strategies on their own, as compact prune does; a dry
 // run writes nothing.
 func ExampleLadder_Run() {
-	path, done := copyOfDemo()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 	s, err := session.Open(path, session.Options{})
 	if err != nil {
@@ -130,7 +109,7 @@ func ExampleLadder_Run() {
 // a summary only if still needed). Here the 54,000-token demo session
 // meets a local model with a 32k window.
 func ExampleGuard() {
-	path, done := copyOfDemo()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 	s, err := session.Open(path, session.Options{})
 	if err != nil {
@@ -170,7 +149,7 @@ func ExampleGuard() {
 // Pin the first request and a tool result, then compact: both stay in
 // the context word for word, right after the summary.
 func ExamplePin() {
-	path, done := copyOfDemo()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 
 	s, err := session.Open(path, session.Options{})

@@ -1,31 +1,16 @@
 package compact_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
-// testdata returns the shared test data folder: $COMPACT_TESTDATA, else
-// ../shared/testdata beside the module. Tests that need it skip when it is
-// absent; .ci/run fails instead.
-func testdata(tb testing.TB) string {
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "shared", "testdata")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("real-session fixtures not found at %s (set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
-}
-
 func loadFixture(tb testing.TB, name string) *session.Session {
 	tb.Helper()
-	s, err := session.Open(filepath.Join(testdata(tb), "sessions", "pi", name), session.Options{})
+	s, err := session.Open(sharedtest.PiSession(tb, name), session.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

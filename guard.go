@@ -81,7 +81,7 @@ type Guard struct {
 	AfterCompaction func(ctx context.Context, res *Result)
 	// Calibrator, when set, learns the model's characters per token from
 	// the usage each response reports and estimates new messages with it
-	// (see Predictor); nil measures with chars/4 (Measure).
+	// (see Meter); nil measures with chars/4 (Measure).
 	Calibrator *Calibrator
 	// Count, when set, counts the messages after the last usage report
 	// exactly (package tiktoken's Counter.MessageTokens for an OpenAI
@@ -89,20 +89,20 @@ type Guard struct {
 	// the same function so that its events agree.
 	Count func(*Message) int
 
-	pred      *Predictor
-	predComp  string // compaction entry the predictor was reset for
-	predEdits int    // context edits it was reset for
+	meter      *Meter
+	meterComp  string // compaction entry the meter was reset for
+	meterEdits int    // context edits it was reset for
 	// cheapTried is set, within one Call, once the cheap tier alone ran
 	// and left the context above the threshold: the next compaction of
 	// the call writes a summary whenever the context is above the target.
 	cheapTried bool
 }
 
-// Usage measures the context the next call would send: with Count, the
-// last reported size plus the new messages counted by it; else with a
-// Calibrator, the last reported size plus the new messages at the learned
-// ratio, never less than the estimate of the whole context; without
-// either, Measure.
+// Usage measures the context the next call would send, with a Meter: the
+// last reported size plus the messages sent since, counted by Count when
+// set, else estimated at the Calibrator's learned ratio when set, else at
+// four characters per token (Measure). With a Calibrator the meter is
+// kept across calls, so that each report teaches it once.
 func (g *Guard) Usage() ContextUsage {
 	c := BuildContext(g.Log.Path())
 	if g.Count != nil || g.Calibrator == nil {
@@ -114,18 +114,17 @@ func (g *Guard) Usage() ContextUsage {
 	}
 	// A compaction or a context edit rebuilt the context: measure again
 	// from scratch. Otherwise only the new messages are added.
-	if g.pred == nil || comp != g.predComp || len(c.passes) != g.predEdits || len(c.Messages) < g.pred.n {
-		g.pred = NewPredictor(g.Calibrator, c)
-		g.predComp, g.predEdits = comp, len(c.passes)
+	if g.meter == nil || comp != g.meterComp || len(c.passes) != g.meterEdits || len(c.Messages) < g.meter.n {
+		g.meter = &Meter{Cal: g.Calibrator}
+		g.meter.SetModel(g.Model.ID) // unless the context names one
+		g.meter.Reset(c)
+		g.meterComp, g.meterEdits = comp, len(c.passes)
 	} else {
-		for _, m := range c.Messages[g.pred.n:] {
-			g.pred.Add(m)
+		for _, m := range c.Messages[g.meter.n:] {
+			g.meter.Add(m)
 		}
 	}
-	if g.Model.ID != "" && g.pred.Model() == "" {
-		g.pred.SetModel(g.Model.ID)
-	}
-	return g.pred.Usage()
+	return g.meter.Usage()
 }
 
 // Call measures the context, compacts it when the policy says so, sends

@@ -184,8 +184,12 @@ func tokensAfter(path []*Entry, c *Context, u ContextUsage, ce *ContextEdit, sav
 		usage = max(usage-ce.TokensFreed, 0)
 	}
 	trailing := 0
+	var sent sendFilter // as the Meter counts: only what the model is sent
 	for i := u.LastUsageIndex + 1; i < len(c.Messages); i++ {
 		m := c.Messages[i]
+		if !sent.keep(m) {
+			continue
+		}
 		k, ok := editOf(i)
 		switch {
 		case !ok || (i == 0 && c.Compaction != nil):

@@ -132,6 +132,10 @@ func (u Usage) ContextTokens() int {
 	return u.Input + u.Output + u.CacheRead + u.CacheWrite
 }
 
+// PromptTokens is the size of the prompt the call saw, without what it
+// wrote: input, cache read and cache write tokens.
+func (u Usage) PromptTokens() int { return u.Input + u.CacheRead + u.CacheWrite }
+
 // StopReason says why an assistant message ended.
 type StopReason string
 

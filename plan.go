@@ -373,7 +373,8 @@ func countMessages(entries []*Entry) int {
 // measurePath is Measure(BuildContext(path)) without building the
 // context: it walks back from the leaf to the last valid usage recorded
 // after the compaction at index comp (-1 for none), and only when there is
-// none does it estimate the whole context.
+// none, or a message the model is not sent comes after it, does it
+// measure the whole context.
 func measurePath(path []*Entry, comp int, sizes func(*Entry) int) ContextUsage {
 	u := ContextUsage{LastUsageIndex: -1}
 	freed := 0 // by context edits recorded after the usage found
@@ -388,6 +389,11 @@ func measurePath(path []*Entry, comp int, sizes func(*Entry) int) ContextUsage {
 		}
 		if !e.IsContextMessage() {
 			continue
+		}
+		if notSent(e.Message) {
+			// A message the model is not sent, which the meter leaves out
+			// with what answers it: count forward, as the Meter does.
+			return Measure(BuildContext(path))
 		}
 		if usage, ok := e.Message.ValidUsage(); ok {
 			u.UsageTokens = max(usage.ContextTokens()-freed, 0)

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // TestPreviewMatchesSingleLadders: Preview gives, for every strategy,
 // the pass a dry run of a ladder holding that strategy alone gives.
 func TestPreviewMatchesSingleLadders(t *testing.T) {
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+	for _, name := range sharedtest.PiSessions() {
 		s := loadFixture(t, name)
 		ctx := context.Background()
 		strategies := []compact.Strategy{compact.StripImages{}, compact.Mask{}, compact.Truncate{}, compact.Prune{}, compact.ClearToolUses{}}
@@ -106,7 +107,7 @@ func TestPreviewTokensAfterMatchesContext(t *testing.T) {
 		path []*compact.Entry
 	}
 	var variants []variant
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+	for _, name := range sharedtest.PiSessions() {
 		path := loadFixture(t, name).Path()
 		variants = append(variants, variant{name, path})
 
@@ -226,7 +227,7 @@ func TestPreviewFiguresMatchesEdits(t *testing.T) {
 	ctx := context.Background()
 	strategies := []compact.Strategy{compact.StripImages{}, compact.Mask{}, compact.Truncate{}, compact.Prune{},
 		compact.ClearToolUses{}, compact.ClearToolUses{ClearInputs: true, Keep: 1}, compact.Truncate{MinChars: 200}}
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+	for _, name := range sharedtest.PiSessions() {
 		path := loadFixture(t, name).Path()
 		reps, err := previewAll(ctx, path, []compact.Strategy{compact.Mask{}}, compact.PreviewEdits)
 		if err != nil {

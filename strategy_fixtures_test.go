@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // strategyCases are the strategies run on the real fixtures: each at its
@@ -30,7 +31,7 @@ var strategyCases = []struct {
 }
 
 func TestStrategiesOnFixtures(t *testing.T) {
-	for _, f := range fixtures {
+	for _, f := range sharedtest.PiSessions() {
 		path := loadFixture(t, f).Path()
 		usage := compact.Measure(compact.BuildContext(path))
 		for _, tc := range strategyCases {
@@ -71,7 +72,7 @@ func TestStrategiesOnFixtures(t *testing.T) {
 // the loaded fixtures, estimates cached. The target is under 1 ms a pass.
 func BenchmarkStrategies(b *testing.B) {
 	for _, tc := range strategyCases[:5] {
-		for _, f := range fixtures {
+		for _, f := range sharedtest.PiSessions() {
 			b.Run(tc.name+"/"+f, func(b *testing.B) {
 				path := loadFixture(b, f).Path()
 				warmEstimates(path)

@@ -157,6 +157,22 @@ func edited(ce *ContextEdit) ([]string, map[string]string) {
 	return ids, texts
 }
 
+// checkEdits runs s on path (see checkStrategy) and checks that it edits
+// exactly the entries want, in order, and that placeholder accepts the
+// new text of each.
+func checkEdits(t *testing.T, s Strategy, path []*Entry, env StrategyEnv, want []string, placeholder func(id, text string) bool) {
+	t.Helper()
+	got, texts := edited(checkStrategy(t, s, path, env))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("edits %v, want %v", got, want)
+	}
+	for _, id := range got {
+		if !placeholder(id, texts[id]) {
+			t.Errorf("placeholder %q", texts[id])
+		}
+	}
+}
+
 // turnSession builds turns of one tool call each: a short user message, a
 // bash call, and a result of the given size. It returns the path and the
 // result entries.
@@ -203,16 +219,9 @@ func TestPrune(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, texts := edited(checkStrategy(t, tt.s, tt.path, StrategyEnv{}))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("edits %v, want %v", got, tt.want)
-			}
-			for _, id := range got {
-				want := "[bash output removed by prune: "
-				if !strings.HasPrefix(texts[id], want) || !strings.HasSuffix(texts[id], "; original in entry "+id+"]") {
-					t.Errorf("placeholder %q", texts[id])
-				}
-			}
+			checkEdits(t, tt.s, tt.path, StrategyEnv{}, tt.want, func(id, text string) bool {
+				return strings.HasPrefix(text, "[bash output removed by prune: ") && strings.HasSuffix(text, "; original in entry "+id+"]")
+			})
 		})
 	}
 }
@@ -260,16 +269,10 @@ func TestMask(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, texts := edited(checkStrategy(t, tt.s, tt.path, StrategyEnv{}))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("edits %v, want %v", got, tt.want)
-			}
-			for _, id := range got {
-				if !strings.Contains(texts[id], "output removed by mask: ") || !strings.Contains(texts[id], " chars, ~") ||
-					!strings.HasSuffix(texts[id], "original in entry "+id+"]") {
-					t.Errorf("placeholder %q", texts[id])
-				}
-			}
+			checkEdits(t, tt.s, tt.path, StrategyEnv{}, tt.want, func(id, text string) bool {
+				return strings.Contains(text, "output removed by mask: ") && strings.Contains(text, " chars, ~") &&
+					strings.HasSuffix(text, "original in entry "+id+"]")
+			})
 		})
 	}
 }
@@ -307,15 +310,9 @@ func TestClearToolUses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, texts := edited(checkStrategy(t, tt.s, tt.path, tt.env))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("edits %v, want %v", got, tt.want)
-			}
-			for _, id := range got {
-				if !strings.Contains(texts[id], "output removed by clear_tool_uses: ") {
-					t.Errorf("placeholder %q", texts[id])
-				}
-			}
+			checkEdits(t, tt.s, tt.path, tt.env, tt.want, func(_, text string) bool {
+				return strings.Contains(text, "output removed by clear_tool_uses: ")
+			})
 		})
 	}
 

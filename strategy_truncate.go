@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // Truncate defaults.
@@ -139,8 +141,8 @@ func (s Truncate) truncated(p *pass, m *Message, entryID string, minChars int) (
 	if head+tail >= n {
 		return nil, false
 	}
-	headEnd := runeOffset(text, head)
-	tailStart := runeOffset(text, n-tail)
+	headEnd := jsontext.RuneOffset(text, head)
+	tailStart := jsontext.RuneOffset(text, n-tail)
 	name := s.Name()
 	parts := p.text(headEnd+len(text)-tailStart+len(name)+len(entryID)+100, func(b []byte) []byte {
 		b = append(b, text[:headEnd]...)
@@ -174,15 +176,4 @@ func (s Truncate) truncated(p *pass, m *Message, entryID string, minChars int) (
 		}
 	}
 	return out, true
-}
-
-// runeOffset returns the byte offset of the n-th rune of s.
-func runeOffset(s string, n int) int {
-	for off := range s {
-		if n == 0 {
-			return off
-		}
-		n--
-	}
-	return len(s)
 }

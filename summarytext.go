@@ -10,8 +10,9 @@ import (
 // This file holds every text a compaction writes around its summary, in
 // the order a reader meets them: the preface that tells the model what
 // the summary is, the note after an automatic compaction, the file lists
-// that end the summary, the copy of the pinned messages, and the
-// shortening of a summary that does not fit its budget.
+// that end the summary, the copy of the pinned messages, the shortening
+// of a summary that does not fit its budget, and the key by which readers
+// of a summary match its section headings.
 
 // SummaryPreface opens the user message that carries a compaction summary
 // to the model. It tells the model the text is a hand-over from earlier
@@ -266,4 +267,27 @@ func ShortenSummary(summary string, maxTokens int) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// Section headings.
+
+// SummaryHeadingKey returns the form in which readers of a summary (the
+// report, the extractive summarizer merging an earlier summary) compare a
+// section heading with the names they know: lower case, "&" read as
+// "and", a parenthesized tail ("Next Steps (WP14-WP20)") and a ":" tail
+// ("Current Task: File Reorganization") dropped, surrounding punctuation
+// and Markdown emphasis trimmed and inner spaces collapsed. Models name
+// the same section in many ways; this is the one rule for seeing through
+// the wording, so "## **Next steps:**" and "## Next Steps (later)" both
+// read "next steps".
+func SummaryHeadingKey(title string) string {
+	t := strings.ToLower(strings.TrimSpace(title))
+	t = strings.ReplaceAll(t, "&", "and")
+	if i := strings.IndexByte(t, '('); i > 0 {
+		t = t[:i]
+	}
+	if i := strings.IndexByte(t, ':'); i > 0 {
+		t = t[:i]
+	}
+	return strings.Join(strings.Fields(strings.Trim(t, " .:-*_`")), " ")
 }

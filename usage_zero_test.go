@@ -49,10 +49,12 @@ func TestZeroUsageCountsAsNoReport(t *testing.T) {
 	if got := m.Usage(); got != want {
 		t.Errorf("Meter.Add %+v, want %+v", got, want)
 	}
-	// The predictor counts characters, not per-message estimates: it may
-	// round differently, but never by more than a token a message.
-	if got := NewPredictor(&Calibrator{}, c).Usage().Tokens; got < estimate-len(c.Messages) || got > estimate {
-		t.Errorf("Predictor %d tokens, want about the estimate %d", got, estimate)
+	// A meter with a calibrator that learned nothing estimates at four
+	// characters per token, message by message: the same count.
+	cm := &Meter{Cal: &Calibrator{}}
+	cm.Reset(c)
+	if got := cm.Usage(); got != want {
+		t.Errorf("Meter with a Calibrator %+v, want %+v", got, want)
 	}
 	if _, ok := c.Messages[2].ValidUsage(); ok {
 		t.Error("ValidUsage accepts an all-zero usage")

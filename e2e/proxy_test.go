@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
 // requireProxyCommand skips the test when the compact binary has no proxy
@@ -33,27 +33,8 @@ func requireProxyCommand(t *testing.T, bin string) {
 
 // proxyProc is a running `compact proxy`.
 type proxyProc struct {
-	url string        // http://127.0.0.1:PORT
-	log *syncedBuffer // its stdout and stderr
-}
-
-// syncedBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncedBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncedBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	url string          // http://127.0.0.1:PORT
+	log *syncbuf.Buffer // its stdout and stderr
 }
 
 // startProxy runs `compact proxy` in front of the fake at upstream and
@@ -67,7 +48,7 @@ func (s *syncedBuffer) String() string {
 func startProxy(t *testing.T, bin, upstream string, window int, summarizer string, extra ...string) *proxyProc {
 	t.Helper()
 	addr := freeAddr(t)
-	p := &proxyProc{url: "http://" + addr, log: &syncedBuffer{}}
+	p := &proxyProc{url: "http://" + addr, log: &syncbuf.Buffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"proxy",
 		"--listen", addr,

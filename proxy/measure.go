@@ -75,18 +75,20 @@ func lastFor(r *store.Record, chain [][32]byte, applied string) *store.LastCall 
 	return l
 }
 
-// estimateUnits estimates units with the model's calibrated ratio
-// (compact.Calibrator.Estimate).
+// estimateUnits counts the messages of units as the root's meter does
+// (compact.Meter at the model's calibrated ratio): the count of a Guard
+// for the same messages.
 func (s *Server) estimateUnits(model string, units []Unit) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	m := compact.Meter{Cal: &s.calib}
+	m.SetModel(model)
 	for _, u := range units {
-		for _, m := range u.Messages {
-			n += s.calib.Estimate(model, m)
+		for _, msg := range u.Messages {
+			m.Add(msg)
 		}
 	}
-	return n
+	return m.Tokens()
 }
 
 // estimateBytes turns raw JSON bytes into estimated tokens with the
@@ -124,6 +126,3 @@ func chars(b []byte) int {
 	}
 	return n
 }
-
-// promptTokens is the context a usage report measured: input plus cache.
-func promptTokens(u compact.Usage) int { return u.Input + u.CacheRead + u.CacheWrite }

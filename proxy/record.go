@@ -33,15 +33,13 @@ func (s *Server) record(x *exchange, obs Observed) {
 		if prev == nil || prev.Units >= len(v.p.Units) {
 			return
 		}
-		added := 0
+		var added []*compact.Message
 		for _, u := range v.p.Units[prev.Units:] {
-			for _, m := range u.Messages {
-				added += compact.EstimateTokens(m) * int(compact.DefaultCharsPerToken)
-			}
+			added = append(added, u.Messages...)
 		}
-		delta := promptTokens(last.Usage) - promptTokens(prev.Usage)
+		growth := last.Usage.PromptTokens() - prev.Usage.PromptTokens()
 		s.mu.Lock()
-		s.calib.Observe(v.p.Model, added, delta)
+		s.calib.ObserveMessages(v.p.Model, added, growth)
 		s.mu.Unlock()
 	}
 	var err error
@@ -187,7 +185,7 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 		}
 	}
 	if o != nil && o.Usage != nil {
-		args = append(args, "usage_prompt", promptTokens(*o.Usage), "usage_output", o.Usage.Output)
+		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output)
 	}
 	if o != nil && o.Overflow {
 		args = append(args, "stream_overflow", true)

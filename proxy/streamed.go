@@ -52,7 +52,7 @@ func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
 	if l.Threshold <= 0 || l.Bytes <= 0 || l.Overflow || growth < 0 {
 		return streaming{}
 	}
-	est := promptTokens(l.Usage) + l.Usage.Output + growth/2
+	est := l.Usage.PromptTokens() + l.Usage.Output + growth/2
 	if est < l.Threshold*7/10 {
 		return streaming{ok: true, key: id.key, light: id, last: l}
 	}

@@ -402,7 +402,7 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 			id, _ := identifyByHeader(tc.api, srv.upstreamFor(tc.api).String(), c.header)
 			if rec, err := srv.store.Get(context.Background(), id.key); err != nil || rec.Last == nil {
 				t.Errorf("no last call stored: %v", err)
-			} else if p := promptTokens(rec.Last.Usage); p >= 1_000_000_000_000 {
+			} else if p := rec.Last.Usage.PromptTokens(); p >= 1_000_000_000_000 {
 				t.Errorf("the bogus usage was stored: %d prompt tokens", p)
 			}
 			mu.Lock()

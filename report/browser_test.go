@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // chromiumPath is Debian's Chromium, which the browser test drives.
@@ -54,7 +55,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := []browserPage{{"small", small}}
-	if os.Getenv("COMPACT_TESTDATA") != "" || testdataExists() {
+	if _, explicit, err := sharedtest.Lookup(); explicit || err == nil {
 		s := realSession(t, "before-compaction.jsonl")
 		h := s.Header()
 		r, err := Build(Input{File: "before-compaction.jsonl", SessionID: h.ID, Cwd: h.Cwd, Entries: s.Entries(), Path: s.Path(),
@@ -108,13 +109,6 @@ func TestBrowser(t *testing.T) {
 			checkInBrowser(t, browser, p.r, "file://"+file, filepath.Join(shots, p.name+".png"))
 		})
 	}
-}
-
-// testdataExists reports whether the shared test data is beside the
-// clone.
-func testdataExists() bool {
-	_, err := os.Stat("../../shared/testdata/sessions/pi")
-	return err == nil
 }
 
 // browserEvents collects what the page did: requests, console errors and

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/compactkit/compact/internal/numfmt"
 )
 
 // The chart's drawing area, in SVG user units. The page scales the SVG to
@@ -129,8 +131,8 @@ func newChart(r *Report) chart {
 		}
 		return &hline{X: c.Right, Y: y(tokens), Label: label}
 	}
-	c.Window = line(r.Window, "window "+num(r.Window))
-	c.Trigger = line(r.Trigger, r.Policy+" trigger "+num(r.Trigger))
+	c.Window = line(r.Window, "window "+numfmt.Thousands(r.Window))
+	c.Trigger = line(r.Trigger, r.Policy+" trigger "+numfmt.Thousands(r.Trigger))
 
 	var series strings.Builder
 	for i, p := range r.Points {
@@ -139,7 +141,7 @@ func newChart(r *Report) chart {
 		if p.Estimated {
 			how = "estimated (no usage reported)"
 		}
-		cp.Title = fmt.Sprintf("call %d (entry %s): %s tokens, %s", p.Call, p.EntryID, num(p.Tokens), how)
+		cp.Title = fmt.Sprintf("call %d (entry %s): %s tokens, %s", p.Call, p.EntryID, numfmt.Thousands(p.Tokens), how)
 		c.Points = append(c.Points, cp)
 		if i > 0 {
 			series.WriteByte(' ')
@@ -158,10 +160,10 @@ func newChart(r *Report) chart {
 		switch m.Kind {
 		case KindEdit:
 			cm.Title = fmt.Sprintf("context edit %s (entry %s) after call %d: %s → %s tokens",
-				m.Label, m.EntryID, m.AfterCall, num(m.TokensBefore), num(m.TokensAfter))
+				m.Label, m.EntryID, m.AfterCall, numfmt.Thousands(m.TokensBefore), numfmt.Thousands(m.TokensAfter))
 		default:
 			cm.Title = fmt.Sprintf("compaction %d, %s (entry %s) after call %d: %s → %s tokens",
-				m.Card, m.Kind, m.EntryID, m.AfterCall, num(m.TokensBefore), num(m.TokensAfter))
+				m.Card, m.Kind, m.EntryID, m.AfterCall, numfmt.Thousands(m.TokensBefore), numfmt.Thousands(m.TokensAfter))
 			cm.Href = "#card-" + strconv.Itoa(m.Card)
 		}
 		c.Markers = append(c.Markers, cm)
@@ -219,22 +221,4 @@ func shortNum(v float64) string {
 		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// num writes an integer with thousands separators: 177657 is "177,657".
-func num(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/numfmt"
 )
 
 func TestNiceStep(t *testing.T) {
@@ -26,14 +28,6 @@ func TestShortNum(t *testing.T) {
 	for v, want := range map[float64]string{0: "0", 500: "500", 25000: "25k", 1500000: "1.5M", 2500: "2.5k"} {
 		if got := shortNum(v); got != want {
 			t.Errorf("shortNum(%g) = %q, want %q", v, got, want)
-		}
-	}
-}
-
-func TestNum(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 177657: "177,657", -1234567: "-1,234,567"} {
-		if got := num(n); got != want {
-			t.Errorf("num(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
@@ -135,8 +129,8 @@ func TestChartLargeWindow(t *testing.T) {
 				h    *hline
 				v    int
 			}{{"window", c.Window, tc.window}, {"trigger", c.Trigger, tc.trigger}} {
-				if l.h == nil || !strings.Contains(l.h.Label, num(l.v)) {
-					t.Fatalf("%s line %+v does not name %s", l.name, l.h, num(l.v))
+				if l.h == nil || !strings.Contains(l.h.Label, numfmt.Thousands(l.v)) {
+					t.Fatalf("%s line %+v does not name %s", l.name, l.h, numfmt.Thousands(l.v))
 				}
 				if l.h.Off != tc.off {
 					t.Errorf("%s off the scale: %v, want %v", l.name, l.h.Off, tc.off)

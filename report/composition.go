@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // previewRunes is the length of a message preview, in characters.
@@ -147,17 +148,11 @@ func preview(m *compact.Message) string {
 	return shorten(strings.Join(strings.Fields(text), " "), previewRunes)
 }
 
-// shorten cuts s to at most n characters, marking the cut with "…".
+// shorten cuts s to at most n characters (n >= 1), marking the cut with
+// "…", which counts as one of them.
 func shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, count := 0, 0
-	for i = range s {
-		if count == n-1 {
-			break
-		}
-		count++
-	}
-	return s[:i] + "…"
+	return s[:jsontext.RuneOffset(s, n-1)] + "…"
 }

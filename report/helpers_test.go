@@ -1,11 +1,10 @@
 package report
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -36,29 +35,10 @@ func openSession(t testing.TB, path string) *session.Session {
 	return s
 }
 
-// testdataDir returns the shared test data folder: $COMPACT_TESTDATA, or
-// ../../shared/testdata beside the clone. A folder named by the variable
-// must exist (CI names it); without the variable a missing folder skips.
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	explicit := dir != ""
-	if !explicit {
-		dir = "../../shared/testdata"
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		if explicit {
-			t.Fatalf("COMPACT_TESTDATA=%s: %v", dir, err)
-		}
-		t.Skipf("real sessions not found in %s (put ../shared beside the clone or set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
-}
-
 // realSession loads one of the real pi sessions.
 func realSession(t testing.TB, name string) *session.Session {
 	t.Helper()
-	return openSession(t, filepath.Join(testdataDir(t), "sessions", "pi", name))
+	return openSession(t, sharedtest.PiSession(t, name))
 }
 
 // indexOf returns the path index of the entry id, failing the test when

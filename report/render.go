@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"io"
 	"strconv"
+
+	"github.com/compactkit/compact/internal/numfmt"
 )
 
 // assets holds the page's template, stylesheet and script.
@@ -17,7 +19,7 @@ var assets embed.FS
 // page is the parsed template; parsing an embedded file cannot fail once
 // the package builds, which the tests check.
 var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
-	"num": num,
+	"num": numfmt.Thousands,
 	"pct": func(n, of int) string {
 		if of <= 0 {
 			return ""

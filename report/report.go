@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 )
 
 // Input is what a report is built from: a session's entries and the
@@ -406,7 +407,7 @@ func usageOf(v any) string {
 	if in == 0 && out == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s in, %s out", num(int(in)), num(int(out)))
+	return fmt.Sprintf("%s in, %s out", numfmt.Thousands(int(in)), numfmt.Thousands(int(out)))
 }
 
 // offPath counts the compaction and context_edit entries of the file that

@@ -2,6 +2,8 @@ package report
 
 import (
 	"strings"
+
+	"github.com/compactkit/compact"
 )
 
 // Section is one "## " section of a summary. The page shows it as a
@@ -56,18 +58,11 @@ var openSections = map[string]bool{
 }
 
 // sectionOpen reports whether a section with this title is shown open.
-// Case, "&", a parenthesized tail ("Next Steps (WP14-WP20)") and a ":"
-// tail ("Current Task: File Reorganization") do not matter.
+// Titles are compared by compact.SummaryHeadingKey, so case, "&", a
+// parenthesized tail ("Next Steps (WP14-WP20)") and a ":" tail ("Current
+// Task: File Reorganization") do not matter.
 func sectionOpen(title string) bool {
-	t := strings.ToLower(strings.TrimSpace(title))
-	if i := strings.IndexByte(t, '('); i > 0 {
-		t = t[:i]
-	}
-	if i := strings.IndexByte(t, ':'); i > 0 {
-		t = t[:i]
-	}
-	t = strings.Join(strings.Fields(strings.Trim(t, " .:-*_`")), " ")
-	return openSections[t]
+	return openSections[compact.SummaryHeadingKey(title)]
 }
 
 // parseSummary splits a Markdown summary into the text before its first

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize/extractive"
 )
@@ -139,62 +140,45 @@ func TestMeasureLeavesEntriesAlone(t *testing.T) {
 	}
 }
 
-// testdataDir returns the shared test data folder: $COMPACT_TESTDATA, or
-// ../shared/testdata from the module root.
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		t.Skipf("shared test data not found at %s (set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
-}
-
 // TestExtractiveGoals is the regression test of the extractive
 // summarizer's goals on the real sessions at the default kept budget, as
 // "compact bench" measures them with the defaults of "compact run".
 func TestExtractiveGoals(t *testing.T) {
-	dir := testdataDir(t)
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
-		t.Run(name, func(t *testing.T) {
-			s, err := session.Open(filepath.Join(dir, "sessions", "pi", name), session.Options{})
-			if err != nil {
-				t.Fatal(err)
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		s, err := session.Open(sharedtest.PiSession(t, name), session.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := Measure(context.Background(), name, s.Path(), Options{KeepRecent: []int{20000},
+			Summarizer: extractive.New(extractive.Options{}), Name: extractive.Name,
+			MaxTokens: compact.DefaultReserveTokens * 4 / 5, TargetTokens: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
+		for _, g := range []struct {
+			what     string
+			got, min float64
+		}{
+			{"file recall", r.Files.Percent(), 100},
+			{"error recall", r.Errors.Percent(), 80},
+			{"identifier recall", r.Identifiers.Percent(), 80},
+			{"user text", r.UserText.Percent(), 100},
+		} {
+			if g.got < g.min {
+				t.Errorf("%s %.1f%%, want at least %.0f%%", g.what, g.got, g.min)
 			}
-			rs, err := Measure(context.Background(), name, s.Path(), Options{KeepRecent: []int{20000},
-				Summarizer: extractive.New(extractive.Options{}), Name: extractive.Name,
-				MaxTokens: compact.DefaultReserveTokens * 4 / 5, TargetTokens: 100000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := rs[0]
-			for _, g := range []struct {
-				what     string
-				got, min float64
-			}{
-				{"file recall", r.Files.Percent(), 100},
-				{"error recall", r.Errors.Percent(), 80},
-				{"identifier recall", r.Identifiers.Percent(), 80},
-				{"user text", r.UserText.Percent(), 100},
-			} {
-				if g.got < g.min {
-					t.Errorf("%s %.1f%%, want at least %.0f%%", g.what, g.got, g.min)
-				}
-			}
-			if r.Ratio() > 25 {
-				t.Errorf("context after %d tokens, %.1f%% of %d, want at most 25%%", r.TokensAfter, r.Ratio(), r.TokensBefore)
-			}
-			if r.Files.Total < 30 || r.Errors.Total < 5 || r.Identifiers.Total < 100 {
-				t.Errorf("too few facts to judge: %+v", r)
-			}
-			if !r.Invariants.ToolPairs || !r.Invariants.UnderTarget || !r.Invariants.FirstRequest {
-				t.Errorf("invariants %+v", r.Invariants)
-			}
-		})
-	}
+		}
+		if r.Ratio() > 25 {
+			t.Errorf("context after %d tokens, %.1f%% of %d, want at most 25%%", r.TokensAfter, r.Ratio(), r.TokensBefore)
+		}
+		if r.Files.Total < 30 || r.Errors.Total < 5 || r.Identifiers.Total < 100 {
+			t.Errorf("too few facts to judge: %+v", r)
+		}
+		if !r.Invariants.ToolPairs || !r.Invariants.UnderTarget || !r.Invariants.FirstRequest {
+			t.Errorf("invariants %+v", r.Invariants)
+		}
+	})
 }
 
 // TestGenerateRoundTrip writes the planted-needle sessions and checks

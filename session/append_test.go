@@ -7,79 +7,67 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // Appending to a copy of each fixture: the entry is on the last line, a
 // child of the old leaf, and is there on a re-read; a second append
 // follows it (the size the session tracks is right).
 func TestAppendFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			p := copyFixture(t, name)
-			s := mustOpen(t, p, Options{})
-			oldLeaf := s.Leaf()
-			oldSize := len(readFile(t, p))
-			n := len(fileLines(t, p))
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		p := copyFixture(t, name)
+		s := mustOpen(t, p, Options{})
+		oldLeaf := s.Leaf()
+		oldSize := len(readFile(t, p))
+		n := len(fileLines(t, p))
 
-			e1, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleUser, "first appended"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			e2, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleUser, "second appended"))
-			if err != nil {
-				t.Fatalf("second append: %v", err)
-			}
-			if e1.ParentID != oldLeaf || e2.ParentID != e1.ID || s.Leaf() != e2.ID {
-				t.Errorf("parents %q, %q (old leaf %q), leaf %q", e1.ParentID, e2.ParentID, oldLeaf, s.Leaf())
-			}
-			if s.Line(e1.ID) != n+1 || s.Line(e2.ID) != n+2 {
-				t.Errorf("lines %d, %d; want %d, %d", s.Line(e1.ID), s.Line(e2.ID), n+1, n+2)
-			}
-			data := readFile(t, p)
-			if !bytes.HasSuffix(data, []byte("\n")) || len(fileLines(t, p)) != n+2 {
-				t.Errorf("file has %d lines, want %d, ending in a newline", len(fileLines(t, p)), n+2)
-			}
-			if !bytes.Equal(data[:oldSize], readFile(t, fixture(t, name))) {
-				t.Error("appending changed the existing bytes")
-			}
-
-			again := mustOpen(t, p, Options{})
-			if again.Leaf() != e2.ID {
-				t.Fatalf("leaf after re-read %q, want %q", again.Leaf(), e2.ID)
-			}
-			for _, e := range []*compact.Entry{e1, e2} {
-				got := again.Entry(e.ID)
-				if got == nil || got.ParentID != e.ParentID || got.Message.Text() != e.Message.Text() || got.Timestamp != e.Timestamp {
-					t.Errorf("entry %s re-read as %+v", e.ID, got)
-				}
-			}
-			// The version 1 entries kept their derived ids.
-			if !equalStrings(ids(again.Entries()[:len(again.Entries())-2]), ids(s.Entries()[:len(s.Entries())-2])) {
-				t.Error("ids of the existing entries changed after appending")
-			}
-			c := again.Context()
-			if ids := c.EntryIDs; ids[len(ids)-1] != e2.ID || ids[len(ids)-2] != e1.ID {
-				t.Errorf("context does not end with the appended messages")
-			}
-		})
-	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+		e1, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleUser, "first appended"))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	return true
+		e2, err := s.AppendMessage(bg, compact.TextMessage(compact.RoleUser, "second appended"))
+		if err != nil {
+			t.Fatalf("second append: %v", err)
+		}
+		if e1.ParentID != oldLeaf || e2.ParentID != e1.ID || s.Leaf() != e2.ID {
+			t.Errorf("parents %q, %q (old leaf %q), leaf %q", e1.ParentID, e2.ParentID, oldLeaf, s.Leaf())
+		}
+		if s.Line(e1.ID) != n+1 || s.Line(e2.ID) != n+2 {
+			t.Errorf("lines %d, %d; want %d, %d", s.Line(e1.ID), s.Line(e2.ID), n+1, n+2)
+		}
+		data := readFile(t, p)
+		if !bytes.HasSuffix(data, []byte("\n")) || len(fileLines(t, p)) != n+2 {
+			t.Errorf("file has %d lines, want %d, ending in a newline", len(fileLines(t, p)), n+2)
+		}
+		if !bytes.Equal(data[:oldSize], readFile(t, fixture(t, name))) {
+			t.Error("appending changed the existing bytes")
+		}
+
+		again := mustOpen(t, p, Options{})
+		if again.Leaf() != e2.ID {
+			t.Fatalf("leaf after re-read %q, want %q", again.Leaf(), e2.ID)
+		}
+		for _, e := range []*compact.Entry{e1, e2} {
+			got := again.Entry(e.ID)
+			if got == nil || got.ParentID != e.ParentID || got.Message.Text() != e.Message.Text() || got.Timestamp != e.Timestamp {
+				t.Errorf("entry %s re-read as %+v", e.ID, got)
+			}
+		}
+		// The version 1 entries kept their derived ids.
+		if !slices.Equal(ids(again.Entries()[:len(again.Entries())-2]), ids(s.Entries()[:len(s.Entries())-2])) {
+			t.Error("ids of the existing entries changed after appending")
+		}
+		c := again.Context()
+		if ids := c.EntryIDs; ids[len(ids)-1] != e2.ID || ids[len(ids)-2] != e1.ID {
+			t.Errorf("context does not end with the appended messages")
+		}
+	})
 }
 
 // A compaction appended to a version 1 file carries firstKeptEntryIndex
@@ -119,7 +107,7 @@ func TestAppendCompactionV1(t *testing.T) {
 		t.Fatalf("re-read compaction %+v", got)
 	}
 	if got.Compaction.Summary != c.Compaction.Summary || got.Compaction.TokensBefore != 123456 ||
-		!equalStrings(got.Compaction.ReadFiles, []string{"a.go"}) || got.Compaction.Details["reason"] != "manual" {
+		!slices.Equal(got.Compaction.ReadFiles, []string{"a.go"}) || got.Compaction.Details["reason"] != "manual" {
 		t.Errorf("compaction fields %+v", got.Compaction)
 	}
 	ctx := again.Context()
@@ -345,7 +333,7 @@ func TestAppendInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalStrings(ids(back.Entries()), []string{e1.ID, e2.ID}) {
+	if !slices.Equal(ids(back.Entries()), []string{e1.ID, e2.ID}) {
 		t.Errorf("written and read back: %v", ids(back.Entries()))
 	}
 }

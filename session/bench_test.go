@@ -10,50 +10,33 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
-
-// benchFiles returns the session files BenchmarkLoad and BenchmarkParse
-// run on: those listed in $COMPACT_BENCH_FILES (separated like PATH),
-// which scripts/bench-vs-pi.sh sets so that pi and compact time the same
-// files, else the two real fixtures.
-func benchFiles(tb testing.TB) []string {
-	tb.Helper()
-	if list := os.Getenv("COMPACT_BENCH_FILES"); list != "" {
-		return filepath.SplitList(list)
-	}
-	paths := make([]string, len(fixtures))
-	for i, name := range fixtures {
-		paths[i] = fixture(tb, name)
-	}
-	return paths
-}
 
 // BenchmarkLoad measures what every command starts with: open a fixture,
 // migrate it in memory and build the context of its leaf.
 func BenchmarkLoad(b *testing.B) {
-	for _, p := range benchFiles(b) {
-		b.Run(filepath.Base(p), func(b *testing.B) {
-			st, err := os.Stat(p)
+	sharedtest.EachBenchFile(b, func(b *testing.B, p string) {
+		st, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(st.Size())
+		for b.Loop() {
+			s, err := Open(p, Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			b.SetBytes(st.Size())
-			for b.Loop() {
-				s, err := Open(p, Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				path, err := s.PathTo(s.Leaf())
-				if err != nil {
-					b.Fatal(err)
-				}
-				if c := compact.BuildContext(path); len(c.Messages) == 0 {
-					b.Fatal("empty context")
-				}
+			path, err := s.PathTo(s.Leaf())
+			if err != nil {
+				b.Fatal(err)
 			}
-		})
-	}
+			if c := compact.BuildContext(path); len(c.Messages) == 0 {
+				b.Fatal("empty context")
+			}
+		}
+	})
 }
 
 // syntheticSession writes a version 3 session of n messages: turns of a
@@ -122,9 +105,10 @@ func benchAppend(b *testing.B, n int) {
 	msg := func() *compact.Message {
 		return compact.TextMessage(compact.RoleUser, "One more thing: run the tests again.")
 	}
-	model := compact.ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}
-	b.Run("append+check", func(b *testing.B) {
-		s := open(b)
+	// appendCheck is an agent's turn: append a message, add it to the
+	// running meter and ask the policy whether to compact.
+	appendCheck := func(b *testing.B, s *Session) {
+		model := compact.ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}
 		meter := compact.NewMeter(s.Context())
 		b.ReportAllocs()
 		for b.Loop() {
@@ -137,7 +121,8 @@ func benchAppend(b *testing.B, n int) {
 				b.Fatal("no tokens")
 			}
 		}
-	})
+	}
+	b.Run("append+check", func(b *testing.B) { appendCheck(b, open(b)) })
 	// The same without the disk: a session read from a reader keeps its
 	// appends in memory, which isolates the encoding and indexing work.
 	b.Run("append+check/no-file", func(b *testing.B) {
@@ -145,18 +130,7 @@ func benchAppend(b *testing.B, n int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		meter := compact.NewMeter(s.Context())
-		b.ReportAllocs()
-		for b.Loop() {
-			m := msg()
-			if _, err := s.AppendMessage(bg, m); err != nil {
-				b.Fatal(err)
-			}
-			meter.Add(m)
-			if d := compact.Check(compact.Reserve{}, model, meter.Usage(), false); d.Tokens == 0 {
-				b.Fatal("no tokens")
-			}
-		}
+		appendCheck(b, s)
 	})
 	b.Run("append", func(b *testing.B) {
 		s := open(b)
@@ -210,7 +184,7 @@ func BenchmarkParseOpen(b *testing.B) {
 
 // benchParse times parse on the bytes of each bench file.
 func benchParse(b *testing.B, parse func(data []byte, name string) error) {
-	for _, p := range benchFiles(b) {
+	for _, p := range sharedtest.BenchFiles(b) {
 		name := filepath.Base(p)
 		b.Run(name, func(b *testing.B) {
 			data, err := os.ReadFile(p)

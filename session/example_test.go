@@ -4,34 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
-// demoCopy copies the example session into a new temporary folder and
-// returns the copy's path and a function that removes the folder.
-func demoCopy() (string, func()) {
-	data, err := os.ReadFile(filepath.Join("..", "examples", "sessions", "demo.jsonl"))
-	if err != nil {
-		log.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "session-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	path := filepath.Join(dir, "demo.jsonl")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		log.Fatal(err)
-	}
-	return path, func() { os.RemoveAll(dir) }
-}
-
 // Open a pi session file and look at what the model sees at its leaf.
 func ExampleOpen() {
-	path, done := demoCopy()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 
 	s, err := session.Open(path, session.Options{Warn: func(msg string) { log.Println(msg) }})
@@ -51,7 +32,7 @@ func ExampleOpen() {
 // was read; if somebody did, the error wraps session.ErrChanged and the
 // file is left as it was.
 func ExampleSession_AppendMessage() {
-	path, done := demoCopy()
+	path, done := sharedtest.DemoCopy()
 	defer done()
 
 	s, err := session.Open(path, session.Options{})

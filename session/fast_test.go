@@ -7,123 +7,13 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/deepdiff"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
-
-// diffValues returns a description of the first difference between a and
-// b, "" when they are deeply equal. It walks structs (unexported fields
-// included), pointers, slices and maps like reflect.DeepEqual, but names
-// the path of what differs, which is what a failing comparison of two
-// decoded entries needs.
-func diffValues(path string, a, b reflect.Value) string {
-	if a.IsValid() != b.IsValid() {
-		return fmt.Sprintf("%s: one value is missing", path)
-	}
-	if !a.IsValid() {
-		return ""
-	}
-	if a.Type() != b.Type() {
-		return fmt.Sprintf("%s: type %s vs %s", path, a.Type(), b.Type())
-	}
-	switch a.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			if a.IsNil() != b.IsNil() {
-				return fmt.Sprintf("%s: nil %v vs nil %v", path, a.IsNil(), b.IsNil())
-			}
-			return ""
-		}
-		return diffValues(path, a.Elem(), b.Elem())
-	case reflect.Struct:
-		for i := 0; i < a.NumField(); i++ {
-			if d := diffValues(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i)); d != "" {
-				return d
-			}
-		}
-		return ""
-	case reflect.Slice:
-		if a.IsNil() != b.IsNil() {
-			return fmt.Sprintf("%s: nil %v vs nil %v", path, a.IsNil(), b.IsNil())
-		}
-		if a.Type().Elem().Kind() == reflect.Uint8 {
-			if !bytes.Equal(a.Bytes(), b.Bytes()) {
-				return fmt.Sprintf("%s: %s", path, stringDiff(string(a.Bytes()), string(b.Bytes())))
-			}
-			return ""
-		}
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: length %d vs %d", path, a.Len(), b.Len())
-		}
-		for i := 0; i < a.Len(); i++ {
-			if d := diffValues(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); d != "" {
-				return d
-			}
-		}
-		return ""
-	case reflect.Map:
-		if a.IsNil() != b.IsNil() {
-			return fmt.Sprintf("%s: nil %v vs nil %v", path, a.IsNil(), b.IsNil())
-		}
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: %d keys (%v) vs %d keys (%v)", path, a.Len(), a.MapKeys(), b.Len(), b.MapKeys())
-		}
-		for _, k := range a.MapKeys() {
-			bv := b.MapIndex(k)
-			if !bv.IsValid() {
-				return fmt.Sprintf("%s: key %v only on one side", path, k)
-			}
-			if d := diffValues(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), bv); d != "" {
-				return d
-			}
-		}
-		return ""
-	case reflect.String:
-		if x, y := a.String(), b.String(); x != y {
-			return fmt.Sprintf("%s: %s", path, stringDiff(x, y))
-		}
-		return ""
-	case reflect.Bool:
-		if a.Bool() != b.Bool() {
-			return fmt.Sprintf("%s: %v vs %v", path, a.Bool(), b.Bool())
-		}
-		return ""
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if a.Int() != b.Int() {
-			return fmt.Sprintf("%s: %d vs %d", path, a.Int(), b.Int())
-		}
-		return ""
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if a.Uint() != b.Uint() {
-			return fmt.Sprintf("%s: %d vs %d", path, a.Uint(), b.Uint())
-		}
-		return ""
-	case reflect.Float32, reflect.Float64:
-		// Compared by bits: -0 and 0 differ, NaN equals itself.
-		if fa, fb := a.Float(), b.Float(); fa != fb && !(fa != fa && fb != fb) {
-			return fmt.Sprintf("%s: %v vs %v", path, fa, fb)
-		}
-		return ""
-	}
-	return fmt.Sprintf("%s: cannot compare values of kind %s", path, a.Kind())
-}
-
-// stringDiff describes how two strings differ: in full when short, else
-// around the first byte where they differ.
-func stringDiff(a, b string) string {
-	if len(a)+len(b) < 400 {
-		return fmt.Sprintf("%q vs %q", a, b)
-	}
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	from := max(0, i-40)
-	return fmt.Sprintf("lengths %d and %d, first difference at byte %d: ...%q vs ...%q", len(a), len(b), i,
-		a[from:min(len(a), i+40)], b[from:min(len(b), i+40)])
-}
 
 // checkFast decodes line on both paths. It fails the test when the fast
 // path accepts a line the reference path rejects or decodes differently,
@@ -139,7 +29,7 @@ func checkFast(t *testing.T, line []byte) bool {
 	if want.err != nil {
 		t.Fatalf("the fast path accepts a line the reference path rejects (%v):\n%.500q", want.err, line)
 	}
-	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
+	if diff := deepdiff.Of("decoded", got, want); diff != "" {
 		t.Fatalf("fast vs reference: %s\nline %.500q", diff, line)
 	}
 	checkInPlace(t, line, want, false)
@@ -174,7 +64,7 @@ func checkInPlace(t *testing.T, line []byte, want decodedLine, rebuild bool) {
 		t.Fatalf("checksum %08x, the stored line's %08x", got.crc, crc32.ChecksumIEEE(line))
 	}
 	got.inPlace, got.crc = false, 0
-	if diff := diffValues("decoded", reflect.ValueOf(got), reflect.ValueOf(want)); diff != "" {
+	if diff := deepdiff.Of("decoded", got, want); diff != "" {
 		t.Fatalf("rebuild=%v: in place vs reference: %s\nline %.500q", rebuild, diff, line)
 	}
 	if !rebuild {
@@ -185,7 +75,7 @@ func checkInPlace(t *testing.T, line []byte, want decodedLine, rebuild bool) {
 		restoreStored(stored[sp.start:], buf[sp.start:sp.start+sp.n], nil)
 	}
 	if !bytes.Equal(stored, line) {
-		t.Fatalf("the line rebuilt differs from the stored one: %s", stringDiff(string(stored), string(line)))
+		t.Fatalf("the line rebuilt differs from the stored one: %s", deepdiff.Strings(string(stored), string(line)))
 	}
 }
 
@@ -203,18 +93,16 @@ func fixtureLines(tb testing.TB, name string) [][]byte {
 // Every line of the fixtures decodes the same on both paths, and none of
 // them needs the reference path: they are what pi writes.
 func TestFastDecodeFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			fallbacks := 0
-			for i, line := range fixtureLines(t, name) {
-				if !checkFast(t, line) {
-					fallbacks++
-					t.Errorf("line %d goes through the reference path: %.300s", i+2, line)
-				}
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		fallbacks := 0
+		for i, line := range fixtureLines(t, name) {
+			if !checkFast(t, line) {
+				fallbacks++
+				t.Errorf("line %d goes through the reference path: %.300s", i+2, line)
 			}
-			t.Logf("%d fallbacks", fallbacks)
-		})
-	}
+		}
+		t.Logf("%d fallbacks", fallbacks)
+	})
 }
 
 // fastCases are lines the fast path must either decode exactly like the
@@ -342,11 +230,8 @@ func FuzzFastDecode(f *testing.F) {
 		body := `\n` + strings.Repeat("a", 60) + sn.text + strings.Repeat(`b\"`, 30)
 		f.Add([]byte(`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"` + body + `"}],"details":"` + body + `"}}`))
 	}
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = "../../shared/testdata"
-	}
-	for _, name := range fixtures {
+	dir, _, _ := sharedtest.Lookup() // seeds only when the files are there
+	for _, name := range sharedtest.PiSessions() {
 		data, err := os.ReadFile(dir + "/sessions/pi/" + name)
 		if err != nil {
 			continue
@@ -420,7 +305,7 @@ func TestDerivedIDUnchanged(t *testing.T) {
 // through the fast path and through the reference path: the CPU cost per
 // load that decodeLines spreads over the available cores.
 func BenchmarkDecode(b *testing.B) {
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		lines := fixtureLines(b, name)
 		size := 0
 		for _, l := range lines {

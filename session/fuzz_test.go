@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // FuzzRead checks the reader on arbitrary input: it never panics, fails
@@ -56,11 +57,8 @@ func FuzzRead(f *testing.F) {
 	}
 	// A few lines of each fixture, when the fixtures are there (the seeds
 	// above run either way).
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	for _, name := range fixtures {
+	dir, _, _ := sharedtest.Lookup()
+	for _, name := range sharedtest.PiSessions() {
 		data, err := os.ReadFile(filepath.Join(dir, "sessions", "pi", name))
 		if err != nil {
 			continue

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // The two real pi session files the tests use (both version 1).
@@ -18,45 +19,16 @@ const (
 	beforeCompaction = "before-compaction.jsonl"
 )
 
-var fixtures = []string{largeSession, beforeCompaction}
-
-// testdataDir returns the shared test data folder: $COMPACT_TESTDATA, or
-// ../../shared/testdata from this package. Tests that need it are skipped
-// when it is missing.
-func testdataDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		tb.Skipf("no session fixtures in %s (set COMPACT_TESTDATA to the shared testdata folder): %v", dir, err)
-	}
-	return dir
-}
-
 // fixture returns the path of a read-only fixture; never write to it.
 func fixture(tb testing.TB, name string) string {
 	tb.Helper()
-	p := filepath.Join(testdataDir(tb), "sessions", "pi", name)
-	if _, err := os.Stat(p); err != nil {
-		tb.Skipf("fixture %s missing (set COMPACT_TESTDATA): %v", p, err)
-	}
-	return p
+	return sharedtest.PiSession(tb, name)
 }
 
 // copyFixture copies a fixture into a fresh temporary directory, writable.
 func copyFixture(tb testing.TB, name string) string {
 	tb.Helper()
-	data, err := os.ReadFile(fixture(tb, name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := filepath.Join(tb.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return sharedtest.TempCopy(tb, fixture(tb, name))
 }
 
 // writeSession writes lines (each followed by a newline) to a new file in

@@ -139,6 +139,21 @@ func derivedID(prefix uint64, fileIndex int, taken *idSet) (id [8]byte, v uint32
 	}
 }
 
+// noteLabel applies a label entry to the labels: it sets the target's
+// label, or removes it when the label is empty. Other entries change
+// nothing. Reading a file (index) and appending to it (Append) keep the
+// labels by this one rule.
+func (s *Session) noteLabel(e *compact.Entry) {
+	if e.Kind != compact.KindLabel {
+		return
+	}
+	if m := e.Metadata(); m.Label != "" {
+		s.labels[m.TargetID] = m.Label
+	} else {
+		delete(s.labels, m.TargetID)
+	}
+}
+
 // index builds the id map, the leaf and the labels, and checks ids.
 func (s *Session) index() error {
 	s.pos = make(map[string]int, len(s.records))
@@ -163,13 +178,7 @@ func (s *Session) index() error {
 			unique = false
 		}
 		s.leaf = e.ID
-		if e.Kind == compact.KindLabel {
-			if m := e.Metadata(); m.Label != "" {
-				s.labels[m.TargetID] = m.Label
-			} else {
-				delete(s.labels, m.TargetID)
-			}
-		}
+		s.noteLabel(e)
 	}
 	for i, r := range s.records {
 		if c := r.entry.Compaction; c != nil && c.FirstKeptID != "" {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/compactkit/compact/internal/testing/deepdiff"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // within reports whether the bytes of s lie in buf.
@@ -136,7 +139,7 @@ func TestReadUnescapesInPlace(t *testing.T) {
 		msgLine("00000002", "00000001", "user", `line\none \"q\" \\ \u001b`) + "\n" +
 		`{"type":"model_change","id":"00000003","parentId":"00000002","timestamp":"t\/","provider":"p\n","modelId":"m"}` + "\n"
 	inputs := map[string][]byte{"odd escapes": []byte(odd)}
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		data, err := os.ReadFile(fixture(t, name))
 		if err != nil {
 			t.Fatal(err)
@@ -160,7 +163,7 @@ func TestReadUnescapesInPlace(t *testing.T) {
 			changed := 0
 			for _, r := range s.records {
 				if !bytes.Equal(stored(r), lines[r.line-1]) {
-					t.Fatalf("line %d: %s", r.line, stringDiff(string(stored(r)), string(lines[r.line-1])))
+					t.Fatalf("line %d: %s", r.line, deepdiff.Strings(string(stored(r)), string(lines[r.line-1])))
 				}
 				if !bytes.Equal(r.raw, lines[r.line-1]) {
 					changed++

@@ -8,67 +8,67 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // Migrate of a copy of each fixture writes a version 3 file that reads
 // back to the same entries, ids, parent links, kept ids and context; a
 // second Migrate is a no-op.
 func TestMigrateFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			p := copyFixture(t, name)
-			if err := os.Chmod(p, 0o600); err != nil {
-				t.Fatal(err)
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		p := copyFixture(t, name)
+		if err := os.Chmod(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s := mustOpen(t, p, Options{})
+		before := takeSnapshot(t, s)
+		rewrote, err := s.Migrate()
+		if err != nil || !rewrote {
+			t.Fatalf("Migrate = %v, %v", rewrote, err)
+		}
+		if s.NeedsMigration() || s.Header().Version != CurrentVersion {
+			t.Errorf("after Migrate the session is version %d", s.Header().Version)
+		}
+		if got := takeSnapshot(t, s); !reflect.DeepEqual(got, before) {
+			t.Error("the migrated session in memory differs from the original")
+		}
+		again := mustOpen(t, p, Options{})
+		if again.Header().Version != 3 || again.NeedsMigration() {
+			t.Errorf("re-read header version %d", again.Header().Version)
+		}
+		after := takeSnapshot(t, again)
+		if !reflect.DeepEqual(after.IDs, before.IDs) || !reflect.DeepEqual(after.Parents, before.Parents) ||
+			!reflect.DeepEqual(after.FirstKept, before.FirstKept) || !reflect.DeepEqual(after.Kinds, before.Kinds) {
+			t.Fatal("ids, parents, kinds or kept ids changed in the migrated file")
+		}
+		if !reflect.DeepEqual(after.ContextIDs, before.ContextIDs) || !reflect.DeepEqual(after.Context, before.Context) ||
+			after.Model != before.Model || after.Thinking != before.Thinking {
+			t.Error("the context at the leaf changed")
+		}
+		for _, l := range fileLines(t, p)[1:] {
+			if strings.Contains(l, `"firstKeptEntryIndex"`) {
+				t.Errorf("a migrated line still has firstKeptEntryIndex: %.120s", l)
 			}
-			s := mustOpen(t, p, Options{})
-			before := takeSnapshot(t, s)
-			rewrote, err := s.Migrate()
-			if err != nil || !rewrote {
-				t.Fatalf("Migrate = %v, %v", rewrote, err)
-			}
-			if s.NeedsMigration() || s.Header().Version != CurrentVersion {
-				t.Errorf("after Migrate the session is version %d", s.Header().Version)
-			}
-			if got := takeSnapshot(t, s); !reflect.DeepEqual(got, before) {
-				t.Error("the migrated session in memory differs from the original")
-			}
-			again := mustOpen(t, p, Options{})
-			if again.Header().Version != 3 || again.NeedsMigration() {
-				t.Errorf("re-read header version %d", again.Header().Version)
-			}
-			after := takeSnapshot(t, again)
-			if !reflect.DeepEqual(after.IDs, before.IDs) || !reflect.DeepEqual(after.Parents, before.Parents) ||
-				!reflect.DeepEqual(after.FirstKept, before.FirstKept) || !reflect.DeepEqual(after.Kinds, before.Kinds) {
-				t.Fatal("ids, parents, kinds or kept ids changed in the migrated file")
-			}
-			if !reflect.DeepEqual(after.ContextIDs, before.ContextIDs) || !reflect.DeepEqual(after.Context, before.Context) ||
-				after.Model != before.Model || after.Thinking != before.Thinking {
-				t.Error("the context at the leaf changed")
-			}
-			for _, l := range fileLines(t, p)[1:] {
-				if strings.Contains(l, `"firstKeptEntryIndex"`) {
-					t.Errorf("a migrated line still has firstKeptEntryIndex: %.120s", l)
-				}
-			}
-			st, _ := os.Stat(p)
-			if st.Mode().Perm() != 0o600 {
-				t.Errorf("mode %v, want the original 0600", st.Mode().Perm())
-			}
-			if dir, _ := os.ReadDir(filepath.Dir(p)); len(dir) != 1 {
-				t.Errorf("%d files in the directory, want 1 (temporary file left?)", len(dir))
-			}
+		}
+		st, _ := os.Stat(p)
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, want the original 0600", st.Mode().Perm())
+		}
+		if dir, _ := os.ReadDir(filepath.Dir(p)); len(dir) != 1 {
+			t.Errorf("%d files in the directory, want 1 (temporary file left?)", len(dir))
+		}
 
-			// Migrating the version 3 file changes nothing.
-			migrated := readFile(t, p)
-			rewrote, err = again.Migrate()
-			if err != nil || rewrote {
-				t.Errorf("second Migrate = %v, %v; want a no-op", rewrote, err)
-			}
-			if !bytes.Equal(readFile(t, p), migrated) {
-				t.Error("the no-op Migrate changed the file")
-			}
-		})
-	}
+		// Migrating the version 3 file changes nothing.
+		migrated := readFile(t, p)
+		rewrote, err = again.Migrate()
+		if err != nil || rewrote {
+			t.Errorf("second Migrate = %v, %v; want a no-op", rewrote, err)
+		}
+		if !bytes.Equal(readFile(t, p), migrated) {
+			t.Error("the no-op Migrate changed the file")
+		}
+	})
 }
 
 // Migrate refuses when rewriting would lose lines or entries written by
@@ -125,48 +125,46 @@ func TestMigrateRefuses(t *testing.T) {
 // JSON, equals the line read plus only the id and parentId migration
 // added, with firstKeptEntryId in place of firstKeptEntryIndex.
 func TestRoundTripFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			p := fixture(t, name)
-			s := mustOpen(t, p, Options{})
-			var out bytes.Buffer
-			n, err := s.WriteTo(&out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != int64(out.Len()) {
-				t.Errorf("WriteTo returned %d, wrote %d", n, out.Len())
-			}
-			in := fileLines(t, p)
-			got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			if len(got) != len(in) {
-				t.Fatalf("%d lines written, %d read", len(got), len(in))
-			}
-			entries := s.Entries()
-			for i := range in {
-				want := canonical(t, []byte(in[i]))
-				have := canonical(t, []byte(got[i]))
-				if i == 0 {
-					want["version"] = json.Number("3")
-				} else {
-					e := entries[i-1]
-					var parent any
-					if e.ParentID != "" {
-						parent = e.ParentID
-					}
-					want["id"], want["parentId"] = e.ID, parent
-					if idx, ok := want["firstKeptEntryIndex"]; ok {
-						delete(want, "firstKeptEntryIndex")
-						k, _ := idx.(json.Number).Int64()
-						want["firstKeptEntryId"] = entries[k-1].ID
-					}
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		p := fixture(t, name)
+		s := mustOpen(t, p, Options{})
+		var out bytes.Buffer
+		n, err := s.WriteTo(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != int64(out.Len()) {
+			t.Errorf("WriteTo returned %d, wrote %d", n, out.Len())
+		}
+		in := fileLines(t, p)
+		got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(got) != len(in) {
+			t.Fatalf("%d lines written, %d read", len(got), len(in))
+		}
+		entries := s.Entries()
+		for i := range in {
+			want := canonical(t, []byte(in[i]))
+			have := canonical(t, []byte(got[i]))
+			if i == 0 {
+				want["version"] = json.Number("3")
+			} else {
+				e := entries[i-1]
+				var parent any
+				if e.ParentID != "" {
+					parent = e.ParentID
 				}
-				if !reflect.DeepEqual(have, want) {
-					t.Fatalf("line %d differs:\n got %.300s\nwant %.300s", i+1, got[i], in[i])
+				want["id"], want["parentId"] = e.ID, parent
+				if idx, ok := want["firstKeptEntryIndex"]; ok {
+					delete(want, "firstKeptEntryIndex")
+					k, _ := idx.(json.Number).Int64()
+					want["firstKeptEntryId"] = entries[k-1].ID
 				}
 			}
-		})
-	}
+			if !reflect.DeepEqual(have, want) {
+				t.Fatalf("line %d differs:\n got %.300s\nwant %.300s", i+1, got[i], in[i])
+			}
+		}
+	})
 }
 
 // A version 3 file with unknown entry types and unknown fields at every

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // Open must leave the file exactly as it was: same bytes, same mtime, no
@@ -36,7 +37,7 @@ func TestOpenDoesNotModifyFile(t *testing.T) {
 			return writeRaw(t, v1Header+"\n"+v1MsgLine("user", "hi")+"\n"+`{"type":"message","timest`)
 		}, true},
 	}
-	for _, f := range fixtures {
+	for _, f := range sharedtest.PiSessions() {
 		cases = append(cases, tc{f, func(t *testing.T) string { return copyFixture(t, f) }, true})
 	}
 	for _, c := range cases {

@@ -78,15 +78,13 @@ func (s *seen) first(bit uint) bool {
 
 // entryFields are the members of an entry line, decoded.
 type entryFields struct {
-	typ, id, parentID, timestamp                     string
-	summary, firstKeptID, fromID, provider, modelID  string
-	thinkingLevel, targetID, label, name, customType string
-	hasParent, hasLabel, hasKeptIndex, fromHook      bool
-	keptIndex, tokensBefore, tokensAfter             int
-	details, content, data                           []byte
-	msg                                              *compact.Message
-	hookRole                                         bool
-	seen                                             seen
+	typ, id, parentID, timestamp string
+	hasParent, hasKeptIndex      bool
+	keptIndex                    int
+	body                         entryBody
+	msg                          *compact.Message
+	hookRole                     bool
+	seen                         seen
 }
 
 // reserve sizes tmp, and the journal when decoding in place, for lines
@@ -134,46 +132,16 @@ func (d *fastDecoder) fast(line []byte) (decodedLine, bool) {
 	if len(d.spans) > 0 {
 		out.inPlace, out.crc = true, d.lineCRC
 	}
-	switch kind {
-	case compact.KindMessage:
+	if kind == compact.KindMessage {
 		if f.msg == nil {
 			return decodedLine{}, false
 		}
 		e.Message = f.msg
-	case compact.KindCompaction:
-		c := &compact.Compaction{Summary: f.summary, FirstKeptID: f.firstKeptID, TokensBefore: f.tokensBefore,
-			TokensAfter: f.tokensAfter, FromHook: f.fromHook}
-		compactionDetails(c, f.details)
-		e.Compaction = c
+	} else if f.body.fill(e) != nil {
+		return decodedLine{}, false
+	}
+	if kind == compact.KindCompaction {
 		out.keptIndex, out.hasKeptIndex = f.keptIndex, f.hasKeptIndex
-	case compact.KindBranchSummary:
-		e.Meta = &compact.EntryMeta{TargetID: f.fromID}
-		if f.summary != "" {
-			e.Message = compact.TextMessage(compact.RoleBranchSummary, f.summary)
-		}
-	case compact.KindCustomMessage:
-		parts, err := customContent(f.content)
-		if err != nil {
-			return decodedLine{}, false
-		}
-		e.Meta = &compact.EntryMeta{CustomType: f.customType}
-		e.Message = &compact.Message{Role: compact.RoleCustom, Content: parts, Meta: &compact.MessageMeta{CustomType: f.customType}}
-	case compact.KindModelChange:
-		e.Meta = &compact.EntryMeta{Provider: f.provider, ModelID: f.modelID}
-	case compact.KindThinkingLevelChange:
-		e.Meta = &compact.EntryMeta{ThinkingLevel: f.thinkingLevel}
-	case compact.KindLabel:
-		e.Meta = &compact.EntryMeta{TargetID: f.targetID}
-		if f.hasLabel {
-			e.Meta.Label = f.label
-		}
-	case compact.KindSessionInfo:
-		e.Meta = &compact.EntryMeta{Name: f.name}
-	case compact.KindCustom:
-		e.Meta = &compact.EntryMeta{CustomType: f.customType}
-		if len(f.data) > 0 {
-			e.Meta.Data = f.data
-		}
 	}
 	return out, true
 }
@@ -194,23 +162,23 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 	case "timestamp":
 		str, bit = &f.timestamp, 2
 	case "summary":
-		str, bit = &f.summary, 3
+		str, bit = &f.body.summary, 3
 	case "firstKeptEntryId":
-		str, bit = &f.firstKeptID, 4
+		str, bit = &f.body.firstKeptID, 4
 	case "fromId":
-		str, bit = &f.fromID, 5
+		str, bit = &f.body.fromID, 5
 	case "provider":
-		str, bit = &f.provider, 6
+		str, bit = &f.body.provider, 6
 	case "modelId":
-		str, bit = &f.modelID, 7
+		str, bit = &f.body.modelID, 7
 	case "thinkingLevel":
-		str, bit = &f.thinkingLevel, 8
+		str, bit = &f.body.thinkingLevel, 8
 	case "targetId":
-		str, bit = &f.targetID, 9
+		str, bit = &f.body.targetID, 9
 	case "name":
-		str, bit = &f.name, 10
+		str, bit = &f.body.name, 10
 	case "customType":
-		str, bit = &f.customType, 11
+		str, bit = &f.body.customType, 11
 	case "cwd":
 		str, bit = &ignored, 12
 	case "parentSession":
@@ -227,7 +195,7 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 		if key == "parentId" {
 			f.parentID, f.hasParent = s, !null
 		} else {
-			f.label, f.hasLabel = s, !null
+			f.body.label, f.body.hasLabel = s, !null
 		}
 		return ok
 	case "firstKeptEntryIndex", "tokensBefore", "tokensAfter", "version":
@@ -236,9 +204,9 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 		case "firstKeptEntryIndex":
 			dst, bit = &f.keptIndex, 16
 		case "tokensBefore":
-			dst, bit = &f.tokensBefore, 17
+			dst, bit = &f.body.tokensBefore, 17
 		case "tokensAfter":
-			dst, bit = &f.tokensAfter, 18
+			dst, bit = &f.body.tokensAfter, 18
 		default:
 			dst, bit = &ignoredInt, 19
 		}
@@ -256,15 +224,15 @@ func (d *fastDecoder) entryMember(f *entryFields, key string) bool {
 			return false
 		}
 		b, ok := d.boolOrNull()
-		f.fromHook = b
+		f.body.fromHook = b
 		return ok
 	case "details", "content", "data":
-		dst, bit := &f.details, uint(21)
+		dst, bit := &f.body.details, uint(21)
 		switch key {
 		case "content":
-			dst, bit = &f.content, 22
+			dst, bit = &f.body.content, 22
 		case "data":
-			dst, bit = &f.data, 24
+			dst, bit = &f.body.data, 24
 		}
 		if !f.seen.first(bit) {
 			return false

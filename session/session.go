@@ -419,13 +419,7 @@ func (s *Session) Append(ctx context.Context, e *compact.Entry) (err error) {
 	s.records = append(s.records, rec)
 	s.pos[e.ID] = len(s.records) - 1
 	s.leaf = e.ID
-	if e.Kind == compact.KindLabel {
-		if m := e.Metadata(); m.Label != "" {
-			s.labels[m.TargetID] = m.Label
-		} else {
-			delete(s.labels, m.TargetID)
-		}
-	}
+	s.noteLabel(e)
 	return nil
 }
 

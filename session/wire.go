@@ -355,42 +355,6 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 			return nil, fmt.Errorf("field message.role: missing")
 		}
 		e.Message = w.Message.message()
-	case compact.KindCompaction:
-		c := &compact.Compaction{Summary: w.Summary, FirstKeptID: w.FirstKeptEntryID, TokensBefore: w.TokensBefore,
-			TokensAfter: w.TokensAfter, FromHook: w.FromHook}
-		compactionDetails(c, w.Details)
-		e.Compaction = c
-	case compact.KindBranchSummary:
-		// Entry has no field of its own for fromId; TargetID holds it, as
-		// encodeEntry expects.
-		e.Meta = &compact.EntryMeta{TargetID: w.FromID}
-		if w.Summary != "" {
-			m := compact.TextMessage(compact.RoleBranchSummary, w.Summary)
-			e.Message = m
-		}
-	case compact.KindCustomMessage:
-		parts, err := customContent(w.Content)
-		if err != nil {
-			return nil, fmt.Errorf("field content: %v", err)
-		}
-		e.Meta = &compact.EntryMeta{CustomType: w.CustomType}
-		e.Message = &compact.Message{Role: compact.RoleCustom, Content: parts, Meta: &compact.MessageMeta{CustomType: w.CustomType}}
-	case compact.KindModelChange:
-		e.Meta = &compact.EntryMeta{Provider: w.Provider, ModelID: w.ModelID}
-	case compact.KindThinkingLevelChange:
-		e.Meta = &compact.EntryMeta{ThinkingLevel: w.ThinkingLevel}
-	case compact.KindLabel:
-		e.Meta = &compact.EntryMeta{TargetID: w.TargetID}
-		if w.Label != nil {
-			e.Meta.Label = *w.Label
-		}
-	case compact.KindSessionInfo:
-		e.Meta = &compact.EntryMeta{Name: w.Name}
-	case compact.KindCustom:
-		e.Meta = &compact.EntryMeta{CustomType: w.CustomType}
-		if len(w.Data) > 0 {
-			e.Meta.Data = w.Data
-		}
 	case compact.KindContextEdit:
 		ce := &compact.ContextEdit{Strategy: w.Strategy, TokensFreed: w.TokensFreed, FirstChangedID: w.FirstChangedID}
 		for i, we := range w.Edits {
@@ -404,8 +368,83 @@ func (w *wireEntry) toEntry() (*compact.Entry, error) {
 			ce.Edits = append(ce.Edits, ed)
 		}
 		e.Edit = ce
+	default:
+		b := entryBody{summary: w.Summary, firstKeptID: w.FirstKeptEntryID, tokensBefore: w.TokensBefore,
+			tokensAfter: w.TokensAfter, fromHook: w.FromHook, details: w.Details, fromID: w.FromID,
+			customType: w.CustomType, content: w.Content, provider: w.Provider, modelID: w.ModelID,
+			thinkingLevel: w.ThinkingLevel, targetID: w.TargetID, name: w.Name, data: w.Data}
+		if w.Label != nil {
+			b.label, b.hasLabel = *w.Label, true
+		}
+		if err := b.fill(e); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// entryBody holds the fields of an entry line that the kinds other than
+// message and context_edit are built from. Both decoders read a line into
+// one, the reference path (toEntry) and the fast one (fastDecoder.fast),
+// so that fill maps pi's entry kinds onto compact.Entry in one place.
+type entryBody struct {
+	// compaction and branch_summary
+	summary, firstKeptID      string
+	tokensBefore, tokensAfter int
+	fromHook                  bool
+	details                   []byte
+	fromID                    string
+	// model_change, thinking_level_change
+	provider, modelID, thinkingLevel string
+	// label, session_info, custom, custom_message
+	targetID, label, name, customType string
+	hasLabel                          bool // label is set, even to ""
+	content, data                     []byte
+}
+
+// fill sets what an entry of e.Kind carries, for every kind but message
+// and context_edit (a kind it does not know gets nothing: it is
+// metadata). The one error is a custom_message content that is neither a
+// string nor a list of blocks.
+func (b *entryBody) fill(e *compact.Entry) error {
+	switch e.Kind {
+	case compact.KindCompaction:
+		c := &compact.Compaction{Summary: b.summary, FirstKeptID: b.firstKeptID, TokensBefore: b.tokensBefore,
+			TokensAfter: b.tokensAfter, FromHook: b.fromHook}
+		compactionDetails(c, b.details)
+		e.Compaction = c
+	case compact.KindBranchSummary:
+		// Entry has no field of its own for fromId; TargetID holds it, as
+		// encodeEntry expects.
+		e.Meta = &compact.EntryMeta{TargetID: b.fromID}
+		if b.summary != "" {
+			e.Message = compact.TextMessage(compact.RoleBranchSummary, b.summary)
+		}
+	case compact.KindCustomMessage:
+		parts, err := customContent(b.content)
+		if err != nil {
+			return fmt.Errorf("field content: %w", err)
+		}
+		e.Meta = &compact.EntryMeta{CustomType: b.customType}
+		e.Message = &compact.Message{Role: compact.RoleCustom, Content: parts, Meta: &compact.MessageMeta{CustomType: b.customType}}
+	case compact.KindModelChange:
+		e.Meta = &compact.EntryMeta{Provider: b.provider, ModelID: b.modelID}
+	case compact.KindThinkingLevelChange:
+		e.Meta = &compact.EntryMeta{ThinkingLevel: b.thinkingLevel}
+	case compact.KindLabel:
+		e.Meta = &compact.EntryMeta{TargetID: b.targetID}
+		if b.hasLabel {
+			e.Meta.Label = b.label
+		}
+	case compact.KindSessionInfo:
+		e.Meta = &compact.EntryMeta{Name: b.name}
+	case compact.KindCustom:
+		e.Meta = &compact.EntryMeta{CustomType: b.customType}
+		if len(b.data) > 0 {
+			e.Meta.Data = b.data
+		}
+	}
+	return nil
 }
 
 // compactionDetails fills the file lists and Details of c from the stored

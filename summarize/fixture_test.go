@@ -3,14 +3,13 @@ package summarize
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -61,23 +60,11 @@ func (p *pathRecaller) recall(req *Request) (*Response, error) {
 	return &Response{Text: b.String(), Usage: compact.Usage{Input: len(req.Prompt) / 3, Output: b.Len() / 3}}, nil
 }
 
-func fixtureDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "testdata")
-	}
-	return dir
-}
-
 // TestFixtureSession summarizes the history of pi's before-compaction
 // session, about 117k tokens, with a summarizer whose window is 32k
 // tokens.
 func TestFixtureSession(t *testing.T) {
-	path := filepath.Join(fixtureDir(t), "sessions", "pi", "before-compaction.jsonl")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("fixture %s not available (set COMPACT_TESTDATA): %v", path, err)
-	}
+	path := sharedtest.PiSession(t, "before-compaction.jsonl")
 	sess, err := session.Open(path, session.Options{})
 	if err != nil {
 		t.Fatal(err)

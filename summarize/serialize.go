@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // The transcript is plain text. Each message becomes one or more blocks,
@@ -305,7 +306,7 @@ func cutChars(s string, max int) string {
 	}
 	head := max - max/2
 	tail := max / 2
-	return joinCut(s, byteOffsetOfRune(s, head), byteOffsetOfRune(s, n-tail), n-head-tail)
+	return joinCut(s, jsontext.RuneOffset(s, head), jsontext.RuneOffset(s, n-tail), n-head-tail)
 }
 
 // cutBytes shortens s, keeping its start and end, so that the result with
@@ -335,17 +336,6 @@ func cutBytes(s string, max int) string {
 
 func joinCut(s string, headEnd, tailStart, cut int) string {
 	return s[:headEnd] + "\n" + cutMarker(cut) + "\n" + s[tailStart:]
-}
-
-// byteOffsetOfRune returns the byte offset of the i-th character of s.
-func byteOffsetOfRune(s string, i int) int {
-	for off := range s {
-		if i == 0 {
-			return off
-		}
-		i--
-	}
-	return len(s)
 }
 
 // runeStart moves a byte offset back to the start of its character.

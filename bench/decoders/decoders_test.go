@@ -5,31 +5,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/deepdiff"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
-// realSessions returns the paths of the two real pi sessions: in
-// $COMPACT_TESTDATA/sessions/pi, else in the shared test data beside the
-// checkout. The test is skipped when they are missing.
+// realSessions returns the paths of the real pi sessions of the shared
+// test data (see sharedtest.PiSession: skipped when they are missing).
 func realSessions(tb testing.TB) []string {
 	tb.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
 	var paths []string
-	for _, name := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
-		p := filepath.Join(dir, "sessions", "pi", name)
-		if _, err := os.Stat(p); err != nil {
-			tb.Skipf("real session %s missing (set COMPACT_TESTDATA): %v", p, err)
-		}
-		paths = append(paths, p)
+	for _, name := range sharedtest.PiSessions() {
+		paths = append(paths, sharedtest.PiSession(tb, name))
 	}
 	return paths
 }
@@ -137,7 +129,7 @@ func TestSameEntries(t *testing.T) {
 			t.Run(filepath.Base(in.name)+"/"+c.Name, func(t *testing.T) {
 				got := parseWith(in.data, c)
 				if why, ok := knownDifferences[[2]string{filepath.Base(in.name), c.Name}]; ok {
-					d := diff("parse", reflect.ValueOf(got), reflect.ValueOf(want))
+					d := deepdiff.Of("parse", got, want)
 					if d == "" {
 						t.Fatalf("expected to differ from the hand decoder (%s), but does not", why)
 					}
@@ -154,7 +146,7 @@ func TestSameEntries(t *testing.T) {
 				}
 				want := want
 				got.Err, want.Err = "", ""
-				if d := diff("parse", reflect.ValueOf(got), reflect.ValueOf(want)); d != "" {
+				if d := deepdiff.Of("parse", got, want); d != "" {
 					t.Fatalf("differs from the hand decoder: %s", d)
 				}
 			})
@@ -197,94 +189,11 @@ func TestDiffFindsChanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := parseWith(data, Candidates()[0])
 			c.change(&p)
-			if d := diff("parse", reflect.ValueOf(p), reflect.ValueOf(base)); d == "" {
+			if d := deepdiff.Of("parse", p, base); d == "" {
 				t.Fatal("no difference found")
 			}
 		})
 	}
-}
-
-// diff names the first difference between a and b ("" when none),
-// walking pointers, structs (unexported fields too), slices and maps.
-func diff(path string, a, b reflect.Value) string {
-	if a.IsValid() != b.IsValid() {
-		return path + ": one side missing"
-	}
-	if !a.IsValid() {
-		return ""
-	}
-	if a.Type() != b.Type() {
-		return fmt.Sprintf("%s: %s vs %s", path, a.Type(), b.Type())
-	}
-	switch a.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			if a.IsNil() != b.IsNil() {
-				return path + ": nil on one side"
-			}
-			return ""
-		}
-		return diff(path, a.Elem(), b.Elem())
-	case reflect.Struct:
-		for i := range a.NumField() {
-			if d := diff(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i)); d != "" {
-				return d
-			}
-		}
-		return ""
-	case reflect.Slice:
-		if a.IsNil() != b.IsNil() {
-			return path + ": nil slice on one side"
-		}
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: length %d vs %d", path, a.Len(), b.Len())
-		}
-		for i := range a.Len() {
-			if d := diff(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); d != "" {
-				return d
-			}
-		}
-		return ""
-	case reflect.Map:
-		if a.IsNil() != b.IsNil() {
-			return path + ": nil map on one side"
-		}
-		if a.Len() != b.Len() {
-			return fmt.Sprintf("%s: %d keys vs %d", path, a.Len(), b.Len())
-		}
-		for _, k := range a.MapKeys() {
-			if d := diff(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k)); d != "" {
-				return d
-			}
-		}
-		return ""
-	case reflect.String:
-		if a.String() != b.String() {
-			return fmt.Sprintf("%s: %.80q vs %.80q", path, a.String(), b.String())
-		}
-		return ""
-	case reflect.Bool:
-		if a.Bool() != b.Bool() {
-			return fmt.Sprintf("%s: %v vs %v", path, a.Bool(), b.Bool())
-		}
-		return ""
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if a.Int() != b.Int() {
-			return fmt.Sprintf("%s: %d vs %d", path, a.Int(), b.Int())
-		}
-		return ""
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		if a.Uint() != b.Uint() {
-			return fmt.Sprintf("%s: %d vs %d", path, a.Uint(), b.Uint())
-		}
-		return ""
-	case reflect.Float32, reflect.Float64:
-		if a.Float() != b.Float() {
-			return fmt.Sprintf("%s: %v vs %v", path, a.Float(), b.Float())
-		}
-		return ""
-	}
-	return fmt.Sprintf("%s: cannot compare kind %s", path, a.Kind())
 }
 
 // TestListCandidates prints the candidates' names, which run.sh reads, and
@@ -319,7 +228,7 @@ func TestReplaySame(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := parsed{Header: s.Header(), Entries: s.Entries(), Leaf: s.Leaf(), Warnings: s.Warnings()}
-			if d := diff("parse", reflect.ValueOf(got), reflect.ValueOf(want)); d != "" {
+			if d := deepdiff.Of("parse", got, want); d != "" {
 				t.Fatalf("%s, parse %d: %s", filepath.Base(p), i+1, d)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/retention"
 	"github.com/compactkit/compact/summarize"
 )
@@ -192,11 +193,11 @@ func printBench(w io.Writer, results []retention.Result, missing bool) {
 		for ; i < len(results) && results[i].Session == file; i++ {
 			r := results[i]
 			if r.Nothing {
-				fmt.Fprintf(tw, "  %s\t%s\tnothing to compact\t\t\t\t\t\n", num(r.KeepRecent), r.Method)
+				fmt.Fprintf(tw, "  %s\t%s\tnothing to compact\t\t\t\t\t\n", numfmt.Thousands(r.KeepRecent), r.Method)
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s → %s (%.1f%%)\t%s\t%s\t%s\t%s\t%s\n", num(r.KeepRecent), r.Method,
-				num(r.TokensBefore), num(r.TokensAfter), r.Ratio(), recallCell(r.Files), recallCell(r.Errors),
+			fmt.Fprintf(tw, "  %s\t%s\t%s → %s (%.1f%%)\t%s\t%s\t%s\t%s\t%s\n", numfmt.Thousands(r.KeepRecent), r.Method,
+				numfmt.Thousands(r.TokensBefore), numfmt.Thousands(r.TokensAfter), r.Ratio(), recallCell(r.Files), recallCell(r.Errors),
 				recallCell(r.Identifiers), recallCell(r.UserText), invariantsCell(r.Invariants))
 			if missing {
 				notes = append(notes, missingNotes(r)...)
@@ -233,7 +234,7 @@ func invariantsCell(v retention.Invariants) string {
 // missingNotes lists what one row did not find, one line each.
 func missingNotes(r retention.Result) []string {
 	var out []string
-	head := fmt.Sprintf("  missing at keep %s (%s):", num(r.KeepRecent), r.Method)
+	head := fmt.Sprintf("  missing at keep %s (%s):", numfmt.Thousands(r.KeepRecent), r.Method)
 	add := func(what string, items []string) {
 		for _, it := range items {
 			if len(out) == 0 {

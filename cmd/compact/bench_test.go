@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 func TestBenchGenerateAndJSON(t *testing.T) {
@@ -123,7 +125,7 @@ func TestBenchHelp(t *testing.T) {
 func TestBenchFixtures(t *testing.T) {
 	c := newCLI(t)
 	var files []string
-	for _, name := range fixtures {
+	for _, name := range sharedtest.PiSessions() {
 		files = append(files, fixture(t, name))
 	}
 	var rep benchReport
@@ -152,7 +154,7 @@ func TestBenchFixtures(t *testing.T) {
 // the session's entries only, whatever file they came from.
 func TestBenchOtherAgent(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, "../../agents/claudecode/testdata/pomodoro.jsonl")
+	file := sharedtest.TempCopy(t, "../../agents/claudecode/testdata/pomodoro.jsonl")
 	before := readFile(t, file)
 	var rep benchReport
 	c.okJSON(&rep, "bench", "--json", "--keep-recent", "2000", file)

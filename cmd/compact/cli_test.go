@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -21,7 +22,7 @@ import (
 // shipped example session.
 func TestDemoCommands(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	before := readFile(t, file)
 
 	out := c.ok("inspect", file)
@@ -123,7 +124,7 @@ func TestDemoCommands(t *testing.T) {
 	}
 
 	// run --json on a fresh copy.
-	file2 := copyFile(t, demoSession)
+	file2 := sharedtest.TempCopy(t, demoSession)
 	var rr runReport
 	c.okJSON(&rr, "run", "--json", file2)
 	if rr.EntryID == "" || rr.Summary == "" || rr.TokensAfter <= 0 || rr.TokensAfter >= rr.TokensBefore || rr.Summarizer != "extractive" {
@@ -157,7 +158,7 @@ func TestDemoCommands(t *testing.T) {
 // on.
 func TestRunJSONFields(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	var dry map[string]any
 	c.okJSON(&dry, "run", "--dry-run", "--json", file)
 	for _, k := range []string{"firstKeptEntryIndex", "firstKeptEntryId", "messagesToSummarize", "isSplitTurn",
@@ -191,7 +192,7 @@ func TestSummaryBudget(t *testing.T) {
 			got = append(got, req.MaxTokens)
 			return &compact.Summary{Text: "summary", Summarizer: "test"}, nil
 		})
-		file := copyFile(t, demoSession)
+		file := sharedtest.TempCopy(t, demoSession)
 		c.ok(append([]string{"run", file}, tc.args...)...)
 		if len(got) == 0 {
 			t.Fatal("the summarizer was not called")
@@ -210,27 +211,20 @@ func TestFailingSummarizer(t *testing.T) {
 	c.summarizer = compact.SummarizerFunc(func(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
 		return nil, errors.New("model unavailable")
 	})
-	file := copyFile(t, demoSession)
-	before := readFile(t, file)
-	msg := c.fails(1, "run", file)
+	file := sharedtest.TempCopy(t, demoSession)
+	msg := c.failsKeeping(file, "run", file)
 	contains(t, "error", msg, file, "the file is unchanged", "model unavailable")
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a failed compaction changed the file")
-	}
 	// A cancelled run writes nothing either.
 	c.summarizer = compact.SummarizerFunc(func(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
 		return nil, context.Canceled
 	})
-	c.fails(1, "run", file)
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a cancelled compaction changed the file")
-	}
+	c.failsKeeping(file, "run", file)
 }
 
 // TestProgress checks that progress lines appear only for a terminal.
 func TestProgress(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	yes := true
 	c.progress = &yes
 	r := c.run("run", file)
@@ -238,7 +232,7 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress on a terminal: exit %d, stderr %q", r.code, r.stderr)
 	}
 	c.progress = nil
-	file = copyFile(t, demoSession)
+	file = sharedtest.TempCopy(t, demoSession)
 	if r := c.run("run", file); r.stderr != "" {
 		t.Errorf("progress written to a non-terminal stderr: %q", r.stderr)
 	}
@@ -332,7 +326,7 @@ func TestHelp(t *testing.T) {
 // flags override it, and that unknown keys are refused.
 func TestConfig(t *testing.T) {
 	dir := t.TempDir()
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	cfg := filepath.Join(dir, "config.json")
 	writeFile(t, cfg, `{"keepRecentTokens": 8000, "reserveTokens": 20000, "policy": "ratio"}`)
 
@@ -460,14 +454,14 @@ func TestDisableAuto(t *testing.T) {
 	contains(t, "reason", ir.Trigger.Reason, "disabled", "COMPACT_DISABLE_AUTO", "would trigger")
 	contains(t, "inspect", c.ok("inspect", file), "disabled")
 
-	demo := copyFile(t, demoSession)
+	demo := sharedtest.TempCopy(t, demoSession)
 	contains(t, "manual run", c.ok("run", demo), "appended compaction entry")
 }
 
 // TestTreeBranches checks that branches, and only branches, are
 // indented.
 func TestTreeBranches(t *testing.T) {
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	s := open(t, file)
 	ids := s.Entries()
 	branchAt := ids[20].ID
@@ -556,7 +550,7 @@ func TestReadmeConfigExample(t *testing.T) {
 // replacement and "context --original" the stored message.
 func TestContextOriginal(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	s, err := session.Open(file, session.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/tiktoken"
 )
@@ -111,13 +112,13 @@ func (a *app) context(cmd *cobra.Command, file, leaf string, full, original bool
 	if counter != counterEstimate {
 		counted = " (" + counter + " after the last usage report)"
 	}
-	fmt.Fprintf(w, "%s at leaf %s: model %s, %s, %s tokens%s\n", file, s.Leaf(), model, plural(len(ctx.Messages), "message"), num(usage.Tokens), counted)
+	fmt.Fprintf(w, "%s at leaf %s: model %s, %s, %s tokens%s\n", file, s.Leaf(), model, plural(len(ctx.Messages), "message"), numfmt.Thousands(usage.Tokens), counted)
 	limit := previewChars
 	if full {
 		limit = 0
 	}
 	for i, m := range ctx.Messages {
-		fmt.Fprintf(w, "\n#%d [%s] (entry %s, ~%s tokens)\n", i, roleLabel(m), ctx.EntryIDs[i], num(m.Tokens()))
+		fmt.Fprintf(w, "\n#%d [%s] (entry %s, ~%s tokens)\n", i, roleLabel(m), ctx.EntryIDs[i], numfmt.Thousands(m.Tokens()))
 		text := messageText(m)
 		if i == 0 && m.Role == compact.RoleCompactionSummary {
 			// As the model receives it, with the continuation note after

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -18,7 +19,7 @@ const requestBody = "../../agents/requestbody/testdata/pi-anthropic.json"
 // point at compact import.
 func TestReadOnlyCommandsReadOtherFormats(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, requestBody)
+	file := sharedtest.TempCopy(t, requestBody)
 	before, _ := os.ReadFile(file)
 	for _, args := range [][]string{
 		{"inspect", file},

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // failingLog lets the first ok appends through and fails the others.
@@ -190,7 +191,7 @@ func TestMessageWording(t *testing.T) {
 		contains(t, "command named", msg, "compact: "+args[0]+": ")
 	}
 
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	leaf := c.fails(exitFailure, "run", "--leaf", "nosuchid", file)
 	at := c.fails(exitFailure, "fork", file, "--at", "nosuchid", "-o", filepath.Join(t.TempDir(), "out.jsonl"))
 	if strings.Replace(leaf, "--leaf", "--at", 1) != at {
@@ -225,7 +226,7 @@ func TestGroupDigits(t *testing.T) {
 	// policy's target on a 30,000-token window: half its trigger of
 	// 24,000).
 	c := newCLI(t)
-	out := c.ok("run", "--window", "30000", copyFile(t, demoSession))
+	out := c.ok("run", "--window", "30000", sharedtest.TempCopy(t, demoSession))
 	if !regexp.MustCompile(`adjusted: kept part reduced from ~\d{1,3}(,\d{3})* to ~\d{1,3}(,\d{3})* tokens so that the context fits under 12,000`).MatchString(out) {
 		t.Errorf("run output:\n%s", out)
 	}
@@ -281,7 +282,7 @@ func TestNoTempNamesInErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "notadir")
 	writeFile(t, dir, "x")
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	at := open(t, file).Entries()[2].ID
 	msg := c.fails(exitFailure, "fork", file, "--at", at, "-o", filepath.Join(dir, "out.jsonl"))
 	if strings.Contains(msg, ".tmp-") {

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize"
 )
@@ -93,42 +93,22 @@ func (c *cli) fails(code int, args ...string) string {
 	return strings.TrimSuffix(r.stderr, "\n")
 }
 
-// testdataDir returns the shared test data folder or skips the test.
-func testdataDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	explicit := dir != ""
-	if !explicit {
-		dir = "../../../shared/testdata"
+// failsKeeping runs the command, which must fail with exit code 1
+// (exitFailure) and leave file as it was, and returns the error line.
+func (c *cli) failsKeeping(file string, args ...string) string {
+	c.t.Helper()
+	before := readFile(c.t, file)
+	msg := c.fails(exitFailure, args...)
+	if !bytes.Equal(before, readFile(c.t, file)) {
+		c.t.Fatalf("compact %s failed but changed %s", strings.Join(args, " "), file)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		if explicit {
-			// CI names the folder; a wrong name must not turn into a skip.
-			t.Fatalf("COMPACT_TESTDATA=%s: %v", dir, err)
-		}
-		t.Skipf("real sessions not found in %s (put ../shared beside the clone or set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
+	return msg
 }
 
 // fixture copies a real session into a temporary directory.
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	return copyFile(t, filepath.Join(testdataDir(t), "sessions", "pi", name))
-}
-
-// copyFile copies src into a fresh temporary directory.
-func copyFile(t *testing.T, src string) string {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.WriteFile(dst, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return sharedtest.TempCopy(t, sharedtest.PiSession(t, name))
 }
 
 func readFile(t *testing.T, path string) []byte {

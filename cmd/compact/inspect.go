@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/report"
 	"github.com/compactkit/compact/tiktoken"
 )
@@ -194,7 +195,7 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 			state = "would trigger"
 		}
 		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); with it on, %s tokens against the %s threshold of %s %s",
-			compact.EnvDisableAuto, num(usage.Tokens), policy.Name(), num(threshold), state)
+			compact.EnvDisableAuto, numfmt.Thousands(usage.Tokens), policy.Name(), numfmt.Thousands(threshold), state)
 	} else if r.Trigger.Disabled {
 		r.Trigger.Reason = fmt.Sprintf("automatic compaction is disabled (%s or the config's disableAuto); the context window of model %q is unknown as well, so it would never trigger anyway",
 			compact.EnvDisableAuto, info.ID)
@@ -239,11 +240,11 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	fmt.Fprintf(w, "model     %s (%sfrom %s)\n", model, provider, sourceName(r.ModelSource))
 	if r.Window > 0 {
-		fmt.Fprintf(w, "window    %s tokens (from %s)\n", num(r.Window), sourceName(r.WindowSource))
+		fmt.Fprintf(w, "window    %s tokens (from %s)\n", numfmt.Thousands(r.Window), sourceName(r.WindowSource))
 	} else {
 		fmt.Fprintf(w, "window    unknown: the model is not in the registry (set --window, or window or models in the config)\n")
 	}
-	fmt.Fprintf(w, "context   %s tokens in %s", num(usage.Tokens), plural(r.Messages, "message"))
+	fmt.Fprintf(w, "context   %s tokens in %s", numfmt.Thousands(usage.Tokens), plural(r.Messages, "message"))
 	if r.PercentOfWindow != nil {
 		fmt.Fprintf(w, ", %.1f%% of the window", *r.PercentOfWindow)
 	}
@@ -254,13 +255,13 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 			reported = r.Context.ReportedTokens
 		}
 		fmt.Fprintf(w, "          = %s reported by the provider on message #%d (entry %s)\n",
-			num(reported), usage.LastUsageIndex, r.Context.LastUsageEntryID)
+			numfmt.Thousands(reported), usage.LastUsageIndex, r.Context.LastUsageEntryID)
 		if r.Context.FreedSinceReport != 0 {
-			fmt.Fprintf(w, "          - %s freed by the context edits recorded after it\n", num(r.Context.FreedSinceReport))
+			fmt.Fprintf(w, "          - %s freed by the context edits recorded after it\n", numfmt.Thousands(r.Context.FreedSinceReport))
 		}
-		fmt.Fprintf(w, "          + %s %s for the %s after it\n", num(usage.TrailingTokens), countedBy(r.Context.Counter), plural(r.Context.TrailingMessages, "message"))
+		fmt.Fprintf(w, "          + %s %s for the %s after it\n", numfmt.Thousands(usage.TrailingTokens), countedBy(r.Context.Counter), plural(r.Context.TrailingMessages, "message"))
 	} else {
-		fmt.Fprintf(w, "          = %s %s (no usable provider usage since the last compaction)\n", num(usage.TrailingTokens), countedBy(r.Context.Counter))
+		fmt.Fprintf(w, "          = %s %s (no usable provider usage since the last compaction)\n", numfmt.Thousands(usage.TrailingTokens), countedBy(r.Context.Counter))
 	}
 	printTrigger(w, r.Trigger)
 
@@ -275,12 +276,12 @@ func (a *app) inspect(cmd *cobra.Command, file, leaf string, lf *limitFlags) err
 	}
 	fmt.Fprintf(w, "\n%-*s %9s %10s\n", width+2, "by role", "messages", "~tokens")
 	for _, rs := range r.ByRole {
-		fmt.Fprintf(w, "  %-*s %9s %10s\n", width, rs.Role, num(rs.Messages), num(rs.Tokens))
+		fmt.Fprintf(w, "  %-*s %9s %10s\n", width, rs.Role, numfmt.Thousands(rs.Messages), numfmt.Thousands(rs.Tokens))
 	}
 	if len(r.ByTool) > 0 {
 		fmt.Fprintf(w, "\n%-*s %9s %7s %15s\n", width+2, "by tool", "calls", "errors", "~result tokens")
 		for _, ts := range r.ByTool {
-			fmt.Fprintf(w, "  %-*s %9s %7s %15s\n", width, ts.Tool, num(ts.Calls), num(ts.Errors), num(ts.ResultTokens))
+			fmt.Fprintf(w, "  %-*s %9s %7s %15s\n", width, ts.Tool, numfmt.Thousands(ts.Calls), numfmt.Thousands(ts.Errors), numfmt.Thousands(ts.ResultTokens))
 		}
 	}
 	fmt.Fprintln(w)
@@ -305,9 +306,9 @@ func printTrigger(w io.Writer, t triggerReport) {
 	case !t.WindowKnown:
 		fmt.Fprintf(w, "trigger   %s policy: automatic compaction never triggers, because the context window is unknown\n", t.Policy)
 	case t.WouldTrigger:
-		fmt.Fprintf(w, "trigger   %s policy, threshold %s tokens: would trigger now (the context is above it)\n", t.Policy, num(t.Threshold))
+		fmt.Fprintf(w, "trigger   %s policy, threshold %s tokens: would trigger now (the context is above it)\n", t.Policy, numfmt.Thousands(t.Threshold))
 	default:
-		fmt.Fprintf(w, "trigger   %s policy, threshold %s tokens: would not trigger (the context is within it)\n", t.Policy, num(t.Threshold))
+		fmt.Fprintf(w, "trigger   %s policy, threshold %s tokens: would not trigger (the context is within it)\n", t.Policy, numfmt.Thousands(t.Threshold))
 	}
 }
 

@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // TestRunMemoryLog: --memory-log (or the memoryLog key) appends one dated
 // section per compaction, never rewriting what is there; a log that
 // cannot be written is refused before anything is compacted.
 func TestRunMemoryLog(t *testing.T) {
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	dir := t.TempDir()
 	mem := filepath.Join(dir, "memory.md")
 	c := newCLI(t)

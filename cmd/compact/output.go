@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
+	"github.com/compactkit/compact/internal/numfmt"
 )
 
 // writeJSON prints v as indented JSON without HTML escaping.
@@ -18,26 +20,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// num formats an integer with thousands separators: 177657 -> "177,657".
-func num(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // groupDigits adds thousands separators to the numbers inside a sentence
@@ -81,7 +63,7 @@ func groupDigits(s string) string {
 		if err != nil || len(run) < 4 || run[0] == '0' || (word(next) && !endsClause && !counted) {
 			b.WriteString(run)
 		} else {
-			b.WriteString(num(n))
+			b.WriteString(numfmt.Thousands(n))
 		}
 		i = j
 	}
@@ -94,9 +76,9 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	if strings.HasSuffix(word, "y") {
-		return num(n) + " " + strings.TrimSuffix(word, "y") + "ies"
+		return numfmt.Thousands(n) + " " + strings.TrimSuffix(word, "y") + "ies"
 	}
-	return num(n) + " " + word + "s"
+	return numfmt.Thousands(n) + " " + word + "s"
 }
 
 // yesNo renders a boolean for people.
@@ -121,16 +103,9 @@ func shorten(s string, limit int) string {
 	if limit <= 0 || utf8.RuneCountInString(s) <= limit {
 		return s
 	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == limit {
-			cut = i
-			break
-		}
-		n++
-	}
+	cut := jsontext.RuneOffset(s, limit)
 	rest := utf8.RuneCountInString(s[cut:])
-	return strings.TrimRight(s[:cut], " \n\t") + fmt.Sprintf("\n[... %s more characters; --full shows everything]", num(rest))
+	return strings.TrimRight(s[:cut], " \n\t") + fmt.Sprintf("\n[... %s more characters; --full shows everything]", numfmt.Thousands(rest))
 }
 
 // preview returns the first line-worth of s, whitespace folded, cut to

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -21,7 +22,7 @@ const (
 
 func TestPinCommand(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	out := c.ok("pin", file, demoResult)
 	if !strings.Contains(out, "pinned entry "+demoResult+" with "+demoCall+", "+demoResult2) {
 		t.Errorf("pin output %q does not name the call and its other result", out)
@@ -74,7 +75,7 @@ func TestPinCommand(t *testing.T) {
 
 func TestPinCommandErrors(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	before, _ := os.ReadFile(file)
 	tests := []struct {
 		args []string

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/session"
 )
 
@@ -113,12 +114,12 @@ func nonNil(s []string) []string {
 // printPlan writes the human form of a plan, each line indented.
 func printPlan(w io.Writer, r planReport, indent string) {
 	fmt.Fprintf(w, "%skeeps entry %s (entry index %d, from 0, header not counted) and everything after it verbatim: ~%s tokens (budget %s)\n",
-		indent, r.FirstKeptEntryID, r.FirstKeptEntryIndex, num(r.KeptTokens), num(r.KeepRecentTokens))
+		indent, r.FirstKeptEntryID, r.FirstKeptEntryIndex, numfmt.Thousands(r.KeptTokens), numfmt.Thousands(r.KeepRecentTokens))
 	if n := len(r.PinnedEntryIDs); n > 0 {
 		fmt.Fprintf(w, "%skeeps %s pinned before it, right after the summary (counted in the kept tokens): %s\n",
 			indent, plural(n, "message"), strings.Join(r.PinnedEntryIDs, ", "))
 	}
-	fmt.Fprintf(w, "%ssummarizes %s (~%s tokens)", indent, plural(r.MessagesToSummarize+r.TurnPrefixMessages, "message"), num(r.SummarizedTokens))
+	fmt.Fprintf(w, "%ssummarizes %s (~%s tokens)", indent, plural(r.MessagesToSummarize+r.TurnPrefixMessages, "message"), numfmt.Thousands(r.SummarizedTokens))
 	if r.IsSplitTurn {
 		fmt.Fprintf(w, ": %s of history + %s of the turn the cut falls in (split turn)", plural(r.MessagesToSummarize, "message"), plural(r.TurnPrefixMessages, "message"))
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -11,9 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
 // TestProxyCommandServes starts "compact proxy" on a free port, checks
@@ -203,7 +203,7 @@ type runningProxy struct {
 	addr   string             // its base URL
 	stop   context.CancelFunc // Ctrl-C or SIGTERM
 	done   chan int           // its exit code, once it returned
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 }
 
 // startProxy runs "compact proxy --listen 127.0.0.1:0" with args and
@@ -211,7 +211,7 @@ type runningProxy struct {
 func startProxy(t *testing.T, args ...string) *runningProxy {
 	t.Helper()
 	pr, pw := io.Pipe()
-	p := &runningProxy{done: make(chan int, 1), stderr: &lockedBuffer{b: &bytes.Buffer{}}}
+	p := &runningProxy{done: make(chan int, 1), stderr: &syncbuf.Buffer{}}
 	a := &app{stdin: strings.NewReader(""), stdout: pw, stderr: p.stderr, logger: slog.New(slog.DiscardHandler),
 		getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -228,24 +228,6 @@ func startProxy(t *testing.T, args ...string) *runningProxy {
 	go io.Copy(io.Discard, pr)
 	p.addr = strings.TrimSpace(strings.TrimPrefix(line, "compact proxy listening on "))
 	return p
-}
-
-// lockedBuffer is a bytes.Buffer safe for the log handler's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestProxyStoreKeyUsage: a record key that is too short, from the
@@ -295,7 +277,7 @@ func TestProxyServerLogNoStackTrace(t *testing.T) {
 		{"error panic", io.ErrUnexpectedEOF, "unexpected EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			logger := slog.New(slog.NewTextHandler(&logs, nil))
 			addrc := make(chan string, 1)
 			a := &app{stdin: strings.NewReader(""), stdout: addrWriter(addrc), stderr: io.Discard, logger: logger}
@@ -332,22 +314,4 @@ func (c addrWriter) Write(p []byte) (int, error) {
 		c <- addr
 	}
 	return len(p), nil
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

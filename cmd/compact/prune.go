@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/session"
 )
 
@@ -93,7 +94,7 @@ func (f *strategyFlags) add(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.excludeTools, "exclude-tools", nil, "clear_tool_uses: tools whose uses are never cleared (comma-separated)")
 	fl.StringSliceVar(&f.protectTools, "protect-tools", nil, "prune: tools whose outputs are never pruned (comma-separated)")
 	fl.StringVar(&f.minFree, "min-free", "", fmt.Sprintf(`least a pass must free to be recorded, in tokens, or "cache" for the cost of rewriting the prompt cache; 0 accepts any saving (default: each strategy's own: prune more than %s, clear_tool_uses cache, the others 0)`,
-		num(compact.DefaultPruneMinimumFree)))
+		numfmt.Thousands(compact.DefaultPruneMinimumFree)))
 }
 
 // strategies builds the named strategies with the options given.
@@ -407,9 +408,9 @@ func printPrune(w io.Writer, r pruneReport, strategies []compact.Strategy, dryRu
 		}
 		fmt.Fprintf(w, "  %-16s not run: the context is already under the target\n", st.Name())
 	}
-	fmt.Fprintf(w, "  context: %s -> %s tokens", num(r.TokensBefore), num(r.TokensAfter))
+	fmt.Fprintf(w, "  context: %s -> %s tokens", numfmt.Thousands(r.TokensBefore), numfmt.Thousands(r.TokensAfter))
 	if r.TokensBefore > r.TokensAfter {
-		fmt.Fprintf(w, " (%s freed)", num(r.TokensBefore-r.TokensAfter))
+		fmt.Fprintf(w, " (%s freed)", numfmt.Thousands(r.TokensBefore-r.TokensAfter))
 	}
 	fmt.Fprintln(w)
 	if r.Target > 0 {
@@ -417,7 +418,7 @@ func printPrune(w io.Writer, r pruneReport, strategies []compact.Strategy, dryRu
 		if !r.UnderTarget {
 			state = "not reached"
 		}
-		fmt.Fprintf(w, "  target: %s tokens, %s\n", num(r.Target), state)
+		fmt.Fprintf(w, "  target: %s tokens, %s\n", numfmt.Thousands(r.Target), state)
 	}
 	var ids []string
 	for _, p := range r.Passes {
@@ -446,7 +447,7 @@ func printPass(w io.Writer, p passReport, indent string, would bool) {
 		verb = "would free"
 	}
 	fmt.Fprintf(w, "%s%-16s %s %s tokens in %s; cache breaks at #%d (entry %s)\n", indent, p.Strategy, verb,
-		num(p.TokensFreed), plural(p.Edits, "message"), p.CacheBreakIndex, p.FirstChangedID)
+		numfmt.Thousands(p.TokensFreed), plural(p.Edits, "message"), p.CacheBreakIndex, p.FirstChangedID)
 }
 
 // planStrategies plans every strategy alone, at its defaults, on path,

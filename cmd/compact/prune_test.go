@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // partsText joins the text parts of a message's content.
@@ -47,160 +49,156 @@ func checkPassIndexes(t *testing.T, c *cli, file string, passes []passReport) {
 // sessions: every strategy reports its tokens freed and cache break
 // index, and the file is not touched.
 func TestPruneDryRunFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			c := newCLI(t)
-			file := fixture(t, name)
-			before := readFile(t, file)
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		c := newCLI(t)
+		file := fixture(t, name)
+		before := readFile(t, file)
 
-			out := c.ok("prune", "--dry-run", "--json", file)
-			var raw struct {
-				Passes []map[string]json.RawMessage `json:"passes"`
-			}
-			if err := json.Unmarshal([]byte(out), &raw); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range raw.Passes {
-				for _, k := range []string{"strategy", "applied", "tokensFreed", "edits", "cacheBreakIndex", "tokensBefore", "tokensAfter"} {
-					if _, ok := p[k]; !ok {
-						t.Errorf("pass %s has no %q", p["strategy"], k)
-					}
+		out := c.ok("prune", "--dry-run", "--json", file)
+		var raw struct {
+			Passes []map[string]json.RawMessage `json:"passes"`
+		}
+		if err := json.Unmarshal([]byte(out), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range raw.Passes {
+			for _, k := range []string{"strategy", "applied", "tokensFreed", "edits", "cacheBreakIndex", "tokensBefore", "tokensAfter"} {
+				if _, ok := p[k]; !ok {
+					t.Errorf("pass %s has no %q", p["strategy"], k)
 				}
 			}
-			var r pruneReport
-			c.okJSON(&r, "prune", "--dry-run", "--json", file)
-			if !r.DryRun || r.File != file || r.Target != 0 || r.UnderTarget {
-				t.Errorf("report %+v", r)
+		}
+		var r pruneReport
+		c.okJSON(&r, "prune", "--dry-run", "--json", file)
+		if !r.DryRun || r.File != file || r.Target != 0 || r.UnderTarget {
+			t.Errorf("report %+v", r)
+		}
+		var got []string
+		freed := 0
+		for _, p := range r.Passes {
+			got = append(got, p.Strategy)
+			freed += p.TokensFreed
+			if p.EntryID != "" {
+				t.Errorf("%s: a dry run reports entry %s", p.Strategy, p.EntryID)
 			}
-			var got []string
-			freed := 0
-			for _, p := range r.Passes {
-				got = append(got, p.Strategy)
-				freed += p.TokensFreed
-				if p.EntryID != "" {
-					t.Errorf("%s: a dry run reports entry %s", p.Strategy, p.EntryID)
-				}
-			}
-			if strings.Join(got, ",") != "strip_images,mask,truncate" {
-				t.Errorf("default order %v", got)
-			}
-			if r.TokensBefore != measure(t, file) || r.TokensBefore-r.TokensAfter != freed {
-				t.Errorf("tokens %d -> %d, %d freed by the passes; context measures %d", r.TokensBefore, r.TokensAfter, freed, measure(t, file))
-			}
-			if mask := r.Passes[1]; !mask.Applied || mask.TokensFreed <= 0 {
-				t.Errorf("mask freed nothing: %+v", mask)
-			}
-			checkPassIndexes(t, c, file, r.Passes)
+		}
+		if strings.Join(got, ",") != "strip_images,mask,truncate" {
+			t.Errorf("default order %v", got)
+		}
+		if r.TokensBefore != measure(t, file) || r.TokensBefore-r.TokensAfter != freed {
+			t.Errorf("tokens %d -> %d, %d freed by the passes; context measures %d", r.TokensBefore, r.TokensAfter, freed, measure(t, file))
+		}
+		if mask := r.Passes[1]; !mask.Applied || mask.TokensFreed <= 0 {
+			t.Errorf("mask freed nothing: %+v", mask)
+		}
+		checkPassIndexes(t, c, file, r.Passes)
 
-			human := c.ok("prune", "--dry-run", file)
-			contains(t, "prune --dry-run", human, "dry run of "+file, "strip_images     nothing worth a cache break",
-				fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
-					num(r.Passes[1].TokensFreed), plural(r.Passes[1].Edits, "message"), r.Passes[1].CacheBreakIndex, r.Passes[1].FirstChangedID),
-				fmt.Sprintf("context: %s -> %s tokens", num(r.TokensBefore), num(r.TokensAfter)))
-			if !bytes.Equal(before, readFile(t, file)) {
-				t.Fatal("prune --dry-run changed the file")
-			}
-		})
-	}
+		human := c.ok("prune", "--dry-run", file)
+		contains(t, "prune --dry-run", human, "dry run of "+file, "strip_images     nothing worth a cache break",
+			fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
+				numfmt.Thousands(r.Passes[1].TokensFreed), plural(r.Passes[1].Edits, "message"), r.Passes[1].CacheBreakIndex, r.Passes[1].FirstChangedID),
+			fmt.Sprintf("context: %s -> %s tokens", numfmt.Thousands(r.TokensBefore), numfmt.Thousands(r.TokensAfter)))
+		if !bytes.Equal(before, readFile(t, file)) {
+			t.Fatal("prune --dry-run changed the file")
+		}
+	})
 }
 
 // TestPruneApplyFixtures records the passes on copies of the real
 // sessions and checks that they replay on load exactly as computed.
 func TestPruneApplyFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			c := newCLI(t)
-			file := fixture(t, name)
-			before := readFile(t, file)
-			var origBefore contextReport
-			c.okJSON(&origBefore, "context", "--original", "--json", file)
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		c := newCLI(t)
+		file := fixture(t, name)
+		before := readFile(t, file)
+		var origBefore contextReport
+		c.okJSON(&origBefore, "context", "--original", "--json", file)
 
-			// What the ladder computes, in memory.
-			res, err := compact.Ladder{}.Run(context.Background(), open(t, file), 0, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]string{}
-			for _, p := range res.Passes {
-				if p.Edit != nil {
-					for _, ed := range p.Edit.Edits {
-						want[ed.TargetID] = partsText(ed.Content)
-					}
+		// What the ladder computes, in memory.
+		res, err := compact.Ladder{}.Run(context.Background(), open(t, file), 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		for _, p := range res.Passes {
+			if p.Edit != nil {
+				for _, ed := range p.Edit.Edits {
+					want[ed.TargetID] = partsText(ed.Content)
 				}
 			}
-			var dry pruneReport
-			c.okJSON(&dry, "prune", "--dry-run", "--json", file)
+		}
+		var dry pruneReport
+		c.okJSON(&dry, "prune", "--dry-run", "--json", file)
 
-			var r pruneReport
-			c.okJSON(&r, "prune", "--json", file)
-			if r.DryRun || len(r.Passes) != len(dry.Passes) || r.TokensAfter != dry.TokensAfter {
-				t.Fatalf("applied %+v, dry run %+v", r, dry)
+		var r pruneReport
+		c.okJSON(&r, "prune", "--json", file)
+		if r.DryRun || len(r.Passes) != len(dry.Passes) || r.TokensAfter != dry.TokensAfter {
+			t.Fatalf("applied %+v, dry run %+v", r, dry)
+		}
+		applied := 0
+		for i, p := range r.Passes {
+			d := dry.Passes[i]
+			if p.Applied != d.Applied || p.TokensFreed != d.TokensFreed || p.CacheBreakIndex != d.CacheBreakIndex || p.Edits != d.Edits {
+				t.Errorf("%s applied %+v, planned %+v", p.Strategy, p, d)
 			}
-			applied := 0
-			for i, p := range r.Passes {
-				d := dry.Passes[i]
-				if p.Applied != d.Applied || p.TokensFreed != d.TokensFreed || p.CacheBreakIndex != d.CacheBreakIndex || p.Edits != d.Edits {
-					t.Errorf("%s applied %+v, planned %+v", p.Strategy, p, d)
-				}
-				if p.Applied != (p.EntryID != "") {
-					t.Errorf("%s: applied %v, entry %q", p.Strategy, p.Applied, p.EntryID)
-				}
-				if p.Applied {
-					applied++
-				}
+			if p.Applied != (p.EntryID != "") {
+				t.Errorf("%s: applied %v, entry %q", p.Strategy, p.Applied, p.EntryID)
 			}
-			if applied == 0 {
-				t.Fatal("no pass was applied")
+			if p.Applied {
+				applied++
 			}
-			after := readFile(t, file)
-			if !bytes.HasPrefix(after, before) || bytes.Count(after, []byte("\n"))-bytes.Count(before, []byte("\n")) != applied {
-				t.Fatalf("prune did more than append %d lines", applied)
-			}
+		}
+		if applied == 0 {
+			t.Fatal("no pass was applied")
+		}
+		after := readFile(t, file)
+		if !bytes.HasPrefix(after, before) || bytes.Count(after, []byte("\n"))-bytes.Count(before, []byte("\n")) != applied {
+			t.Fatalf("prune did more than append %d lines", applied)
+		}
 
-			s := open(t, file)
-			for _, p := range r.Passes {
-				if e := s.Entry(p.EntryID); p.Applied && (e == nil || e.Kind != compact.KindContextEdit || e.Edit.Strategy != p.Strategy ||
-					e.Edit.TokensFreed != p.TokensFreed || e.Edit.FirstChangedID != p.FirstChangedID) {
-					t.Errorf("%s: entry %s reloads as %+v", p.Strategy, p.EntryID, e)
+		s := open(t, file)
+		for _, p := range r.Passes {
+			if e := s.Entry(p.EntryID); p.Applied && (e == nil || e.Kind != compact.KindContextEdit || e.Edit.Strategy != p.Strategy ||
+				e.Edit.TokensFreed != p.TokensFreed || e.Edit.FirstChangedID != p.FirstChangedID) {
+				t.Errorf("%s: entry %s reloads as %+v", p.Strategy, p.EntryID, e)
+			}
+		}
+		ctx := s.Context()
+		if got := compact.Measure(ctx).Tokens; got != r.TokensAfter {
+			t.Errorf("reloaded context measures %d, prune reported %d", got, r.TokensAfter)
+		}
+		seen := 0
+		for i, id := range ctx.EntryIDs {
+			if text, ok := want[id]; ok {
+				seen++
+				if got := partsText(ctx.Messages[i].Content); got != text {
+					t.Errorf("message %s replays as %.200q, the ladder computed %.200q", id, got, text)
 				}
 			}
-			ctx := s.Context()
-			if got := compact.Measure(ctx).Tokens; got != r.TokensAfter {
-				t.Errorf("reloaded context measures %d, prune reported %d", got, r.TokensAfter)
-			}
-			seen := 0
-			for i, id := range ctx.EntryIDs {
-				if text, ok := want[id]; ok {
-					seen++
-					if got := partsText(ctx.Messages[i].Content); got != text {
-						t.Errorf("message %s replays as %.200q, the ladder computed %.200q", id, got, text)
-					}
-				}
-			}
-			if seen != len(want) {
-				t.Errorf("%d of the %d edited messages are in the reloaded context", seen, len(want))
-			}
+		}
+		if seen != len(want) {
+			t.Errorf("%d of the %d edited messages are in the reloaded context", seen, len(want))
+		}
 
-			var origAfter contextReport
-			c.okJSON(&origAfter, "context", "--original", "--json", file)
-			if len(origAfter.Messages) != len(origBefore.Messages) {
-				t.Fatalf("--original: %d messages, %d before", len(origAfter.Messages), len(origBefore.Messages))
+		var origAfter contextReport
+		c.okJSON(&origAfter, "context", "--original", "--json", file)
+		if len(origAfter.Messages) != len(origBefore.Messages) {
+			t.Fatalf("--original: %d messages, %d before", len(origAfter.Messages), len(origBefore.Messages))
+		}
+		for i := range origAfter.Messages {
+			if !bytes.Equal(origAfter.Messages[i].Message, origBefore.Messages[i].Message) {
+				t.Fatalf("--original message %d changed", i)
 			}
-			for i := range origAfter.Messages {
-				if !bytes.Equal(origAfter.Messages[i].Message, origBefore.Messages[i].Message) {
-					t.Fatalf("--original message %d changed", i)
-				}
-			}
+		}
 
-			// A second run finds nothing more at the defaults and writes
-			// nothing.
-			out := c.ok("prune", file)
-			contains(t, "second prune", out, "mask             nothing worth a cache break", "nothing appended to "+file)
-			if !bytes.Equal(after, readFile(t, file)) {
-				t.Error("a prune with nothing to do wrote to the file")
-			}
-		})
-	}
+		// A second run finds nothing more at the defaults and writes
+		// nothing.
+		out := c.ok("prune", file)
+		contains(t, "second prune", out, "mask             nothing worth a cache break", "nothing appended to "+file)
+		if !bytes.Equal(after, readFile(t, file)) {
+			t.Error("a prune with nothing to do wrote to the file")
+		}
+	})
 }
 
 // TestPruneStrategies checks --strategy (order, commas, unknown and
@@ -279,7 +277,7 @@ func TestPruneTarget(t *testing.T) {
 	}
 	out := c.ok("prune", "--dry-run", "--strategy", "mask,truncate", "--target", fmt.Sprint(target), file)
 	contains(t, "prune --target", out, "truncate         not run: the context is already under the target",
-		fmt.Sprintf("target: %s tokens, reached", num(target)))
+		fmt.Sprintf("target: %s tokens, reached", numfmt.Thousands(target)))
 
 	// The default policy's target is half its trigger (200,000 - 16,384).
 	c.okJSON(&r, "prune", "--dry-run", "--json", "--to-target", file)
@@ -297,48 +295,46 @@ func TestPruneTarget(t *testing.T) {
 // TestInspectStrategies checks the strategies section of inspect: each
 // strategy planned alone on the current context.
 func TestInspectStrategies(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			c := newCLI(t)
-			file := fixture(t, name)
-			before := readFile(t, file)
-			var ir inspectReport
-			c.okJSON(&ir, "inspect", "--json", file)
-			all := strategyNames(compact.Strategies())
-			if len(ir.Strategies) != len(all) {
-				t.Fatalf("%d strategies", len(ir.Strategies))
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		c := newCLI(t)
+		file := fixture(t, name)
+		before := readFile(t, file)
+		var ir inspectReport
+		c.okJSON(&ir, "inspect", "--json", file)
+		all := strategyNames(compact.Strategies())
+		if len(ir.Strategies) != len(all) {
+			t.Fatalf("%d strategies", len(ir.Strategies))
+		}
+		for i, p := range ir.Strategies {
+			if p.Strategy != all[i] || p.TokensBefore != ir.Context.Tokens || p.EntryID != "" {
+				t.Errorf("strategy %d: %+v (context %d tokens)", i, p, ir.Context.Tokens)
 			}
-			for i, p := range ir.Strategies {
-				if p.Strategy != all[i] || p.TokensBefore != ir.Context.Tokens || p.EntryID != "" {
-					t.Errorf("strategy %d: %+v (context %d tokens)", i, p, ir.Context.Tokens)
-				}
-				// Alone, each matches a one-strategy prune.
-				var r pruneReport
-				c.okJSON(&r, "prune", "--dry-run", "--json", "--strategy", p.Strategy, file)
-				if r.Passes[0] != p {
-					t.Errorf("inspect %+v, prune %+v", p, r.Passes[0])
-				}
+			// Alone, each matches a one-strategy prune.
+			var r pruneReport
+			c.okJSON(&r, "prune", "--dry-run", "--json", "--strategy", p.Strategy, file)
+			if r.Passes[0] != p {
+				t.Errorf("inspect %+v, prune %+v", p, r.Passes[0])
 			}
-			checkPassIndexes(t, c, file, ir.Strategies)
-			mask := ir.Strategies[1]
-			out := c.ok("inspect", file)
-			contains(t, "inspect", out, "cheap strategies (each alone at its defaults",
-				"strip_images     nothing worth a cache break",
-				fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
-					num(mask.TokensFreed), plural(mask.Edits, "message"), mask.CacheBreakIndex, mask.FirstChangedID))
-			if !bytes.Equal(before, readFile(t, file)) {
-				t.Fatal("inspect changed the file")
-			}
+		}
+		checkPassIndexes(t, c, file, ir.Strategies)
+		mask := ir.Strategies[1]
+		out := c.ok("inspect", file)
+		contains(t, "inspect", out, "cheap strategies (each alone at its defaults",
+			"strip_images     nothing worth a cache break",
+			fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
+				numfmt.Thousands(mask.TokensFreed), plural(mask.Edits, "message"), mask.CacheBreakIndex, mask.FirstChangedID))
+		if !bytes.Equal(before, readFile(t, file)) {
+			t.Fatal("inspect changed the file")
+		}
 
-			// After a prune, inspect explains the corrected usage.
-			c.ok("prune", file)
-			c.okJSON(&ir, "inspect", "--json", file)
-			if ir.Context.FreedSinceReport <= 0 || ir.Context.ReportedTokens-ir.Context.FreedSinceReport != ir.Context.UsageTokens {
-				t.Errorf("after prune: %+v", ir.Context)
-			}
-			contains(t, "inspect after prune", c.ok("inspect", file), "freed by the context edits recorded after it")
-		})
-	}
+		// After a prune, inspect explains the corrected usage.
+		c.ok("prune", file)
+		c.okJSON(&ir, "inspect", "--json", file)
+		if ir.Context.FreedSinceReport <= 0 || ir.Context.ReportedTokens-ir.Context.FreedSinceReport != ir.Context.UsageTokens {
+			t.Errorf("after prune: %+v", ir.Context)
+		}
+		contains(t, "inspect after prune", c.ok("inspect", file), "freed by the context edits recorded after it")
+	})
 }
 
 // TestPruneThenRun compacts a pruned session: the summarizer is given the

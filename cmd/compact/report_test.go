@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/report"
 )
 
@@ -16,7 +17,7 @@ import (
 // against what those commands said they did.
 func TestReportDemo(t *testing.T) {
 	c := newCLI(t)
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	var run runReport
 	c.okJSON(&run, "run", "--json", file)
 	c.ok("prune", file)
@@ -99,37 +100,35 @@ func TestReportDemo(t *testing.T) {
 // TestReportFixtures writes the report of the real sessions with the
 // default output name, in the current folder.
 func TestReportFixtures(t *testing.T) {
-	for _, name := range fixtures {
-		t.Run(name, func(t *testing.T) {
-			c := newCLI(t)
-			file := fixture(t, name)
-			before := readFile(t, file)
-			t.Chdir(t.TempDir())
-			var res reportResult
-			c.okJSON(&res, "report", "--json", file)
-			want := strings.TrimSuffix(name, ".jsonl") + ".report.html"
-			if res.Output != want {
-				t.Errorf("default output %q, want %q", res.Output, want)
-			}
-			fi, err := os.Stat(want)
-			if err != nil || fi.Size() != int64(res.Bytes) || fi.Mode().Perm() != 0o644 {
-				t.Errorf("output: %v, %v", fi, err)
-			}
-			if string(readFile(t, file)) != string(before) {
-				t.Error("report changed the session file")
-			}
-			entries, _ := os.ReadDir(".")
-			if len(entries) != 1 {
-				t.Errorf("the folder holds %d files, want only the report (no temporary file left)", len(entries))
-			}
-		})
-	}
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		c := newCLI(t)
+		file := fixture(t, name)
+		before := readFile(t, file)
+		t.Chdir(t.TempDir())
+		var res reportResult
+		c.okJSON(&res, "report", "--json", file)
+		want := strings.TrimSuffix(name, ".jsonl") + ".report.html"
+		if res.Output != want {
+			t.Errorf("default output %q, want %q", res.Output, want)
+		}
+		fi, err := os.Stat(want)
+		if err != nil || fi.Size() != int64(res.Bytes) || fi.Mode().Perm() != 0o644 {
+			t.Errorf("output: %v, %v", fi, err)
+		}
+		if string(readFile(t, file)) != string(before) {
+			t.Error("report changed the session file")
+		}
+		entries, _ := os.ReadDir(".")
+		if len(entries) != 1 {
+			t.Errorf("the folder holds %d files, want only the report (no temporary file left)", len(entries))
+		}
+	})
 }
 
 func TestReportErrors(t *testing.T) {
 	c := newCLI(t)
 	dir := t.TempDir()
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	missing := filepath.Join(dir, "nope.jsonl")
 	tests := []struct {
 		name string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/agents"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/memlog"
 	"github.com/compactkit/compact/session"
 	"github.com/compactkit/compact/summarize"
@@ -225,7 +226,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		if rep.Window <= 0 {
 			return ""
 		}
-		return fmt.Sprintf(" (%.1f%% of the %s-token window)", percent(tokens, rep.Window), num(rep.Window))
+		return fmt.Sprintf(" (%.1f%% of the %s-token window)", percent(tokens, rep.Window), numfmt.Thousands(rep.Window))
 	}
 
 	if dryRun {
@@ -243,7 +244,7 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 		}
 		fmt.Fprintf(a.stdout, "dry run of %s; nothing was written\n", file)
 		printPlan(a.stdout, rep.planReport, "  ")
-		fmt.Fprintf(a.stdout, "  context now: %s tokens%s\n", num(rep.TokensBefore), ofWindow(rep.TokensBefore))
+		fmt.Fprintf(a.stdout, "  context now: %s tokens%s\n", numfmt.Thousands(rep.TokensBefore), ofWindow(rep.TokensBefore))
 		for _, adj := range adjustments {
 			fmt.Fprintf(a.stdout, "  adjusted: %s\n", groupDigits(adj))
 		}
@@ -304,13 +305,13 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 	w := a.stdout
 	fmt.Fprintf(w, "compacted %s\n", file)
 	printPlan(w, rep.planReport, "  ")
-	fmt.Fprintf(w, "  context: %s tokens before, about %s after%s\n", num(rep.TokensBefore), num(rep.TokensAfter), ofWindow(rep.TokensAfter))
+	fmt.Fprintf(w, "  context: %s tokens before, about %s after%s\n", numfmt.Thousands(rep.TokensBefore), numfmt.Thousands(rep.TokensAfter), ofWindow(rep.TokensAfter))
 	note := ""
 	if fellBack {
 		note = ", written without a model"
 	}
-	fmt.Fprintf(w, "  summary: ~%s tokens by %s%s (budget %s)\n", num(compact.TextMessage(compact.RoleCompactionSummary, res.Summary).Tokens()),
-		rep.Summarizer, note, num(rep.SummaryMax))
+	fmt.Fprintf(w, "  summary: ~%s tokens by %s%s (budget %s)\n", numfmt.Thousands(compact.TextMessage(compact.RoleCompactionSummary, res.Summary).Tokens()),
+		rep.Summarizer, note, numfmt.Thousands(rep.SummaryMax))
 	if rep.SummarizerUsage != nil {
 		fmt.Fprintf(w, "  summarizer usage: %s\n", rep.SummarizerUsage)
 	}

@@ -4,13 +4,15 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // A dry run shows the kept part the real run will keep, and says why it
 // is smaller than --keep-recent: with a 32k window the demo's 20,000-token
 // kept part would leave no room for the summary under the target.
 func TestDryRunShowsAdjustments(t *testing.T) {
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	c := newCLI(t)
 	out := c.ok("run", "--dry-run", "--window", "32768", file)
 	contains(t, "run --dry-run", out, "adjusted: kept part reduced from ~19,945 to ~", "fits under 13,107")
@@ -32,7 +34,7 @@ func TestDryRunShowsAdjustments(t *testing.T) {
 // A read-only session file is refused before the model is asked for a
 // summary that could not be recorded.
 func TestRunReadOnlyBeforeModel(t *testing.T) {
-	file := copyFile(t, demoSession)
+	file := sharedtest.TempCopy(t, demoSession)
 	if err := os.Chmod(file, 0o444); err != nil {
 		t.Fatal(err)
 	}

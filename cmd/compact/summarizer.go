@@ -11,6 +11,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/anthropic"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/openai"
 	"github.com/compactkit/compact/summarize"
 	"github.com/compactkit/compact/summarize/extractive"
@@ -398,12 +399,12 @@ func newUsageReport(u *compact.Usage) *usageReport {
 // String renders the usage for people: "12,345 input, 1,234 output
 // tokens", with cached input when there was some.
 func (u *usageReport) String() string {
-	s := num(u.Input) + " input"
+	s := numfmt.Thousands(u.Input) + " input"
 	if u.CacheRead > 0 {
-		s += " (+" + num(u.CacheRead) + " read from cache)"
+		s += " (+" + numfmt.Thousands(u.CacheRead) + " read from cache)"
 	}
 	if u.CacheWrite > 0 {
-		s += " (+" + num(u.CacheWrite) + " written to cache)"
+		s += " (+" + numfmt.Thousands(u.CacheWrite) + " written to cache)"
 	}
-	return s + ", " + num(u.Output) + " output tokens"
+	return s + ", " + numfmt.Thousands(u.Output) + " output tokens"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/session"
 )
 
@@ -191,7 +192,7 @@ func treeLine(s *session.Session, n *session.Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %-14s", e.ID, kind)
 	if c := e.Compaction; c != nil {
-		fmt.Fprintf(&b, " keeps from %s (#%d) on; %s tokens before |", c.FirstKeptID, s.Index(c.FirstKeptID), num(c.TokensBefore))
+		fmt.Fprintf(&b, " keeps from %s (#%d) on; %s tokens before |", c.FirstKeptID, s.Index(c.FirstKeptID), numfmt.Thousands(c.TokensBefore))
 	}
 	if p := preview(entryPreview(e), previewWidth); p != "" {
 		b.WriteString(" ")

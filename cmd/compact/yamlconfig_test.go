@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 func TestYAMLConfig(t *testing.T) {
@@ -95,10 +97,10 @@ func TestYAMLConfigFound(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "compact", "config.yaml"), []byte("compaction:\n  context_window: 77777\n"), 0o644)
 	c := newCLI(t)
 	c.env["XDG_CONFIG_HOME"] = home
-	out := c.ok("inspect", copyFile(t, demoSession))
+	out := c.ok("inspect", sharedtest.TempCopy(t, demoSession))
 	contains(t, "inspect with config.yaml", out, "77,777")
 	// config.json, when there too, comes first.
 	os.WriteFile(filepath.Join(home, "compact", "config.json"), []byte(`{"window": 55555}`), 0o644)
-	out = c.ok("inspect", copyFile(t, demoSession))
+	out = c.ok("inspect", sharedtest.TempCopy(t, demoSession))
 	contains(t, "inspect with both", out, "55,555")
 }

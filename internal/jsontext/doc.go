@@ -12,7 +12,8 @@
 //     inside as encoding/json would.
 //   - Counting: UTF16Len and UTF16LenBytes give JavaScript's String.length
 //     (UTF-16 code units), CutUTF16 cuts a text to a length in those
-//     units, and StringifyLen the length of JSON.stringify(JSON.parse(raw)),
+//     units, RuneOffset finds where the n-th character starts, and
+//     StringifyLen the length of JSON.stringify(JSON.parse(raw)),
 //     which is how pi counts a tool call's arguments.
 //
 // The standard decoder answers all of these too, but allocates for every

@@ -70,3 +70,17 @@ func CutUTF16(s string, n int) string {
 	}
 	return s
 }
+
+// RuneOffset returns the byte offset at which the n-th character (rune,
+// counted from 0) of s starts, or len(s) when s has n characters or
+// fewer. It is where a cut of a text "after n characters" falls without
+// splitting a character: s[:RuneOffset(s, n)] holds the first n.
+func RuneOffset(s string, n int) int {
+	for off := range s {
+		if n == 0 {
+			return off
+		}
+		n--
+	}
+	return len(s)
+}

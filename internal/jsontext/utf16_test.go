@@ -55,3 +55,23 @@ func TestCutUTF16(t *testing.T) {
 		}
 	}
 }
+
+func TestRuneOffset(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want int
+	}{
+		{"abc", 0, 0},
+		{"abc", 2, 2},
+		{"abc", 3, 3},
+		{"abc", 10, 3},
+		{"héllo", 2, 3}, // é is two bytes
+		{"a😀b", 2, 5},   // the emoji is four bytes
+		{"", 1, 0},
+	} {
+		if got := RuneOffset(tt.s, tt.n); got != tt.want {
+			t.Errorf("RuneOffset(%q, %d) = %d, want %d", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

@@ -96,15 +96,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	}
 
 	// In Progress.
-	for _, t := range todosIn(f, todoActive) {
-		active.add("- In progress: " + t)
-	}
-	if f.lastText != "" {
-		active.add(lastStatement(f.lastText, o.MaxTextChars))
-	}
-	if f.lastCall != nil && f.lastCallIdx > f.lastTextIdx {
-		active.add("- Last action: " + describeCall(f.lastCall))
-	}
+	addWhereWorkStands(active, f, o)
 
 	// Blocked: failures nothing later cleared.
 	open, fixed := splitFailures(f.failures)
@@ -221,15 +213,7 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 	for _, t := range todosIn(f, todoDone) {
 		work.add("- [x] " + t)
 	}
-	for _, t := range todosIn(f, todoActive) {
-		work.add("- In progress: " + t)
-	}
-	if f.lastText != "" {
-		work.add(lastStatement(f.lastText, o.MaxTextChars))
-	}
-	if f.lastCall != nil && f.lastCallIdx > f.lastTextIdx {
-		work.add("- Last action: " + describeCall(f.lastCall))
-	}
+	addWhereWorkStands(work, f, o)
 
 	if in := strings.TrimSpace(req.Instructions); in != "" {
 		b := kept.add(bullet("Requested focus: " + normalizeNewlines(in)))
@@ -486,6 +470,22 @@ func todosIn(f *found, state todoState) []string {
 	return out
 }
 
+// addWhereWorkStands adds to s where the work stood when the span ended:
+// the todo items still in progress, the assistant's last statement, and
+// its last tool call when that came after the statement. The history's
+// "In Progress" section and the split turn's work section both end so.
+func addWhereWorkStands(s *section, f *found, o Options) {
+	for _, t := range todosIn(f, todoActive) {
+		s.add("- In progress: " + t)
+	}
+	if f.lastText != "" {
+		s.add(lastStatement(f.lastText, o.MaxTextChars))
+	}
+	if f.lastCall != nil && f.lastCallIdx > f.lastTextIdx {
+		s.add("- Last action: " + describeCall(f.lastCall))
+	}
+}
+
 // lastStatement quotes the end of the assistant's last text: as many of
 // its last paragraphs as fit in max characters, at least the last one
 // (shortened when it alone is longer).
@@ -618,16 +618,7 @@ func planItems(text string, max int) []string {
 			out = append(out, s)
 		}
 	}
-	fence := false
-	for l := range strings.SplitSeq(text, "\n") {
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			fence = !fence
-			continue
-		}
-		if fence || t == "" {
-			continue
-		}
+	for t := range unfencedLines(text) {
 		if numbered(t) {
 			add(strings.TrimSpace(stripListMarker(t)))
 			continue

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsontext"
 )
 
@@ -415,19 +416,11 @@ var headingKeys = map[string]string{
 	"files touched by shell commands": keyShellFiles, "identifiers": keyIdentifiers,
 }
 
-// headingKey maps a heading to a section key, "" when it is unknown. Case,
-// "&", a parenthesized tail and a ":" tail do not matter.
+// headingKey maps a heading to a section key, "" when it is unknown.
+// Headings are compared by compact.SummaryHeadingKey, so case, "&", a
+// parenthesized tail and a ":" tail do not matter.
 func headingKey(title string) string {
-	t := strings.ToLower(strings.TrimSpace(title))
-	t = strings.ReplaceAll(t, "&", "and")
-	if i := strings.IndexByte(t, '('); i > 0 {
-		t = t[:i]
-	}
-	if i := strings.IndexByte(t, ':'); i > 0 {
-		t = t[:i]
-	}
-	t = strings.Join(strings.Fields(strings.Trim(t, " .:-*_`")), " ")
-	return headingKeys[t]
+	return headingKeys[compact.SummaryHeadingKey(title)]
 }
 
 // mergeTarget is what a previous summary is merged into.

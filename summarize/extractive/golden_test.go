@@ -10,30 +10,17 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// testdataDir returns the shared test data folder: $COMPACT_TESTDATA, or
-// ../shared/testdata from the module root.
-func testdataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("COMPACT_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "sessions", "pi")); err != nil {
-		t.Skipf("shared test data not found at %s (set COMPACT_TESTDATA): %v", dir, err)
-	}
-	return dir
-}
-
 // fixturePlan loads a pi session and plans a compaction with the default
 // options, giving what the engine would summarize.
 func fixturePlan(t testing.TB, name string) *compact.Plan {
 	t.Helper()
-	s, err := session.Open(filepath.Join(testdataDir(t), "sessions", "pi", name), session.Options{})
+	s, err := session.Open(sharedtest.PiSession(t, name), session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +177,7 @@ func TestFixturePreviousSummaryKept(t *testing.T) {
 }
 
 func TestFixtureMaxTokens(t *testing.T) {
-	for _, file := range []string{"large-session.jsonl", "before-compaction.jsonl"} {
+	for _, file := range sharedtest.PiSessions() {
 		plan := fixturePlan(t, file)
 		for _, max := range []int{500, 2000, 4000} {
 			req := historyRequest(plan)

@@ -32,14 +32,7 @@ func cutRunes(s string, n int) string {
 	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return strings.TrimRightFunc(s[:pos], unicode.IsSpace) + "…"
-		}
-		i++
-	}
-	return s
+	return strings.TrimRightFunc(s[:jsontext.RuneOffset(s, n)], unicode.IsSpace) + "…"
 }
 
 // shorten keeps the first n characters of s and appends a marker saying
@@ -53,15 +46,7 @@ func shorten(s string, n int) string {
 	if total <= n {
 		return s
 	}
-	i, cut := 0, len(s)
-	for pos := range s {
-		if i == n {
-			cut = pos
-			break
-		}
-		i++
-	}
-	kept := strings.TrimRightFunc(s[:cut], unicode.IsSpace)
+	kept := strings.TrimRightFunc(s[:jsontext.RuneOffset(s, n)], unicode.IsSpace)
 	left := total - utf8.RuneCountInString(kept)
 	return kept + " " + leftOutMarker(left, total)
 }
@@ -178,10 +163,10 @@ var (
 
 var abbreviations = map[string]bool{"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "approx": true}
 
-// proseLines yields the lines of text outside fenced code blocks,
-// trimmed, without list markers, skipping empty lines and very long ones
-// (pasted logs rather than prose).
-func proseLines(text string) iter.Seq[string] {
+// unfencedLines yields the non-empty lines of text outside fenced code
+// blocks, trimmed. A line starting with ``` or ~~~ opens or closes a
+// fence and is not yielded.
+func unfencedLines(text string) iter.Seq[string] {
 	return func(yield func(string) bool) {
 		fence := false
 		for l := range strings.SplitSeq(text, "\n") {
@@ -190,7 +175,23 @@ func proseLines(text string) iter.Seq[string] {
 				fence = !fence
 				continue
 			}
-			if fence || t == "" || len(t) > 600 && utf8.RuneCountInString(t) > 600 {
+			if fence || t == "" {
+				continue
+			}
+			if !yield(t) {
+				return
+			}
+		}
+	}
+}
+
+// proseLines yields the lines of text outside fenced code blocks,
+// trimmed, without list markers, skipping empty lines and very long ones
+// (pasted logs rather than prose).
+func proseLines(text string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for t := range unfencedLines(text) {
+			if len(t) > 600 && utf8.RuneCountInString(t) > 600 {
 				continue
 			}
 			t = strings.TrimSpace(stripListMarker(t))

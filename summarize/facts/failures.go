@@ -401,14 +401,7 @@ func cutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i := 0
-	for k := range s {
-		if i == n {
-			return strings.TrimSpace(s[:k])
-		}
-		i++
-	}
-	return s
+	return strings.TrimSpace(s[:jsontext.RuneOffset(s, n)])
 }
 
 // ErrorLines returns up to n lines that describe the error of a failed
