@@ -28,6 +28,9 @@ type ChatMessage struct {
 	// Warnings holds one line per oddity read past: a call whose
 	// arguments are not a JSON object.
 	Warnings []string
+
+	// answer is set by ReadChatAnswer.
+	answer bool
 }
 
 // Extra keys set by the Chat and Responses mappings, beside the members
@@ -81,13 +84,33 @@ const (
 // Errors name the path inside the message (".content[2].type: missing")
 // and never hold more of the message than a short excerpt.
 func ReadChatMessage(raw []byte) (*ChatMessage, error) {
+	return readChat(raw, &ChatMessage{})
+}
+
+// ReadChatAnswer maps the message of a Chat Completions answer
+// (choices[i].message) onto an assistant message, as ReadChatMessage maps
+// one of a request, but for what answers from some local servers lack: a
+// message without a role is an assistant's (any other role is an error),
+// and a tool call without an
+// id is read with an empty ToolCall.ID, for the caller to give it one
+// before the call goes back in a request.
+func ReadChatAnswer(raw []byte) (*ChatMessage, error) {
+	return readChat(raw, &ChatMessage{answer: true})
+}
+
+func readChat(raw []byte, out *ChatMessage) (*ChatMessage, error) {
 	fields, err := jsonrec.Fields(raw)
 	if err != nil {
 		return nil, err
 	}
-	out := &ChatMessage{}
 	if err := jsonrec.String(fields, "role", &out.Role); err != nil {
 		return nil, err
+	}
+	if out.answer && out.Role == "" {
+		out.Role = "assistant"
+	}
+	if out.answer && out.Role != "assistant" {
+		return nil, fmt.Errorf(".role: %q, want assistant", out.Role)
 	}
 	switch out.Role {
 	case "":
@@ -229,7 +252,7 @@ func (c *ChatMessage) call(f map[string]json.RawMessage) (compact.Part, error) {
 	default:
 		return compact.Part{}, fmt.Errorf(".function: missing")
 	}
-	if id == "" {
+	if id == "" && !c.answer {
 		return compact.Part{}, fmt.Errorf(".id: missing")
 	}
 	return compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{ID: id, Name: name, Arguments: args}, Extra: extra}, nil

@@ -209,7 +209,11 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 	if err != nil {
 		return nil, err
 	}
-	body, h, err := c.post(ctx, c.wireRequest(model, req))
+	wire, err := c.wireRequest(model, req)
+	if err != nil {
+		return nil, err
+	}
+	body, h, err := c.post(ctx, wire)
 	if err != nil {
 		return nil, err
 	}

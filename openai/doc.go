@@ -12,6 +12,11 @@
 //     rollout readers (agents/requestbody, agents/codex) import with
 //     them, so every door sees the same conversation the same way. Their
 //     doc comments say, case by case, what each wire form becomes.
+//   - ChatMessages is the way back, compact messages to a Chat request's
+//     "messages" (ArgumentsText turns stored arguments back into the
+//     string the model wrote); ReadChatCompletion reads a Chat answer's
+//     body and ReadChatAnswer its message. Client and the example agent
+//     (examples/agent) speak Chat through them.
 //
 // The rest of this comment is about the Chat client; ResponsesClient's
 // own comment says where the Responses client differs.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/openai"
 )
 
@@ -76,3 +77,31 @@ func ExampleReadResponsesItem() {
 }
 
 var kinds = map[openai.ItemKind]string{openai.ItemInput: "input", openai.ItemModel: "model", openai.ItemOutput: "output", openai.ItemOther: "other"}
+
+// The way back: the assistant message read above goes out without its
+// reasoning and with the arguments as the model wrote them, and the
+// system prompt comes first.
+func ExampleChatMessages() {
+	in, err := openai.ReadChatMessage([]byte(`{"role":"assistant","reasoning_content":"List first.","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls -la"}}]}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := openai.ChatMessages("Be brief.", []*compact.Message{
+		compact.TextMessage(compact.RoleUser, "What is here?"),
+		in.Message,
+		{Role: compact.RoleToolResult, ToolCallID: "c1", ToolName: "bash", Content: []compact.Part{{Type: compact.PartText, Text: "a.go"}}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range out {
+		fmt.Println(string(m))
+	}
+	// Output:
+	// {"role":"system","content":"Be brief."}
+	// {"role":"user","content":"What is here?"}
+	// {"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"ls -la"}}]}
+	// {"role":"tool","tool_call_id":"c1","content":"a.go"}
+}

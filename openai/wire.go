@@ -11,29 +11,24 @@ import (
 	"github.com/compactkit/compact/summarize"
 )
 
-// chatMessage is one entry of the request's "messages".
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // chatRequest is the body of POST /chat/completions. Exactly one of the
 // two limit fields is set (or neither, when the request has no limit).
 type chatRequest struct {
-	Model               string        `json:"model"`
-	Messages            []chatMessage `json:"messages"`
-	MaxTokens           int           `json:"max_tokens,omitempty"`
-	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
-	Temperature         *float64      `json:"temperature,omitempty"`
-	Stream              bool          `json:"stream"`
+	Model               string            `json:"model"`
+	Messages            []json.RawMessage `json:"messages"`
+	MaxTokens           int               `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64          `json:"temperature,omitempty"`
+	Stream              bool              `json:"stream"`
 }
 
-func (c *Client) wireRequest(model string, req *summarize.Request) *chatRequest {
-	msgs := make([]chatMessage, 0, 2)
-	if req.System != "" {
-		msgs = append(msgs, chatMessage{Role: "system", Content: req.System})
+// wireRequest is the request for req: its system prompt and its prompt
+// as one user message, written by ChatMessages.
+func (c *Client) wireRequest(model string, req *summarize.Request) (*chatRequest, error) {
+	msgs, err := ChatMessages(req.System, []*compact.Message{compact.TextMessage(compact.RoleUser, req.Prompt)})
+	if err != nil {
+		return nil, err
 	}
-	msgs = append(msgs, chatMessage{Role: "user", Content: req.Prompt})
 	r := &chatRequest{Model: model, Messages: msgs, Temperature: c.temperature}
 	if req.MaxTokens > 0 {
 		if c.tokenField == MaxCompletionTokens {
@@ -42,7 +37,7 @@ func (c *Client) wireRequest(model string, req *summarize.Request) *chatRequest 
 			r.MaxTokens = req.MaxTokens
 		}
 	}
-	return r
+	return r, nil
 }
 
 // chatResponse holds the fields of a chat completion this package reads,
@@ -50,12 +45,8 @@ func (c *Client) wireRequest(model string, req *summarize.Request) *chatRequest 
 type chatResponse struct {
 	Model   string `json:"model"`
 	Choices []struct {
-		Message struct {
-			// Content is usually a string or null; a few servers send
-			// an array of typed parts instead.
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
+		Message      json.RawMessage `json:"message"`
+		FinishReason string          `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *ChatUsage `json:"usage"`
 
@@ -67,8 +58,30 @@ type chatResponse struct {
 	Code   json.RawMessage `json:"code"`
 }
 
-// decodeResponse turns a 2xx body into a Response or an error.
-func decodeResponse(body []byte, model string) (*summarize.Response, error) {
+// ChatCompletion is what the clients read of a Chat Completions answer
+// (the 2xx body of a non-streaming request): its first choice and usage.
+type ChatCompletion struct {
+	// Model is the model the server says answered; "" when it does not
+	// say.
+	Model string
+	// Message is choices[0].message as sent, for ReadChatAnswer (or, for
+	// a caller that wants its text only, its "content").
+	Message json.RawMessage
+	// FinishReason is choices[0].finish_reason.
+	FinishReason string
+	// Usage is the answer's usage; nil when the server sent none.
+	Usage *ChatUsage
+}
+
+// ReadChatCompletion reads a Chat Completions answer. The Chat client
+// (Client) and the example agent both read answers with it, so that both
+// see an error the same way: a body that is not JSON is an error wrapping
+// a *compact.ProviderError that holds it; an error object inside the
+// body, as some compatible servers send with status 200 ({"error": ...},
+// or vLLM's {"object": "error", "code": ...}), is a *compact.ProviderError
+// whose StatusCode is the code it gives when that is 400-599, else 0; an
+// answer without choices is an error quoting the start of the body.
+func ReadChatCompletion(body []byte) (*ChatCompletion, error) {
 	var r chatResponse
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("openai: undecodable response (%v): %w", err,
@@ -87,21 +100,39 @@ func decodeResponse(body []byte, model string) (*summarize.Response, error) {
 	if len(r.Choices) == 0 {
 		return nil, fmt.Errorf("openai: response has no choices: %s", clip(body))
 	}
-	choice := r.Choices[0]
-	text, err := contentText(choice.Message.Content)
+	return &ChatCompletion{Model: r.Model, Message: r.Choices[0].Message, FinishReason: r.Choices[0].FinishReason, Usage: r.Usage}, nil
+}
+
+// decodeResponse turns a 2xx body into a Response or an error.
+func decodeResponse(body []byte, model string) (*summarize.Response, error) {
+	choice, err := ReadChatCompletion(body)
+	if err != nil {
+		return nil, err
+	}
+	var msg struct {
+		// Content is usually a string or null; a few servers send an
+		// array of typed parts instead.
+		Content json.RawMessage `json:"content"`
+	}
+	if isPresent(choice.Message) {
+		if err := json.Unmarshal(choice.Message, &msg); err != nil {
+			return nil, fmt.Errorf("openai: message: %w", err)
+		}
+	}
+	text, err := contentText(msg.Content)
 	if err != nil {
 		return nil, fmt.Errorf("openai: message content: %w", err)
 	}
 	out := &summarize.Response{
 		Text:      text,
 		Truncated: choice.FinishReason == "length",
-		Model:     r.Model,
+		Model:     choice.Model,
 	}
 	if out.Model == "" {
 		out.Model = model
 	}
-	if r.Usage != nil {
-		out.Usage = r.Usage.Usage()
+	if choice.Usage != nil {
+		out.Usage = choice.Usage.Usage()
 	}
 	switch {
 	case out.Truncated:

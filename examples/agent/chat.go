@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/apihttp"
+	"github.com/compactkit/compact/openai"
 )
 
 // providerName names the API in errors and in the recorded messages.
@@ -20,6 +20,9 @@ const providerName = "openai-compatible"
 // Chat is a minimal client for the Chat Completions API
 // (POST {BaseURL}/chat/completions) with tool calling. One Complete is one
 // non-streaming request; Complete has the signature of compact.ModelCall.
+// The messages are mapped by the openai package, both ways, as every
+// other door of compact maps them: openai.ChatMessages writes the
+// request's, openai.ReadChatAnswer reads the answer's.
 type Chat struct {
 	// BaseURL is the API root, such as http://localhost:11434/v1.
 	BaseURL string
@@ -47,25 +50,6 @@ type ToolSpec struct {
 	Parameters  json.RawMessage
 }
 
-// wireToolCall is a tool call as the Chat Completions API writes it: the
-// arguments are a string holding JSON.
-type wireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// wireMessage is one entry of the request's "messages".
-type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    string         `json:"content"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
 type wireFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
@@ -77,27 +61,13 @@ type wireTool struct {
 	Function wireFunction `json:"function"`
 }
 
+// wireRequest is the body of POST /chat/completions; the messages are
+// written by openai.ChatMessages.
 type wireRequest struct {
-	Model    string        `json:"model"`
-	Messages []wireMessage `json:"messages"`
-	Tools    []wireTool    `json:"tools,omitempty"`
-	Stream   bool          `json:"stream"`
-}
-
-type wireResponse struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Message struct {
-			Content   json.RawMessage `json:"content"`
-			ToolCalls []wireToolCall  `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	Model    string            `json:"model"`
+	Messages []json.RawMessage `json:"messages"`
+	Tools    []wireTool        `json:"tools,omitempty"`
+	Stream   bool              `json:"stream"`
 }
 
 // Complete sends the messages (after the system prompt) with the tool
@@ -106,7 +76,11 @@ type wireResponse struct {
 // and the body, so that compact.IsContextOverflow can recognise an
 // overflow.
 func (c *Chat) Complete(ctx context.Context, msgs []*compact.Message) (*compact.Message, error) {
-	body, err := json.Marshal(c.request(msgs))
+	req, err := c.request(msgs)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode the request: %w", err)
 	}
@@ -135,151 +109,63 @@ func (c *Chat) Complete(ctx context.Context, msgs []*compact.Message) (*compact.
 }
 
 // request builds the wire request for msgs.
-func (c *Chat) request(msgs []*compact.Message) *wireRequest {
-	r := &wireRequest{Model: c.Model, Messages: make([]wireMessage, 0, len(msgs)+1)}
-	if c.System != "" {
-		r.Messages = append(r.Messages, wireMessage{Role: "system", Content: c.System})
+func (c *Chat) request(msgs []*compact.Message) (*wireRequest, error) {
+	wire, err := openai.ChatMessages(c.System, msgs)
+	if err != nil {
+		return nil, err
 	}
-	r.Messages = append(r.Messages, toWire(msgs)...)
+	r := &wireRequest{Model: c.Model, Messages: wire}
 	for _, t := range c.Tools {
 		r.Tools = append(r.Tools, wireTool{Type: "function", Function: wireFunction(t)})
 	}
-	return r
+	return r, nil
 }
 
-// toWire maps context messages (as compact.Context.ModelMessages returns
-// them: user, assistant and tool results) to Chat Completions messages.
-// Thinking and image parts are not sent; any other role is sent as a user
-// message with its text.
-func toWire(msgs []*compact.Message) []wireMessage {
-	out := make([]wireMessage, 0, len(msgs))
-	for _, m := range msgs {
-		switch m.Role {
-		case compact.RoleAssistant:
-			w := wireMessage{Role: "assistant", Content: m.Text()}
-			for _, tc := range m.ToolCalls() {
-				var wc wireToolCall
-				wc.ID, wc.Type = tc.ID, "function"
-				wc.Function.Name = tc.Name
-				wc.Function.Arguments = argumentsString(tc.Arguments)
-				w.ToolCalls = append(w.ToolCalls, wc)
-			}
-			out = append(out, w)
-		case compact.RoleToolResult:
-			out = append(out, wireMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: m.Text()})
-		default:
-			out = append(out, wireMessage{Role: "user", Content: m.Text()})
-		}
-	}
-	return out
-}
-
-// argumentsString is the wire form of stored arguments: the JSON itself,
-// or the original text when it was stored as a JSON string because it was
-// not valid JSON (see parseArguments).
-func argumentsString(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "{}"
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	return string(raw)
-}
-
-// parseArguments is the stored form of a wire arguments string: its bytes
-// when they are valid JSON, "{}" when empty, and otherwise the text as a
-// JSON string, so that nothing the model wrote is lost.
-func parseArguments(s string) json.RawMessage {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(t)) {
-		return json.RawMessage(t)
-	}
-	q, _ := json.Marshal(s)
-	return q
-}
-
-// decodeAnswer turns a 2xx body into an assistant message. An error
-// object inside the body becomes a *compact.ProviderError with status 0.
+// decodeAnswer turns a 2xx body into an assistant message: the body as
+// openai.ReadChatCompletion reads it (an error object inside it is a
+// *compact.ProviderError), its message as openai.ReadChatAnswer does. A
+// call the server sent without an id (some local servers do) gets one,
+// since its result must name it, and is sent back as an ordinary tool
+// call.
 func decodeAnswer(body []byte, model string) (*compact.Message, error) {
-	var r wireResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%s: decode the answer: %w", providerName, err)
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return nil, &compact.ProviderError{Provider: providerName, Body: string(body)}
-	}
-	if len(r.Choices) == 0 {
-		return nil, fmt.Errorf("%s: the answer has no choices", providerName)
-	}
-	ch := r.Choices[0]
-	text, err := contentText(ch.Message.Content)
+	ch, err := openai.ReadChatCompletion(body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", providerName, err)
+		return nil, err
 	}
-	m := &compact.Message{Role: compact.RoleAssistant, Provider: providerName, Model: model,
-		Timestamp: time.Now().UnixMilli()}
-	if r.Model != "" {
-		m.Model = r.Model
+	a, err := openai.ReadChatAnswer(ch.Message)
+	if err != nil {
+		return nil, fmt.Errorf("%s: choices[0].message%w", providerName, err)
 	}
-	if text != "" {
-		m.Content = append(m.Content, compact.Part{Type: compact.PartText, Text: text})
+	m := a.Message
+	m.Provider, m.Model, m.Timestamp = providerName, model, time.Now().UnixMilli()
+	if ch.Model != "" {
+		m.Model = ch.Model
 	}
-	for i, wc := range ch.Message.ToolCalls {
-		id := wc.ID
-		if id == "" {
-			// Some local servers leave the id out; the result must still
-			// name its call.
-			id = "call_" + strconv.FormatInt(m.Timestamp, 36) + "_" + strconv.Itoa(i)
+	calls := 0
+	for i := range m.Content {
+		p := &m.Content[i]
+		if p.Type != compact.PartToolCall || p.ToolCall == nil {
+			continue
 		}
-		m.Content = append(m.Content, compact.Part{Type: compact.PartToolCall, ToolCall: &compact.ToolCall{
-			ID: id, Name: wc.Function.Name, Arguments: parseArguments(wc.Function.Arguments),
-		}})
+		if p.ToolCall.ID == "" {
+			p.ToolCall.ID = "call_" + strconv.FormatInt(m.Timestamp, 36) + "_" + strconv.Itoa(calls)
+			if delete(p.Extra, openai.ExtraLegacyCall); len(p.Extra) == 0 {
+				p.Extra = nil
+			}
+		}
+		calls++
 	}
 	switch {
-	case len(ch.Message.ToolCalls) > 0:
+	case calls > 0:
 		m.StopReason = compact.StopToolUse
 	case ch.FinishReason == "length":
 		m.StopReason = compact.StopLength
 	default:
 		m.StopReason = compact.StopEnd
 	}
-	if r.Usage != nil {
-		m.Usage = &compact.Usage{Input: r.Usage.PromptTokens, Output: r.Usage.CompletionTokens}
+	if ch.Usage != nil {
+		u := ch.Usage.Usage()
+		m.Usage = &u
 	}
 	return m, nil
-}
-
-// contentText reads message.content: a string, null, or (from a few
-// servers) an array of typed parts whose text parts are joined.
-func contentText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("message content is neither text nor a list of parts: %w", err)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String(), nil
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // fakeModel is a scripted model behind a Chat Completions endpoint. It
@@ -55,8 +59,13 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	var req wireRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	var req sentRequest
+	var raw struct{ Messages []json.RawMessage }
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = errors.Join(json.Unmarshal(body, &req), json.Unmarshal(body, &raw))
+	}
+	if err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
 	}
@@ -68,7 +77,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	tokens := countTokens(req.Messages)
 	f.sizes = append(f.sizes, tokens)
 	f.maxTokens = max(f.maxTokens, tokens)
-	f.check(n, req)
+	f.check(n, req, raw.Messages)
 	if tokens > f.Window || f.OverflowAt[n] {
 		f.overflows = append(f.overflows, n)
 		w.Header().Set("Content-Type", "application/json")
@@ -114,9 +123,34 @@ func scriptedCall(i int) (name, args string) {
 	return "read_file", fmt.Sprintf(`{"path":"src/file%d.txt"}`, i%5)
 }
 
+// sentRequest is a request as the fake model reads it: the agent's
+// messages have string content.
+type sentRequest struct {
+	Model    string        `json:"model"`
+	Messages []sentMessage `json:"messages"`
+	Tools    []wireTool    `json:"tools"`
+	Stream   bool          `json:"stream"`
+}
+
+// sentMessage is one of a request's messages.
+type sentMessage struct {
+	Role      string `json:"role"`
+	Content   string `json:"content"`
+	Name      string `json:"name"`
+	ToolCalls []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+	ToolCallID string `json:"tool_call_id"`
+}
+
 // countTokens is the fake model's tokenizer: every character of the
 // contents, tool names and arguments, divided by 3.
-func countTokens(msgs []wireMessage) int {
+func countTokens(msgs []sentMessage) int {
 	chars := 0
 	for _, m := range msgs {
 		chars += len(m.Content)
@@ -127,33 +161,12 @@ func countTokens(msgs []wireMessage) int {
 	return (chars + 2) / 3
 }
 
-// check records what is wrong with a request: a tool message whose call
-// is not earlier in the same request (an orphan), a call without its
-// result before the next message that is not a tool result, a request
-// that does not end with a user message or a tool result.
-func (f *fakeModel) check(n int, req wireRequest) {
-	called := map[string]bool{}
-	pending := map[string]bool{}
-	for i, m := range req.Messages {
-		switch m.Role {
-		case "tool":
-			if !called[m.ToolCallID] {
-				f.problems = append(f.problems, fmt.Sprintf("request %d: message %d answers call %q, which is not in the request", n, i, m.ToolCallID))
-			}
-			delete(pending, m.ToolCallID)
-			continue
-		}
-		if len(pending) > 0 {
-			f.problems = append(f.problems, fmt.Sprintf("request %d: message %d (%s) follows calls without results", n, i, m.Role))
-			clear(pending)
-		}
-		for _, c := range m.ToolCalls {
-			called[c.ID] = true
-			pending[c.ID] = true
-		}
-	}
-	if len(pending) > 0 {
-		f.problems = append(f.problems, fmt.Sprintf("request %d ends with calls without results", n))
+// check records what is wrong with a request: tool messages and calls
+// that do not pair (fakeupstream.Pairing, the proxy tests' rule), a
+// request that does not end with a user message or a tool result.
+func (f *fakeModel) check(n int, req sentRequest, raw []json.RawMessage) {
+	for _, p := range fakeupstream.Pairing(fakeupstream.Chat, raw) {
+		f.problems = append(f.problems, fmt.Sprintf("request %d: %s", n, p))
 	}
 	if len(req.Messages) == 0 || req.Messages[len(req.Messages)-1].Role == "assistant" {
 		f.problems = append(f.problems, fmt.Sprintf("request %d does not end with a user message or tool result", n))
@@ -190,4 +203,27 @@ func workdir(t *testing.T) string {
 		write(fmt.Sprintf("src/file%d.txt", i), strings.Repeat(fmt.Sprintf("source file %d content\n", i), 40))
 	}
 	return dir
+}
+
+func TestFakeModelCheckFindsOrphans(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		msgs string
+		want int
+	}{
+		{`[{"role":"user","content":"a"},{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]`, 0},
+		{`[{"role":"user","content":"a"},{"role":"tool","tool_call_id":"c","content":"r"}]`, 1},
+		{`[{"role":"user","content":"a"},{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}]`, 2},
+	} {
+		var req sentRequest
+		var raw []json.RawMessage
+		if err := errors.Join(json.Unmarshal([]byte(tc.msgs), &req.Messages), json.Unmarshal([]byte(tc.msgs), &raw)); err != nil {
+			t.Fatal(err)
+		}
+		f := &fakeModel{}
+		f.check(1, req, raw)
+		if len(f.problems) != tc.want {
+			t.Errorf("%s: problems %q, want %d", tc.msgs, f.problems, tc.want)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/openai"
 )
 
 // Tool defaults.
@@ -76,6 +77,10 @@ func (t *Tools) run(ctx context.Context, call *compact.ToolCall) (string, error)
 	var args struct {
 		Path    string `json:"path"`
 		Command string `json:"command"`
+	}
+	if raw, ok := openai.WrappedArguments(call.Arguments); ok {
+		// The model's text, kept by openai.Arguments under "_raw".
+		return "", fmt.Errorf("the arguments are not a JSON object: %s", capText(raw, 200))
 	}
 	if err := json.Unmarshal(call.Arguments, &args); err != nil {
 		return "", fmt.Errorf("the arguments are not a JSON object: %v", err)

@@ -119,3 +119,19 @@ func TestRunShell(t *testing.T) {
 		t.Errorf("empty command gave %q", m.Text())
 	}
 }
+
+func TestToolsRefuseArgumentsThatAreNotAnObject(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tools := &Tools{Dir: dir}
+	for _, args := range []string{`{"_raw":"{\"path\": \"a.txt"}`, `{"_raw":"[1]"}`, `"{\"path\""`} {
+		// Read as keys, {"_raw": ...} would be a list_dir of the workdir.
+		m := runTool(t, tools, "list_dir", args)
+		if !m.IsError || !strings.Contains(m.Text(), "the arguments are not a JSON object") || strings.Contains(m.Text(), "a.txt\t") {
+			t.Errorf("%s: result %q, want an error about the arguments", args, m.Text())
+		}
+	}
+}
