@@ -16,6 +16,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestOneTriggerAcrossDoors: `compact inspect`, the library's Guard and
@@ -157,12 +158,12 @@ func guardTrigger(t *testing.T, model string, want int) int {
 // recordingStore is the proxy's memory store, keeping the last response's
 // accounting the proxy wrote.
 type recordingStore struct {
-	proxy.Store
+	store.Store
 	mu   sync.Mutex
-	last *proxy.LastCall
+	last *store.LastCall
 }
 
-func (s *recordingStore) Put(ctx context.Context, key string, rec *proxy.Record) error {
+func (s *recordingStore) Put(ctx context.Context, key string, rec *store.Record) error {
 	s.mu.Lock()
 	if rec.Last != nil {
 		l := *rec.Last
@@ -182,8 +183,8 @@ func proxyTrigger(t *testing.T, model string) int {
 		fmt.Fprint(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22}}`)
 	}))
 	defer up.Close()
-	store := &recordingStore{Store: proxy.NewMemStore(proxy.MemStoreOptions{})}
-	srv, err := proxy.New(proxy.Config{OpenAIUpstream: up.URL, Store: store, Summarizer: proxy.SummarizerExtractive})
+	st := &recordingStore{Store: store.NewMemory(store.MemoryOptions{})}
+	srv, err := proxy.New(proxy.Config{OpenAIUpstream: up.URL, Store: st, Summarizer: proxy.SummarizerExtractive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,9 +207,9 @@ func proxyTrigger(t *testing.T, model string) int {
 		t.Fatalf("proxy answered %s", resp.Status)
 	}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		store.mu.Lock()
-		last := store.last
-		store.mu.Unlock()
+		st.mu.Lock()
+		last := st.last
+		st.mu.Unlock()
 		if last != nil {
 			return last.Threshold
 		}

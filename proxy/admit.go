@@ -112,6 +112,25 @@ func (a *admission) reserve(ctx context.Context, n int64) (*charge, error) {
 	return c, nil
 }
 
+// admitBody reserves room for the request's body under the in-flight
+// budget (Config.MaxInFlightBytes), waiting up to Config.AdmitWait. A body
+// over Config.MaxBodyBytes gets 413 and one that finds no room 503; ok is
+// false then, and when the client went away while it waited.
+func (s *Server) admitBody(w http.ResponseWriter, r *http.Request, api API) (ch *charge, ok bool) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		s.tooLarge(w, api)
+		return nil, false
+	}
+	ch, err := s.admit.reserve(r.Context(), max(r.ContentLength, 0))
+	if err != nil {
+		if errors.Is(err, errBusy) {
+			s.refuseBusy(w, api)
+		}
+		return nil, false
+	}
+	return ch, true
+}
+
 // grow reserves n more bytes, waiting no later than the charge's
 // admission deadline. A charge never holds more than the whole budget.
 func (c *charge) grow(ctx context.Context, n int64) error {
@@ -199,23 +218,6 @@ func (s *Server) refuseBusy(w http.ResponseWriter, api API) {
 		typ = "overloaded_error"
 	}
 	writeError(w, api, http.StatusServiceUnavailable, typ, "compact proxy: too many large requests in flight; retry shortly")
-}
-
-// warnEvery logs msg at most once a minute per key, so that a condition
-// that lasts (a store down, a flood of refused requests) says so without
-// flooding the log.
-func (s *Server) warnEvery(key, msg string, args ...any) {
-	now := s.now()
-	s.mu.Lock()
-	last, seen := s.failLast[key]
-	logIt := !seen || now.Sub(last) >= time.Minute
-	if logIt {
-		s.failLast[key] = now
-	}
-	s.mu.Unlock()
-	if logIt {
-		s.log.Warn(msg, args...)
-	}
 }
 
 // timedBody bounds the reading of a request body: the connection's read

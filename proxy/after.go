@@ -94,11 +94,3 @@ func (s *Server) waitPending(ctx context.Context, key string) {
 	case <-t.C:
 	}
 }
-
-// releaseBody gives the pooled body buffer back (see serveStreamed).
-func (x *exchange) releaseBody() {
-	if x.release != nil {
-		x.release()
-		x.release = nil
-	}
-}

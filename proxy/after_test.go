@@ -7,12 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/compactkit/compact/proxy/store"
 )
 
-// opsStore records the calls made on a MemStore, holds every write for
+// opsStore records the calls made on a store.Memory, holds every write for
 // hold, and implements LastStore when last is set.
 type opsStore struct {
-	m    *MemStore
+	m    *store.Memory
 	hold time.Duration
 	mu   sync.Mutex
 	ops  []string
@@ -30,12 +32,12 @@ func (o *opsStore) list() []string {
 	return append([]string(nil), o.ops...)
 }
 
-func (o *opsStore) Get(ctx context.Context, key string) (*Record, error) {
+func (o *opsStore) Get(ctx context.Context, key string) (*store.Record, error) {
 	o.note("get")
 	return o.m.Get(ctx, key)
 }
 
-func (o *opsStore) Put(ctx context.Context, key string, rec *Record) error {
+func (o *opsStore) Put(ctx context.Context, key string, rec *store.Record) error {
 	o.note("put")
 	time.Sleep(o.hold)
 	err := o.m.Put(ctx, key, rec)
@@ -48,7 +50,7 @@ func (o *opsStore) Close() error { return o.m.Close() }
 // lastOpsStore is an opsStore that can write the last call alone.
 type lastOpsStore struct{ *opsStore }
 
-func (o lastOpsStore) PutLast(ctx context.Context, key string, last *LastCall) error {
+func (o lastOpsStore) PutLast(ctx context.Context, key string, last *store.LastCall) error {
 	o.note("putlast")
 	return o.m.PutLast(ctx, key, last)
 }
@@ -58,7 +60,7 @@ func (o lastOpsStore) PutLast(ctx context.Context, key string, last *LastCall) e
 // record only once that write is done.
 func TestAnswerDoesNotWaitForTheStore(t *testing.T) {
 	up := newFakeUpstream(t)
-	st := &opsStore{m: NewMemStore(MemStoreOptions{}), hold: 250 * time.Millisecond}
+	st := &opsStore{m: store.NewMemory(store.MemoryOptions{}), hold: 250 * time.Millisecond}
 	srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, Store: st})
 	c := newClient(t, Chat, ts.URL)
 	c.header.Set("X-Session-Id", "after-the-answer")
@@ -101,7 +103,7 @@ func TestAnswerDoesNotWaitForTheStore(t *testing.T) {
 // read before it goes upstream.
 func TestUsageIsOneWrite(t *testing.T) {
 	up := newFakeUpstream(t)
-	st := lastOpsStore{&opsStore{m: NewMemStore(MemStoreOptions{})}}
+	st := lastOpsStore{&opsStore{m: store.NewMemory(store.MemoryOptions{})}}
 	srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, Store: st})
 	c := newClient(t, Anthropic, ts.URL)
 	c.header.Set("X-Claude-Code-Session-Id", "one-write")

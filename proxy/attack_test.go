@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestStreamErrorLearnsOnlyProviderShape: an error inside a streamed
@@ -279,18 +280,16 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 func TestRecordMovedToAnotherConversation(t *testing.T) {
 	for _, sealed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("store key %v", sealed), func(t *testing.T) {
-			var opts MemStoreOptions
+			var opts store.MemoryOptions
 			if sealed {
 				opts.RecordKey = []byte("test-record-key-0123456789")
 			}
-			store := NewMemStore(opts)
+			st := store.NewMemory(opts)
 			up := newFakeUpstream(t)
-			srv, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: store})
+			srv, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: st})
 			keys := func() map[string]bool {
-				store.mu.Lock()
-				defer store.mu.Unlock()
 				m := map[string]bool{}
-				for k := range store.byKey {
+				for _, k := range st.Keys() {
 					m[k] = true
 				}
 				return m
@@ -324,7 +323,7 @@ func TestRecordMovedToAnotherConversation(t *testing.T) {
 				}
 				for ka := range ofA {
 					if strings.HasPrefix(ka, k[:2]) {
-						SetMemStoreRaw(store, k, MemStoreRaw(store, ka))
+						st.SetRaw(k, st.Raw(ka))
 						moved++
 						break
 					}
@@ -335,7 +334,7 @@ func TestRecordMovedToAnotherConversation(t *testing.T) {
 			}
 			// Another replica on the same store, whose memory holds
 			// nothing of B's conversation.
-			srv2, ts2 := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: store})
+			srv2, ts2 := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive, Store: st})
 			b.base = ts2.URL
 			before := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected))
 			b.step(2)

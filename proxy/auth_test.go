@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/proxy/store"
 )
 
 const testToken = "cpt-0123456789abcdef-test"
@@ -182,8 +184,8 @@ func TestNoCredentialNoState(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			up := newFakeUpstream(t)
-			store := NewMemStore(MemStoreOptions{})
-			_, ts := newTestProxy(t, up, Config{Window: 4000, Summarizer: SummarizerExtractive, Store: store, TenantHeader: "X-Tenant"})
+			st := store.NewMemory(store.MemoryOptions{})
+			_, ts := newTestProxy(t, up, Config{Window: 4000, Summarizer: SummarizerExtractive, Store: st, TenantHeader: "X-Tenant"})
 			c := newClient(t, Anthropic, ts.URL)
 			c.query = tc.query
 			c.header = tc.header.Clone()
@@ -191,7 +193,7 @@ func TestNoCredentialNoState(t *testing.T) {
 			for i := range 8 {
 				c.step(i)
 			}
-			records, _ := store.Len()
+			records, _ := st.Len()
 			if stored := records > 0; stored != tc.wantStored {
 				t.Errorf("records stored %d, want stored=%v", records, tc.wantStored)
 			}

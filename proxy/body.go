@@ -14,6 +14,8 @@ import (
 	// writes several times faster than compress/gzip with the same API.
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/compactkit/compact/internal/jsontext"
 )
 
 // errTooLarge is wrapped by readBody when the body, as sent or once
@@ -220,4 +222,110 @@ func encodeBody(encoding string, decoded []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("%w: %q", errUnknownEncoding, encoding)
 	}
+}
+
+// receiveBody reads x's body into x.raw and, without its Content-Encoding,
+// x.decoded (nil when the encoding is unknown or does not decode: the
+// request then goes through unread). Its bytes are charged to ch as they
+// come. A body too slow, too large or unreadable is answered here (408,
+// 413, 503 or 400), and ok is false.
+func (s *Server) receiveBody(w http.ResponseWriter, x *exchange, ch *charge) (ok bool) {
+	r, api := x.r, x.api
+	body := r.Body
+	if r.ContentLength < 0 && body != nil {
+		// Length unknown (chunked): reserve as it comes.
+		r2 := new(http.Request)
+		*r2 = *r
+		r2.Body = struct {
+			io.Reader
+			io.Closer
+		}{&chargedReader{ctx: r.Context(), r: body, c: ch}, body}
+		r = r2
+	}
+	// A compressed body is held twice, as sent and decoded: its decoding
+	// is charged as it goes.
+	raw, decoded, err := readBodyCharged(r, s.cfg.MaxBodyBytes, ch)
+	switch {
+	case errors.Is(err, errBusy):
+		s.refuseBusy(w, api)
+		return false
+	case errors.Is(err, errBodyTimeout):
+		s.metrics.request(api, http.StatusRequestTimeout)
+		s.warnEvery("bodytimeout", "request body not received in time; connection closed", "body_timeout", s.cfg.BodyTimeout.String())
+		w.Header().Set("Connection", "close")
+		writeError(w, api, http.StatusRequestTimeout, "invalid_request_error",
+			fmt.Sprintf("compact proxy: request body not received within %s", s.cfg.BodyTimeout))
+		return false
+	case errors.Is(err, errTooLarge):
+		s.tooLarge(w, api)
+		return false
+	case errors.Is(err, errUnknownEncoding), errors.Is(err, errBadEncoding):
+		s.failOpen(stageBody, err)
+		decoded = nil
+	case err != nil:
+		if r.Context().Err() != nil {
+			return false
+		}
+		s.metrics.request(api, http.StatusBadRequest)
+		writeError(w, api, http.StatusBadRequest, "invalid_request_error", "compact proxy: could not read the request body")
+		return false
+	}
+	x.raw, x.decoded = raw, decoded
+	return true
+}
+
+// parseBody parses x's decoded body with the API's codec into a view of
+// the request, with its model's limits. It reports false, x.decision
+// saying why, for a request the proxy does not read further: more
+// messages than Config.MaxMessages, an unreadable body, a client that
+// manages its own context (a stand-down, previous_response_id), a model
+// whose window is unknown.
+func (s *Server) parseBody(x *exchange) (v *view, ok bool) {
+	if s.tooManyMessages(x.api, x.decoded) {
+		s.passTooMany(x)
+		return nil, false
+	}
+	p, err := s.codec(x.api).parse(x.decoded)
+	if err != nil {
+		s.failOpen(stageParse, err)
+		x.decision = "pass (unreadable body)"
+		return nil, false
+	}
+	if p.StandDown == "" && x.api == Responses {
+		// The history lives on the provider's side: the request only
+		// carries what is new, and there is nothing here to compact.
+		if id, ok := jsontext.TopLevelString(x.decoded, "previous_response_id"); ok && id != "" {
+			p.StandDown = "previous_response_id"
+		}
+	}
+	if p.StandDown != "" {
+		x.decision = "pass (" + p.StandDown + ")"
+		return nil, false
+	}
+	if len(p.Items) > s.cfg.MaxMessages {
+		s.passTooMany(x)
+		return nil, false
+	}
+	info, ok := s.modelInfo(s.learnScope(x.api, x.r), p.Model)
+	if !ok {
+		s.warnOnce("window:"+p.Model, "model window unknown: passing its requests through uncompacted until an overflow error names it", "model", p.Model)
+		x.decision = "pass (window unknown)"
+		x.unknownWindow = true
+		return nil, false
+	}
+	return &view{api: x.api, p: p, info: info}, true
+}
+
+// tooLarge answers a request whose body is over Config.MaxBodyBytes.
+func (s *Server) tooLarge(w http.ResponseWriter, api API) {
+	s.metrics.request(api, http.StatusRequestEntityTooLarge)
+	writeError(w, api, http.StatusRequestEntityTooLarge, "request_too_large",
+		fmt.Sprintf("compact proxy: request body larger than %d bytes", s.cfg.MaxBodyBytes))
+}
+
+// passTooMany notes that x has more messages than Config.MaxMessages
+// and goes through unread.
+func (s *Server) passTooMany(x *exchange) {
+	x.decision = fmt.Sprintf("pass (more than %d messages)", s.cfg.MaxMessages)
+	s.warnEvery("maxmessages", "request passed through unread: more messages than --max-messages", "max_messages", s.cfg.MaxMessages)
 }

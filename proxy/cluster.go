@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // The defaults of the conversation lock (Config.LockTTL, Config.LockWait).
@@ -28,7 +30,7 @@ func lockKey(key string) string { return "l:" + strings.TrimPrefix(key, "c:") }
 // newerCheckpoint returns a stored compaction that applies to v and covers
 // more than the one v already has, nil when there is none (or the store
 // cannot say).
-func (s *Server) newerCheckpoint(ctx context.Context, key string, v *view) *Checkpoint {
+func (s *Server) newerCheckpoint(ctx context.Context, key string, v *view) *store.Checkpoint {
 	rec, err := s.store.Get(ctx, key)
 	if err != nil {
 		return nil
@@ -47,7 +49,7 @@ func (s *Server) newerCheckpoint(ctx context.Context, key string, v *view) *Chec
 // and the lock expired), waiting on would only run out the clock, so it
 // returns the lock, now held by this replica, to write the compaction
 // itself. Both are nil when the wait ran out.
-func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view, lk Locker) (*Checkpoint, Lock) {
+func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view, lk store.Locker) (*store.Checkpoint, store.Lock) {
 	ctx, cancel := context.WithTimeout(ctx, s.lockWait)
 	defer cancel()
 	t := time.NewTicker(lockPoll)
@@ -80,10 +82,10 @@ func (s *Server) waitCheckpoint(ctx context.Context, key string, v *view, lk Loc
 
 // holdLock extends lock every third of its lifetime until the returned
 // function is called, which stops the extension and releases the lock.
-func (s *Server) holdLock(ctx context.Context, lock Lock) (release func()) {
+func (s *Server) holdLock(ctx context.Context, lock store.Lock) (release func()) {
 	s.mu.Lock()
 	if s.held == nil {
-		s.held = map[Lock]struct{}{}
+		s.held = map[store.Lock]struct{}{}
 	}
 	s.held[lock] = struct{}{}
 	s.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -34,12 +35,12 @@ func TestReplicasCompactOnce(t *testing.T) {
 	up.mu.Unlock()
 	up.gate = make(chan struct{})
 
-	store := NewMemStore(MemStoreOptions{})
+	st := store.NewMemory(store.MemoryOptions{})
 	var replicas []*Server
 	var urls []string
 	for i := 0; i < 3; i++ {
 		srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000},
-			Store: store, Logger: slog.New(slog.DiscardHandler)})
+			Store: st, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +113,14 @@ func TestLockHeldByDeadReplica(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	store := NewMemStore(MemStoreOptions{Now: clock})
+	st := store.NewMemory(store.MemoryOptions{Now: clock})
 	up := newFakeUpstream(t)
 	c := newClient(t, Chat, up.srv.URL)
 	c.header.Set("X-Session-Id", "dead-1")
 	for i := 1; i <= 8; i++ {
 		c.step(i)
 	}
-	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: store,
+	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st,
 		Summarizer: SummarizerExtractive, LockWait: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func TestLockHeldByDeadReplica(t *testing.T) {
 	defer ts.Close()
 	// The dead replica's lock on this conversation.
 	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
-	if l, err := store.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL); err != nil || l == nil {
+	if l, err := st.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL); err != nil || l == nil {
 		t.Fatalf("taking the lock: %v %v", l, err)
 	}
 	send := func() []byte {
@@ -157,24 +158,24 @@ func TestLockHeldByDeadReplica(t *testing.T) {
 // TestCloseReleasesLocks: a server closed while a summary is still being
 // written frees the conversation's lock at once.
 func TestCloseReleasesLocks(t *testing.T) {
-	store := NewMemStore(MemStoreOptions{})
-	srv, err := New(Config{Store: nopCloser{store}})
+	st := store.NewMemory(store.MemoryOptions{})
+	srv, err := New(Config{Store: nopCloser{st}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := store.TryLock(t.Context(), "l:abc", DefaultLockTTL)
+	lock, err := st.TryLock(t.Context(), "l:abc", DefaultLockTTL)
 	if err != nil || lock == nil {
 		t.Fatal(err)
 	}
 	srv.holdLock(t.Context(), lock) // a summary still running
 	srv.Close()
-	if again, err := store.TryLock(t.Context(), "l:abc", DefaultLockTTL); err != nil || again == nil {
+	if again, err := st.TryLock(t.Context(), "l:abc", DefaultLockTTL); err != nil || again == nil {
 		t.Errorf("lock still held after Close: %v %v", again, err)
 	}
 }
 
 // nopCloser keeps a store open when the server closes it.
-type nopCloser struct{ *MemStore }
+type nopCloser struct{ *store.Memory }
 
 func (nopCloser) Close() error { return nil }
 
@@ -183,14 +184,14 @@ func (nopCloser) Close() error { return nil }
 // storing one (its write failed, say): it writes the compaction itself
 // instead of waiting out LockWait and passing the request through.
 func TestLockLetGoWithoutCompaction(t *testing.T) {
-	store := NewMemStore(MemStoreOptions{})
+	st := store.NewMemory(store.MemoryOptions{})
 	up := newFakeUpstream(t)
 	c := newClient(t, Chat, up.srv.URL)
 	c.header.Set("X-Session-Id", "let-go-1")
 	for i := 1; i <= 8; i++ {
 		c.step(i)
 	}
-	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: store,
+	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st,
 		Summarizer: SummarizerExtractive, LockWait: time.Hour, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestLockLetGoWithoutCompaction(t *testing.T) {
 	// The other replica holds the lock, then lets it go with nothing
 	// stored.
 	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
-	l, err := store.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL)
+	l, err := st.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL)
 	if err != nil || l == nil {
 		t.Fatalf("taking the lock: %v %v", l, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestEvictionsNotSilent: two tenants share a store too small for both.
@@ -22,9 +23,9 @@ func TestEvictionsNotSilent(t *testing.T) {
 	var mu sync.Mutex
 	up := newFakeUpstream(t)
 	// Room for about one conversation's record.
-	store := NewMemStore(MemStoreOptions{MaxBytes: 6000})
+	st := store.NewMemory(store.MemoryOptions{MaxBytes: 6000})
 	_, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive,
-		Store: store, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+		Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
 	tenant := func(key, session string) *client {
 		c := newClient(t, Chat, ts.URL)
 		c.header.Set("Authorization", "Bearer "+key)
@@ -35,16 +36,16 @@ func TestEvictionsNotSilent(t *testing.T) {
 	for i := 1; i <= 6; i++ {
 		a.step(i)
 	}
-	if store.Evictions() != 0 {
-		t.Fatalf("%d evictions with one tenant; the store should hold its record", store.Evictions())
+	if st.Evictions() != 0 {
+		t.Fatalf("%d evictions with one tenant; the store should hold its record", st.Evictions())
 	}
 	for i := 1; i <= 6; i++ {
 		b.step(i)
 	}
-	if up.summaries.Load() == 0 && store.Evictions() == 0 {
+	if up.summaries.Load() == 0 && st.Evictions() == 0 {
 		t.Fatal("no compaction happened: the test's conversations are too short")
 	}
-	n := store.Evictions()
+	n := st.Evictions()
 	if n == 0 {
 		t.Fatal("the second tenant's records did not push the first one's out; the store is too large for this test")
 	}

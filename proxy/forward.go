@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -270,4 +271,51 @@ func decodeAll(enc string, b []byte, limit int64) ([]byte, error) {
 		return unzstd(b, limit, nil)
 	}
 	return nil, errUnknownEncoding
+}
+
+// passthrough forwards a request it does not read: body streamed as it
+// comes, response relayed as it comes.
+func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, api API) {
+	start := s.now()
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), r.Body)
+	if err != nil {
+		writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
+		return
+	}
+	out.Header = forwardHeader(r.Header)
+	out.ContentLength = r.ContentLength
+	if r.ContentLength == 0 {
+		out.Body = nil
+	}
+	resp, err := s.client.Do(out)
+	if err != nil {
+		s.upstreamFailed(w, r, api, err)
+		return
+	}
+	s.metrics.upstreamLatency(api, since(s.now, start))
+	_, _ = relay(w, resp, nil, nil)
+	s.metrics.request(api, resp.StatusCode)
+}
+
+// upstreamFailed answers a request whose upstream could not be reached.
+func (s *Server) upstreamFailed(w http.ResponseWriter, r *http.Request, api API, err error) {
+	if r.Context().Err() != nil {
+		return // the client went away; nobody to answer
+	}
+	s.metrics.request(api, http.StatusBadGateway)
+	s.log.Warn("upstream unreachable", "api", api, "path", r.URL.Path, "err", errorClass(err))
+	writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: upstream unreachable: "+errorClass(err))
+}
+
+// errorClass describes a transport error without its URL or any header.
+func errorClass(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne interface{ Timeout() bool }
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timeout"
+	}
+	return err.Error()
 }

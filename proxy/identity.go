@@ -1,10 +1,14 @@
 package proxy
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // sessionHeaders are the request headers that carry a client's own
@@ -145,3 +149,98 @@ func chainOf(units []Unit) [][32]byte {
 
 // hexChain is the stored form of a chain value.
 func hexChain(c [32]byte) string { return hex.EncodeToString(c[:]) }
+
+// findConversation names the request's conversation (see identify) and
+// looks up what is stored about it: the record, the compaction that
+// applies to this request's prefix, or one its session stored under
+// another credential (see adopt). A store that cannot be read sets
+// v.storeDown; one whose record fails authentication counts as empty.
+func (s *Server) findConversation(x *exchange, v *view) {
+	p := v.p
+	v.id = identify(x.api, s.namespace(x.api, x.r), x.r.Header, p)
+	if !x.handedOff {
+		// (Background work of this very request must not wait for
+		// itself.)
+		s.waitPending(x.r.Context(), v.id.key)
+	}
+	rec, err := s.store.Get(x.r.Context(), v.id.key)
+	switch {
+	case errors.Is(err, store.ErrUnauthenticated):
+		// Forged, altered or moved, or written before the store key was
+		// set: treated as absent (and overwritten).
+		s.metrics.storeLookup(lookupRejected)
+		s.log.Warn("stored record failed authentication; treated as absent", "conversation", v.id.short, "err", err)
+	case errors.Is(err, store.ErrNotFound):
+		s.metrics.storeLookup(lookupMiss)
+	case err != nil:
+		// The state cannot be read: the request goes as it came, unless
+		// the provider refuses it as too long (then it is compacted with a
+		// summary of this request alone; see storeDown).
+		s.metrics.storeLookup(lookupError)
+		s.failOpen(stageStore, err)
+		x.decision = "pass (store unavailable)"
+		v.storeDown = true
+	default:
+		s.metrics.storeLookup(lookupHit)
+		v.rec = rec
+	}
+	v.chain = chainOf(p.Units)
+	v.cp = findCheckpoint(v.rec, v.chain)
+	if v.rec == nil && !v.storeDown && v.id.session != "" {
+		s.adopt(x.r.Context(), v)
+	}
+}
+
+// findCheckpoint returns the newest stored compaction whose covered units
+// hash to the same chain as the request's first units, nil when none.
+func findCheckpoint(rec *store.Record, chain [][32]byte) *store.Checkpoint {
+	if rec == nil {
+		return nil
+	}
+	var best *store.Checkpoint
+	for i := range rec.Checkpoints {
+		cp := &rec.Checkpoints[i]
+		if cp.Covered <= 0 || cp.Covered >= len(chain) {
+			continue
+		}
+		if hexChain(chain[cp.Covered]) != cp.Chain {
+			continue
+		}
+		if best == nil || cp.Covered > best.Covered {
+			best = cp
+		}
+	}
+	return best
+}
+
+// adopt gives a request whose conversation key has no record the
+// compaction its session stored under another credential (see
+// identity.session), when the request's own first units hash to that
+// compaction's chain: the client then holds the very messages the summary
+// was written from, whatever its credential. The compaction is stored
+// under the request's key, so the conversation goes on from there.
+func (s *Server) adopt(ctx context.Context, v *view) {
+	rec, err := s.store.Get(ctx, v.id.session)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.failOpen(stageStore, err)
+		}
+		return
+	}
+	found := findCheckpoint(rec, v.chain)
+	if found == nil {
+		return
+	}
+	cp := *found
+	err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
+		rec.Checkpoints = withCheckpoint(rec.Checkpoints, &cp)
+		return true
+	})
+	if err != nil {
+		s.failOpen(stageStore, err)
+		return
+	}
+	v.rec = &store.Record{Checkpoints: []store.Checkpoint{cp}}
+	v.cp = &v.rec.Checkpoints[0]
+	s.log.Info("compaction follows its session to a new credential", "conversation", v.id.short, "units_summarized", cp.Covered)
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestConversationsNeverShareState: two conversations that open with the
@@ -217,7 +218,7 @@ func TestSessionKey(t *testing.T) {
 			if id.key == base.key {
 				t.Error("same conversation key under another credential or id")
 			}
-			if err := CheckKey(id.session); err != nil {
+			if err := store.CheckKey(id.session); err != nil {
 				t.Error(err)
 			}
 		})

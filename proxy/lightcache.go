@@ -1,6 +1,10 @@
 package proxy
 
-import "time"
+import (
+	"time"
+
+	"github.com/compactkit/compact/proxy/store"
+)
 
 // The light cache keeps, per conversation key, the last call this replica
 // knows of a conversation that has no compaction, so that a request far
@@ -17,7 +21,7 @@ import "time"
 
 // lightEntry is a cached last call and when it was cached.
 type lightEntry struct {
-	last *LastCall
+	last *store.LastCall
 	at   time.Time
 }
 
@@ -29,7 +33,7 @@ const (
 )
 
 // lightLast returns the cached last call of key, nil when there is none.
-func (s *Server) lightLast(key string) *LastCall {
+func (s *Server) lightLast(key string) *store.LastCall {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,7 +50,7 @@ func (s *Server) lightLast(key string) *LastCall {
 
 // cacheLight remembers last as key's last call; the conversation has no
 // compaction.
-func (s *Server) cacheLight(key string, last *LastCall) {
+func (s *Server) cacheLight(key string, last *store.LastCall) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // canaryPanic is a panic message that quotes the clients' credential, as a
@@ -23,26 +24,26 @@ const canaryPanic = "boom near sk-canary-0123456789"
 
 // panicStore panics in the methods its flags name.
 type panicStore struct {
-	*MemStore
+	*store.Memory
 	get, put, extend atomic.Bool
 }
 
-func (p *panicStore) Get(ctx context.Context, key string) (*Record, error) {
+func (p *panicStore) Get(ctx context.Context, key string) (*store.Record, error) {
 	if p.get.Load() {
 		panic(canaryPanic)
 	}
-	return p.MemStore.Get(ctx, key)
+	return p.Memory.Get(ctx, key)
 }
 
-func (p *panicStore) Put(ctx context.Context, key string, rec *Record) error {
+func (p *panicStore) Put(ctx context.Context, key string, rec *store.Record) error {
 	if p.put.Load() {
 		panic(canaryPanic)
 	}
-	return p.MemStore.Put(ctx, key, rec)
+	return p.Memory.Put(ctx, key, rec)
 }
 
-func (p *panicStore) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
-	l, err := p.MemStore.TryLock(ctx, key, ttl)
+func (p *panicStore) TryLock(ctx context.Context, key string, ttl time.Duration) (store.Lock, error) {
+	l, err := p.Memory.TryLock(ctx, key, ttl)
 	if l == nil || err != nil {
 		return l, err
 	}
@@ -51,7 +52,7 @@ func (p *panicStore) TryLock(ctx context.Context, key string, ttl time.Duration)
 
 // panicLock panics on Extend when its store says so.
 type panicLock struct {
-	Lock
+	store.Lock
 	p *panicStore
 }
 
@@ -127,9 +128,9 @@ func TestPanicsFailOpen(t *testing.T) {
 			var mu sync.Mutex
 			logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
 			up := newFakeUpstream(t)
-			store := &panicStore{MemStore: NewMemStore(MemStoreOptions{})}
-			cfg := Config{Window: 6000, Policy: compact.Reserve{Tokens: 1500}, Summarizer: SummarizerExtractive, KeepRecentTokens: 1000, Store: store, Logger: logger}
-			tc.setup(store, &cfg, up)
+			st := &panicStore{Memory: store.NewMemory(store.MemoryOptions{})}
+			cfg := Config{Window: 6000, Policy: compact.Reserve{Tokens: 1500}, Summarizer: SummarizerExtractive, KeepRecentTokens: 1000, Store: st, Logger: logger}
+			tc.setup(st, &cfg, up)
 			srv, ts := newTestProxy(t, up, cfg)
 			c := newClient(t, Chat, ts.URL)
 			const steps = 6

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestOverflowRetried: an upstream overflow error before any byte reached
@@ -98,10 +99,10 @@ func (c *client) bodyBefore(n int) []byte {
 
 type brokenStore struct{}
 
-func (brokenStore) Get(context.Context, string) (*Record, error) {
+func (brokenStore) Get(context.Context, string) (*store.Record, error) {
 	return nil, errors.New("store: connection refused")
 }
-func (brokenStore) Put(context.Context, string, *Record) error {
+func (brokenStore) Put(context.Context, string, *store.Record) error {
 	return errors.New("store: connection refused")
 }
 func (brokenStore) Close() error { return nil }
@@ -113,8 +114,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	var mu sync.Mutex
 	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	up := newFakeUpstream(t)
-	store := &recordingStore{Store: NewMemStore(MemStoreOptions{})}
-	srv, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: store, Logger: logger})
+	st := &recordingStore{Store: store.NewMemory(store.MemoryOptions{})}
+	srv, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st, Logger: logger})
 	// Summary requests (no tools) fail with a body that echoes the key.
 	up.echoAuth = true
 	for _, api := range []API{Anthropic, Chat, Responses} {
@@ -130,8 +131,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	mu.Lock()
-	all := logs.String() + string(metrics) + store.written()
-	if !strings.Contains(store.written(), "checkpoints") {
+	all := logs.String() + string(metrics) + st.written()
+	if !strings.Contains(st.written(), "checkpoints") {
 		t.Error("nothing was stored: the test proves nothing")
 	}
 	mu.Unlock()
@@ -159,12 +160,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // recordingStore keeps a copy of every key and record written.
 type recordingStore struct {
-	Store
+	store.Store
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (r *recordingStore) Put(ctx context.Context, key string, rec *Record) error {
+func (r *recordingStore) Put(ctx context.Context, key string, rec *store.Record) error {
 	b, _ := json.Marshal(rec)
 	r.mu.Lock()
 	r.buf.WriteString(key)
@@ -334,12 +335,15 @@ func TestStoreDownStillRecoversOverflow(t *testing.T) {
 	}
 }
 
-// lockless is a MemStore that reads and writes but cannot take a lock: a
+// lockless is a store.Memory that reads and writes but cannot take a lock: a
 // shared store that failed between the request's read and its compaction
 // (a Redis that stalled, or is backing off after a timeout).
-type lockless struct{ *MemStore }
+type lockless struct{ *store.Memory }
 
-func (lockless) TryLock(context.Context, string, time.Duration) (Lock, error) {
+// errDown is the error of a shared store that cannot be reached.
+var errDown = errors.New("store: connection refused")
+
+func (lockless) TryLock(context.Context, string, time.Duration) (store.Lock, error) {
 	return nil, errDown
 }
 
@@ -353,7 +357,7 @@ func TestLockFailureStillRecoversOverflow(t *testing.T) {
 			up := newFakeUpstream(t)
 			up.window = 9000
 			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 2000,
-				Store: lockless{NewMemStore(MemStoreOptions{})}})
+				Store: lockless{store.NewMemory(store.MemoryOptions{})}})
 			c := newClient(t, api, ts.URL)
 			for i := 1; i <= 8; i++ {
 				c.step(i) // fails on any non-200

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // The upstreams used when Config leaves them empty: the providers' public
@@ -75,7 +75,7 @@ type Config struct {
 	// summaries instead of the conversation's own.
 	SummaryModel string
 	// Store keeps the compactions; nil means an in-memory store.
-	Store Store
+	Store store.Store
 	// LocalFallback keeps the proxy compacting while a shared Store (Redis)
 	// is down: state goes to memory on this replica and is written back
 	// to the store when it answers again. Without it, requests pass
@@ -184,10 +184,10 @@ type Server struct {
 	anthropic *url.URL
 	openai    *url.URL
 	client    *http.Client
-	store     Store
+	store     store.Store
 	// evicter is the store's eviction count, when it keeps one (see
 	// Evicter); evictionsSeen is the count noticed last (see noteEvictions).
-	evicter       Evicter
+	evicter       store.Evicter
 	evictionsSeen atomic.Uint64
 	log           *slog.Logger
 	reg           *prometheus.Registry
@@ -224,7 +224,7 @@ type Server struct {
 	// model (see learnWindow).
 	learned map[string]int
 	// held are the conversation locks this server holds now.
-	held map[Lock]struct{}
+	held map[store.Lock]struct{}
 	// pending counts the background work after answers, by conversation
 	// key (see afterResponse); bg waits for all of it.
 	pending map[string]*pendingWork
@@ -286,11 +286,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.store = cfg.Store
 	if s.store == nil {
-		s.store = NewMemStore(MemStoreOptions{Now: s.now})
+		s.store = store.NewMemory(store.MemoryOptions{Now: s.now})
 	}
-	s.evicter, _ = s.store.(Evicter)
+	s.evicter, _ = s.store.(store.Evicter)
 	if cfg.Store != nil && cfg.LocalFallback {
-		s.store = newFallbackStore(s.store, s.now, func(err error) { s.failOpen(stageStore, err) })
+		s.store = store.NewFallback(s.store, s.now, func(err error) { s.failOpen(stageStore, err) })
 	}
 	s.registry = cfg.Registry
 	if s.registry == nil {
@@ -476,106 +476,15 @@ func (s *Server) upstreamFor(api API) *url.URL {
 	return s.openai
 }
 
-// passthrough forwards a request it does not read: body streamed as it
-// comes, response relayed as it comes.
-func (s *Server) passthrough(w http.ResponseWriter, r *http.Request, api API) {
-	start := s.now()
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, upstreamURL(s.upstreamFor(api), r).String(), r.Body)
-	if err != nil {
-		writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
-		return
-	}
-	out.Header = forwardHeader(r.Header)
-	out.ContentLength = r.ContentLength
-	if r.ContentLength == 0 {
-		out.Body = nil
-	}
-	resp, err := s.client.Do(out)
-	if err != nil {
-		s.upstreamFailed(w, r, api, err)
-		return
-	}
-	s.metrics.upstreamLatency(api, since(s.now, start))
-	_, _ = relay(w, resp, nil, nil)
-	s.metrics.request(api, resp.StatusCode)
-}
-
-// upstreamFailed answers a request whose upstream could not be reached.
-func (s *Server) upstreamFailed(w http.ResponseWriter, r *http.Request, api API, err error) {
-	if r.Context().Err() != nil {
-		return // the client went away; nobody to answer
-	}
-	s.metrics.request(api, http.StatusBadGateway)
-	s.log.Warn("upstream unreachable", "api", api, "path", r.URL.Path, "err", errorClass(err))
-	writeError(w, api, http.StatusBadGateway, "api_error", "compact proxy: upstream unreachable: "+errorClass(err))
-}
-
-// errorClass describes a transport error without its URL or any header.
-func errorClass(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ne interface{ Timeout() bool }
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "timeout"
-	}
-	return err.Error()
-}
-
-// warnOnce logs msg once per key for the life of the server.
-func (s *Server) warnOnce(key, msg string, args ...any) {
-	s.mu.Lock()
-	seen := s.warned[key]
-	s.warned[key] = true
-	s.mu.Unlock()
-	if !seen {
-		s.log.Warn(msg, args...)
-	}
-}
-
-// mutex is a sync.Mutex, named for the lock stripes.
-type mutex = sync.Mutex
-
 // codec returns the codec of api, reading through the server's item cache.
 func (s *Server) codec(api API) codec { return cachedCodec(api, s.items) }
-
-// policyFor returns the trigger policy for a model: Config.Policy, or
-// compact.DefaultPolicy, the rule the Guard and the command line share.
-func (s *Server) policyFor(compact.ModelInfo) compact.Policy {
-	if s.policy != nil {
-		return s.policy
-	}
-	return compact.DefaultPolicy{}
-}
-
-// maxRefused bounds the conversations remembered as refusing rewrites.
-const maxRefused = 10000
-
-// refuse remembers that the provider refused a conversation's compacted
-// request, so that its later requests go through as the client sends them.
-func (s *Server) refuse(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.refused) >= maxRefused {
-		clear(s.refused)
-	}
-	s.refused[key] = true
-}
-
-// refusedKey reports whether refuse was called for key.
-func (s *Server) refusedKey(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.refused[key]
-}
 
 // ready answers /readyz: 200 when the store answers (stores that can be
 // pinged, such as Redis), 503 otherwise. A load balancer uses it to send
 // traffic elsewhere; the proxy itself would still pass requests through.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if p, ok := s.store.(Pinger); ok {
+	if p, ok := s.store.(store.Pinger); ok {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := p.Ping(ctx); err != nil {

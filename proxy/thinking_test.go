@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // thinkingConversation is an Anthropic request with thinking on: a first
@@ -58,7 +59,7 @@ func TestThinkingKeptValid(t *testing.T) {
 			continue // the planner never cuts before a tool result
 		}
 		cuts++
-		cp := &Checkpoint{Covered: cut, Item: codecFor(Anthropic).summaryItem("summary")}
+		cp := &store.Checkpoint{Covered: cut, Item: codecFor(Anthropic).summaryItem("summary")}
 		out := splice(codecFor(Anthropic), p, cp)
 		if err := validateBody(Anthropic, out); err != nil {
 			t.Fatalf("cut %d: %v", cut, err)

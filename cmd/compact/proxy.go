@@ -18,6 +18,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/proxy/store/bolt"
 	"github.com/compactkit/compact/proxy/store/redis"
 )
@@ -237,7 +238,7 @@ never appear in logs, metrics or the store.`,
 				return err
 			}
 
-			var store proxy.Store
+			var state store.Store
 			if pc.Redis != "" {
 				redis.QuietClientLogs()
 				ropts := redis.Options{TTL: storeTTL, Logger: logger, RecordKey: recordKey}
@@ -255,9 +256,9 @@ never appear in logs, metrics or the store.`,
 				if err != nil {
 					return usagef("--redis: %s", strings.TrimPrefix(err.Error(), "redis "))
 				}
-				store = rs
+				state = rs
 			} else if pc.Store == storeMemory {
-				store = proxy.NewMemStore(proxy.MemStoreOptions{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL, RecordKey: recordKey})
+				state = store.NewMemory(store.MemoryOptions{MaxBytes: int64(storeMaxMB) << 20, TTL: storeTTL, RecordKey: recordKey})
 			} else {
 				path := pc.Store
 				if path == "" {
@@ -269,7 +270,7 @@ never appear in logs, metrics or the store.`,
 				if err != nil {
 					return fmt.Errorf("--store %s: %w", path, err)
 				}
-				store = bs
+				state = bs
 			}
 			srv, err := proxy.New(proxy.Config{
 				AnthropicUpstream: pc.AnthropicUpstream,
@@ -280,7 +281,7 @@ never appear in logs, metrics or the store.`,
 				KeepRecentTokens:  st.cfg.KeepRecentTokens,
 				Summarizer:        summarizer,
 				SummaryModel:      summaryModel,
-				Store:             store,
+				Store:             state,
 				MaxBodyBytes:      maxBody,
 				SummaryTimeout:    summaryTimeout,
 				LockTTL:           lockTTL,
@@ -296,7 +297,7 @@ never appear in logs, metrics or the store.`,
 				WriteIdleTimeout:  writeIdleTimeout,
 			})
 			if err != nil {
-				store.Close()
+				state.Close()
 				msg := strings.TrimPrefix(err.Error(), "proxy: ")
 				if strings.HasPrefix(msg, "auth token: ") {
 					msg = "proxy token from " + tokenFrom + ": " + strings.TrimPrefix(msg, "auth token: ")
@@ -316,8 +317,8 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&redisCA, "redis-ca", "", "with a rediss:// URL: PEM file of the CA that signed the Redis server's certificate (default: the system's CAs)")
 	f.StringVar(&storeKeyFile, "store-key-file", "", "file holding the key (at least 16 bytes) that authenticates the stored records with HMAC-SHA256; default $"+envStoreKey+", else none")
 	f.DurationVar(&lockTTL, "lock-ttl", proxy.DefaultLockTTL, "with --redis: lifetime of a conversation's lock, extended while its summary is written")
-	f.IntVar(&storeMaxMB, "store-max-mb", 256, "size cap of the stored state in MiB; the least recently used conversations go first")
-	f.DurationVar(&storeTTL, "store-ttl", 7*24*time.Hour, "how long a conversation's state is kept after its last use")
+	f.IntVar(&storeMaxMB, "store-max-mb", int(store.DefaultMaxBytes>>20), "size cap of the stored state in MiB; the least recently used conversations go first")
+	f.DurationVar(&storeTTL, "store-ttl", store.DefaultTTL, "how long a conversation's state is kept after its last use")
 	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials) or extractive (offline)")
 	f.StringVar(&summaryModel, "summary-model", "", "model that writes summaries through the upstream, instead of the conversation's own")
 	f.DurationVar(&summaryTimeout, "summary-timeout", 3*time.Minute, "how long a model summary may take before the offline one is used instead")
@@ -363,8 +364,8 @@ func (a *app) storeKey(file string) ([]byte, error) {
 	} else {
 		return nil, nil
 	}
-	if len(key) < proxy.MinRecordKeyLen {
-		return nil, usagef("%s: the key is %d bytes; want at least %d (for example: head -c 32 /dev/urandom | base64)", what, len(key), proxy.MinRecordKeyLen)
+	if len(key) < store.MinRecordKeyLen {
+		return nil, usagef("%s: the key is %d bytes; want at least %d (for example: head -c 32 /dev/urandom | base64)", what, len(key), store.MinRecordKeyLen)
 	}
 	return key, nil
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // Options size a run. Zero fields take the defaults in brackets.
@@ -90,7 +91,7 @@ type Result struct {
 // Run starts opts.Replicas proxies on the stores newStore returns (one call
 // per replica: they must share their data), drives the conversations
 // through them round-robin, and fails t on any violation.
-func Run(t *testing.T, newStore func(t *testing.T) proxy.Store, opts Options) Result {
+func Run(t *testing.T, newStore func(t *testing.T) store.Store, opts Options) Result {
 	t.Helper()
 	if opts.Replicas == 0 {
 		opts.Replicas = 3

@@ -7,7 +7,7 @@
 // at a time and any number of readers. That is what a proxy on one
 // machine needs: state that survives a restart, without a server to run.
 // Several proxy replicas sharing state need a network store instead; that
-// is another package behind the same proxy.Store interface (Redis).
+// is another package behind the same store.Store interface (Redis).
 //
 // The file holds four buckets: the records (key → the Record's JSON,
 // sealed with an HMAC when Options.RecordKey is set), the
@@ -36,11 +36,11 @@ import (
 	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
-// Defaults of the Options that are not limits (see proxy.DefaultStoreTTL
-// and proxy.DefaultStoreMaxBytes for those).
+// Defaults of the Options that are not limits (see store.DefaultTTL
+// and store.DefaultMaxBytes for those).
 const (
 	// DefaultLockTimeout is how long Open waits for a file that another
 	// process holds open.
@@ -86,11 +86,11 @@ type Options struct {
 	// least recently used records, where a Get that finds a record and a
 	// Put both count as uses; the record just written is never evicted,
 	// so one record larger than MaxBytes is kept alone. 0 means
-	// proxy.DefaultStoreMaxBytes (256 MiB); negative means no limit.
+	// store.DefaultMaxBytes (256 MiB); negative means no limit.
 	MaxBytes int64
 	// TTL is how long a record lives after its last use. An expired record
 	// is never returned; it is deleted by the Get that finds it, by the
-	// next Put, or by the periodic sweep. 0 means proxy.DefaultStoreTTL
+	// next Put, or by the periodic sweep. 0 means store.DefaultTTL
 	// (7 days); negative means records never expire. Uses are recorded
 	// with a resolution of one second.
 	TTL time.Duration
@@ -107,12 +107,12 @@ type Options struct {
 	// them.
 	Logger *slog.Logger
 	// RecordKey, when set, authenticates every record (see
-	// proxy.SealRecord): a record that fails the check reads as absent.
+	// store.SealRecord): a record that fails the check reads as absent.
 	// nil means records are not authenticated.
 	RecordKey []byte
 }
 
-// Store is a proxy.Store kept in one bbolt file. It is safe for
+// Store is a store.Store kept in one bbolt file. It is safe for
 // concurrent use. Only one process can have the file open at a time.
 type Store struct {
 	// evicted counts the records evict dropped (see Evictions).
@@ -141,8 +141,8 @@ type Store struct {
 }
 
 var (
-	_ proxy.Store  = (*Store)(nil)
-	_ proxy.Pinger = (*Store)(nil)
+	_ store.Store  = (*Store)(nil)
+	_ store.Pinger = (*Store)(nil)
 )
 
 // DefaultPath is where the proxy keeps its state file unless told
@@ -178,10 +178,10 @@ func Open(path string, opts Options) (*Store, error) {
 		stop:     make(chan struct{}),
 	}
 	if s.maxBytes == 0 {
-		s.maxBytes = proxy.DefaultStoreMaxBytes
+		s.maxBytes = store.DefaultMaxBytes
 	}
 	if s.ttl == 0 {
-		s.ttl = proxy.DefaultStoreTTL
+		s.ttl = store.DefaultTTL
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -308,7 +308,7 @@ func (s *Store) guard(f func() error) (err error) {
 	return f()
 }
 
-// Ping implements proxy.Pinger: it fails, naming the file and what to do,
+// Ping implements store.Pinger: it fails, naming the file and what to do,
 // once the file is known damaged.
 func (s *Store) Ping(ctx context.Context) error {
 	if d := s.damaged.Load(); d != nil {
@@ -350,15 +350,15 @@ func initFile(tx *bbolt.Tx) error {
 func (s *Store) Path() string { return s.path }
 
 // Get returns the record stored under key, or an error wrapping
-// proxy.ErrNotFound when there is none or it expired. A Get marks the
+// store.ErrNotFound when there is none or it expired. A Get marks the
 // record used; when writing that mark fails the record is still returned.
 // A value that does not decode is deleted and reported with an error
-// wrapping proxy.ErrCorrupt.
-func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
+// wrapping store.ErrCorrupt.
+func (s *Store) Get(ctx context.Context, key string) (*store.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := proxy.CheckKey(key); err != nil {
+	if err := store.CheckKey(key); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -382,19 +382,19 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 		return nil, s.wrap("get", err)
 	}
 	if !found {
-		return nil, fmt.Errorf("bolt: %w", proxy.ErrNotFound)
+		return nil, fmt.Errorf("bolt: %w", store.ErrNotFound)
 	}
 	if s.expired(used, now) {
 		if err := s.update(func(tx *bbolt.Tx) error { return s.deleteIfExpired(tx, k, now) }); err != nil {
 			return nil, s.wrap("delete expired record", err)
 		}
-		return nil, fmt.Errorf("bolt: %w", proxy.ErrNotFound)
+		return nil, fmt.Errorf("bolt: %w", store.ErrNotFound)
 	}
-	plain, err := proxy.OpenRecord(s.key, key, val)
+	plain, err := store.OpenRecord(s.key, key, val)
 	if err != nil {
 		return nil, fmt.Errorf("bolt: %s: %w", s.path, err)
 	}
-	var rec proxy.Record
+	var rec store.Record
 	if derr := json.Unmarshal(plain, &rec); derr != nil {
 		err := s.update(func(tx *bbolt.Tx) error {
 			// Delete only the value that failed, not one a Put wrote since.
@@ -404,9 +404,9 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("bolt: %s: %w (deleting it failed: %w): %w", s.path, proxy.ErrCorrupt, err, derr)
+			return nil, fmt.Errorf("bolt: %s: %w (deleting it failed: %w): %w", s.path, store.ErrCorrupt, err, derr)
 		}
-		return nil, fmt.Errorf("bolt: %s: %w (deleted): %w", s.path, proxy.ErrCorrupt, derr)
+		return nil, fmt.Errorf("bolt: %s: %w (deleted): %w", s.path, store.ErrCorrupt, derr)
 	}
 	if now.Sub(used) >= touchResolution || now.Before(used) {
 		if err := s.update(func(tx *bbolt.Tx) error { return s.touch(tx, k, now) }); err != nil {
@@ -419,11 +419,11 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 // Put stores rec under key, replacing any record there, in one
 // transaction that also deletes expired records and, beyond MaxBytes,
 // the least recently used ones. When it fails the old record is intact.
-func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
+func (s *Store) Put(ctx context.Context, key string, rec *store.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := proxy.CheckKey(key); err != nil {
+	if err := store.CheckKey(key); err != nil {
 		return err
 	}
 	if rec == nil {
@@ -433,7 +433,7 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 	if err != nil {
 		return fmt.Errorf("bolt: encode record: %w", err)
 	}
-	val = proxy.SealRecord(s.key, key, val)
+	val = store.SealRecord(s.key, key, val)
 	now := s.now()
 	k := []byte(key)
 	err = s.update(func(tx *bbolt.Tx) error {
@@ -497,7 +497,7 @@ func (s *Store) Stats() (records int, bytes int64, err error) {
 }
 
 // Close stops the sweep and closes the file; later calls fail with
-// proxy.ErrClosed. Closing twice is harmless.
+// store.ErrClosed. Closing twice is harmless.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
@@ -528,7 +528,7 @@ func (s *Store) sweepLoop(tick <-chan time.Time) {
 }
 
 // wrap names the store's file in err, and turns bbolt's "database not
-// open" into proxy.ErrClosed.
+// open" into store.ErrClosed.
 func (s *Store) wrap(op string, err error) error {
 	switch {
 	case err == nil:
@@ -536,7 +536,7 @@ func (s *Store) wrap(op string, err error) error {
 	case errors.Is(err, ErrDamaged):
 		return err // it names the file and the way out
 	case errors.Is(err, berrors.ErrDatabaseNotOpen):
-		return fmt.Errorf("bolt: %s %s: %w", op, s.path, proxy.ErrClosed)
+		return fmt.Errorf("bolt: %s %s: %w", op, s.path, store.ErrClosed)
 	default:
 		return fmt.Errorf("bolt: %s %s: %w", op, s.path, err)
 	}
@@ -631,7 +631,7 @@ func (s *Store) evict(tx *bbolt.Tx, keep []byte) error {
 
 // Evictions reports how many records were dropped to stay under
 // MaxBytes since the store was opened (expired ones are not counted); see
-// proxy.Evicter.
+// store.Evicter.
 func (s *Store) Evictions() uint64 { return s.evicted.Load() }
 
 // eachOldest deletes records from the oldest use on while more(use time)

@@ -12,7 +12,7 @@ import (
 
 	bbolt "go.etcd.io/bbolt"
 
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/proxy/store/storetest"
 )
 
@@ -32,15 +32,15 @@ func open(t *testing.T, opts Options) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+	storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
 		return open(t, Options{MaxBytes: cfg.MaxBytes, TTL: cfg.TTL, Now: cfg.Clock.Now})
 	})
 }
 
 func TestAuth(t *testing.T) {
-	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) store.Store {
 		return open(t, Options{MaxBytes: cfg.MaxBytes, TTL: cfg.TTL, Now: cfg.Clock.Now, RecordKey: cfg.RecordKey})
-	}, func(t *testing.T, st proxy.Store) storetest.Raw {
+	}, func(t *testing.T, st store.Store) storetest.Raw {
 		s := st.(*Store)
 		return storetest.Raw{
 			Get: func(key string) []byte {
@@ -67,14 +67,14 @@ func TestAuth(t *testing.T) {
 	})
 }
 
-func record(units int) *proxy.Record {
-	return &proxy.Record{
-		Checkpoints: []proxy.Checkpoint{{Covered: units, Summary: "summary", Item: []byte(`{"role":"user"}`)}},
-		Last:        &proxy.LastCall{Units: units},
+func record(units int) *store.Record {
+	return &store.Record{
+		Checkpoints: []store.Checkpoint{{Covered: units, Summary: "summary", Item: []byte(`{"role":"user"}`)}},
+		Last:        &store.LastCall{Units: units},
 	}
 }
 
-func mustGet(t *testing.T, s proxy.Store, key string) *proxy.Record {
+func mustGet(t *testing.T, s store.Store, key string) *store.Record {
 	t.Helper()
 	rec, err := s.Get(context.Background(), key)
 	if err != nil {
@@ -83,7 +83,7 @@ func mustGet(t *testing.T, s proxy.Store, key string) *proxy.Record {
 	return rec
 }
 
-func mustPut(t *testing.T, s proxy.Store, key string, rec *proxy.Record) {
+func mustPut(t *testing.T, s store.Store, key string, rec *store.Record) {
 	t.Helper()
 	if err := s.Put(context.Background(), key, rec); err != nil {
 		t.Fatalf("Put(%q): %v", key, err)
@@ -136,10 +136,10 @@ func TestFailedPutKeepsOldRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = s.Put(context.Background(), "k", record(2))
-	if !errors.Is(err, proxy.ErrClosed) {
+	if !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("Put on a closed store = %v; want ErrClosed", err)
 	}
-	if _, err := s.Get(context.Background(), "k"); !errors.Is(err, proxy.ErrClosed) {
+	if _, err := s.Get(context.Background(), "k"); !errors.Is(err, store.ErrClosed) {
 		t.Fatalf("Get on a closed store = %v; want ErrClosed", err)
 	}
 	if err := s.Close(); err != nil {
@@ -177,7 +177,7 @@ func TestPutFailingInsideTransactionKeepsOldRecord(t *testing.T) {
 	if got := mustGet(t, s, "k"); got.Last.Units != 1 {
 		t.Fatalf("after failed Puts, record = %+v; want the old one (not replaced, not evicted)", got.Last)
 	}
-	if _, err := s.Get(context.Background(), "other"); !errors.Is(err, proxy.ErrNotFound) {
+	if _, err := s.Get(context.Background(), "other"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get of the key whose Put failed = %v; want ErrNotFound", err)
 	}
 	if n, after, _ := s.Stats(); n != 1 || after != before {
@@ -201,13 +201,13 @@ func TestCorruptValue(t *testing.T) {
 	}
 
 	rec, err := s.Get(context.Background(), "bad")
-	if rec != nil || !errors.Is(err, proxy.ErrCorrupt) {
+	if rec != nil || !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("Get of a corrupt value = %v, %v; want an error wrapping ErrCorrupt", rec, err)
 	}
 	if !strings.Contains(err.Error(), s.Path()) {
 		t.Errorf("error %q does not name the file", err)
 	}
-	if _, err := s.Get(context.Background(), "bad"); !errors.Is(err, proxy.ErrNotFound) {
+	if _, err := s.Get(context.Background(), "bad"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("second Get of the corrupt key = %v; want ErrNotFound (deleted)", err)
 	}
 	if got := mustGet(t, s, "good"); got.Last.Units != 2 {
@@ -380,7 +380,7 @@ func TestStaleIndexEntriesAreDropped(t *testing.T) {
 	}
 	clock.Advance(time.Minute)
 	mustPut(t, s, "b", record(2)) // evicts a, past the ghost entry
-	if _, err := s.Get(context.Background(), "a"); !errors.Is(err, proxy.ErrNotFound) {
+	if _, err := s.Get(context.Background(), "a"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get(a) = %v; want evicted", err)
 	}
 	mustGet(t, s, "b")
@@ -422,7 +422,7 @@ func TestEncodeTimeSorts(t *testing.T) {
 	}
 }
 
-func benchRecord() *proxy.Record {
+func benchRecord() *store.Record {
 	rec := record(1)
 	rec.Checkpoints[0].Summary = strings.Repeat("a summary line of some length\n", 300) // ~9 KB
 	return rec

@@ -15,7 +15,7 @@ import (
 
 	"github.com/compactkit/compact/internal/testing/clustertest"
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // The tests in this file run the fault list against three
@@ -329,7 +329,7 @@ func waitCount(t *testing.T, n *atomic.Int64, want int64, what string) {
 
 // Interface checks: the store is what the proxy needs of a shared store.
 var (
-	_ proxy.LastStore = (*Store)(nil)
-	_ proxy.Locker    = (*Store)(nil)
-	_ proxy.Pinger    = (*Store)(nil)
+	_ store.LastStore = (*Store)(nil)
+	_ store.Locker    = (*Store)(nil)
+	_ store.Pinger    = (*Store)(nil)
 )

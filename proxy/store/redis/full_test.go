@@ -15,6 +15,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // rawClient is a plain go-redis client on srv, for the tests' own
@@ -58,11 +59,11 @@ func TestFullServerNotReady(t *testing.T) {
 	st := srv.open(t, Options{})
 	ctx := context.Background()
 	fillUp(t, srv)
-	rec := &proxy.Record{Checkpoints: []proxy.Checkpoint{{Covered: 2, Chain: "ab", Summary: "s"}}}
+	rec := &store.Record{Checkpoints: []store.Checkpoint{{Covered: 2, Chain: "ab", Summary: "s"}}}
 	if err := st.Put(ctx, "c:full", rec); err == nil {
 		t.Fatal("Put succeeded on a full Redis")
 	}
-	if _, err := st.Get(ctx, "c:full"); !errors.Is(err, proxy.ErrNotFound) {
+	if _, err := st.Get(ctx, "c:full"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get on a full Redis: %v, want ErrNotFound (reads still work)", err)
 	}
 	err := st.Ping(ctx)

@@ -16,7 +16,7 @@
 // Records live under Options.Prefix + the proxy's key ("compact:c:<hash>"),
 // as the record's JSON without its last call, which lives beside it under
 // Prefix + "last:" + the key: the proxy rewrites the last call after every
-// answer (proxy.LastStore) and the checkpoints only when it compacts, so
+// answer (store.LastStore) and the checkpoints only when it compacts, so
 // the frequent write is one small SET that cannot clobber a checkpoint
 // another replica just wrote. Both carry an expiry of Options.TTL from the
 // last write; Redis's own expiry bounds the data, and a maxmemory policy
@@ -54,7 +54,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/compactkit/compact/internal/redact"
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // Defaults of Options.
@@ -76,7 +76,7 @@ var ErrUnavailable = errors.New("server did not answer recently; not tried")
 // Options tune a Store. The zero value uses the defaults.
 type Options struct {
 	// TTL is how long a record lives after its last write; 0 means
-	// proxy.DefaultStoreTTL. Reads do not extend it: the proxy writes a
+	// store.DefaultTTL. Reads do not extend it: the proxy writes a
 	// conversation's record after every answer, so a conversation in use
 	// never expires.
 	TTL time.Duration
@@ -107,7 +107,7 @@ type Options struct {
 	// Logger receives the store's warnings; nil discards them.
 	Logger *slog.Logger
 	// RecordKey, when set, authenticates every record and last call (see
-	// proxy.SealRecord), each bound to its own Redis key: a value that
+	// store.SealRecord), each bound to its own Redis key: a value that
 	// fails the check reads as absent. nil means values are not
 	// authenticated. Replicas sharing a Redis need the same key.
 	RecordKey []byte
@@ -118,7 +118,7 @@ type Options struct {
 	RootCAs *x509.CertPool
 }
 
-// Store is a proxy.Store, proxy.Locker and proxy.Pinger on Redis. It is safe
+// Store is a store.Store, store.Locker and store.Pinger on Redis. It is safe
 // for concurrent use.
 type Store struct {
 	c    *goredis.Client
@@ -142,7 +142,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("redis %s: %w", where, redactErr(err, rawURL))
 	}
 	if opts.TTL == 0 {
-		opts.TTL = proxy.DefaultStoreTTL
+		opts.TTL = store.DefaultTTL
 	}
 	if opts.MaxValueBytes <= 0 {
 		opts.MaxValueBytes = DefaultMaxValueBytes
@@ -196,9 +196,9 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Get implements proxy.Store: one MGET of the record and its last call.
-func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
-	if err := proxy.CheckKey(key); err != nil {
+// Get implements store.Store: one MGET of the record and its last call.
+func (s *Store) Get(ctx context.Context, key string) (*store.Record, error) {
+	if err := store.CheckKey(key); err != nil {
 		return nil, err
 	}
 	var vals []any
@@ -212,28 +212,28 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 	recJSON, _ := vals[0].(string)
 	lastJSON, _ := vals[1].(string)
 	if vals[0] == nil && vals[1] == nil {
-		return nil, fmt.Errorf("%w", proxy.ErrNotFound)
+		return nil, fmt.Errorf("%w", store.ErrNotFound)
 	}
-	var rec proxy.Record
+	var rec store.Record
 	if vals[0] != nil {
-		b, err := proxy.OpenRecord(s.opts.RecordKey, key, []byte(recJSON))
+		b, err := store.OpenRecord(s.opts.RecordKey, key, []byte(recJSON))
 		if err != nil {
 			return nil, fmt.Errorf("redis: record: %w", err)
 		}
 		if err := json.Unmarshal(b, &rec); err != nil {
 			s.del(ctx, key)
-			return nil, fmt.Errorf("redis: record: %w: %v", proxy.ErrCorrupt, err)
+			return nil, fmt.Errorf("redis: record: %w: %v", store.ErrCorrupt, err)
 		}
 	}
 	if vals[1] != nil {
-		b, err := proxy.OpenRecord(s.opts.RecordKey, "last:"+key, []byte(lastJSON))
+		b, err := store.OpenRecord(s.opts.RecordKey, "last:"+key, []byte(lastJSON))
 		if err != nil {
 			return nil, fmt.Errorf("redis: last call: %w", err)
 		}
-		var last proxy.LastCall
+		var last store.LastCall
 		if err := json.Unmarshal(b, &last); err != nil {
 			s.del(ctx, key)
-			return nil, fmt.Errorf("redis: record: %w: last call: %v", proxy.ErrCorrupt, err)
+			return nil, fmt.Errorf("redis: record: %w: last call: %v", store.ErrCorrupt, err)
 		}
 		rec.Last = &last
 	}
@@ -243,10 +243,10 @@ func (s *Store) Get(ctx context.Context, key string) (*proxy.Record, error) {
 // lastKey is where the last call of key's record lives.
 func (s *Store) lastKey(key string) string { return s.opts.Prefix + "last:" + key }
 
-// Put implements proxy.Store: the record and its last call in one
+// Put implements store.Store: the record and its last call in one
 // MULTI/EXEC with their expiry, atomic on the server.
-func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
-	if err := proxy.CheckKey(key); err != nil {
+func (s *Store) Put(ctx context.Context, key string, rec *store.Record) error {
+	if err := store.CheckKey(key); err != nil {
 		return err
 	}
 	if rec == nil {
@@ -264,9 +264,9 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 			return fmt.Errorf("redis: record: %w", err)
 		}
 	}
-	b = proxy.SealRecord(s.opts.RecordKey, key, b)
+	b = store.SealRecord(s.opts.RecordKey, key, b)
 	if last != nil {
-		last = proxy.SealRecord(s.opts.RecordKey, "last:"+key, last)
+		last = store.SealRecord(s.opts.RecordKey, "last:"+key, last)
 	}
 	if len(b)+len(last) > s.opts.MaxValueBytes {
 		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b)+len(last), s.opts.MaxValueBytes)
@@ -286,11 +286,11 @@ func (s *Store) Put(ctx context.Context, key string, rec *proxy.Record) error {
 	})
 }
 
-// PutLast implements proxy.LastStore: one SET of the last call, with the
+// PutLast implements store.LastStore: one SET of the last call, with the
 // record's expiry renewed in the same MULTI/EXEC (a conversation in use
 // keeps its checkpoints).
-func (s *Store) PutLast(ctx context.Context, key string, last *proxy.LastCall) error {
-	if err := proxy.CheckKey(key); err != nil {
+func (s *Store) PutLast(ctx context.Context, key string, last *store.LastCall) error {
+	if err := store.CheckKey(key); err != nil {
 		return err
 	}
 	if last == nil {
@@ -300,7 +300,7 @@ func (s *Store) PutLast(ctx context.Context, key string, last *proxy.LastCall) e
 	if err != nil {
 		return fmt.Errorf("redis: last call: %w", err)
 	}
-	b = proxy.SealRecord(s.opts.RecordKey, "last:"+key, b)
+	b = store.SealRecord(s.opts.RecordKey, "last:"+key, b)
 	ttl := s.ttl()
 	return s.do(ctx, "set", false, func(ctx context.Context) error {
 		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
@@ -322,10 +322,10 @@ func (s *Store) ttl() time.Duration {
 	return s.opts.TTL
 }
 
-// Close implements proxy.Store.
+// Close implements store.Store.
 func (s *Store) Close() error { return s.c.Close() }
 
-// Ping implements proxy.Pinger. It writes a small key (Prefix + "ready",
+// Ping implements store.Pinger. It writes a small key (Prefix + "ready",
 // expiring after a minute) rather than sending PING: a Redis at its
 // maxmemory with the noeviction policy (Redis's default) still answers
 // PING and reads but refuses every write, and a proxy that cannot store
@@ -387,9 +387,9 @@ func (s *Store) del(ctx context.Context, key string) {
 	})
 }
 
-// TryLock implements proxy.Locker with SET NX PX and a random token.
-func (s *Store) TryLock(ctx context.Context, key string, ttl time.Duration) (proxy.Lock, error) {
-	if err := proxy.CheckKey(key); err != nil {
+// TryLock implements store.Locker with SET NX PX and a random token.
+func (s *Store) TryLock(ctx context.Context, key string, ttl time.Duration) (store.Lock, error) {
+	if err := store.CheckKey(key); err != nil {
 		return nil, err
 	}
 	var b [16]byte
@@ -418,7 +418,7 @@ type lock struct {
 	token string
 }
 
-// Extend implements proxy.Lock.
+// Extend implements store.Lock.
 func (l *lock) Extend(ctx context.Context, ttl time.Duration) error {
 	// Extending and releasing try the server even during a backoff: a
 	// held lock matters more than one call's wait.
@@ -431,12 +431,12 @@ func (l *lock) Extend(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("redis: %w", proxy.ErrLockLost)
+		return fmt.Errorf("redis: %w", store.ErrLockLost)
 	}
 	return nil
 }
 
-// Release implements proxy.Lock.
+// Release implements store.Lock.
 func (l *lock) Release(ctx context.Context) error {
 	return l.s.do(ctx, "release lock", true, func(ctx context.Context) error {
 		return l.s.unlock.Run(ctx, l.s.c, []string{l.key}, l.token).Err()

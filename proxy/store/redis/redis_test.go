@@ -12,7 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/proxy/store/storetest"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestConformance(t *testing.T) {
 	srv := startServer(t)
 	n := 0
-	storetest.RunBasic(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+	storetest.RunBasic(t, func(t *testing.T, cfg storetest.Config) store.Store {
 		n++
 		st, err := Open(context.Background(), srv.url(), Options{Prefix: fmt.Sprintf("t%d:", n)})
 		if err != nil {
@@ -39,14 +39,14 @@ func TestAuth(t *testing.T) {
 	srv := startServer(t)
 	c := rawClient(t, srv)
 	n := 0
-	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+	storetest.RunAuth(t, func(t *testing.T, cfg storetest.Config) store.Store {
 		n++
 		st, err := Open(context.Background(), srv.url(), Options{Prefix: fmt.Sprintf("a%d:", n), RecordKey: cfg.RecordKey})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st
-	}, func(t *testing.T, st proxy.Store) storetest.Raw {
+	}, func(t *testing.T, st store.Store) storetest.Raw {
 		prefix := st.(*Store).opts.Prefix
 		ctx := context.Background()
 		return storetest.Raw{
@@ -70,7 +70,7 @@ func TestRecordsExpire(t *testing.T) {
 	srv := startServer(t)
 	st := srv.open(t, Options{TTL: time.Hour})
 	ctx := context.Background()
-	if err := st.Put(ctx, "c:abc", &proxy.Record{Checkpoints: []proxy.Checkpoint{{Covered: 3, Chain: "x"}}}); err != nil {
+	if err := st.Put(ctx, "c:abc", &store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x"}}}); err != nil {
 		t.Fatal(err)
 	}
 	ttl, err := st.c.PTTL(ctx, DefaultPrefix+"c:abc").Result()
@@ -84,12 +84,12 @@ func TestRecordsExpire(t *testing.T) {
 	if err != nil || len(rec.Checkpoints) != 1 || rec.Checkpoints[0].Covered != 3 {
 		t.Fatalf("round trip: %+v %v", rec, err)
 	}
-	if _, err := st.Get(ctx, "c:none"); !errors.Is(err, proxy.ErrNotFound) {
+	if _, err := st.Get(ctx, "c:none"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing key: %v, want ErrNotFound", err)
 	}
 	// Writing the last call alone renews the record's expiry too.
 	st.c.PExpire(ctx, DefaultPrefix+"c:abc", time.Minute)
-	if err := st.PutLast(ctx, "c:abc", &proxy.LastCall{Bytes: 10}); err != nil {
+	if err := st.PutLast(ctx, "c:abc", &store.LastCall{Bytes: 10}); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []string{DefaultPrefix + "c:abc", DefaultPrefix + "last:c:abc"} {
@@ -102,7 +102,7 @@ func TestRecordsExpire(t *testing.T) {
 func TestValuesBounded(t *testing.T) {
 	srv := startServer(t)
 	st := srv.open(t, Options{MaxValueBytes: 1000})
-	big := &proxy.Record{Checkpoints: []proxy.Checkpoint{{Summary: strings.Repeat("x", 2000)}}}
+	big := &store.Record{Checkpoints: []store.Checkpoint{{Summary: strings.Repeat("x", 2000)}}}
 	if err := st.Put(context.Background(), "c:big", big); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("Put of a record over the limit: %v", err)
 	}
@@ -113,10 +113,10 @@ func TestCorruptRecordDeleted(t *testing.T) {
 	st := srv.open(t, Options{})
 	ctx := context.Background()
 	st.c.Set(ctx, DefaultPrefix+"c:bad", "{not json", 0)
-	if _, err := st.Get(ctx, "c:bad"); !errors.Is(err, proxy.ErrCorrupt) {
+	if _, err := st.Get(ctx, "c:bad"); !errors.Is(err, store.ErrCorrupt) {
 		t.Fatalf("corrupt value: %v, want ErrCorrupt", err)
 	}
-	if _, err := st.Get(ctx, "c:bad"); !errors.Is(err, proxy.ErrNotFound) {
+	if _, err := st.Get(ctx, "c:bad"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("corrupt record not deleted: %v", err)
 	}
 }
@@ -130,7 +130,7 @@ func TestLock(t *testing.T) {
 	// Of many concurrent takers, one wins.
 	var wins atomic.Int32
 	var wg sync.WaitGroup
-	var held proxy.Lock
+	var held store.Lock
 	var mu sync.Mutex
 	for i := 0; i < 20; i++ {
 		wg.Add(1)
@@ -174,7 +174,7 @@ func TestLock(t *testing.T) {
 	if err != nil || next == nil {
 		t.Fatalf("lock not freed by its expiry: %v %v", next, err)
 	}
-	if err := old.Extend(ctx, time.Minute); !errors.Is(err, proxy.ErrLockLost) {
+	if err := old.Extend(ctx, time.Minute); !errors.Is(err, store.ErrLockLost) {
 		t.Errorf("expired owner's Extend: %v, want ErrLockLost", err)
 	}
 	old.Release(ctx)
@@ -189,19 +189,19 @@ func TestServerDownAndBack(t *testing.T) {
 	srv := startServer(t)
 	st := srv.open(t, Options{})
 	ctx := context.Background()
-	if err := st.Put(ctx, "c:x", &proxy.Record{}); err != nil {
+	if err := st.Put(ctx, "c:x", &store.Record{}); err != nil {
 		t.Fatal(err)
 	}
 	srv.stop()
 	start := time.Now()
 	_, gerr := st.Get(ctx, "c:x")
-	perr := st.Put(ctx, "c:x", &proxy.Record{})
+	perr := st.Put(ctx, "c:x", &store.Record{})
 	_, lerr := st.TryLock(ctx, "l:x", time.Second)
 	pingErr := st.Ping(ctx)
 	if gerr == nil || perr == nil || lerr == nil || pingErr == nil {
 		t.Fatalf("calls succeeded with the server down: %v %v %v %v", gerr, perr, lerr, pingErr)
 	}
-	if errors.Is(gerr, proxy.ErrNotFound) {
+	if errors.Is(gerr, store.ErrNotFound) {
 		t.Error("a server down reads as a missing record")
 	}
 	if d := time.Since(start); d > 10*time.Second {
@@ -213,7 +213,7 @@ func TestServerDownAndBack(t *testing.T) {
 	if err := st.Ping(ctx); err != nil {
 		t.Errorf("ping after the restart: %v", err)
 	}
-	if err := st.Put(ctx, "c:x", &proxy.Record{}); err != nil {
+	if err := st.Put(ctx, "c:x", &store.Record{}); err != nil {
 		t.Errorf("after the restart: %v", err)
 	}
 }
@@ -252,7 +252,7 @@ func TestRefusedConnectionStartsNoBackoff(t *testing.T) {
 		t.Fatalf("second Get with the server refusing connections: %v; a refused connection must start no backoff", err)
 	}
 	srv.start()
-	if err := st.Put(ctx, "c:x", &proxy.Record{}); err != nil {
+	if err := st.Put(ctx, "c:x", &store.Record{}); err != nil {
 		t.Errorf("first call after the restart: %v", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // server is a redis-server started by a test on a free loopback port,
@@ -90,7 +90,7 @@ func (s *server) stop() {
 
 // store opens a Store on the server for a replica (clustertest.Run's
 // newStore); the replica closes it.
-func (s *server) store(t *testing.T) proxy.Store {
+func (s *server) store(t *testing.T) store.Store {
 	t.Helper()
 	st, err := Open(context.Background(), s.url(), Options{})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestTLS runs redis-server with TLS only, its certificate signed by a CA
@@ -87,7 +87,7 @@ func TestTLS(t *testing.T) {
 	if err := st.Ping(ctx); err != nil {
 		t.Fatalf("ping over TLS with the CA: %v", err)
 	}
-	want := &proxy.Record{Checkpoints: []proxy.Checkpoint{{Covered: 4, Chain: "ab", Summary: "over TLS"}}}
+	want := &store.Record{Checkpoints: []store.Checkpoint{{Covered: 4, Chain: "ab", Summary: "over TLS"}}}
 	if err := st.Put(ctx, "c:tls", want); err != nil {
 		t.Fatal(err)
 	}

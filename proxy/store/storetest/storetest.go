@@ -1,9 +1,9 @@
-// Package storetest checks that an implementation of proxy.Store behaves
+// Package storetest checks that an implementation of store.Store behaves
 // as the proxy expects. Every store runs the same tests from its own test
 // file:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T, cfg storetest.Config) proxy.Store {
+//		storetest.Run(t, func(t *testing.T, cfg storetest.Config) store.Store {
 //			return mystore.New(cfg.MaxBytes, cfg.TTL, cfg.Clock.Now)
 //		})
 //	}
@@ -33,12 +33,12 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/proxy"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // Config is what a subtest asks of the store it opens.
 type Config struct {
-	// MaxBytes is the byte budget (see proxy.MemStoreOptions.MaxBytes);
+	// MaxBytes is the byte budget (see store.MemoryOptions.MaxBytes);
 	// negative means none. RunBasic and RunTTL pass -1.
 	MaxBytes int64
 	// TTL is the life of a record after its last use; negative means
@@ -48,14 +48,14 @@ type Config struct {
 	// advances it.
 	Clock *Clock
 	// RecordKey is the key that authenticates the records (see
-	// proxy.SealRecord); nil means none. Only RunAuth sets it.
+	// store.SealRecord); nil means none. Only RunAuth sets it.
 	RecordKey []byte
 }
 
 // Opener opens a new, empty store configured by cfg. Run closes it at the
 // end of the subtest (unless the subtest closed it itself); the Opener
 // fails t when it cannot open one.
-type Opener func(t *testing.T, cfg Config) proxy.Store
+type Opener func(t *testing.T, cfg Config) store.Store
 
 // Clock is a manual clock for stores under test.
 type Clock struct {
@@ -108,7 +108,7 @@ type Raw struct {
 }
 
 // RawOpener gives RunAuth raw access to a store it opened.
-type RawOpener func(t *testing.T, s proxy.Store) Raw
+type RawOpener func(t *testing.T, s store.Store) Raw
 
 // Run runs RunBasic, RunTTL and RunLRU.
 func Run(t *testing.T, open Opener) {
@@ -121,7 +121,7 @@ func Run(t *testing.T, open Opener) {
 type harness struct {
 	t      *testing.T
 	clock  *Clock
-	store  proxy.Store
+	store  store.Store
 	closed bool
 }
 
@@ -144,7 +144,7 @@ func (h *harness) close() error {
 	return h.store.Close()
 }
 
-func (h *harness) put(key string, rec *proxy.Record) {
+func (h *harness) put(key string, rec *store.Record) {
 	h.t.Helper()
 	if err := h.store.Put(context.Background(), key, rec); err != nil {
 		h.t.Fatalf("Put(%q): %v", key, err)
@@ -153,10 +153,10 @@ func (h *harness) put(key string, rec *proxy.Record) {
 
 // get returns the record under key, nil when the store reports
 // ErrNotFound; any other error fails the test.
-func (h *harness) get(key string) *proxy.Record {
+func (h *harness) get(key string) *store.Record {
 	h.t.Helper()
 	rec, err := h.store.Get(context.Background(), key)
-	if errors.Is(err, proxy.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		if rec != nil {
 			h.t.Fatalf("Get(%q) returned a record with ErrNotFound", key)
 		}
@@ -199,10 +199,10 @@ func (h *harness) use(keys ...string) string {
 
 // fullRecord is a record with every field set, non-ASCII text and a raw
 // JSON item included.
-func fullRecord() *proxy.Record {
+func fullRecord() *store.Record {
 	at := time.Date(2026, 11, 2, 3, 4, 5, 600, time.UTC)
-	return &proxy.Record{
-		Checkpoints: []proxy.Checkpoint{
+	return &store.Record{
+		Checkpoints: []store.Checkpoint{
 			{
 				Covered:       12,
 				Chain:         strings.Repeat("ab", 32),
@@ -218,7 +218,7 @@ func fullRecord() *proxy.Record {
 			},
 			{Covered: 3, Chain: "00", Item: []byte(`{}`), Summary: "older", Reason: compact.ReasonOverflow, Created: at.Add(-time.Hour)},
 		},
-		Last: &proxy.LastCall{
+		Last: &store.LastCall{
 			Units:    40,
 			Chain:    strings.Repeat("cd", 32),
 			Usage:    compact.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, Total: 100},
@@ -230,7 +230,7 @@ func fullRecord() *proxy.Record {
 
 // sameRecord compares two records by their JSON encodings, which is what
 // stores keep.
-func sameRecord(t *testing.T, got, want *proxy.Record) {
+func sameRecord(t *testing.T, got, want *store.Record) {
 	t.Helper()
 	g, err := json.Marshal(got)
 	if err != nil {
@@ -254,7 +254,7 @@ func RunBasic(t *testing.T, open Opener) {
 	t.Run("NotFound", func(t *testing.T) {
 		h := basic(t)
 		rec, err := h.store.Get(ctx, "k:missing")
-		if !errors.Is(err, proxy.ErrNotFound) || rec != nil {
+		if !errors.Is(err, store.ErrNotFound) || rec != nil {
 			t.Fatalf("Get of a missing key = %v, %v; want nil and ErrNotFound", rec, err)
 		}
 	})
@@ -265,28 +265,28 @@ func RunBasic(t *testing.T, open Opener) {
 		h.put("k:1", want)
 		sameRecord(t, h.get("k:1"), want)
 		// An empty record round-trips too.
-		h.put("k:2", &proxy.Record{})
-		sameRecord(t, h.get("k:2"), &proxy.Record{})
+		h.put("k:2", &store.Record{})
+		sameRecord(t, h.get("k:2"), &store.Record{})
 	})
 
 	t.Run("Replace", func(t *testing.T) {
 		h := basic(t)
 		h.put("k", fullRecord())
-		second := &proxy.Record{Last: &proxy.LastCall{Units: 2}}
+		second := &store.Record{Last: &store.LastCall{Units: 2}}
 		h.put("k", second)
 		sameRecord(t, h.get("k"), second)
 	})
 
 	t.Run("PutLast", func(t *testing.T) {
 		h := basic(t)
-		ls, ok := h.store.(proxy.LastStore)
+		ls, ok := h.store.(store.LastStore)
 		if !ok {
-			t.Skip("the store does not implement proxy.LastStore")
+			t.Skip("the store does not implement store.LastStore")
 		}
 		// The last call is replaced, the checkpoints kept.
 		full := fullRecord()
 		h.put("k", full)
-		last := &proxy.LastCall{Bytes: 4321, Threshold: 9000, Usage: compact.Usage{Input: 77, Output: 5}}
+		last := &store.LastCall{Bytes: 4321, Threshold: 9000, Usage: compact.Usage{Input: 77, Output: 5}}
 		if err := ls.PutLast(ctx, "k", last); err != nil {
 			t.Fatalf("PutLast: %v", err)
 		}
@@ -296,7 +296,7 @@ func RunBasic(t *testing.T, open Opener) {
 		got.Updated = want.Updated
 		sameRecord(t, got, &want)
 		// A Put after it replaces both; one without a last call drops it.
-		h.put("k", &proxy.Record{Checkpoints: full.Checkpoints[1:]})
+		h.put("k", &store.Record{Checkpoints: full.Checkpoints[1:]})
 		if got := h.get("k"); got.Last != nil || len(got.Checkpoints) != 1 {
 			t.Errorf("after a Put without a last call: %+v", got)
 		}
@@ -311,7 +311,7 @@ func RunBasic(t *testing.T, open Opener) {
 
 	t.Run("KeysAreIndependent", func(t *testing.T) {
 		h := basic(t)
-		a, b := fullRecord(), &proxy.Record{Last: &proxy.LastCall{Units: 7}}
+		a, b := fullRecord(), &store.Record{Last: &store.LastCall{Units: 7}}
 		h.put("a", a)
 		h.put("b", b)
 		sameRecord(t, h.get("a"), a)
@@ -333,18 +333,18 @@ func RunBasic(t *testing.T, open Opener) {
 
 	t.Run("BadKeys", func(t *testing.T) {
 		h := basic(t)
-		for _, key := range []string{"", "UPPER", "sk-ant-api03 secret", "a/b", strings.Repeat("a", proxy.MaxKeyLen+1)} {
-			if err := h.store.Put(ctx, key, &proxy.Record{}); err == nil {
+		for _, key := range []string{"", "UPPER", "sk-ant-api03 secret", "a/b", strings.Repeat("a", store.MaxKeyLen+1)} {
+			if err := h.store.Put(ctx, key, &store.Record{}); err == nil {
 				t.Errorf("Put(%q) accepted the key", key)
 			}
-			if _, err := h.store.Get(ctx, key); err == nil || errors.Is(err, proxy.ErrNotFound) {
+			if _, err := h.store.Get(ctx, key); err == nil || errors.Is(err, store.ErrNotFound) {
 				t.Errorf("Get(%q) = %v; want a key error", key, err)
 			} else if key != "" && strings.Contains(err.Error(), key) {
 				t.Errorf("Get(%q) error quotes the key: %v", key, err)
 			}
 		}
-		long := strings.Repeat("0123456789abcdef", proxy.MaxKeyLen/16)
-		h.put(long, &proxy.Record{})
+		long := strings.Repeat("0123456789abcdef", store.MaxKeyLen/16)
+		h.put(long, &store.Record{})
 		h.get(long)
 	})
 
@@ -363,7 +363,7 @@ func RunBasic(t *testing.T, open Opener) {
 		if _, err := h.store.Get(cctx, "k"); !errors.Is(err, context.Canceled) {
 			t.Errorf("Get with a canceled context = %v; want context.Canceled", err)
 		}
-		if err := h.store.Put(cctx, "k", &proxy.Record{}); !errors.Is(err, context.Canceled) {
+		if err := h.store.Put(cctx, "k", &store.Record{}); !errors.Is(err, context.Canceled) {
 			t.Errorf("Put with a canceled context = %v; want context.Canceled", err)
 		}
 		sameRecord(t, h.get("k"), fullRecord())
@@ -381,16 +381,16 @@ func RunBasic(t *testing.T, open Opener) {
 				for i := range rounds {
 					key := fmt.Sprintf("k:%d", (w+i)%3)
 					n := w*1000 + i
-					rec := &proxy.Record{
-						Checkpoints: []proxy.Checkpoint{{Covered: n, Summary: strings.Repeat(fmt.Sprint(n%10), n%50+1)}},
-						Last:        &proxy.LastCall{Units: n},
+					rec := &store.Record{
+						Checkpoints: []store.Checkpoint{{Covered: n, Summary: strings.Repeat(fmt.Sprint(n%10), n%50+1)}},
+						Last:        &store.LastCall{Units: n},
 					}
 					if err := h.store.Put(ctx, key, rec); err != nil {
 						errs <- fmt.Errorf("Put: %w", err)
 						return
 					}
 					got, err := h.store.Get(ctx, fmt.Sprintf("k:%d", (w+i+1)%3))
-					if errors.Is(err, proxy.ErrNotFound) {
+					if errors.Is(err, store.ErrNotFound) {
 						continue
 					}
 					if err != nil {
@@ -418,7 +418,7 @@ func RunBasic(t *testing.T, open Opener) {
 		if err := h.close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		if err := h.store.Put(ctx, "k", &proxy.Record{}); err == nil {
+		if err := h.store.Put(ctx, "k", &store.Record{}); err == nil {
 			t.Error("Put after Close succeeded")
 		}
 		if _, err := h.store.Get(ctx, "k"); err == nil {
@@ -452,7 +452,7 @@ func RunTTL(t *testing.T, open Opener) {
 		h := newHarness(t, open, -1, ttl)
 		h.put("a", fullRecord())
 		h.clock.Advance(ttl - time.Minute)
-		h.put("a", &proxy.Record{})
+		h.put("a", &store.Record{})
 		h.clock.Advance(ttl - time.Minute)
 		if h.get("a") == nil {
 			t.Fatal("a record rewritten within its TTL expired")
@@ -463,9 +463,9 @@ func RunTTL(t *testing.T, open Opener) {
 		h := newHarness(t, open, -1, ttl)
 		h.put("a", fullRecord())
 		h.clock.Advance(2 * ttl)
-		h.put("b", &proxy.Record{}) // may purge a
-		h.put("a", &proxy.Record{Last: &proxy.LastCall{Units: 3}})
-		sameRecord(t, h.get("a"), &proxy.Record{Last: &proxy.LastCall{Units: 3}})
+		h.put("b", &store.Record{}) // may purge a
+		h.put("a", &store.Record{Last: &store.LastCall{Units: 3}})
+		sameRecord(t, h.get("a"), &store.Record{Last: &store.LastCall{Units: 3}})
 	})
 }
 
@@ -474,8 +474,8 @@ func RunTTL(t *testing.T, open Opener) {
 // the budget counts each record once however often it is rewritten.
 func RunLRU(t *testing.T, open Opener) {
 	// Records of equal size; the budget holds three and a half of them.
-	rec := func(key string) *proxy.Record {
-		return &proxy.Record{Checkpoints: []proxy.Checkpoint{{Summary: "summary of " + key + strings.Repeat(".", 200)}}}
+	rec := func(key string) *store.Record {
+		return &store.Record{Checkpoints: []store.Checkpoint{{Summary: "summary of " + key + strings.Repeat(".", 200)}}}
 	}
 	enc, err := json.Marshal(rec("a"))
 	if err != nil {
@@ -497,7 +497,7 @@ func RunLRU(t *testing.T, open Opener) {
 		if got := h.use("b", "a", "c", "d"); got != "a,c,d" {
 			t.Fatalf("present = %q; want a,c,d (b, the least recently used, evicted)", got)
 		}
-		if e, ok := h.store.(proxy.Evicter); ok {
+		if e, ok := h.store.(store.Evicter); ok {
 			if n := e.Evictions(); n != 1 {
 				t.Fatalf("Evictions() = %d after one record was evicted", n)
 			}
@@ -509,7 +509,7 @@ func RunLRU(t *testing.T, open Opener) {
 		if got := h.use("a", "c", "d", "e"); got != "c,d,e" {
 			t.Fatalf("present = %q; want c,d,e", got)
 		}
-		if e, ok := h.store.(proxy.Evicter); ok {
+		if e, ok := h.store.(store.Evicter); ok {
 			if n := e.Evictions(); n != 2 {
 				t.Fatalf("Evictions() = %d after two records were evicted", n)
 			}
@@ -535,7 +535,7 @@ func RunLRU(t *testing.T, open Opener) {
 		h := newHarness(t, open, budget, -1)
 		h.put("a", rec("a"))
 		h.clock.Advance(time.Minute)
-		big := &proxy.Record{Checkpoints: []proxy.Checkpoint{{Summary: strings.Repeat("x", int(budget))}}}
+		big := &store.Record{Checkpoints: []store.Checkpoint{{Summary: strings.Repeat("x", int(budget))}}}
 		h.put("big", big)
 		if got := h.use("a", "big"); got != "big" {
 			t.Fatalf("present = %q; want big", got)
@@ -549,10 +549,10 @@ func RunLRU(t *testing.T, open Opener) {
 	})
 }
 
-// RunAuth checks the authentication of records (proxy.SealRecord): with a
+// RunAuth checks the authentication of records (store.SealRecord): with a
 // record key, a record altered, moved to another key, written with another
 // key or with none reads as absent (ErrNotFound and
-// proxy.ErrUnauthenticated), and a Put overwrites it; without a key,
+// store.ErrUnauthenticated), and a Put overwrites it; without a key,
 // records are kept as they are and sealed ones still read.
 func RunAuth(t *testing.T, open Opener, raw RawOpener) {
 	ctx := context.Background()
@@ -566,7 +566,7 @@ func RunAuth(t *testing.T, open Opener, raw RawOpener) {
 	refused := func(t *testing.T, h *harness, k string) {
 		t.Helper()
 		rec, err := h.store.Get(ctx, k)
-		if !errors.Is(err, proxy.ErrNotFound) || !errors.Is(err, proxy.ErrUnauthenticated) || rec != nil {
+		if !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrUnauthenticated) || rec != nil {
 			t.Fatalf("Get(%q) = %v, %v; want nil and an error wrapping ErrNotFound and ErrUnauthenticated", k, rec, err)
 		}
 		if strings.Contains(err.Error(), "work so far") {
@@ -621,7 +621,7 @@ func RunAuth(t *testing.T, open Opener, raw RawOpener) {
 	})
 	t.Run("OtherKey", func(t *testing.T) {
 		h, r := sealed(t)
-		r.Put("k:d", proxy.SealRecord([]byte("another-key-of-the-right-size!!"), "k:d", plain()))
+		r.Put("k:d", store.SealRecord([]byte("another-key-of-the-right-size!!"), "k:d", plain()))
 		refused(t, h, "k:d")
 	})
 	t.Run("Malformed", func(t *testing.T) {
@@ -633,12 +633,12 @@ func RunAuth(t *testing.T, open Opener, raw RawOpener) {
 	})
 	t.Run("PutLastOverForged", func(t *testing.T) {
 		h, r := sealed(t)
-		ls, ok := h.store.(proxy.LastStore)
+		ls, ok := h.store.(store.LastStore)
 		if !ok {
 			t.Skip("not a LastStore")
 		}
-		r.Put("k:e", proxy.SealRecord([]byte("another-key-of-the-right-size!!"), "k:e", plain()))
-		if err := ls.PutLast(ctx, "k:e", &proxy.LastCall{Units: 3}); err != nil {
+		r.Put("k:e", store.SealRecord([]byte("another-key-of-the-right-size!!"), "k:e", plain()))
+		if err := ls.PutLast(ctx, "k:e", &store.LastCall{Units: 3}); err != nil {
 			t.Fatal(err)
 		}
 		// The forged checkpoints are never served, whatever the store
@@ -647,7 +647,7 @@ func RunAuth(t *testing.T, open Opener, raw RawOpener) {
 		if err == nil && len(rec.Checkpoints) > 0 {
 			t.Fatalf("a forged record's checkpoints were served after PutLast: %+v", rec.Checkpoints)
 		}
-		if err != nil && !errors.Is(err, proxy.ErrNotFound) {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			t.Fatal(err)
 		}
 	})
@@ -661,7 +661,7 @@ func RunAuth(t *testing.T, open Opener, raw RawOpener) {
 			t.Fatalf("a store without a key does not keep plain JSON: %.80s", b)
 		}
 		// Nothing can be checked without the key: a sealed record reads.
-		r.Put("k:s", proxy.SealRecord(key, "k:s", plain()))
+		r.Put("k:s", store.SealRecord(key, "k:s", plain()))
 		want := fullRecord()
 		want.Last = nil
 		sameRecord(t, h.get("k:s"), want)

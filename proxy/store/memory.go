@@ -1,4 +1,4 @@
-package proxy
+package store
 
 import (
 	"bytes"
@@ -10,18 +10,18 @@ import (
 	"time"
 )
 
-// MemStoreOptions configures a MemStore. The zero value is ready to use.
-type MemStoreOptions struct {
+// MemoryOptions configures a Memory. The zero value is ready to use.
+type MemoryOptions struct {
 	// MaxBytes bounds the total size of the stored records, counted as
 	// the length of their JSON encodings. A Put that goes beyond it evicts
 	// the least recently used records (used: found by Get, or written by
 	// Put) until the total fits again; the record just written is never
 	// evicted, so one record larger than MaxBytes is kept alone. 0 means
-	// DefaultStoreMaxBytes; a negative value means no limit.
+	// DefaultMaxBytes; a negative value means no limit.
 	MaxBytes int64
 	// TTL is how long a record lives after its last use; an expired
 	// record is never returned and is dropped on the next Get or Put. 0
-	// means DefaultStoreTTL; a negative value means records never expire.
+	// means DefaultTTL; a negative value means records never expire.
 	TTL time.Duration
 	// Now is the clock; nil means time.Now. Tests pass a fake one.
 	Now func() time.Time
@@ -30,13 +30,13 @@ type MemStoreOptions struct {
 	RecordKey []byte
 }
 
-// MemStore is a Store that lives in the process's memory and is lost when
+// Memory is a Store that lives in the process's memory and is lost when
 // it exits: for tests and for running the proxy without a state file
 // (compact proxy --store memory). It applies the same size limit and
 // expiry as the file store. Records are kept JSON-encoded, like the other
 // stores do, so a caller never shares memory with a stored record and the
 // size limit means the same thing everywhere.
-type MemStore struct {
+type Memory struct {
 	maxBytes int64
 	ttl      time.Duration
 	now      func() time.Time
@@ -56,16 +56,16 @@ type MemStore struct {
 	locks map[string]memLockState
 }
 
-// memEntry is one record of a MemStore.
+// memEntry is one record of a Memory.
 type memEntry struct {
 	key  string
 	val  []byte
 	used time.Time
 }
 
-// NewMemStore returns an empty MemStore.
-func NewMemStore(opts MemStoreOptions) *MemStore {
-	s := &MemStore{
+// NewMemory returns an empty Memory.
+func NewMemory(opts MemoryOptions) *Memory {
+	s := &Memory{
 		maxBytes: opts.MaxBytes,
 		ttl:      opts.TTL,
 		now:      opts.Now,
@@ -74,10 +74,10 @@ func NewMemStore(opts MemStoreOptions) *MemStore {
 		order:    list.New(),
 	}
 	if s.maxBytes == 0 {
-		s.maxBytes = DefaultStoreMaxBytes
+		s.maxBytes = DefaultMaxBytes
 	}
 	if s.ttl == 0 {
-		s.ttl = DefaultStoreTTL
+		s.ttl = DefaultTTL
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -87,7 +87,7 @@ func NewMemStore(opts MemStoreOptions) *MemStore {
 
 // Get returns the record stored under key and marks it used, or an error
 // wrapping ErrNotFound when there is none or it expired.
-func (s *MemStore) Get(ctx context.Context, key string) (*Record, error) {
+func (s *Memory) Get(ctx context.Context, key string) (*Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *MemStore) Get(ctx context.Context, key string) (*Record, error) {
 // Put stores rec under key, replacing any record there, and marks it
 // used. It drops expired records and, beyond MaxBytes, the least recently
 // used ones.
-func (s *MemStore) Put(ctx context.Context, key string, rec *Record) error {
+func (s *Memory) Put(ctx context.Context, key string, rec *Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *MemStore) Put(ctx context.Context, key string, rec *Record) error {
 // store's lock, so a checkpoint another server sharing the store writes
 // meanwhile is kept. A key without a (live, readable) record gets a record
 // holding last alone.
-func (s *MemStore) PutLast(ctx context.Context, key string, last *LastCall) error {
+func (s *Memory) PutLast(ctx context.Context, key string, last *LastCall) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (s *MemStore) PutLast(ctx context.Context, key string, last *LastCall) erro
 }
 
 // putLocked stores val under key; s.mu is held.
-func (s *MemStore) putLocked(key string, val []byte, now time.Time) {
+func (s *Memory) putLocked(key string, val []byte, now time.Time) {
 	if el, ok := s.byKey[key]; ok {
 		s.remove(el)
 	}
@@ -213,7 +213,7 @@ func (s *MemStore) putLocked(key string, val []byte, now time.Time) {
 
 // Close empties the store; later calls return ErrClosed. Closing twice is
 // harmless.
-func (s *MemStore) Close() error {
+func (s *Memory) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -225,21 +225,58 @@ func (s *MemStore) Close() error {
 
 // Len returns the number of records held (expired ones not yet dropped
 // included) and the total size of their encodings.
-func (s *MemStore) Len() (records int, bytes int64) {
+func (s *Memory) Len() (records int, bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.order.Len(), s.bytes
 }
 
+// Keys returns the keys of the records held (expired ones not yet dropped
+// included), from the least recently used to the most recently used.
+func (s *Memory) Keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, s.order.Len())
+	for el := s.order.Front(); el != nil; el = el.Next() {
+		keys = append(keys, el.Value.(*memEntry).key)
+	}
+	return keys
+}
+
+// Raw returns a copy of the bytes the store keeps for key (the record's
+// JSON encoding, sealed when MemoryOptions.RecordKey is set), nil when it
+// holds none. With SetRaw it lets a test play someone with write access
+// to the storage, as the storetest suite does with every store; the proxy
+// never calls them.
+func (s *Memory) Raw(key string) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if el, ok := s.byKey[key]; ok {
+		return bytes.Clone(el.Value.(*memEntry).val)
+	}
+	return nil
+}
+
+// SetRaw replaces the bytes the store keeps for key with val, as they
+// are: no encoding, no seal, no key check (see Raw).
+func (s *Memory) SetRaw(key string, val []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.putLocked(key, bytes.Clone(val), s.now())
+}
+
 // expired reports whether e's last use is a TTL or more before now.
-func (s *MemStore) expired(e *memEntry, now time.Time) bool {
+func (s *Memory) expired(e *memEntry, now time.Time) bool {
 	return s.ttl > 0 && now.Sub(e.used) >= s.ttl
 }
 
 // purge drops expired records from the least recently used end, then
 // evicts from that end while the total is over the limit, stopping at
 // keep. The caller holds s.mu.
-func (s *MemStore) purge(now time.Time, keep *list.Element) {
+func (s *Memory) purge(now time.Time, keep *list.Element) {
 	for el := s.order.Front(); el != nil && el != keep && s.expired(el.Value.(*memEntry), now); el = s.order.Front() {
 		s.remove(el)
 	}
@@ -251,14 +288,14 @@ func (s *MemStore) purge(now time.Time, keep *list.Element) {
 
 // Evictions reports how many records were dropped to stay under
 // MaxBytes (expired ones are not counted); see Evicter.
-func (s *MemStore) Evictions() uint64 {
+func (s *Memory) Evictions() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.evicted
 }
 
 // remove deletes el's record. The caller holds s.mu.
-func (s *MemStore) remove(el *list.Element) {
+func (s *Memory) remove(el *list.Element) {
 	e := el.Value.(*memEntry)
 	s.order.Remove(el)
 	delete(s.byKey, e.key)

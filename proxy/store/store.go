@@ -1,4 +1,4 @@
-package proxy
+package store
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 )
 
 // ErrNotFound is returned by Store.Get for a key that has no record.
-var ErrNotFound = errors.New("proxy: no record")
+var ErrNotFound = errors.New("store: no record")
 
 // Store keeps the proxy's per-conversation state between requests: the
 // compactions applied so far and the last reported usage. Implementations
@@ -113,7 +113,7 @@ type LastStore interface {
 }
 
 // Evicter is implemented by stores that drop the least recently used
-// records to stay under their size bound (MemStore, the bbolt store).
+// records to stay under their size bound (Memory, the bbolt store).
 // Evictions is how many records were dropped so since the store was
 // opened. The proxy exports it as compact_proxy_store_evictions_total and
 // logs when it grows: an evicted conversation is summarized again on its

@@ -1,4 +1,4 @@
-package proxy
+package store
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 // ErrLockLost is returned by Lock.Extend when the lock expired and another
 // owner may hold it now.
-var ErrLockLost = errors.New("proxy: lock lost")
+var ErrLockLost = errors.New("store: lock lost")
 
 // Locker is implemented by stores that several proxy replicas share (Redis):
 // a lock per conversation, so that when several replicas see the same

@@ -1,4 +1,4 @@
-package proxy
+package store
 
 import (
 	"context"
@@ -7,25 +7,31 @@ import (
 	"time"
 )
 
-// fallbackStore keeps a replica working while its shared store (Redis) is
+// Fallback keeps a replica working while its shared store (Redis) is
 // down: reads and writes that fail on the shared store go to a store in
 // this process, and what was written there is written back to the shared
 // store when a later call on the same key finds it again. Locks the shared
 // store cannot give are taken locally, so that this replica at least
 // writes one summary per conversation. Every failure of the shared store
 // is reported (the server counts it and logs it once a minute).
-type fallbackStore struct {
+//
+// A Fallback implements Store, LastStore, Locker and Pinger; it is what the
+// proxy wraps a shared store in when its LocalFallback option is set.
+type Fallback struct {
 	shared Store
-	local  *MemStore
+	local  *Memory
 	report func(error)
 
 	mu    sync.Mutex
 	dirty map[string]bool
 }
 
-// newFallbackStore wraps shared.
-func newFallbackStore(shared Store, now func() time.Time, report func(error)) *fallbackStore {
-	return &fallbackStore{shared: shared, local: NewMemStore(MemStoreOptions{Now: now}), report: report, dirty: map[string]bool{}}
+// NewFallback wraps shared. The local store it falls back on is a Memory
+// with the default limits and the clock now (nil means time.Now); report
+// is called with every error of the shared store (it must not be nil and
+// is called from the goroutine of the failed call).
+func NewFallback(shared Store, now func() time.Time, report func(error)) *Fallback {
+	return &Fallback{shared: shared, local: NewMemory(MemoryOptions{Now: now}), report: report, dirty: map[string]bool{}}
 }
 
 // Get reads the shared store, or the local one while the shared one fails.
@@ -33,7 +39,7 @@ func newFallbackStore(shared Store, now func() time.Time, report func(error)) *f
 // that write fails (a shared store that answers reads but refuses writes,
 // as a full Redis does) the local record is the one returned, since the
 // shared one is older.
-func (f *fallbackStore) Get(ctx context.Context, key string) (*Record, error) {
+func (f *Fallback) Get(ctx context.Context, key string) (*Record, error) {
 	if !f.writeBack(ctx, key) {
 		if rec, err := f.local.Get(ctx, key); err == nil {
 			return rec, nil
@@ -49,7 +55,7 @@ func (f *fallbackStore) Get(ctx context.Context, key string) (*Record, error) {
 
 // Put writes the shared store, or keeps the record locally (to write back
 // later) while the shared one fails.
-func (f *fallbackStore) Put(ctx context.Context, key string, rec *Record) error {
+func (f *Fallback) Put(ctx context.Context, key string, rec *Record) error {
 	err := f.shared.Put(ctx, key, rec)
 	if err == nil {
 		f.mu.Lock()
@@ -63,7 +69,7 @@ func (f *fallbackStore) Put(ctx context.Context, key string, rec *Record) error 
 
 // keepLocal stores rec in this process, to write back once the shared
 // store answers again.
-func (f *fallbackStore) keepLocal(ctx context.Context, key string, rec *Record) error {
+func (f *Fallback) keepLocal(ctx context.Context, key string, rec *Record) error {
 	if err := f.local.Put(ctx, key, rec); err != nil {
 		return err
 	}
@@ -76,7 +82,7 @@ func (f *fallbackStore) keepLocal(ctx context.Context, key string, rec *Record) 
 // PutLast writes the last call alone when the shared store can (see
 // LastStore), else reads and rewrites the record; while the shared store
 // fails the local record takes it.
-func (f *fallbackStore) PutLast(ctx context.Context, key string, last *LastCall) error {
+func (f *Fallback) PutLast(ctx context.Context, key string, last *LastCall) error {
 	ls, ok := f.shared.(LastStore)
 	if !ok {
 		rec, err := f.Get(ctx, key)
@@ -109,7 +115,7 @@ func (f *fallbackStore) PutLast(ctx context.Context, key string, last *LastCall)
 // writeBack copies a record kept locally during an outage to the shared
 // store, once it takes writes again. It reports false when such a record
 // is still waiting (the write failed).
-func (f *fallbackStore) writeBack(ctx context.Context, key string) bool {
+func (f *Fallback) writeBack(ctx context.Context, key string) bool {
 	f.mu.Lock()
 	dirty := f.dirty[key]
 	f.mu.Unlock()
@@ -135,7 +141,7 @@ func (f *fallbackStore) writeBack(ctx context.Context, key string) bool {
 
 // TryLock takes the shared lock, or a local one while the shared store
 // fails.
-func (f *fallbackStore) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
+func (f *Fallback) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
 	if lk, ok := f.shared.(Locker); ok {
 		l, err := lk.TryLock(ctx, key, ttl)
 		if err == nil {
@@ -148,7 +154,7 @@ func (f *fallbackStore) TryLock(ctx context.Context, key string, ttl time.Durati
 
 // Ping reports the shared store's state: a replica on its local fallback
 // is not ready for more traffic.
-func (f *fallbackStore) Ping(ctx context.Context) error {
+func (f *Fallback) Ping(ctx context.Context) error {
 	if p, ok := f.shared.(Pinger); ok {
 		return p.Ping(ctx)
 	}
@@ -156,7 +162,7 @@ func (f *fallbackStore) Ping(ctx context.Context) error {
 }
 
 // Close closes both stores.
-func (f *fallbackStore) Close() error {
+func (f *Fallback) Close() error {
 	f.local.Close()
 	return f.shared.Close()
 }

@@ -1,4 +1,4 @@
-package proxy
+package store
 
 import (
 	"context"
@@ -8,22 +8,22 @@ import (
 	"time"
 )
 
-// memLockState is one held lock of a MemStore.
+// memLockState is one held lock of a Memory.
 type memLockState struct {
 	token   string
 	expires time.Time
 }
 
-// memLock is a lock held on a MemStore.
+// memLock is a lock held on a Memory.
 type memLock struct {
-	s     *MemStore
+	s     *Memory
 	key   string
 	token string
 }
 
-// TryLock implements Locker, for replicas that share one MemStore in a
+// TryLock implements Locker, for replicas that share one Memory in a
 // process (tests) and for a single proxy.
-func (s *MemStore) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
+func (s *Memory) TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error) {
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func (s *MemStore) TryLock(ctx context.Context, key string, ttl time.Duration) (
 	}
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("proxy: lock token: %w", err)
+		return nil, fmt.Errorf("store: lock token: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

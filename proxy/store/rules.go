@@ -1,4 +1,4 @@
-package proxy
+package store
 
 import (
 	"bytes"
@@ -15,25 +15,25 @@ import (
 // kilobytes each, so 256 MiB keeps tens of thousands of conversations, and
 // a conversation left alone for a week is unlikely to come back.
 const (
-	// DefaultStoreMaxBytes bounds the total size of the stored records
+	// DefaultMaxBytes bounds the total size of the stored records
 	// (their JSON encodings); beyond it the least recently used records
 	// are evicted.
-	DefaultStoreMaxBytes int64 = 256 << 20
-	// DefaultStoreTTL is how long a record lives after its last use (a
+	DefaultMaxBytes int64 = 256 << 20
+	// DefaultTTL is how long a record lives after its last use (a
 	// Get that found it, or a Put).
-	DefaultStoreTTL = 7 * 24 * time.Hour
+	DefaultTTL = 7 * 24 * time.Hour
 )
 
 // MaxKeyLen is the longest key a Store accepts, in bytes.
 const MaxKeyLen = 128
 
 // ErrClosed is returned by the methods of a Store that was closed.
-var ErrClosed = errors.New("proxy: store is closed")
+var ErrClosed = errors.New("store: store is closed")
 
 // ErrCorrupt is wrapped by Store.Get when the stored value cannot be read
 // back into a Record. The store deletes such a record, so the next Get of
 // the key reports ErrNotFound and the proxy starts that conversation over.
-var ErrCorrupt = errors.New("proxy: corrupt record")
+var ErrCorrupt = errors.New("store: corrupt record")
 
 // CheckKey reports whether key is a valid Store key: 1 to MaxKeyLen bytes
 // of [0-9a-z:]. Stores call it first, so a caller's bug (a raw header
@@ -41,15 +41,15 @@ var ErrCorrupt = errors.New("proxy: corrupt record")
 // named after a credential. The error does not quote the key.
 func CheckKey(key string) error {
 	if key == "" {
-		return errors.New("proxy: empty store key")
+		return errors.New("store: empty store key")
 	}
 	if len(key) > MaxKeyLen {
-		return fmt.Errorf("proxy: store key of %d bytes, longer than %d", len(key), MaxKeyLen)
+		return fmt.Errorf("store: store key of %d bytes, longer than %d", len(key), MaxKeyLen)
 	}
 	for i := 0; i < len(key); i++ {
 		c := key[i]
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || c == ':') {
-			return fmt.Errorf("proxy: store key has a byte outside [0-9a-z:] at offset %d", i)
+			return fmt.Errorf("store: store key has a byte outside [0-9a-z:] at offset %d", i)
 		}
 	}
 	return nil
@@ -61,7 +61,7 @@ func CheckKey(key string) error {
 // from before the key was set), or moved from another key. The proxy
 // treats such a record as absent (the conversation starts over and the
 // record is overwritten), counts it and logs it without its content.
-var ErrUnauthenticated = errors.New("proxy: stored record failed authentication")
+var ErrUnauthenticated = errors.New("store: stored record failed authentication")
 
 // MinRecordKeyLen is the shortest record key the proxy's command line
 // accepts, in bytes.

@@ -1,0 +1,332 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/redact"
+	"github.com/compactkit/compact/proxy/store"
+)
+
+// compactNow writes a compaction for the request (one at a time per
+// conversation: concurrent requests of the same conversation wait for it
+// and share it) and makes it the applied one when it covers the request's
+// prefix.
+func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Reason, threshold int) bool {
+	v := x.v
+	type out struct {
+		cp  *store.Checkpoint
+		res *compact.Result
+	}
+	key := v.id.key
+	ch, ferr, _ := s.flight.Do(key, func() (_ any, err error) {
+		defer func() {
+			// (singleflight would panic again in every caller.)
+			if p := recover(); p != nil {
+				err = panicError(p, secretsOf(x.r.Header))
+			}
+		}()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.summaryTTL+30*time.Second)
+		defer cancel()
+		cctx, stop := context.WithCancelCause(cctx)
+		defer stop(nil)
+		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secretsOf(x.r.Header)}
+		// A compaction that finished while this request was on its way
+		// (another request of the conversation wrote it) is used as it is:
+		// one crossing of the trigger, one summary.
+		if cp := s.newerCheckpoint(cctx, key, v); cp != nil {
+			return out{cp: cp}, nil
+		}
+		// Replicas sharing the store take the conversation's lock: one
+		// writes the summary, the others wait for it.
+		if lk, ok := s.store.(store.Locker); ok {
+			lock, err := lk.TryLock(cctx, lockKey(key), s.lockTTL)
+			switch {
+			case err != nil && v.storeDown:
+				// Nothing can be coordinated or stored; this request
+				// still gets its compaction (an overflow forced it).
+			case err != nil:
+				// The store read the conversation but cannot lock it now
+				// (it stalled, or is backing off after a timeout): this
+				// request still gets its compaction, uncoordinated. At
+				// worst another replica writes a summary too; a failed
+				// lock never sends the client an overflow. It counts
+				// as a store failure.
+				s.metrics.failOpen(stageStore)
+				s.warnEvery("lockfailed", "store could not lock the conversation; compacting without the lock", "err", err)
+			case lock == nil:
+				s.metrics.lockWait()
+				cp, taken := s.waitCheckpoint(cctx, key, v, lk)
+				if cp != nil {
+					return out{cp: cp}, nil
+				}
+				if taken == nil {
+					s.failOpen(stageStore, errors.New("another replica's compaction did not come in time"))
+					return nil, errLockWait
+				}
+				// The holder let the lock go without storing a compaction
+				// (its write failed, or it died and the lock expired):
+				// this replica writes it.
+				lock = taken
+				fallthrough
+			default:
+				stop := s.holdLock(cctx, lock)
+				defer stop()
+				if cp := s.newerCheckpoint(cctx, key, v); cp != nil {
+					return out{cp: cp}, nil
+				}
+			}
+		}
+		cp, res, err := s.compactView(cctx, v, reason, threshold, sum)
+		if cause := context.Cause(cctx); errors.Is(cause, errWorkBound) {
+			// Past the work one request may cause: no compaction at all,
+			// not even the offline one, and nothing stored.
+			s.warnEvery("workbound", "compaction abandoned: it needs more summary calls than allowed; request passed through", "conversation", v.id.short, "max_summary_calls", s.cfg.MaxSummaryCalls)
+			return nil, cause
+		}
+		if err != nil {
+			return nil, err
+		}
+		// With the store down the compaction serves this request only.
+		if !v.storeDown {
+			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
+				s.failOpen(stageStore, err)
+			}
+		}
+		return out{cp, res}, nil
+	})
+	o, ok := ch.(out)
+	if !ok || o.cp == nil {
+		if errors.Is(ferr, errPanic) {
+			s.failOpen(stageInternal, ferr)
+		} else {
+			s.metrics.failOpen(stageSummarize)
+		}
+		x.decision = "pass (compaction failed)"
+		return false
+	}
+	cp := o.cp
+	if cp.Covered >= len(v.chain) || hexChain(v.chain[cp.Covered]) != cp.Chain {
+		// Written for another request of the conversation whose history
+		// this one does not share.
+		return false
+	}
+	after := cp.TokensAfter
+	v.cp = cp
+	x.compacted = cp
+	x.decision = "compacted (" + string(reason) + ")"
+	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
+	if o.res != nil && o.res.FallbackErr != nil {
+		s.metrics.fallback(fallbackExtractive)
+		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", redact.String(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
+	}
+	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
+		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)
+	return true
+}
+
+// compactView writes a new compaction for the request: the engine plans the
+// cut over the request's messages (merging the applied compaction), the
+// summarizer writes the summary, and the result is recorded as a
+// checkpoint covering whole units.
+func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason, threshold int, sum compact.Summarizer) (*store.Checkpoint, *compact.Result, error) {
+	b := s.budgetsFor(v, threshold)
+	eng := &compact.Engine{
+		Summarizer:       sum,
+		Fallback:         s.extractive(),
+		KeepRecentTokens: b.keep,
+		Logger:           s.log,
+		Now:              s.now,
+	}
+	res, err := eng.Compact(ctx, engineLog(v), compact.Request{
+		Reason:       reason,
+		TargetTokens: b.target,
+		MaxTokens:    b.maxSummary,
+		Fallback:     compact.FallbackAuto,
+	})
+	if err != nil {
+		return nil, res, err
+	}
+	if res.Entry == nil || res.Entry.Compaction == nil {
+		return nil, res, compact.ErrNothingToCompact
+	}
+	ui, _, ok := parseEntryID(res.Entry.Compaction.FirstKeptID)
+	if !ok || ui <= 0 || ui >= len(v.p.Units) {
+		return nil, res, fmt.Errorf("%w: first kept %q", errNoCut, res.Entry.Compaction.FirstKeptID)
+	}
+	if v.cp != nil && ui <= v.cp.Covered {
+		return nil, res, fmt.Errorf("%w: the cut does not move past the previous compaction", errNoCut)
+	}
+	text := compact.SummaryText(res.Summary) + "\n\n" + compact.ContinuationNote
+	cp := &store.Checkpoint{
+		Covered:       ui,
+		Chain:         hexChain(v.chain[ui]),
+		Item:          codecFor(v.api).summaryItem(text),
+		Summary:       res.Summary,
+		ReadFiles:     res.Entry.Compaction.ReadFiles,
+		ModifiedFiles: res.Entry.Compaction.ModifiedFiles,
+		TokensBefore:  v.tokens,
+		Reason:        reason,
+		Summarizer:    res.Summarizer,
+		Created:       s.now().UTC(),
+	}
+	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
+	return cp, res, nil
+}
+
+// budgets are the engine's targets for one compaction, in the engine's own
+// estimate of the messages (the envelope is apart).
+type budgets struct {
+	keep, target, maxSummary int
+}
+
+// budgetsFor sizes a compaction: after it, the request must sit well under
+// the trigger, with room for the summary and the newest messages.
+func (s *Server) budgetsFor(v *view, threshold int) budgets {
+	room := threshold - v.envelope
+	if room < 2000 {
+		room = 2000
+	}
+	// Aim at half the room the system prompt and tools leave under the
+	// trigger, or lower when the policy's own target (half the window, by
+	// default) asks for it and still leaves the messages a fair share: a
+	// large envelope must not squeeze the kept part to nothing.
+	target := room / 2
+	if t := s.policyFor(v.info).Target(v.info) - v.envelope; t >= room/4 && t < target {
+		target = t
+	}
+	if target < 1000 {
+		target = 1000
+	}
+	keep := s.cfg.KeepRecentTokens
+	if keep <= 0 {
+		keep = compact.DefaultKeepRecentTokens
+	}
+	if keep > target/2 {
+		keep = target / 2
+	}
+	maxSummary := target / 3
+	if maxSummary > 13107 {
+		maxSummary = 13107
+	}
+	if maxSummary < 500 {
+		maxSummary = 500
+	}
+	return budgets{keep: keep, target: target, maxSummary: maxSummary}
+}
+
+// engineLog builds the engine's view of the request: every unit's messages
+// as entries, with the applied compaction recorded where it belongs, so
+// that a new compaction merges the old summary.
+func engineLog(v *view) *compact.SliceLog {
+	var entries []*compact.Entry
+	parent := ""
+	add := func(e *compact.Entry) {
+		e.ParentID = parent
+		parent = e.ID
+		entries = append(entries, e)
+	}
+	for i, u := range v.p.Units {
+		if v.cp != nil && i == v.cp.Covered {
+			add(&compact.Entry{ID: "cp", Kind: compact.KindCompaction, Compaction: &compact.Compaction{
+				Summary:        v.cp.Summary,
+				FirstKeptID:    entryID(i, 0),
+				TokensBefore:   v.cp.TokensBefore,
+				TokensAfter:    v.cp.TokensAfter,
+				ReadFiles:      v.cp.ReadFiles,
+				ModifiedFiles:  v.cp.ModifiedFiles,
+				HasFileDetails: true,
+				Details:        map[string]any{"reason": string(v.cp.Reason)},
+			}})
+		}
+		for j, m := range unitMessages(u) {
+			add(&compact.Entry{ID: entryID(i, j), Kind: compact.KindMessage, Message: m})
+		}
+	}
+	return compact.NewSliceLog(entries...)
+}
+
+// unitMessages returns the engine messages of a unit arranged so that a cut
+// can only fall on its first message: when the unit opens with tool results,
+// any other message of it is folded into the last tool result (a copy), so
+// the planner, which never cuts before a tool result, cannot split the unit.
+func unitMessages(u Unit) []*compact.Message {
+	ms := u.Messages
+	if len(ms) < 2 || ms[0].Role != compact.RoleToolResult {
+		return ms
+	}
+	out := make([]*compact.Message, 0, len(ms))
+	var last *compact.Message
+	for _, m := range ms {
+		if m.Role == compact.RoleToolResult {
+			c := *m
+			last = &c
+			out = append(out, last)
+			continue
+		}
+		last.Content = append(append([]compact.Part(nil), last.Content...), m.Content...)
+	}
+	return out
+}
+
+// entryID names the engine entry of message j of unit i.
+func entryID(i, j int) string { return "u" + strconv.Itoa(i) + "." + strconv.Itoa(j) }
+
+// parseEntryID is the inverse of entryID.
+func parseEntryID(id string) (unit, msg int, ok bool) {
+	a, b, found := strings.Cut(strings.TrimPrefix(id, "u"), ".")
+	if !found || !strings.HasPrefix(id, "u") {
+		return 0, 0, false
+	}
+	u, err1 := strconv.Atoi(a)
+	m, err2 := strconv.Atoi(b)
+	return u, m, err1 == nil && err2 == nil
+}
+
+// errNoCut is returned when the planner's cut cannot be mapped onto the
+// request's units.
+var errNoCut = errors.New("proxy: no usable cut point")
+
+// saveCheckpoint records cp first among the conversation's compactions,
+// and among its session's (see identity.session).
+func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Checkpoint) error {
+	s.forgetLight(id.key)
+	add := func(rec *store.Record) bool {
+		rec.Checkpoints = withCheckpoint(rec.Checkpoints, cp)
+		return true
+	}
+	err := s.update(ctx, id.key, add)
+	if id.session != "" {
+		err = errors.Join(err, s.update(ctx, id.session, add))
+	}
+	return err
+}
+
+// maxCheckpoints bounds the compactions kept under one conversation key.
+const maxCheckpoints = 4
+
+// withCheckpoint returns cps with cp first, without an older compaction of
+// the same chain, and at most maxCheckpoints long.
+func withCheckpoint(cps []store.Checkpoint, cp *store.Checkpoint) []store.Checkpoint {
+	out := []store.Checkpoint{*cp}
+	for _, old := range cps {
+		if old.Chain == cp.Chain || len(out) >= maxCheckpoints {
+			continue
+		}
+		out = append(out, old)
+	}
+	return out
+}
+
+// summarizerLabel maps a summarizer name onto the bounded metric label set.
+func summarizerLabel(name string) string {
+	if name == "extractive" {
+		return "extractive"
+	}
+	return "model"
+}

@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
+)
+
+// record stores the usage of a finished response for the next request's
+// measurement, and feeds the calibrator.
+func (s *Server) record(x *exchange, obs Observed) {
+	v := x.v
+	if v == nil || (obs.Usage == nil && !obs.Overflow) || strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+		return
+	}
+	applied := ""
+	if v.cp != nil {
+		applied = v.cp.Chain
+	}
+	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
+		Bytes: len(x.decoded)}
+	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
+		last.Threshold = th
+	}
+	ctx := context.WithoutCancel(x.r.Context())
+	// calibrate feeds the calibrator with what the provider counted for
+	// the units added since the previous call of the same history.
+	calibrate := func(prev *store.LastCall) {
+		if prev == nil || prev.Units >= len(v.p.Units) {
+			return
+		}
+		var added []*compact.Message
+		for _, u := range v.p.Units[prev.Units:] {
+			added = append(added, u.Messages...)
+		}
+		growth := last.Usage.PromptTokens() - prev.Usage.PromptTokens()
+		s.mu.Lock()
+		s.calib.ObserveMessages(v.p.Model, added, growth)
+		s.mu.Unlock()
+	}
+	var err error
+	if ls, ok := s.store.(store.LastStore); ok && v.rec != nil {
+		// The record as this request read it is enough to calibrate, and
+		// writing the last call alone cannot undo a compaction another
+		// replica stored since (a read-modify-write could).
+		if obs.Usage == nil {
+			if v.rec.Last != nil {
+				last.Usage = v.rec.Last.Usage
+			}
+		} else {
+			last.Usage = *obs.Usage
+			calibrate(lastFor(v.rec, v.chain, applied))
+		}
+		err = ls.PutLast(ctx, v.id.key, last)
+	} else {
+		err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
+			if obs.Usage == nil {
+				if rec.Last != nil {
+					last.Usage = rec.Last.Usage
+				}
+				rec.Last = last
+				return true
+			}
+			last.Usage = *obs.Usage
+			calibrate(lastFor(rec, v.chain, applied))
+			rec.Last = last
+			return true
+		})
+	}
+	// From here on last is not modified: it may be shared.
+	if x.compacted == nil && v.cp == nil && (v.rec == nil || len(v.rec.Checkpoints) == 0) {
+		s.cacheLight(v.id.key, last)
+	} else {
+		s.forgetLight(v.id.key)
+	}
+	if err != nil {
+		s.failOpen(stageStore, err)
+	}
+}
+
+// update applies change to the conversation's record (an empty one when
+// there is none) and stores it, one update per conversation at a time.
+// change returns false to store nothing.
+func (s *Server) update(ctx context.Context, key string, change func(rec *store.Record) bool) error {
+	mu := s.lockFor(key)
+	mu.Lock()
+	defer mu.Unlock()
+	rec, err := s.store.Get(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		rec, err = &store.Record{}, nil
+	}
+	if err != nil {
+		return err
+	}
+	if !change(rec) {
+		return nil
+	}
+	rec.Updated = s.now().UTC()
+	if err := s.store.Put(ctx, key, rec); err != nil {
+		return err
+	}
+	s.noteEvictions()
+	return nil
+}
+
+// noteEvictions logs (at most once a minute) when the store dropped
+// conversations to make room since it last looked: in a store shared by
+// tenants one tenant's traffic can push out another's compactions, and
+// that must not go unseen (compact_proxy_store_evictions_total counts
+// them too).
+func (s *Server) noteEvictions() {
+	if s.evicter == nil {
+		return
+	}
+	n := s.evicter.Evictions()
+	if seen := s.evictionsSeen.Swap(n); n > seen {
+		s.warnEvery("evicted", "store full: least recently used conversations dropped; their next requests are summarized again (raise --store-max-mb, or give tenants their own proxy)",
+			"evicted", n-seen, "evicted_total", n)
+	}
+}
+
+// lockFor returns the mutex that serializes record updates of key.
+func (s *Server) lockFor(key string) *mutex {
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
+	}
+	return &s.locks[h%uint32(len(s.locks))]
+}
+
+// mutex is a sync.Mutex, named for the lock stripes.
+type mutex = sync.Mutex
+
+// recordLight records the size and usage of a request that was not read
+// (see streamable). The unit count and chain are cleared, so the usage is
+// not mistaken for that of an older prefix.
+func (s *Server) recordLight(x *exchange, o Observed) {
+	if o.Usage == nil && !o.Overflow {
+		return
+	}
+	ctx := context.WithoutCancel(x.r.Context())
+	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage}
+	if o.Usage != nil {
+		last.Usage = *o.Usage
+	}
+	var err error
+	s.cacheLight(x.light.key, last) // last is not modified from here on
+	if ls, ok := s.store.(store.LastStore); ok {
+		// One write, no read: the checkpoints are not touched.
+		err = ls.PutLast(ctx, x.light.key, last)
+	} else {
+		err = s.update(ctx, x.light.key, func(rec *store.Record) bool {
+			if rec.Last == nil {
+				return false
+			}
+			rec.Last = last
+			return true
+		})
+	}
+	if err != nil {
+		s.failOpen(stageStore, err)
+	}
+}
+
+// logRequest writes the per-request log line. It names the conversation by
+// a short hash only and never carries a header or a body.
+func (s *Server) logRequest(x *exchange, status int, o *Observed) {
+	elapsed := x.elapsed
+	if elapsed == 0 {
+		elapsed = since(s.now, x.start)
+	}
+	args := []any{"api", x.api, "path", x.r.URL.Path, "status", status, "decision", x.decision,
+		"ms", elapsed.Milliseconds()}
+	if x.v == nil && x.light.key != "" {
+		args = append(args, "conversation", x.light.short, "id_source", x.light.source)
+	}
+	if v := x.v; v != nil {
+		args = append(args, "conversation", v.id.short, "id_source", v.id.source, "model", v.p.Model, "tokens", v.tokens)
+		if v.cp != nil {
+			args = append(args, "summarized_units", v.cp.Covered)
+		}
+	}
+	if o != nil && o.Usage != nil {
+		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output)
+	}
+	if o != nil && o.Overflow {
+		args = append(args, "stream_overflow", true)
+	}
+	s.log.Info("request", args...)
+}

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzOpenRecord: OpenRecord never panics; with a key it returns a value
+// only when that value was sealed with the key under the name, and then
+// returns exactly the sealed bytes.
+func FuzzOpenRecord(f *testing.F) {
+	key := []byte("fuzz-record-key-0123456789")
+	f.Add([]byte(`{"checkpoints":[]}`), "c:1", 0, byte(0))
+	f.Add(SealRecord(key, "c:1", []byte(`{"last":{}}`)), "c:1", 10, byte(1))
+	f.Add([]byte("cmac1:"), "c:1", 0, byte(0))
+	f.Add([]byte("cmac1:zz\n{}"), "c:2", 3, byte(7))
+	f.Fuzz(func(t *testing.T, val []byte, name string, at int, flip byte) {
+		// Arbitrary stored bytes, with and without a key.
+		if got, err := OpenRecord(key, name, val); err == nil {
+			if !bytes.Equal(SealRecord(key, name, got), val) {
+				t.Fatalf("accepted %q, which is not a seal of what it returned", val)
+			}
+		} else if !errors.Is(err, ErrUnauthenticated) || !errors.Is(err, ErrNotFound) {
+			t.Fatalf("error %v does not wrap ErrUnauthenticated and ErrNotFound", err)
+		}
+		_, _ = OpenRecord(nil, name, val)
+
+		// A sealed value round-trips; altered, it is refused.
+		sealed := SealRecord(key, name, val)
+		got, err := OpenRecord(key, name, sealed)
+		if err != nil || !bytes.Equal(got, val) {
+			t.Fatalf("round trip: %q, %v", got, err)
+		}
+		if got, err := OpenRecord(nil, name, sealed); err != nil || !bytes.Equal(got, val) {
+			t.Fatalf("without the key: %q, %v", got, err)
+		}
+		if flip != 0 && len(sealed) > 0 {
+			if at < 0 {
+				at = -at
+			}
+			altered := bytes.Clone(sealed)
+			altered[at%len(altered)] ^= flip
+			if _, err := OpenRecord(key, name, altered); err == nil {
+				t.Fatalf("an altered record was accepted (byte %d)", at%len(altered))
+			}
+		}
+		if _, err := OpenRecord(key, name+"x", sealed); err == nil {
+			t.Fatal("a record moved to another name was accepted")
+		}
+	})
+}
