@@ -29,7 +29,7 @@ func ExampleEngine_Compact() {
 	}
 	view := s.Context()
 	model := compact.Config{}.ResolveModel(reg, view.Model)
-	fmt.Println(compact.Check(compact.Reserve{}, model, compact.Measure(view), false).Reason)
+	fmt.Println(compact.Check(compact.DefaultPolicy{}, model, compact.Measure(view), false).Reason)
 
 	eng := &compact.Engine{Summarizer: extractive.New(extractive.Options{})}
 	res, err := eng.Compact(context.Background(), s, compact.Request{})
@@ -43,7 +43,7 @@ func ExampleEngine_Compact() {
 			res.TokensBefore, res.TokensAfter, res.Plan.MessagesToSummarize(), res.Entry.Compaction.FirstKeptID)
 	}
 	// Output:
-	// 54230 tokens are within the reserve threshold of 183616
+	// 54230 tokens are within the default threshold of 183616
 	// 54230 -> 20804 tokens; 22 messages summarized, kept from entry 844b43c7
 }
 
@@ -124,7 +124,7 @@ func ExampleGuard() {
 
 	g := &compact.Guard{
 		Engine:     &compact.Engine{Summarizer: extractive.New(extractive.Options{}), Ladder: &compact.Ladder{}},
-		Log:        s, // a *session.Session or a *compact.Memory
+		Log:        s, // a *session.Session or a *compact.SliceLog
 		Model:      compact.ModelInfo{ID: "qwen2.5-coder:7b", ContextWindow: 32768, MaxOutput: 4096},
 		Calibrator: &compact.Calibrator{},
 		AfterCompaction: func(ctx context.Context, res *compact.Result) {

@@ -502,12 +502,13 @@ func TestTreeBranches(t *testing.T) {
 }
 
 // TestReadmeConfigExample decodes the configuration examples of the
-// README, so that the documented keys stay the real ones.
+// command reference, docs/cli.md, so that the documented keys stay the
+// real ones, and checks that the README keeps its two set-up commands.
 func TestReadmeConfigExample(t *testing.T) {
 	readme := string(readFile(t, "../../README.md"))
-	_, rest, ok := strings.Cut(readme, "### Configuration file")
+	_, rest, ok := strings.Cut(string(readFile(t, "../../docs/cli.md")), "## Configuration file")
 	if !ok {
-		t.Fatal("README has no configuration section")
+		t.Fatal("docs/cli.md has no configuration section")
 	}
 	var examples []fileConfig
 	for {
@@ -517,7 +518,7 @@ func TestReadmeConfigExample(t *testing.T) {
 			break
 		}
 		if example, rest, found = strings.Cut(rest, "```"); !found {
-			t.Fatal("README has an unterminated JSON example")
+			t.Fatal("docs/cli.md has an unterminated JSON example")
 		}
 		path := filepath.Join(t.TempDir(), "config.json")
 		writeFile(t, path, example)
@@ -528,7 +529,7 @@ func TestReadmeConfigExample(t *testing.T) {
 		examples = append(examples, cfg)
 	}
 	if len(examples) != 3 {
-		t.Fatalf("README has %d JSON configuration examples, want 3", len(examples))
+		t.Fatalf("docs/cli.md has %d JSON configuration examples, want 3", len(examples))
 	}
 	if cfg := examples[2]; cfg.Listen != "127.0.0.1:8787" || cfg.AnthropicUpstream == "" || cfg.OpenAIUpstream == "" || cfg.Store == "" {
 		t.Errorf("decoded %+v", cfg.proxyConfig)

@@ -80,8 +80,8 @@ func (a *app) proxyCommand() *cobra.Command {
 		Long: `Proxy serves the Anthropic Messages API (/v1/messages and
 /v1/messages/count_tokens), OpenAI Chat Completions (/v1/chat/completions)
 and OpenAI Responses (/v1/responses) in front of the real providers. Point
-an agent's base URL at it (see the README for Claude Code, Codex, opencode,
-aider and pi). Every other path is passed through unchanged; WebSocket
+an agent's base URL at it (docs/proxy.md gives the set-up of Claude Code,
+Codex, opencode, aider and pi). Every other path is passed through unchanged; WebSocket
 upgrades are refused with 501 so that clients fall back to HTTP.
 
 A request that needs no compaction reaches the upstream byte for byte as the

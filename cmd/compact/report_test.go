@@ -189,26 +189,30 @@ func TestDefaultReportPath(t *testing.T) {
 	}
 }
 
-// TestReportReadme: the README documents the command and each of its
-// flags.
-func TestReportReadme(t *testing.T) {
-	readme := string(readFile(t, "../../README.md"))
-	i := strings.Index(readme, "### `compact report FILE")
-	if i < 0 {
-		t.Fatal("the README has no section on compact report")
-	}
-	section := readme[i:]
-	if j := strings.Index(section[4:], "\n### "); j >= 0 {
-		section = section[:j+4]
-	}
+// TestCommandReference: the command reference, docs/cli.md, has a
+// section for every command, and each section mentions every flag of its
+// command, so that a new flag cannot go undocumented.
+func TestCommandReference(t *testing.T) {
+	doc := string(readFile(t, "../../docs/cli.md"))
 	a := &app{getenv: func(string) string { return "" }}
-	flags := regexp.MustCompile(`--[a-z-]+`).FindAllString(a.reportCommand().Flags().FlagUsages(), -1)
-	if len(flags) < 6 {
-		t.Fatalf("flags %q", flags)
+	cmds := a.rootCommand().Commands()
+	if len(cmds) < 10 {
+		t.Fatalf("%d commands", len(cmds))
 	}
-	for _, f := range flags {
-		if !strings.Contains(section, "`"+f) {
-			t.Errorf("the README's section on compact report does not mention %s", f)
+	for _, cmd := range cmds {
+		i := strings.Index(doc, "### `compact "+cmd.Name())
+		if i < 0 {
+			t.Errorf("docs/cli.md has no section on compact %s", cmd.Name())
+			continue
+		}
+		section := doc[i:]
+		if j := strings.Index(section[4:], "\n##"); j >= 0 {
+			section = section[:j+4]
+		}
+		for _, f := range regexp.MustCompile(`--[a-z-]+`).FindAllString(cmd.LocalFlags().FlagUsages(), -1) {
+			if f != "--help" && !strings.Contains(section, "`"+f) {
+				t.Errorf("the section on compact %s in docs/cli.md does not mention %s", cmd.Name(), f)
+			}
 		}
 	}
 }
