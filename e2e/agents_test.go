@@ -20,7 +20,7 @@ import (
 )
 
 // task is what every agent is asked to do; the fake's script does the rest
-// (see internal/fakeupstream). It must not mention summaries or STEP
+// (see internal/testing/fakeupstream). It must not mention summaries or STEP
 // markers.
 const task = "Run the shell steps the tool results ask for until told you are done."
 

@@ -1,5 +1,5 @@
 // Package e2e drives real coding agents (Claude Code, Codex, opencode, pi)
-// against internal/fakeupstream, directly and through `compact proxy`.
+// against internal/testing/fakeupstream, directly and through `compact proxy`.
 //
 // The tests carry the build tag e2e, so `go test ./...` skips them: they
 // need the agents' CLIs from npm and a built compact binary. Run them with

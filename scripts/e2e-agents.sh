@@ -2,7 +2,7 @@
 # End-to-end test with real coding agents: Claude Code, Codex, opencode and
 # pi (once per API kind: Anthropic Messages, Chat Completions, Responses) run
 # a scripted 16-step shell task against a fake provider
-# (internal/fakeupstream), once directly (the task must overflow the fake's
+# (internal/testing/fakeupstream), once directly (the task must overflow the fake's
 # window) and once through `compact proxy` (it must finish).
 #
 # Installs the agents' CLIs from npm into a cache folder when missing,

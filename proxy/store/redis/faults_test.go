@@ -20,7 +20,7 @@ import (
 
 // The tests in this file run the issue's fault list against three
 // `compact proxy` processes sharing one real redis-server, 50 concurrent
-// conversations of 30 tool steps each (internal/clustertest), one fault
+// conversations of 30 tool steps each (internal/testing/clustertest), one fault
 // per test. After each, checkAfterFault looks at what is left in Redis.
 
 // faultLockTTL is the replicas' --lock-ttl in these tests: short, so that
