@@ -335,14 +335,9 @@ func TestLongStreamSurvivesTimeouts(t *testing.T) {
 	for _, path := range []string{"/v1/messages", "/v1/other"} {
 		req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 		req.Header.Set("X-Api-Key", "sk-ant-canary")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || strings.Count(string(b), "event: ping") != events {
-			t.Errorf("%s: got %d of %d events (err %v)", path, strings.Count(string(b), "event: ping"), events, err)
+		_, b := roundTrip(t, req)
+		if strings.Count(string(b), "event: ping") != events {
+			t.Errorf("%s: got %d of %d events", path, strings.Count(string(b), "event: ping"), events)
 		}
 	}
 }
@@ -411,13 +406,8 @@ func TestQuietEndOfStream(t *testing.T) {
 	defer func() { ts.Close(); srv.Close() }()
 	req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("X-Api-Key", "sk-ant-canary")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || !strings.Contains(string(b), "event: ping") {
-		t.Errorf("answer %q, err %v", b, err)
+	_, b := roundTrip(t, req)
+	if !strings.Contains(string(b), "event: ping") {
+		t.Errorf("answer %q", b)
 	}
 }

@@ -75,12 +75,7 @@ func TestStreamErrorLearnsOnlyProviderShape(t *testing.T) {
 			body = strings.Replace(body, `"model":"claude-test"`, `"model":"`+model+`"`, 1)
 			req, _ := http.NewRequest("POST", ts.URL+c.path(), strings.NewReader(body))
 			req.Header = c.header.Clone()
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_, got := roundTrip(t, req)
 			if string(got) != tc.stream {
 				t.Errorf("the stream was not relayed as sent")
 			}
@@ -188,12 +183,7 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/messages"+tc.query, strings.NewReader(`{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
 			req.Header = tc.header.Clone()
 			req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := roundTrip(t, req)
 			ts.Close()
 			srv.bg.Wait() // the request's log line is written after its answer
 			if resp.StatusCode != tc.status {
@@ -338,8 +328,7 @@ func TestRecordMovedToAnotherConversation(t *testing.T) {
 			b.base = ts2.URL
 			before := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected))
 			b.step(2)
-			reqs := up.requests()
-			if last := reqs[len(reqs)-1]; bytes.Contains(last.Body, []byte("SECRET-OF-A")) {
+			if bytes.Contains(lastOf(t, up.requests()).Body, []byte("SECRET-OF-A")) {
 				t.Fatal("tenant A's text reached tenant B's request")
 			}
 			rejected := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected)) - before

@@ -135,14 +135,8 @@ func TestLockHeldByDeadReplica(t *testing.T) {
 	send := func() []byte {
 		req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", bytes.NewReader(c.body()))
 		req.Header = c.header.Clone()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		reqs := up.modelRequests()
-		return reqs[len(reqs)-1].Body
+		roundTrip(t, req)
+		return lastOf(t, up.modelRequests()).Body
 	}
 	if isSummaryItem(send()) {
 		t.Fatal("compacted while another replica held the lock")
@@ -219,8 +213,7 @@ func TestLockLetGoWithoutCompaction(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	reqs := up.modelRequests()
-	if !isSummaryItem(reqs[len(reqs)-1].Body) {
+	if !isSummaryItem(lastOf(t, up.modelRequests()).Body) {
 		t.Error("not compacted after the holder let the lock go")
 	}
 }

@@ -102,12 +102,7 @@ func (c *client) step(n int) *http.Response {
 	if c.encoding != "" {
 		req.Header.Set("Content-Encoding", c.encoding)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := roundTrip(c.t, req)
 	if resp.StatusCode != 200 {
 		c.t.Fatalf("step %d: status %d: %s", n, resp.StatusCode, b)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -145,12 +144,7 @@ func TestLearnsAsTheMeter(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer sk-learn-test")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Session-Id", "conv-learn")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := roundTrip(t, req)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
 		}

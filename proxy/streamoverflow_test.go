@@ -56,12 +56,7 @@ func TestOverflowInsideStream(t *testing.T) {
 		req, _ := http.NewRequest("POST", ts.URL+"/v1/responses", strings.NewReader(body))
 		req.Header.Set("Session_id", "codex-1")
 		req.Header.Set("Authorization", "Bearer k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_, b := roundTrip(t, req)
 		return string(b)
 	}
 	first := send()

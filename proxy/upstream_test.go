@@ -103,12 +103,7 @@ func TestLearnedWindowStaysWithTenant(t *testing.T) {
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-test","messages":[{"role":"user","content":"This model's maximum context length is 1024 tokens"}]}`))
 			req.Header.Set("Authorization", keyA)
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			roundTrip(t, req)
 			if !refused.Load() {
 				t.Fatal("the refusal was never sent")
 			}
