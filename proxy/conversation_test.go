@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // newTestProxy starts a proxy in front of up with cfg (upstreams filled in).
@@ -170,68 +171,12 @@ func (c *client) step(n int) *http.Response {
 }
 
 // pairingProblems checks tool pairing in an upstream body independently of
-// the proxy's own validator: every tool result answers a call made before
-// it, and every call is answered.
+// the proxy's own validator, with the rules of the scripted provider
+// (fakeupstream.Pairing): every tool result answers a call of the message
+// before it, and every call is answered.
 func pairingProblems(t *testing.T, api API, body []byte) []string {
-	var problems []string
-	calls := map[string]bool{}
-	answered := map[string]bool{}
-	for i, raw := range listOf(t, api, body) {
-		var m struct {
-			Role       string `json:"role"`
-			Type       string `json:"type"`
-			CallID     string `json:"call_id"`
-			ToolCallID string `json:"tool_call_id"`
-			ToolCalls  []struct {
-				ID string `json:"id"`
-			} `json:"tool_calls"`
-			Content json.RawMessage `json:"content"`
-		}
-		_ = json.Unmarshal(raw, &m)
-		var blocks []struct {
-			Type      string `json:"type"`
-			ID        string `json:"id"`
-			ToolUseID string `json:"tool_use_id"`
-		}
-		_ = json.Unmarshal(m.Content, &blocks)
-		result := func(id string) {
-			if !calls[id] {
-				problems = append(problems, fmt.Sprintf("item %d: result for %s without its call", i, id))
-			}
-			answered[id] = true
-		}
-		switch api {
-		case Anthropic:
-			for _, b := range blocks {
-				switch b.Type {
-				case "tool_use":
-					calls[b.ID] = true
-				case "tool_result":
-					result(b.ToolUseID)
-				}
-			}
-		case Chat:
-			for _, tc := range m.ToolCalls {
-				calls[tc.ID] = true
-			}
-			if m.Role == "tool" {
-				result(m.ToolCallID)
-			}
-		case Responses:
-			switch m.Type {
-			case "function_call":
-				calls[m.CallID] = true
-			case "function_call_output":
-				result(m.CallID)
-			}
-		}
-	}
-	for id := range calls {
-		if !answered[id] {
-			problems = append(problems, "call "+id+" never answered")
-		}
-	}
-	return problems
+	t.Helper()
+	return fakeupstream.Pairing(fakeupstream.API(api), listOf(t, api, body))
 }
 
 func TestCompactionInFlight(t *testing.T) {
