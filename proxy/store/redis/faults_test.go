@@ -167,7 +167,7 @@ func TestReplicaProcessesOnRedis(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv)})
-	t.Logf("%d requests, %v compactions, %d summaries, largest request %d tokens", res.Requests, res.Compactions, res.Summaries, res.MaxTokens)
+	t.Log(res)
 	checkAfterFault(t, srv, &res)
 }
 
@@ -181,7 +181,7 @@ func TestFaultRedisRestart(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Down: srv.stop, Up: srv.start})
-	t.Logf("%d requests, %v compactions, %d summaries, %d refused as too long and retried compacted", res.Requests, res.Compactions, res.Summaries, res.Refused)
+	t.Log(res)
 	if res.Refused > 60 {
 		t.Errorf("%d requests reached the provider too long during the outage; the local fallback should keep most compacted", res.Refused)
 	}
