@@ -18,8 +18,16 @@ import (
 // newTestProxy starts a proxy in front of up with cfg (upstreams filled in).
 func newTestProxy(t *testing.T, up *fakeUpstream, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
-	cfg.AnthropicUpstream = up.srv.URL
-	cfg.OpenAIUpstream = up.srv.URL
+	return proxyIn(t, up.srv.URL, cfg)
+}
+
+// proxyIn starts a proxy with cfg in front of the upstream at upURL (both
+// APIs' upstreams set to it; logs discarded unless cfg has a Logger),
+// closed when the test ends.
+func proxyIn(t testing.TB, upURL string, cfg Config) (*Server, *httptest.Server) {
+	t.Helper()
+	cfg.AnthropicUpstream = upURL
+	cfg.OpenAIUpstream = upURL
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
