@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -175,11 +175,10 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 		{"proxy-authorization bearer", "", http.Header{"Proxy-Authorization": {"bearer  " + testToken}}, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs strings.Builder
-			var mu sync.Mutex
+			var logs syncbuf.Buffer
 			up := newFakeUpstream(t)
 			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, AuthToken: testToken,
-				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/messages"+tc.query, strings.NewReader(`{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
 			req.Header = tc.header.Clone()
 			req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
@@ -197,8 +196,6 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 					t.Errorf("upstream got the token in %v", r.Header)
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if !strings.Contains(logs.String(), "status=") {
 				t.Fatal("no request was logged: the test proves nothing")
 			}
@@ -224,11 +221,10 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 		{"obs-text", "a\xffb", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs strings.Builder
-			var mu sync.Mutex
+			var logs syncbuf.Buffer
 			up := newFakeUpstream(t)
 			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, TenantHeader: "X-Tenant",
-				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 			if err != nil {
 				t.Fatal(err)
@@ -254,8 +250,6 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 					t.Errorf("the tenant header was forwarded")
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if strings.Contains(logs.String(), tc.value) {
 				t.Errorf("the log holds the tenant value:\n%s", logs.String())
 			}

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
 // TestMeasureCountsAsTheGuard: the proxy counts the messages of a request
@@ -122,10 +122,9 @@ func TestLearnsAsTheMeter(t *testing.T) {
 		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}`, prompt, prompt+1)
 	}))
 	defer up.Close()
-	var logs strings.Builder
-	var mu sync.Mutex
+	var logs syncbuf.Buffer
 	srv, err := New(Config{OpenAIUpstream: up.URL, Window: 20000, Summarizer: SummarizerExtractive,
-		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +147,7 @@ func TestLearnsAsTheMeter(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
 		}
-		waitRequestLogs(t, &mu, &logs, i+1) // its accounting is stored
+		waitRequestLogs(t, &logs, i+1) // its accounting is stored
 	}
 	srv.mu.Lock()
 	st := srv.calib.Stats("m")

@@ -11,12 +11,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
 // TestResponseHeadersAddNothing: whatever path a response takes through
@@ -294,10 +294,9 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 				up.ServeHTTP(w, r)
 			}))
 			t.Cleanup(front.Close)
-			var logs strings.Builder
-			var mu sync.Mutex
+			var logs syncbuf.Buffer
 			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
-				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +306,7 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			c.header.Set("X-Session-Id", "conv-large-error")
 			for i := 1; i < tc.failAt; i++ {
 				c.step(i)
-				waitRequestLogs(t, &mu, &logs, i) // the answer's accounting is stored
+				waitRequestLogs(t, &logs, i) // the answer's accounting is stored
 			}
 			req, _ := http.NewRequest("POST", ts.URL+c.path(), bytes.NewReader(c.body()))
 			req.Header = c.header.Clone()
@@ -324,9 +323,7 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			if resp.StatusCode != http.StatusBadRequest || !bytes.Equal(got, errBody) {
 				t.Fatalf("status %d, %d bytes; want 400 and the upstream's %d bytes", resp.StatusCode, len(got), len(errBody))
 			}
-			waitRequestLogs(t, &mu, &logs, tc.failAt)
-			mu.Lock()
-			defer mu.Unlock()
+			waitRequestLogs(t, &logs, tc.failAt)
 			if !strings.Contains(logs.String(), tc.decision) {
 				t.Errorf("the request did not take the %s path: %s", tc.name, logs.String())
 			}
@@ -369,10 +366,9 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 				_, _ = w.Write(body)
 			}))
 			t.Cleanup(front.Close)
-			var logs strings.Builder
-			var mu sync.Mutex
+			var logs syncbuf.Buffer
 			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
-				KeepRecentTokens: 2000, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+				KeepRecentTokens: 2000, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +378,7 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 			c.header.Set("X-Session-Id", "conv-usage")
 			for i := 1; i <= 8; i++ {
 				c.step(i)
-				waitRequestLogs(t, &mu, &logs, i) // the answer's accounting is stored
+				waitRequestLogs(t, &logs, i) // the answer's accounting is stored
 			}
 			if n.Load() < 8 {
 				t.Fatalf("the upstream saw %d requests", n.Load())
@@ -400,8 +396,6 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 			} else if p := rec.Last.Usage.PromptTokens(); p >= 1_000_000_000_000 {
 				t.Errorf("the bogus usage was stored: %d prompt tokens", p)
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			// From the third request on, the conversation is known to be
 			// small: its requests go upstream while they are read.
 			for i, d := range regexp.MustCompile(`decision=("[^"]*"|\S+)`).FindAllStringSubmatch(logs.String(), -1) {
@@ -418,13 +412,11 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 
 // waitRequestLogs waits until logs holds n request lines: the last line
 // of a request's work, written after its answer's accounting.
-func waitRequestLogs(t *testing.T, mu *sync.Mutex, logs *strings.Builder, n int) {
+func waitRequestLogs(t *testing.T, logs *syncbuf.Buffer, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mu.Lock()
 		got := strings.Count(logs.String(), "msg=request ")
-		mu.Unlock()
 		if got >= n {
 			return
 		}
