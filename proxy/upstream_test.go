@@ -91,13 +91,8 @@ func TestLearnedWindowStaysWithTenant(t *testing.T) {
 				up.ServeHTTP(w, r)
 			}))
 			t.Cleanup(front.Close)
-			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000,
+			_, ts := proxyIn(t, front.URL, Config{Window: 200000,
 				Summarizer: SummarizerExtractive, KeepRecentTokens: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
 
 			// Tenant A's refused request.
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-test","messages":[{"role":"user","content":"This model's maximum context length is 1024 tokens"}]}`))
@@ -295,13 +290,8 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			}))
 			t.Cleanup(front.Close)
 			var logs syncbuf.Buffer
-			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
+			_, ts := proxyIn(t, front.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
 			c := newClient(t, Chat, ts.URL)
 			c.header.Set("X-Session-Id", "conv-large-error")
 			for i := 1; i < tc.failAt; i++ {
@@ -311,15 +301,7 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 			req, _ := http.NewRequest("POST", ts.URL+c.path(), bytes.NewReader(c.body()))
 			req.Header = c.header.Clone()
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatalf("reading the error body: %v after %d of %d bytes", err, len(got), len(errBody))
-			}
+			resp, got := roundTrip(t, req)
 			if resp.StatusCode != http.StatusBadRequest || !bytes.Equal(got, errBody) {
 				t.Fatalf("status %d, %d bytes; want 400 and the upstream's %d bytes", resp.StatusCode, len(got), len(errBody))
 			}
@@ -367,13 +349,8 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 			}))
 			t.Cleanup(front.Close)
 			var logs syncbuf.Buffer
-			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
+			srv, ts := proxyIn(t, front.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 				KeepRecentTokens: 2000, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
 			c := newClient(t, tc.api, ts.URL)
 			c.header.Set("X-Session-Id", "conv-usage")
 			for i := 1; i <= 8; i++ {
