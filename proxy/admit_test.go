@@ -62,13 +62,8 @@ func TestAdmissionBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
 			up, arrived := heldUpstream(t, release)
-			srv, err := New(Config{AnthropicUpstream: up.URL, OpenAIUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive,
+			srv, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 				MaxInFlightBytes: 100000, AdmitWait: 200 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			defer func() { ts.Close(); srv.Close() }()
 			hc := &http.Client{Timeout: 5 * time.Second}
 			post := func(body string, chunked bool, h http.Header) (*http.Response, []byte) {
 				var rd io.Reader = strings.NewReader(body)

@@ -62,12 +62,7 @@ func TestStreamErrorLearnsOnlyProviderShape(t *testing.T) {
 				_, _ = io.WriteString(w, tc.stream)
 			}))
 			t.Cleanup(up.Close)
-			srv, err := New(Config{OpenAIUpstream: up.URL, AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
+			srv, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive})
 			c := newClient(t, tc.api, ts.URL)
 			c.header.Set("Authorization", "Bearer sk-tenant-a-0123456789")
 			c.header.Del("X-Api-Key")
@@ -107,13 +102,9 @@ func TestCompressedBodyChargedWhileDecoded(t *testing.T) {
 		t.Run(enc, func(t *testing.T) {
 			release := make(chan struct{})
 			up, arrived := heldUpstream(t, release)
-			srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive,
+			_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 				MaxInFlightBytes: budget, AdmitWait: 200 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { close(release); ts.Close(); srv.Close() })
+			t.Cleanup(func() { close(release) })
 			post := func(body []byte, enc string) int {
 				req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", bytes.NewReader(body))
 				req.Header.Set("X-Api-Key", "sk-ant-canary")

@@ -53,12 +53,7 @@ func sseUpstreamAndProxy(b *testing.B, n int) (up, px *httptest.Server) {
 	b.Helper()
 	up = sseUpstream(n)
 	b.Cleanup(up.Close)
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 1000000, Summarizer: SummarizerExtractive})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px = httptest.NewServer(srv)
-	b.Cleanup(px.Close)
+	_, px = proxyIn(b, up.URL, Config{Window: 1000000, Summarizer: SummarizerExtractive})
 	return up, px
 }
 

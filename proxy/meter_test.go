@@ -121,15 +121,10 @@ func TestLearnsAsTheMeter(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}`, prompt, prompt+1)
 	}))
-	defer up.Close()
+	t.Cleanup(up.Close)
 	var logs syncbuf.Buffer
-	srv, err := New(Config{OpenAIUpstream: up.URL, Window: 20000, Summarizer: SummarizerExtractive,
+	srv, front := proxyIn(t, up.URL, Config{Window: 20000, Summarizer: SummarizerExtractive,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := httptest.NewServer(srv)
-	defer func() { front.Close(); srv.Close() }()
 	bodies := []string{
 		`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"}]}`,
 		`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"},{"role":"assistant","content":"ok"},` +

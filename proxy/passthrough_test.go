@@ -117,13 +117,8 @@ func TestStreamFlushedEventByEvent(t *testing.T) {
 			}
 		}
 	}))
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	t.Cleanup(up.Close)
+	_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive})
 	resp, err := http.Post(ts.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +162,7 @@ func TestClientCancelCancelsUpstream(t *testing.T) {
 		<-r.Context().Done()
 		close(cancelled)
 	}))
-	defer up.Close()
+	t.Cleanup(up.Close)
 	srv, _ := New(Config{OpenAIUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
