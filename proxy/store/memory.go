@@ -141,17 +141,10 @@ func (s *Memory) Put(ctx context.Context, key string, rec *Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := CheckKey(key); err != nil {
-		return err
-	}
-	if rec == nil {
-		return fmt.Errorf("memory store: nil record")
-	}
-	val, err := json.Marshal(rec)
+	val, err := EncodeRecord(s.key, key, rec)
 	if err != nil {
-		return fmt.Errorf("memory store: encode record: %w", err)
+		return fmt.Errorf("memory store: %w", err)
 	}
-	val = SealRecord(s.key, key, val)
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -86,6 +87,24 @@ func SealRecord(key []byte, name string, val []byte) []byte {
 	out = hex.AppendEncode(out, recordMAC(key, name, val))
 	out = append(out, '\n')
 	return append(out, val...)
+}
+
+// EncodeRecord returns the bytes a Store keeps for rec under key, sealed
+// with sealKey (see SealRecord): it checks the key, refuses a nil record
+// and encodes the record as JSON. Every store writes a whole record
+// through it; the errors do not name the store, which each adds.
+func EncodeRecord(sealKey []byte, key string, rec *Record) ([]byte, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, errors.New("nil record")
+	}
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode record: %w", err)
+	}
+	return SealRecord(sealKey, key, val), nil
 }
 
 // OpenRecord returns the record bytes of a value SealRecord stored under

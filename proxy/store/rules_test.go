@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -49,4 +50,32 @@ func FuzzOpenRecord(f *testing.F) {
 			t.Fatal("a record moved to another name was accepted")
 		}
 	})
+}
+
+// EncodeRecord refuses a bad key and a nil record, and what it returns
+// opens under the same key and name to the record's JSON.
+func TestEncodeRecord(t *testing.T) {
+	sealKey := []byte("0123456789abcdef0123456789abcdef")
+	if _, err := EncodeRecord(sealKey, "Bad Key", &Record{}); err == nil {
+		t.Error("a key outside [0-9a-z:] was accepted")
+	}
+	if _, err := EncodeRecord(sealKey, "k1", nil); err == nil {
+		t.Error("a nil record was accepted")
+	}
+	rec := &Record{Checkpoints: []Checkpoint{{Covered: 3, Chain: "ab"}}}
+	b, err := EncodeRecord(sealKey, "k1", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	val, err := OpenRecord(sealKey, "k1", b)
+	if err != nil {
+		t.Fatalf("OpenRecord: %v", err)
+	}
+	want, _ := json.Marshal(rec)
+	if string(val) != string(want) {
+		t.Errorf("opened %s, want %s", val, want)
+	}
+	if _, err := OpenRecord(sealKey, "k2", b); !errors.Is(err, ErrUnauthenticated) {
+		t.Errorf("opened under another name: %v, want ErrUnauthenticated", err)
+	}
 }

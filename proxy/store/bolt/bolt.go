@@ -423,17 +423,10 @@ func (s *Store) Put(ctx context.Context, key string, rec *store.Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := store.CheckKey(key); err != nil {
-		return err
-	}
-	if rec == nil {
-		return errors.New("bolt: nil record")
-	}
-	val, err := json.Marshal(rec)
+	val, err := store.EncodeRecord(s.key, key, rec)
 	if err != nil {
-		return fmt.Errorf("bolt: encode record: %w", err)
+		return fmt.Errorf("bolt: %w", err)
 	}
-	val = store.SealRecord(s.key, key, val)
 	now := s.now()
 	k := []byte(key)
 	err = s.update(func(tx *bbolt.Tx) error {
