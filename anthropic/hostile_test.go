@@ -12,7 +12,11 @@ func target() clienttest.Target {
 	return clienttest.Target{
 		Provider: providerName,
 		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
-			return newClient(t, Config{BaseURL: url, APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
+			c := newClient(t, Config{BaseURL: url, APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
+			if o.Now != nil {
+				c.now = o.Now
+			}
+			return c
 		},
 		Path: "/v1/messages", KeyHeader: "X-Api-Key", Request: baseReq, Partial: `{"type":"message","content":[`,
 	}
