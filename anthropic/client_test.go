@@ -343,13 +343,13 @@ func TestNewRejects(t *testing.T) {
 
 func TestNewDefaults(t *testing.T) {
 	c := newClient(t, Config{})
-	if c.endpoint != "https://api.anthropic.com/v1/messages" {
-		t.Errorf("endpoint = %q", c.endpoint)
+	if c.call.URL != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("endpoint = %q", c.call.URL)
 	}
-	if c.timeout != DefaultTimeout || c.maxTokens != DefaultMaxTokens || c.userAgent != DefaultUserAgent {
-		t.Errorf("defaults = timeout %v, max tokens %d, user agent %q", c.timeout, c.maxTokens, c.userAgent)
+	if c.call.Timeout != DefaultTimeout || c.maxTokens != DefaultMaxTokens || c.call.UserAgent != DefaultUserAgent {
+		t.Errorf("defaults = timeout %v, max tokens %d, user agent %q", c.call.Timeout, c.maxTokens, c.call.UserAgent)
 	}
-	if c.hc == nil || c.hc.CheckRedirect == nil {
+	if c.call.Client == nil || c.call.Client.CheckRedirect == nil {
 		t.Error("nil HTTPClient did not select the default client (which returns redirects)")
 	}
 }

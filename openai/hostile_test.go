@@ -18,7 +18,7 @@ func target() clienttest.Target {
 		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
 			c := newClient(t, Config{BaseURL: url + "/v1", APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
 			if o.Now != nil {
-				c.now = o.Now
+				c.call.Now = o.Now
 			}
 			return c
 		},
