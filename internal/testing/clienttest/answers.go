@@ -3,6 +3,7 @@ package clienttest
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,16 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/summarize"
 )
+
+// answer sends tg.Request once, with opts, to a server answering with h,
+// and returns what Complete returned and the server.
+func answer(t *testing.T, tg Target, opts Options, h http.HandlerFunc) (*summarize.Response, *Server, error) {
+	t.Helper()
+	srv := NewServer(t, h)
+	req := tg.Request
+	resp, err := tg.New(t, srv.URL, opts).Complete(context.Background(), &req)
+	return resp, srv, err
+}
 
 // Answer is a successful answer's body and the Response it must give.
 type Answer struct {
@@ -23,10 +34,7 @@ type Answer struct {
 func Answers(t *testing.T, tg Target, cases []Answer) {
 	for _, tt := range cases {
 		t.Run(tt.Name, func(t *testing.T) {
-			srv := NewServer(t, Reply(200, tt.Body))
-			c := tg.New(t, srv.URL, Options{})
-			req := tg.Request
-			got, err := c.Complete(context.Background(), &req)
+			got, _, err := answer(t, tg, Options{}, Reply(200, tt.Body))
 			if err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
@@ -54,10 +62,7 @@ type EmptyAnswer struct {
 func EmptyAnswers(t *testing.T, tg Target, cases []EmptyAnswer) {
 	for _, tt := range cases {
 		t.Run(tt.Name, func(t *testing.T) {
-			srv := NewServer(t, Reply(200, tt.Body))
-			c := tg.New(t, srv.URL, Options{})
-			req := tg.Request
-			resp, err := c.Complete(context.Background(), &req)
+			resp, _, err := answer(t, tg, Options{}, Reply(200, tt.Body))
 			if err == nil {
 				t.Fatalf("Complete returned %+v, want an error", resp)
 			}
@@ -91,39 +96,53 @@ type ProviderErrorCase struct {
 const proxyHTML = "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
 
 // wireless are the answers that are a ProviderError whatever the
-// client's wire format: an HTML page from a proxy, with its error status
-// or with a 200.
-var wireless = []ProviderErrorCase{
-	{
-		Name:          "502 HTML from a proxy",
-		Status:        502,
-		Headers:       []string{"Content-Type", "text/html"},
-		Body:          proxyHTML,
-		WantStatus:    502,
-		WantRetryable: true,
-	},
-	{
-		Name:       "200 that is not JSON",
-		Status:     200,
-		Headers:    []string{"Content-Type", "text/html"},
-		Body:       proxyHTML,
-		WantStatus: 0,
-	},
+// client's wire format, for a client whose clock reads now: an HTML page
+// from a proxy, with its error status or with a 200, and a 429 whose
+// wait is given in each of the ways apihttp.RetryAfter reads (or cannot
+// read).
+func wireless(now time.Time) []ProviderErrorCase {
+	rateLimited := func(name string, want time.Duration, headers ...string) ProviderErrorCase {
+		return ProviderErrorCase{Name: name, Status: 429, Headers: headers, Body: `{}`,
+			WantStatus: 429, WantRetry: want, WantRetryable: true}
+	}
+	return []ProviderErrorCase{
+		{
+			Name:          "502 HTML from a proxy",
+			Status:        502,
+			Headers:       []string{"Content-Type", "text/html"},
+			Body:          proxyHTML,
+			WantStatus:    502,
+			WantRetryable: true,
+		},
+		{
+			Name:       "200 that is not JSON",
+			Status:     200,
+			Headers:    []string{"Content-Type", "text/html"},
+			Body:       proxyHTML,
+			WantStatus: 0,
+		},
+		rateLimited("429 with Retry-After as an HTTP date", 90*time.Second,
+			"Retry-After", now.Add(90*time.Second).Format(http.TimeFormat)),
+		rateLimited("429 with a date already past", 0,
+			"Retry-After", now.Add(-time.Minute).Format(http.TimeFormat)),
+		rateLimited("429 with retry-after-ms preferred to Retry-After", 1500*time.Millisecond,
+			"retry-after-ms", "1500", "Retry-After", "2"),
+		rateLimited("429 with a garbled Retry-After", 0, "Retry-After", "soon"),
+	}
 }
 
 // ProviderErrors checks, for each case and for the answers that are an
-// error whatever the wire format (an HTML page from a proxy), that the
+// error whatever the wire format (an HTML page from a proxy, the ways of
+// giving Retry-After), that the
 // answer makes Complete send exactly one request and return a
 // *compact.ProviderError naming tg.Provider with the case's status,
 // body, Retry-After, overflow and retryability. The client's clock reads
 // now.
 func ProviderErrors(t *testing.T, tg Target, now time.Time, cases []ProviderErrorCase) {
-	for _, tt := range append(cases[:len(cases):len(cases)], wireless...) {
+	for _, tt := range append(cases[:len(cases):len(cases)], wireless(now)...) {
 		t.Run(tt.Name, func(t *testing.T) {
-			srv := NewServer(t, Reply(tt.Status, tt.Body, tt.Headers...))
-			c := tg.New(t, srv.URL, Options{APIKey: "k", Now: func() time.Time { return now }})
-			req := tg.Request
-			resp, err := c.Complete(context.Background(), &req)
+			resp, srv, err := answer(t, tg, Options{APIKey: "k", Now: func() time.Time { return now }},
+				Reply(tt.Status, tt.Body, tt.Headers...))
 			if err == nil {
 				t.Fatalf("Complete returned %+v, want an error", resp)
 			}
