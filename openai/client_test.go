@@ -41,6 +41,21 @@ func newClient(t *testing.T, cfg Config) *Client {
 
 var baseReq = summarize.Request{Model: "m1", System: "be brief", Prompt: "summarize this", MaxTokens: 512}
 
+// target is this package's client for the checks of clienttest.
+func target() clienttest.Target {
+	return clienttest.Target{
+		Provider: providerName,
+		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
+			c := newClient(t, Config{BaseURL: url + "/v1", APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
+			if o.Now != nil {
+				c.call.Now = o.Now
+			}
+			return c
+		},
+		Path: "/v1/chat/completions", KeyHeader: "Authorization", Request: baseReq, Partial: `{"choices":[`,
+	}
+}
+
 func TestCompleteSendsWireRequest(t *testing.T) {
 	temp := 0.2
 	tests := []struct {
@@ -318,6 +333,15 @@ func TestCompleteCancelled(t *testing.T) { clienttest.Cancelled(t, target()) }
 func TestCompleteTimeout(t *testing.T) { clienttest.Timeout(t, target()) }
 
 func TestCompleteWithoutSending(t *testing.T) { clienttest.WithoutSending(t, target()) }
+
+// TestErrorsCarryNoKey checks that a server quoting the request's
+// headers in its answer does not put the key, or a secret extra header,
+// into the error Complete returns.
+func TestErrorsCarryNoKey(t *testing.T) { clienttest.ErrorsCarryNoKey(t, target()) }
+
+// TestRedirectNamed checks that a redirect is not followed and that the
+// error says where it pointed.
+func TestRedirectNamed(t *testing.T) { clienttest.RedirectNamed(t, target()) }
 
 func TestNewRejects(t *testing.T) {
 	tests := []struct {
