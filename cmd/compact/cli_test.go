@@ -88,9 +88,7 @@ func TestDemoCommands(t *testing.T) {
 	if dry.MessagesToSummarize == 0 || !dry.DryRun || dry.EntryID != "" {
 		t.Errorf("run --dry-run --json: %+v", dry)
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("inspect, context, tree or a dry run changed the file")
-	}
+	unchanged(t, file, before, "inspect, context, tree or a dry run")
 
 	out = c.ok("run", file)
 	contains(t, "run", out, "compacted "+file, "tokens before, about", "appended compaction entry", "by extractive")

@@ -10,16 +10,13 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // TestFixtureCommands runs the read-only commands, human and JSON, on
 // copies of the real sessions, and checks that they leave the file as it
 // was.
 func TestFixtureCommands(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		before := readFile(t, file)
 		s := open(t, file)
 
@@ -61,9 +58,7 @@ func TestFixtureCommands(t *testing.T) {
 		if len(open(t, out1).Entries()) < 101 || fr.Entries < 101 {
 			t.Errorf("fork at the 101st entry: %d entries", fr.Entries)
 		}
-		if !bytes.Equal(before, readFile(t, file)) {
-			t.Fatal("a read-only command changed the file")
-		}
+		unchanged(t, file, before, "a read-only command")
 
 		contains(t, "run", c.ok("run", file), "compacted "+file, "appended compaction entry")
 		if !bytes.HasPrefix(readFile(t, file), before) || lineCount(t, file) != bytes.Count(before, []byte("\n"))+1 {
@@ -95,9 +90,7 @@ func TestDryRunLargeSession(t *testing.T) {
 		t.Errorf("plan: index %d, %d messages, split %v, prefix %d, tokens %d, previous %v; want 837, 730, true, 3, 177657, false",
 			r.FirstKeptEntryIndex, r.MessagesToSummarize, r.IsSplitTurn, r.TurnPrefixMessages, r.TokensBefore, r.PreviousSummary)
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("the dry run changed the file")
-	}
+	unchanged(t, file, before, "the dry run")
 
 	// pi counts 21 files read, 20 edited and 3 written. A file that was
 	// both read and modified is listed once, as modified; the 3 written
@@ -153,9 +146,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 	if len(r.ReadFiles) == 0 || len(r.ModifiedFiles) == 0 {
 		t.Errorf("file lists: %d read, %d modified", len(r.ReadFiles), len(r.ModifiedFiles))
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("the dry run changed the file")
-	}
+	unchanged(t, file, before, "the dry run")
 }
 
 // TestEndToEnd compacts each real session twice, the way a long session
@@ -163,9 +154,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 // on, again with a smaller budget. The second compaction must keep what
 // the first one kept, either verbatim or in its summary.
 func TestEndToEnd(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		lines0 := lineCount(t, file)
 		size0 := measure(t, file)
 

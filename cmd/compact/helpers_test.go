@@ -111,6 +111,24 @@ func fixture(t *testing.T, name string) string {
 	return sharedtest.TempCopy(t, sharedtest.PiSession(t, name))
 }
 
+// eachFixture runs f in a subtest for each real pi session, with a new
+// CLI and a copy of the session that f may change.
+func eachFixture(t *testing.T, f func(t *testing.T, c *cli, file string)) {
+	t.Helper()
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		f(t, newCLI(t), fixture(t, name))
+	})
+}
+
+// unchanged stops the test when the file at path no longer holds
+// before, saying that what (a command, a run) changed it.
+func unchanged(t *testing.T, path string, before []byte, what string) {
+	t.Helper()
+	if !bytes.Equal(before, readFile(t, path)) {
+		t.Fatal(what + " changed the file")
+	}
+}
+
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(path)
