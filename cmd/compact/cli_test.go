@@ -83,8 +83,7 @@ func TestDemoCommands(t *testing.T) {
 
 	out = c.ok("run", "--dry-run", file)
 	contains(t, "run --dry-run", out, "dry run of", "nothing was written", "summarizes")
-	var dry runReport
-	c.okJSON(&dry, "run", "--dry-run", "--json", file)
+	dry := c.dryRun(file)
 	if dry.MessagesToSummarize == 0 || !dry.DryRun || dry.EntryID != "" {
 		t.Errorf("run --dry-run --json: %+v", dry)
 	}

@@ -83,8 +83,7 @@ func TestDryRunLargeSession(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "large-session.jsonl")
 	before := readFile(t, file)
-	var r runReport
-	c.okJSON(&r, "run", "--dry-run", "--json", file)
+	r := c.dryRun(file)
 	if r.FirstKeptEntryIndex != 837 || r.MessagesToSummarize != 730 || !r.IsSplitTurn || r.TurnPrefixMessages != 3 ||
 		r.TokensBefore != 177657 || r.PreviousSummary {
 		t.Errorf("plan: index %d, %d messages, split %v, prefix %d, tokens %d, previous %v; want 837, 730, true, 3, 177657, false",
@@ -137,8 +136,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "before-compaction.jsonl")
 	before := readFile(t, file)
-	var r runReport
-	c.okJSON(&r, "run", "--dry-run", "--json", file)
+	r := c.dryRun(file)
 	if r.FirstKeptEntryIndex != 946 || !r.IsSplitTurn || r.TurnPrefixMessages != 7 || !r.PreviousSummary || r.MessagesToSummarize <= 306 {
 		t.Errorf("plan: index %d, split %v, prefix %d, previous %v, %d messages; want 946, true, 7, true, > 306",
 			r.FirstKeptEntryIndex, r.IsSplitTurn, r.TurnPrefixMessages, r.PreviousSummary, r.MessagesToSummarize)
@@ -285,8 +283,7 @@ func TestEndToEnd(t *testing.T) {
 func TestMigrate(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "large-session.jsonl")
-	var before runReport
-	c.okJSON(&before, "run", "--dry-run", "--json", file)
+	before := c.dryRun(file)
 
 	contains(t, "migrate", c.ok("migrate", file), "migrated from version 1 to 3")
 	s := open(t, file)
@@ -301,8 +298,7 @@ func TestMigrate(t *testing.T) {
 	}
 
 	// The plan does not change with the format.
-	var after runReport
-	c.okJSON(&after, "run", "--dry-run", "--json", file)
+	after := c.dryRun(file)
 	if after.FirstKeptEntryID != before.FirstKeptEntryID || after.FirstKeptEntryIndex != before.FirstKeptEntryIndex ||
 		after.MessagesToSummarize != before.MessagesToSummarize || after.TokensBefore != before.TokensBefore {
 		t.Errorf("plan changed by migration: %+v -> %+v", before.planReport, after.planReport)

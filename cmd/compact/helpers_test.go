@@ -79,6 +79,14 @@ func (c *cli) okJSON(v any, args ...string) {
 	}
 }
 
+// dryRun returns the plan of "run --dry-run --json" on file.
+func (c *cli) dryRun(file string) runReport {
+	c.t.Helper()
+	var r runReport
+	c.okJSON(&r, "run", "--dry-run", "--json", file)
+	return r
+}
+
 // fails runs the command and checks the exit code and that stderr holds
 // exactly one line starting with "compact: ".
 func (c *cli) fails(code int, args ...string) string {

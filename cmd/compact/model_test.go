@@ -355,8 +355,7 @@ func TestModelChunking(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "before-compaction.jsonl")
 	before := readFile(t, file)
-	var dry runReport
-	c.okJSON(&dry, "run", "--dry-run", "--json", file)
+	dry := c.dryRun(file)
 	paths := append(append([]string{}, dry.ReadFiles...), dry.ModifiedFiles...)
 	if len(paths) == 0 {
 		t.Fatal("the plan lists no files")
