@@ -3,6 +3,7 @@ package requestbody
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -138,6 +139,30 @@ func (r *reader) header(fields []jsonrec.Member) {
 	if system != nil {
 		r.custom("system", system)
 	}
+}
+
+// roleOf decodes the members of a message and its role; a message
+// without a role is an error ".role: missing".
+func roleOf(raw json.RawMessage) (map[string]json.RawMessage, string, error) {
+	fields, err := jsonrec.Fields(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	var role string
+	if err := jsonrec.String(fields, "role", &role); err != nil {
+		return nil, "", err
+	}
+	if role == "" {
+		return nil, "", errors.New(".role: missing")
+	}
+	return fields, role, nil
+}
+
+// unknownRole keeps a message of a role the reader does not know as a
+// custom entry of that type and counts the role in Transcript.Unknown.
+func (r *reader) unknownRole(role string, raw []byte) {
+	r.t.Unknown[role]++
+	r.custom(role, raw)
 }
 
 // custom appends a custom entry of the given record type.
