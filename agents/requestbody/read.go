@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -20,11 +19,7 @@ const Format = "request-body"
 
 // ReadFile reads the request body in the file at path.
 func ReadFile(path string) (*compact.Transcript, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read request body: %w", err)
-	}
-	return Read(data, path)
+	return jsonrec.ReadFile(path, "read request body", Read)
 }
 
 // Read parses a request body held in memory. name is used in errors and
