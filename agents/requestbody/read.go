@@ -3,7 +3,6 @@ package requestbody
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -148,7 +147,7 @@ func roleOf(raw json.RawMessage) (map[string]json.RawMessage, string, error) {
 		return nil, "", err
 	}
 	if role == "" {
-		return nil, "", errors.New(".role: missing")
+		return nil, "", fmt.Errorf(".role: missing")
 	}
 	return fields, role, nil
 }
