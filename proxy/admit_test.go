@@ -62,13 +62,8 @@ func TestAdmissionBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
 			up, arrived := heldUpstream(t, release)
-			srv, err := New(Config{AnthropicUpstream: up.URL, OpenAIUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive,
+			srv, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 				MaxInFlightBytes: 100000, AdmitWait: 200 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			defer func() { ts.Close(); srv.Close() }()
 			hc := &http.Client{Timeout: 5 * time.Second}
 			post := func(body string, chunked bool, h http.Header) (*http.Response, []byte) {
 				var rd io.Reader = strings.NewReader(body)
@@ -310,6 +305,14 @@ func TestBodyTimeout(t *testing.T) {
 	}
 }
 
+// streamedHi is a one-message streamed Anthropic request to url, with a
+// credential (requests without one are not compacted).
+func streamedHi(ctx context.Context, url string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("X-Api-Key", "sk-ant-canary")
+	return req
+}
+
 // TestLongStreamSurvivesTimeouts: a streamed answer that lasts far longer
 // than BodyTimeout and WriteIdleTimeout, but keeps writing, reaches the
 // client whole.
@@ -324,25 +327,13 @@ func TestLongStreamSurvivesTimeouts(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}))
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive,
+	t.Cleanup(up.Close)
+	_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 		BodyTimeout: 200 * time.Millisecond, WriteIdleTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer func() { ts.Close(); srv.Close() }()
 	for _, path := range []string{"/v1/messages", "/v1/other"} {
-		req, _ := http.NewRequest("POST", ts.URL+path, strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-		req.Header.Set("X-Api-Key", "sk-ant-canary")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil || strings.Count(string(b), "event: ping") != events {
-			t.Errorf("%s: got %d of %d events (err %v)", path, strings.Count(string(b), "event: ping"), events, err)
+		_, b := roundTrip(t, streamedHi(t.Context(), ts.URL+path))
+		if strings.Count(string(b), "event: ping") != events {
+			t.Errorf("%s: got %d of %d events", path, strings.Count(string(b), "event: ping"), events)
 		}
 	}
 }
@@ -366,18 +357,11 @@ func TestWriteIdleTimeout(t *testing.T) {
 			}
 		}
 	}))
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive, WriteIdleTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer func() { ts.Close(); srv.Close() }()
+	t.Cleanup(up.Close)
+	_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive, WriteIdleTimeout: 300 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/messages", strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Api-Key", "sk-ant-canary")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(streamedHi(ctx, ts.URL+"/v1/messages"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,22 +386,10 @@ func TestQuietEndOfStream(t *testing.T) {
 		w.(http.Flusher).Flush()
 		time.Sleep(700 * time.Millisecond)
 	}))
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive, WriteIdleTimeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer func() { ts.Close(); srv.Close() }()
-	req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
-	req.Header.Set("X-Api-Key", "sk-ant-canary")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || !strings.Contains(string(b), "event: ping") {
-		t.Errorf("answer %q, err %v", b, err)
+	t.Cleanup(up.Close)
+	_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive, WriteIdleTimeout: 300 * time.Millisecond})
+	_, b := roundTrip(t, streamedHi(t.Context(), ts.URL+"/v1/messages"))
+	if !strings.Contains(string(b), "event: ping") {
+		t.Errorf("answer %q", b)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -62,12 +62,7 @@ func TestStreamErrorLearnsOnlyProviderShape(t *testing.T) {
 				_, _ = io.WriteString(w, tc.stream)
 			}))
 			t.Cleanup(up.Close)
-			srv, err := New(Config{OpenAIUpstream: up.URL, AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
+			srv, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive})
 			c := newClient(t, tc.api, ts.URL)
 			c.header.Set("Authorization", "Bearer sk-tenant-a-0123456789")
 			c.header.Del("X-Api-Key")
@@ -75,12 +70,7 @@ func TestStreamErrorLearnsOnlyProviderShape(t *testing.T) {
 			body = strings.Replace(body, `"model":"claude-test"`, `"model":"`+model+`"`, 1)
 			req, _ := http.NewRequest("POST", ts.URL+c.path(), strings.NewReader(body))
 			req.Header = c.header.Clone()
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			_, got := roundTrip(t, req)
 			if string(got) != tc.stream {
 				t.Errorf("the stream was not relayed as sent")
 			}
@@ -112,13 +102,9 @@ func TestCompressedBodyChargedWhileDecoded(t *testing.T) {
 		t.Run(enc, func(t *testing.T) {
 			release := make(chan struct{})
 			up, arrived := heldUpstream(t, release)
-			srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive,
+			_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
 				MaxInFlightBytes: budget, AdmitWait: 200 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { close(release); ts.Close(); srv.Close() })
+			t.Cleanup(func() { close(release) })
 			post := func(body []byte, enc string) int {
 				req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", bytes.NewReader(body))
 				req.Header.Set("X-Api-Key", "sk-ant-canary")
@@ -180,20 +166,14 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 		{"proxy-authorization bearer", "", http.Header{"Proxy-Authorization": {"bearer  " + testToken}}, 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs strings.Builder
-			var mu sync.Mutex
+			var logs syncbuf.Buffer
 			up := newFakeUpstream(t)
 			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, AuthToken: testToken,
-				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/messages"+tc.query, strings.NewReader(`{"model":"claude-test","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
 			req.Header = tc.header.Clone()
 			req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := roundTrip(t, req)
 			ts.Close()
 			srv.bg.Wait() // the request's log line is written after its answer
 			if resp.StatusCode != tc.status {
@@ -207,8 +187,6 @@ func TestProxyTokenOnlyWhereDocumented(t *testing.T) {
 					t.Errorf("upstream got the token in %v", r.Header)
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if !strings.Contains(logs.String(), "status=") {
 				t.Fatal("no request was logged: the test proves nothing")
 			}
@@ -234,11 +212,10 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 		{"obs-text", "a\xffb", 200},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs strings.Builder
-			var mu sync.Mutex
+			var logs syncbuf.Buffer
 			up := newFakeUpstream(t)
 			srv, ts := newTestProxy(t, up, Config{Window: 200000, Summarizer: SummarizerExtractive, TenantHeader: "X-Tenant",
-				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 			c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
 			if err != nil {
 				t.Fatal(err)
@@ -264,8 +241,6 @@ func TestTenantHeaderControlCharacters(t *testing.T) {
 					t.Errorf("the tenant header was forwarded")
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if strings.Contains(logs.String(), tc.value) {
 				t.Errorf("the log holds the tenant value:\n%s", logs.String())
 			}
@@ -338,8 +313,7 @@ func TestRecordMovedToAnotherConversation(t *testing.T) {
 			b.base = ts2.URL
 			before := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected))
 			b.step(2)
-			reqs := up.requests()
-			if last := reqs[len(reqs)-1]; bytes.Contains(last.Body, []byte("SECRET-OF-A")) {
+			if bytes.Contains(lastOf(t, up.requests()).Body, []byte("SECRET-OF-A")) {
 				t.Fatal("tenant A's text reached tenant B's request")
 			}
 			rejected := testutil.ToFloat64(srv2.metrics.storeLookupsTotal.WithLabelValues(lookupRejected)) - before

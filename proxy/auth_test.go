@@ -88,12 +88,7 @@ func TestAuthToken(t *testing.T) {
 			}
 			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, body)
 			req.Header = tc.header.Clone()
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := roundTrip(t, req)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d (%s), want %d", resp.StatusCode, b, tc.status)
 			}

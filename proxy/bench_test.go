@@ -47,6 +47,16 @@ func sseUpstream(n int) *httptest.Server {
 	}))
 }
 
+// sseUpstreamAndProxy starts sseUpstream(n) and a proxy in front of it
+// with a window no conversation reaches; both close when b ends.
+func sseUpstreamAndProxy(b *testing.B, n int) (up, px *httptest.Server) {
+	b.Helper()
+	up = sseUpstream(n)
+	b.Cleanup(up.Close)
+	_, px = proxyIn(b, up.URL, Config{Window: 1000000, Summarizer: SummarizerExtractive})
+	return up, px
+}
+
 // BenchmarkOverhead200k sends a 200k-token conversation that needs no
 // compaction, directly to the upstream and through the proxy, and reports
 // the time to the first response byte (p50, p99) and per streamed event.
@@ -54,14 +64,7 @@ func sseUpstream(n int) *httptest.Server {
 func BenchmarkOverhead200k(b *testing.B) {
 	body := bigConversation(200000)
 	const events = 50
-	up := sseUpstream(events)
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 1000000, Summarizer: SummarizerExtractive})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px := httptest.NewServer(srv)
-	defer px.Close()
+	up, px := sseUpstreamAndProxy(b, events)
 	// The alternative: the standard library's reverse proxy, which reads
 	// nothing and compacts nothing. What compact adds over it is the cost
 	// of compaction; what it adds over direct includes the extra hop.
@@ -140,14 +143,7 @@ func BenchmarkPrepare200k(b *testing.B) {
 // requests per second.
 func BenchmarkThroughput(b *testing.B) {
 	body := bigConversation(20000)
-	up := sseUpstream(20)
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 1000000, Summarizer: SummarizerExtractive})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px := httptest.NewServer(srv)
-	defer px.Close()
+	up, px := sseUpstreamAndProxy(b, 20)
 	for _, target := range []struct{ name, url string }{{"direct", up.URL}, {"proxy", px.URL}} {
 		b.Run(target.name, func(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}

@@ -42,10 +42,10 @@ func zstded(t testing.TB, b []byte) []byte {
 
 // zstdStream encodes b as a stream, without the content size in the
 // frame header, as a streaming client does.
-func zstdStream(t testing.TB, b []byte) []byte {
+func zstdStream(t testing.TB, b []byte, opts ...zstd.EOption) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	e, err := zstd.NewWriter(&buf)
+	e, err := zstd.NewWriter(&buf, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,22 +62,12 @@ func zstdStream(t testing.TB, b []byte) []byte {
 // and no content size.
 func zstdWindow(t testing.TB, b []byte, window int) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	e, err := zstd.NewWriter(&buf, zstd.WithWindowSize(window), zstd.WithSingleSegment(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(e, bytes.NewReader(b)); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
+	out := zstdStream(t, b, zstd.WithWindowSize(window), zstd.WithSingleSegment(false))
 	var h zstd.Header
-	if err := h.Decode(buf.Bytes()); err != nil || h.WindowSize != uint64(window) {
+	if err := h.Decode(out); err != nil || h.WindowSize != uint64(window) {
 		t.Fatalf("zstd header %+v, %v: window is not %d", h, err, window)
 	}
-	return buf.Bytes()
+	return out
 }
 
 // request builds a POST with the body and Content-Encoding given; a

@@ -107,6 +107,34 @@ func TestReplicasCompactOnce(t *testing.T) {
 	}
 }
 
+// lockedByAnother sets up a conversation due for compaction whose lock
+// another replica holds: a Chat client of the given session that has run
+// 8 steps straight to the upstream, a replica on st that waits lockWait
+// for another's compaction, and the lock on that conversation, taken in
+// st as the other replica would take it.
+func lockedByAnother(t *testing.T, st *store.Memory, session string, lockWait time.Duration) (*fakeUpstream, *client, *httptest.Server, store.Lock) {
+	t.Helper()
+	up := newFakeUpstream(t)
+	c := newClient(t, Chat, up.srv.URL)
+	c.header.Set("X-Session-Id", session)
+	for i := 1; i <= 8; i++ {
+		c.step(i)
+	}
+	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st,
+		Summarizer: SummarizerExtractive, LockWait: lockWait, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
+	l, err := st.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL)
+	if err != nil || l == nil {
+		t.Fatalf("taking the lock: %v %v", l, err)
+	}
+	return up, c, ts, l
+}
+
 // TestLockHeldByDeadReplica: a lock left by a replica that died expires,
 // and the next replica compacts.
 func TestLockHeldByDeadReplica(t *testing.T) {
@@ -114,35 +142,13 @@ func TestLockHeldByDeadReplica(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	st := store.NewMemory(store.MemoryOptions{Now: clock})
-	up := newFakeUpstream(t)
-	c := newClient(t, Chat, up.srv.URL)
-	c.header.Set("X-Session-Id", "dead-1")
-	for i := 1; i <= 8; i++ {
-		c.step(i)
-	}
-	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st,
-		Summarizer: SummarizerExtractive, LockWait: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
 	// The dead replica's lock on this conversation.
-	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
-	if l, err := st.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL); err != nil || l == nil {
-		t.Fatalf("taking the lock: %v %v", l, err)
-	}
+	up, c, ts, _ := lockedByAnother(t, st, "dead-1", 100*time.Millisecond)
 	send := func() []byte {
 		req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", bytes.NewReader(c.body()))
 		req.Header = c.header.Clone()
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		reqs := up.modelRequests()
-		return reqs[len(reqs)-1].Body
+		roundTrip(t, req)
+		return lastOf(t, up.modelRequests()).Body
 	}
 	if isSummaryItem(send()) {
 		t.Fatal("compacted while another replica held the lock")
@@ -185,26 +191,9 @@ func (nopCloser) Close() error { return nil }
 // instead of waiting out LockWait and passing the request through.
 func TestLockLetGoWithoutCompaction(t *testing.T) {
 	st := store.NewMemory(store.MemoryOptions{})
-	up := newFakeUpstream(t)
-	c := newClient(t, Chat, up.srv.URL)
-	c.header.Set("X-Session-Id", "let-go-1")
-	for i := 1; i <= 8; i++ {
-		c.step(i)
-	}
-	srv, err := New(Config{OpenAIUpstream: up.srv.URL, Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st,
-		Summarizer: SummarizerExtractive, LockWait: time.Hour, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
 	// The other replica holds the lock, then lets it go with nothing
 	// stored.
-	id := identify(Chat, srv.upstreamFor(Chat).String(), c.header, &Parsed{})
-	l, err := st.TryLock(t.Context(), lockKey(id.key), DefaultLockTTL)
-	if err != nil || l == nil {
-		t.Fatalf("taking the lock: %v %v", l, err)
-	}
+	up, c, ts, l := lockedByAnother(t, st, "let-go-1", time.Hour)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		l.Release(context.Background())
@@ -219,8 +208,7 @@ func TestLockLetGoWithoutCompaction(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	reqs := up.modelRequests()
-	if !isSummaryItem(reqs[len(reqs)-1].Body) {
+	if !isSummaryItem(lastOf(t, up.modelRequests()).Body) {
 		t.Error("not compacted after the holder let the lock go")
 	}
 }

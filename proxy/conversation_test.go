@@ -12,13 +12,22 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // newTestProxy starts a proxy in front of up with cfg (upstreams filled in).
 func newTestProxy(t *testing.T, up *fakeUpstream, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
-	cfg.AnthropicUpstream = up.srv.URL
-	cfg.OpenAIUpstream = up.srv.URL
+	return proxyIn(t, up.srv.URL, cfg)
+}
+
+// proxyIn starts a proxy with cfg in front of the upstream at upURL (both
+// APIs' upstreams set to it; logs discarded unless cfg has a Logger),
+// closed when the test ends.
+func proxyIn(t testing.TB, upURL string, cfg Config) (*Server, *httptest.Server) {
+	t.Helper()
+	cfg.AnthropicUpstream = upURL
+	cfg.OpenAIUpstream = upURL
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -102,12 +111,7 @@ func (c *client) step(n int) *http.Response {
 	if c.encoding != "" {
 		req.Header.Set("Content-Encoding", c.encoding)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := roundTrip(c.t, req)
 	if resp.StatusCode != 200 {
 		c.t.Fatalf("step %d: status %d: %s", n, resp.StatusCode, b)
 	}
@@ -175,68 +179,12 @@ func (c *client) step(n int) *http.Response {
 }
 
 // pairingProblems checks tool pairing in an upstream body independently of
-// the proxy's own validator: every tool result answers a call made before
-// it, and every call is answered.
+// the proxy's own validator, with the rules of the scripted provider
+// (fakeupstream.Pairing): every tool result answers a call of the message
+// before it, and every call is answered.
 func pairingProblems(t *testing.T, api API, body []byte) []string {
-	var problems []string
-	calls := map[string]bool{}
-	answered := map[string]bool{}
-	for i, raw := range listOf(t, api, body) {
-		var m struct {
-			Role       string `json:"role"`
-			Type       string `json:"type"`
-			CallID     string `json:"call_id"`
-			ToolCallID string `json:"tool_call_id"`
-			ToolCalls  []struct {
-				ID string `json:"id"`
-			} `json:"tool_calls"`
-			Content json.RawMessage `json:"content"`
-		}
-		_ = json.Unmarshal(raw, &m)
-		var blocks []struct {
-			Type      string `json:"type"`
-			ID        string `json:"id"`
-			ToolUseID string `json:"tool_use_id"`
-		}
-		_ = json.Unmarshal(m.Content, &blocks)
-		result := func(id string) {
-			if !calls[id] {
-				problems = append(problems, fmt.Sprintf("item %d: result for %s without its call", i, id))
-			}
-			answered[id] = true
-		}
-		switch api {
-		case Anthropic:
-			for _, b := range blocks {
-				switch b.Type {
-				case "tool_use":
-					calls[b.ID] = true
-				case "tool_result":
-					result(b.ToolUseID)
-				}
-			}
-		case Chat:
-			for _, tc := range m.ToolCalls {
-				calls[tc.ID] = true
-			}
-			if m.Role == "tool" {
-				result(m.ToolCallID)
-			}
-		case Responses:
-			switch m.Type {
-			case "function_call":
-				calls[m.CallID] = true
-			case "function_call_output":
-				result(m.CallID)
-			}
-		}
-	}
-	for id := range calls {
-		if !answered[id] {
-			problems = append(problems, "call "+id+" never answered")
-		}
-	}
-	return problems
+	t.Helper()
+	return fakeupstream.Pairing(fakeupstream.API(api), listOf(t, api, body))
 }
 
 func TestCompactionInFlight(t *testing.T) {

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -19,13 +19,12 @@ import (
 // says so in its log, instead of the first tenant just paying a new
 // summary without anybody knowing why.
 func TestEvictionsNotSilent(t *testing.T) {
-	var logs bytes.Buffer
-	var mu sync.Mutex
+	var logs syncbuf.Buffer
 	up := newFakeUpstream(t)
 	// Room for about one conversation's record.
 	st := store.NewMemory(store.MemoryOptions{MaxBytes: 6000})
 	_, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive,
-		Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+		Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	tenant := func(key, session string) *client {
 		c := newClient(t, Chat, ts.URL)
 		c.header.Set("Authorization", "Bearer "+key)
@@ -59,8 +58,6 @@ func TestEvictionsNotSilent(t *testing.T) {
 	if want := fmt.Sprintf("\ncompact_proxy_store_evictions_total %d\n", n); !strings.Contains(body.String(), want) {
 		t.Errorf("/metrics does not say %q", strings.TrimSpace(want))
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "store full") {
 		t.Errorf("no log line says the store dropped conversations (%d evictions):\n%s", n, logs.String())
 	}

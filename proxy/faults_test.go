@@ -43,13 +43,8 @@ func TestUpstreamFaults(t *testing.T) {
 			io.WriteString(w, `{"type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2}}`)
 		}
 	}))
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	t.Cleanup(up.Close)
+	srv, ts := proxyIn(t, up.URL, Config{Window: 200000, Policy: compact.Reserve{Tokens: 1000}, Summarizer: SummarizerExtractive})
 	send := func(ctx context.Context, stream bool) (*http.Response, error) {
 		body := `{"model":"claude-test","max_tokens":5,"stream":` + map[bool]string{true: "true", false: "false"}[stream] + `,"messages":[{"role":"user","content":"hi"}]}`
 		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/messages", strings.NewReader(body))

@@ -4,16 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
 // TestMeasureCountsAsTheGuard: the proxy counts the messages of a request
@@ -122,16 +121,10 @@ func TestLearnsAsTheMeter(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":%d,"completion_tokens":1,"total_tokens":%d}}`, prompt, prompt+1)
 	}))
-	defer up.Close()
-	var logs strings.Builder
-	var mu sync.Mutex
-	srv, err := New(Config{OpenAIUpstream: up.URL, Window: 20000, Summarizer: SummarizerExtractive,
-		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	front := httptest.NewServer(srv)
-	defer func() { front.Close(); srv.Close() }()
+	t.Cleanup(up.Close)
+	var logs syncbuf.Buffer
+	srv, front := proxyIn(t, up.URL, Config{Window: 20000, Summarizer: SummarizerExtractive,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	bodies := []string{
 		`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"}]}`,
 		`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"},{"role":"assistant","content":"ok"},` +
@@ -145,16 +138,11 @@ func TestLearnsAsTheMeter(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer sk-learn-test")
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Session-Id", "conv-learn")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		resp, _ := roundTrip(t, req)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: status %d", i+1, resp.StatusCode)
 		}
-		waitRequestLogs(t, &mu, &logs, i+1) // its accounting is stored
+		waitRequestLogs(t, &logs, i+1) // its accounting is stored
 	}
 	srv.mu.Lock()
 	st := srv.calib.Stats("m")

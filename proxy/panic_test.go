@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -124,9 +124,8 @@ func TestPanicsFailOpen(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs strings.Builder
-			var mu sync.Mutex
-			logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+			var logs syncbuf.Buffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
 			up := newFakeUpstream(t)
 			st := &panicStore{Memory: store.NewMemory(store.MemoryOptions{})}
 			cfg := Config{Window: 6000, Policy: compact.Reserve{Tokens: 1500}, Summarizer: SummarizerExtractive, KeepRecentTokens: 1000, Store: st, Logger: logger}
@@ -154,9 +153,7 @@ func TestPanicsFailOpen(t *testing.T) {
 			if n := testutil.ToFloat64(srv.metrics.failOpenTotal.WithLabelValues(tc.stage)); n < 1 {
 				t.Errorf(`compact_proxy_fail_open_total{stage=%q} = %v, want the panic counted`, tc.stage, n)
 			}
-			mu.Lock()
 			out := logs.String()
-			mu.Unlock()
 			if !strings.Contains(out, "panic: boom") {
 				t.Errorf("the panic was not logged:\n%s", out)
 			}

@@ -64,12 +64,7 @@ func TestPassthroughByteForByte(t *testing.T) {
 			if tc.enc != "" {
 				req.Header.Set("Content-Encoding", tc.enc)
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			roundTrip(t, req)
 			reqs := up.requests()
 			if len(reqs) != 1 {
 				t.Fatalf("upstream saw %d requests", len(reqs))
@@ -122,13 +117,8 @@ func TestStreamFlushedEventByEvent(t *testing.T) {
 			}
 		}
 	}))
-	defer up.Close()
-	srv, err := New(Config{AnthropicUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	t.Cleanup(up.Close)
+	_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive})
 	resp, err := http.Post(ts.URL+"/v1/messages", "application/json", strings.NewReader(`{"model":"claude-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +162,7 @@ func TestClientCancelCancelsUpstream(t *testing.T) {
 		<-r.Context().Done()
 		close(cancelled)
 	}))
-	defer up.Close()
+	t.Cleanup(up.Close)
 	srv, _ := New(Config{OpenAIUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive})
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -202,12 +192,7 @@ func TestWebSocketRefused(t *testing.T) {
 	req.Header.Set("Upgrade", "websocket")
 	req.Header.Set("Sec-WebSocket-Version", "13")
 	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := roundTrip(t, req)
 	if resp.StatusCode != http.StatusNotImplemented || !strings.Contains(string(b), "WebSocket") {
 		t.Errorf("status %d body %s, want 501 naming WebSocket", resp.StatusCode, b)
 	}
@@ -222,12 +207,7 @@ func TestBodyTooLarge(t *testing.T) {
 	big := `{"model":"claude-test","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`
 	req, _ := http.NewRequest("POST", ts.URL+"/v1/messages", strings.NewReader(big))
 	req.Header.Set("X-Api-Key", "sk-ant-canary-0123456789")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, b := roundTrip(t, req)
 	if resp.StatusCode != 413 || !strings.Contains(string(b), "request_too_large") {
 		t.Errorf("status %d body %s, want 413 request_too_large", resp.StatusCode, b)
 	}

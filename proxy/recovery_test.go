@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -81,8 +82,7 @@ func TestFailOpen(t *testing.T) {
 		for i := 1; i <= 4; i++ {
 			c.step(i)
 		}
-		reqs := up.modelRequests()
-		if last := reqs[len(reqs)-1]; !bytes.Equal(last.Body, c.bodyBefore(len(c.items)-2)) {
+		if !forwardedUnchanged(t, up, c) {
 			t.Fatalf("with the store down the request was not forwarded unchanged")
 		}
 	})
@@ -110,9 +110,8 @@ func (brokenStore) Close() error { return nil }
 // TestSecretsNeverLeak: the client's key appears in no log line, metric or
 // stored record, even when the upstream summarizer fails with it.
 func TestSecretsNeverLeak(t *testing.T) {
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	logger := slog.New(slog.NewJSONHandler(&lockedWriter{w: &logs, mu: &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var logs syncbuf.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	up := newFakeUpstream(t)
 	st := &recordingStore{Store: store.NewMemory(store.MemoryOptions{})}
 	srv, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st, Logger: logger})
@@ -130,12 +129,10 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	mu.Lock()
 	all := logs.String() + string(metrics) + st.written()
 	if !strings.Contains(st.written(), "checkpoints") {
 		t.Error("nothing was stored: the test proves nothing")
 	}
-	mu.Unlock()
 	for _, canary := range []string{"sk-ant-canary-0123456789", "sk-canary-0123456789", "canary"} {
 		if strings.Contains(all, canary) {
 			t.Errorf("%q found in logs, metrics or the store", canary)
@@ -145,17 +142,6 @@ func TestSecretsNeverLeak(t *testing.T) {
 		t.Errorf("metrics lack compact_proxy_compactions_total")
 	}
 	_ = srv
-}
-
-type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // recordingStore keeps a copy of every key and record written.
@@ -259,13 +245,13 @@ func TestSlowModelSummaryFallsBack(t *testing.T) {
 // every request but logged once a minute; /readyz says so when the store
 // can be pinged.
 func TestStoreDownLoggedOncePerMinute(t *testing.T) {
-	var logs bytes.Buffer
+	var logs syncbuf.Buffer
 	var mu sync.Mutex
 	now := time.Unix(1_800_000_000, 0)
 	up := newFakeUpstream(t)
 	srv, ts := newTestProxy(t, up, Config{Window: 4000, Summarizer: SummarizerExtractive, Store: pingStore{brokenStore{}},
 		Now:    func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
-		Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	c := newClient(t, Chat, ts.URL)
 	for i := 1; i <= 3; i++ {
 		c.step(i)
@@ -274,9 +260,7 @@ func TestStoreDownLoggedOncePerMinute(t *testing.T) {
 	now = now.Add(61 * time.Second)
 	mu.Unlock()
 	c.step(4)
-	mu.Lock()
 	n := strings.Count(logs.String(), "compaction skipped")
-	mu.Unlock()
 	if n != 2 {
 		t.Errorf("%d log lines for a store down over 4 requests in 61 s, want 2", n)
 	}

@@ -36,13 +36,8 @@ func TestOverflowInsideStream(t *testing.T) {
 		}
 		fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":{\"id\":\"resp_%d\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":100,\"output_tokens\":5,\"input_tokens_details\":{\"cached_tokens\":0}}}}\n\n", n)
 	}))
-	defer up.Close()
-	srv, err := New(Config{OpenAIUpstream: up.URL, Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 1500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	t.Cleanup(up.Close)
+	_, ts := proxyIn(t, up.URL, Config{Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 1500})
 
 	var items []string
 	items = append(items, `{"type":"message","role":"user","content":[{"type":"input_text","text":"Read every file."}]}`)
@@ -56,12 +51,7 @@ func TestOverflowInsideStream(t *testing.T) {
 		req, _ := http.NewRequest("POST", ts.URL+"/v1/responses", strings.NewReader(body))
 		req.Header.Set("Session_id", "codex-1")
 		req.Header.Set("Authorization", "Bearer k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_, b := roundTrip(t, req)
 		return string(b)
 	}
 	first := send()

@@ -11,12 +11,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
 // TestResponseHeadersAddNothing: whatever path a response takes through
@@ -91,24 +91,14 @@ func TestLearnedWindowStaysWithTenant(t *testing.T) {
 				up.ServeHTTP(w, r)
 			}))
 			t.Cleanup(front.Close)
-			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000,
+			_, ts := proxyIn(t, front.URL, Config{Window: 200000,
 				Summarizer: SummarizerExtractive, KeepRecentTokens: 2000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
 
 			// Tenant A's refused request.
 			req, _ := http.NewRequest("POST", ts.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-test","messages":[{"role":"user","content":"This model's maximum context length is 1024 tokens"}]}`))
 			req.Header.Set("Authorization", keyA)
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			roundTrip(t, req)
 			if !refused.Load() {
 				t.Fatal("the refusal was never sent")
 			}
@@ -299,39 +289,23 @@ func TestLargeErrorBodyRelayedIntact(t *testing.T) {
 				up.ServeHTTP(w, r)
 			}))
 			t.Cleanup(front.Close)
-			var logs strings.Builder
-			var mu sync.Mutex
-			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
-				Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
+			var logs syncbuf.Buffer
+			_, ts := proxyIn(t, front.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			c := newClient(t, Chat, ts.URL)
 			c.header.Set("X-Session-Id", "conv-large-error")
 			for i := 1; i < tc.failAt; i++ {
 				c.step(i)
-				waitRequestLogs(t, &mu, &logs, i) // the answer's accounting is stored
+				waitRequestLogs(t, &logs, i) // the answer's accounting is stored
 			}
 			req, _ := http.NewRequest("POST", ts.URL+c.path(), bytes.NewReader(c.body()))
 			req.Header = c.header.Clone()
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				t.Fatalf("reading the error body: %v after %d of %d bytes", err, len(got), len(errBody))
-			}
+			resp, got := roundTrip(t, req)
 			if resp.StatusCode != http.StatusBadRequest || !bytes.Equal(got, errBody) {
 				t.Fatalf("status %d, %d bytes; want 400 and the upstream's %d bytes", resp.StatusCode, len(got), len(errBody))
 			}
-			waitRequestLogs(t, &mu, &logs, tc.failAt)
-			mu.Lock()
-			defer mu.Unlock()
+			waitRequestLogs(t, &logs, tc.failAt)
 			if !strings.Contains(logs.String(), tc.decision) {
 				t.Errorf("the request did not take the %s path: %s", tc.name, logs.String())
 			}
@@ -374,20 +348,14 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 				_, _ = w.Write(body)
 			}))
 			t.Cleanup(front.Close)
-			var logs strings.Builder
-			var mu sync.Mutex
-			srv, err := New(Config{OpenAIUpstream: front.URL, AnthropicUpstream: front.URL, Window: 200000, Summarizer: SummarizerExtractive,
-				KeepRecentTokens: 2000, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts := httptest.NewServer(srv)
-			t.Cleanup(func() { ts.Close(); srv.Close() })
+			var logs syncbuf.Buffer
+			srv, ts := proxyIn(t, front.URL, Config{Window: 200000, Summarizer: SummarizerExtractive,
+				KeepRecentTokens: 2000, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			c := newClient(t, tc.api, ts.URL)
 			c.header.Set("X-Session-Id", "conv-usage")
 			for i := 1; i <= 8; i++ {
 				c.step(i)
-				waitRequestLogs(t, &mu, &logs, i) // the answer's accounting is stored
+				waitRequestLogs(t, &logs, i) // the answer's accounting is stored
 			}
 			if n.Load() < 8 {
 				t.Fatalf("the upstream saw %d requests", n.Load())
@@ -405,8 +373,6 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 			} else if p := rec.Last.Usage.PromptTokens(); p >= 1_000_000_000_000 {
 				t.Errorf("the bogus usage was stored: %d prompt tokens", p)
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			// From the third request on, the conversation is known to be
 			// small: its requests go upstream while they are read.
 			for i, d := range regexp.MustCompile(`decision=("[^"]*"|\S+)`).FindAllStringSubmatch(logs.String(), -1) {
@@ -423,13 +389,11 @@ func TestImpossibleUsageIgnored(t *testing.T) {
 
 // waitRequestLogs waits until logs holds n request lines: the last line
 // of a request's work, written after its answer's accounting.
-func waitRequestLogs(t *testing.T, mu *sync.Mutex, logs *strings.Builder, n int) {
+func waitRequestLogs(t *testing.T, logs *syncbuf.Buffer, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		mu.Lock()
 		got := strings.Count(logs.String(), "msg=request ")
-		mu.Unlock()
 		if got >= n {
 			return
 		}

@@ -88,6 +88,17 @@ type Result struct {
 	LastSummary map[string]string
 }
 
+// String sums the run up for a test's log: requests, compactions,
+// summaries, the largest accepted request and, when there were any, the
+// requests refused as too long and retried compacted.
+func (r Result) String() string {
+	s := fmt.Sprintf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens", r.Requests, r.Compactions, r.Summaries, r.MaxTokens)
+	if r.Refused > 0 {
+		s += fmt.Sprintf(", %d refused as too long and retried compacted", r.Refused)
+	}
+	return s
+}
+
 // Run starts opts.Replicas proxies on the stores newStore returns (one call
 // per replica: they must share their data), drives the conversations
 // through them round-robin, and fails t on any violation.

@@ -15,7 +15,7 @@ func TestReplicasOnRedis(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, srv.store, clustertest.Options{})
-	t.Logf("%d requests, %v compactions, %d summaries, largest request %d tokens", res.Requests, res.Compactions, res.Summaries, res.MaxTokens)
+	t.Log(res)
 }
 
 // TestReplicasThroughRedisRestart stops Redis half way through the run
@@ -28,8 +28,7 @@ func TestReplicasThroughRedisRestart(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, srv.store, clustertest.Options{Down: srv.stop, Up: srv.start})
-	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
-		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
+	t.Log(res)
 }
 
 // TestReplicasThroughRedisRestartWithFallback is the same outage with the
@@ -42,8 +41,7 @@ func TestReplicasThroughRedisRestartWithFallback(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, srv.store, clustertest.Options{Down: srv.stop, Up: srv.start, LocalFallback: true})
-	t.Logf("%d requests, %v compactions, %d summaries, largest accepted request %d tokens, %d refused as too long and retried compacted",
-		res.Requests, res.Compactions, res.Summaries, res.MaxTokens, res.Refused)
+	t.Log(res)
 	if res.Refused > 60 {
 		t.Errorf("%d requests refused as too long during the outage; the local fallback should keep most compacted", res.Refused)
 	}

@@ -40,6 +40,24 @@ func processes(srv *server, extra ...string) func(t *testing.T, upstream string)
 	}
 }
 
+// fail500 returns a clustertest.Options.Upstream that answers the
+// requests pick chooses with OpenAI's HTTP 500 server_error, counting
+// them in n, and passes the others on.
+func fail500(pick func(*http.Request) bool, n *atomic.Int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if pick(r) {
+				n.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				io.WriteString(w, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 // checkAfterFault checks that nothing is stuck or broken in Redis once the
 // run is over: no lock outlives its expiry, every record decodes, and
 // (with res) each conversation's stored newest compaction is the summary
@@ -149,7 +167,7 @@ func TestReplicaProcessesOnRedis(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv)})
-	t.Logf("%d requests, %v compactions, %d summaries, largest request %d tokens", res.Requests, res.Compactions, res.Summaries, res.MaxTokens)
+	t.Log(res)
 	checkAfterFault(t, srv, &res)
 }
 
@@ -163,7 +181,7 @@ func TestFaultRedisRestart(t *testing.T) {
 	}
 	srv := startServer(t)
 	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Down: srv.stop, Up: srv.start})
-	t.Logf("%d requests, %v compactions, %d summaries, %d refused as too long and retried compacted", res.Requests, res.Compactions, res.Summaries, res.Refused)
+	t.Log(res)
 	if res.Refused > 60 {
 		t.Errorf("%d requests reached the provider too long during the outage; the local fallback should keep most compacted", res.Refused)
 	}
@@ -180,18 +198,7 @@ func TestFaultUpstream500s(t *testing.T) {
 	srv := startServer(t)
 	var failed atomic.Int64
 	pick := everyNth(7)
-	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Upstream: func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if pick(r) {
-				failed.Add(1)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusInternalServerError)
-				io.WriteString(w, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}})
+	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv), Upstream: fail500(pick, &failed)})
 	t.Logf("%d requests, %d answered 500, %d retried by the clients, %v compactions", res.Requests, failed.Load(), res.Retries, res.Compactions)
 	if failed.Load() == 0 || int64(res.Retries) != failed.Load() {
 		t.Errorf("%d 500s, %d retries: every 500 should reach the client once", failed.Load(), res.Retries)
@@ -259,18 +266,10 @@ func TestFaultSummarizerFails(t *testing.T) {
 	}
 	srv := startServer(t)
 	var refused atomic.Int64
-	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv, "--summarizer", "upstream"), Upstream: func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !modelRequest(r) && strings.HasSuffix(r.URL.Path, "/chat/completions") {
-				refused.Add(1)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusInternalServerError)
-				io.WriteString(w, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}})
+	summaries := func(r *http.Request) bool {
+		return !modelRequest(r) && strings.HasSuffix(r.URL.Path, "/chat/completions")
+	}
+	res := clustertest.Run(t, nil, clustertest.Options{Start: processes(srv, "--summarizer", "upstream"), Upstream: fail500(summaries, &refused)})
 	t.Logf("%d requests, %d summary requests failed, %v compactions", res.Requests, refused.Load(), res.Compactions)
 	if refused.Load() == 0 {
 		t.Fatal("no summary request reached the provider: the replicas did not use the model")

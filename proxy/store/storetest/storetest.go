@@ -183,6 +183,17 @@ func (h *harness) present(keys ...string) string {
 	return strings.Join(out, ",")
 }
 
+// wantEvictions fails the test unless a store that counts its evictions
+// (store.Evicter) has counted n.
+func (h *harness) wantEvictions(n uint64) {
+	h.t.Helper()
+	if e, ok := h.store.(store.Evicter); ok {
+		if got := e.Evictions(); got != n {
+			h.t.Fatalf("Evictions() = %d after %d records were evicted", got, n)
+		}
+	}
+}
+
 // use reads keys in order, a minute apart, and lists those the store
 // still returns.
 func (h *harness) use(keys ...string) string {
@@ -497,11 +508,7 @@ func RunLRU(t *testing.T, open Opener) {
 		if got := h.use("b", "a", "c", "d"); got != "a,c,d" {
 			t.Fatalf("present = %q; want a,c,d (b, the least recently used, evicted)", got)
 		}
-		if e, ok := h.store.(store.Evicter); ok {
-			if n := e.Evictions(); n != 1 {
-				t.Fatalf("Evictions() = %d after one record was evicted", n)
-			}
-		}
+		h.wantEvictions(1)
 		// a, c and d were read in that order: a is now the least recently
 		// used.
 		h.put("e", rec("e"))
@@ -509,11 +516,7 @@ func RunLRU(t *testing.T, open Opener) {
 		if got := h.use("a", "c", "d", "e"); got != "c,d,e" {
 			t.Fatalf("present = %q; want c,d,e", got)
 		}
-		if e, ok := h.store.(store.Evicter); ok {
-			if n := e.Evictions(); n != 2 {
-				t.Fatalf("Evictions() = %d after two records were evicted", n)
-			}
-		}
+		h.wantEvictions(2)
 	})
 
 	t.Run("RewritesCountOnce", func(t *testing.T) {
