@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,17 +96,12 @@ type Config struct {
 // Client calls the Messages API. It implements summarize.Completer and is
 // safe for concurrent use.
 type Client struct {
-	endpoint    string
+	call        apihttp.Call // endpoint, HTTP client, timeout, headers, clock (tests replace call.Now)
 	apiKey      string
 	model       string
 	maxTokens   int
 	thinking    int
 	temperature *float64
-	timeout     time.Duration
-	hc          *http.Client
-	userAgent   string
-	header      http.Header
-	now         func() time.Time // clock for Retry-After dates; tests replace it
 }
 
 var _ summarize.Completer = (*Client)(nil)
@@ -117,11 +111,12 @@ var _ summarize.Completer = (*Client)(nil)
 // MaxTokens, on a ThinkingBudget below MinThinkingBudget, and on a
 // Temperature given together with a ThinkingBudget.
 func New(cfg Config) (*Client, error) {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	endpoint, _, err := apihttp.Endpoint(providerName, base, "/v1/messages")
+	call, _, err := apihttp.NewCall(apihttp.Setup{
+		Provider: providerName, BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: "/v1/messages",
+		Timeout: cfg.Timeout, DefaultTimeout: DefaultTimeout, HTTPClient: cfg.HTTPClient,
+		UserAgent: cfg.UserAgent, DefaultUserAgent: DefaultUserAgent, Header: cfg.Header,
+		MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -139,35 +134,18 @@ func New(cfg Config) (*Client, error) {
 	if maxTokens == 0 {
 		maxTokens = DefaultMaxTokens
 	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = apihttp.NewClient()
-	}
-	ua := cfg.UserAgent
-	if ua == "" {
-		ua = DefaultUserAgent
-	}
 	var temp *float64
 	if cfg.Temperature != nil {
 		t := *cfg.Temperature
 		temp = &t
 	}
 	return &Client{
-		endpoint:    endpoint,
+		call:        call,
 		apiKey:      cfg.APIKey,
 		model:       cfg.Model,
 		maxTokens:   maxTokens,
 		thinking:    cfg.ThinkingBudget,
 		temperature: temp,
-		timeout:     timeout,
-		hc:          hc,
-		userAgent:   ua,
-		header:      cfg.Header.Clone(),
-		now:         time.Now,
 	}, nil
 }
 
@@ -203,33 +181,16 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 	if req == nil {
 		return nil, errors.New("anthropic: nil request")
 	}
-	model := req.Model
-	if model == "" {
-		model = c.model
-	}
-	if model == "" {
-		return nil, errors.New("anthropic: no model: set Request.Model or Config.Model")
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("anthropic: %w", err)
-	}
-	payload, err := json.Marshal(c.wireRequest(model, req))
+	model, err := apihttp.Model(ctx, providerName, req.Model, c.model)
 	if err != nil {
-		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
+		return nil, err
 	}
-
-	h := c.header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	h.Set("Anthropic-Version", APIVersion)
+	set := http.Header{}
+	set.Set("Anthropic-Version", APIVersion)
 	if c.apiKey != "" {
-		h.Set("X-Api-Key", c.apiKey)
+		set.Set("X-Api-Key", c.apiKey)
 	}
-	body, err := apihttp.Post(ctx, apihttp.Call{
-		Provider: providerName, Client: c.hc, URL: c.endpoint, Header: h, UserAgent: c.userAgent, Body: payload,
-		Timeout: c.timeout, MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody, Now: c.now,
-	})
+	body, h, err := apihttp.PostJSON(ctx, c.call, set, c.wireRequest(model, req))
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,6 +41,21 @@ func newClient(t *testing.T, cfg Config) *Client {
 }
 
 var baseReq = summarize.Request{Model: "m1", System: "be brief", Prompt: "summarize this", MaxTokens: 512}
+
+// target is this package's client for the checks of clienttest.
+func target() clienttest.Target {
+	return clienttest.Target{
+		Provider: providerName,
+		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
+			c := newClient(t, Config{BaseURL: url, APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
+			if o.Now != nil {
+				c.call.Now = o.Now
+			}
+			return c
+		},
+		Path: "/v1/messages", KeyHeader: "X-Api-Key", Request: baseReq, Partial: `{"type":"message","content":[`,
+	}
+}
 
 func TestCompleteSendsWireRequest(t *testing.T) {
 	temp := 0.3
@@ -171,245 +185,128 @@ func TestCompleteSendsWireRequest(t *testing.T) {
 }
 
 func TestCompleteResponse(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want summarize.Response
-	}{
+	clienttest.Answers(t, target(), []clienttest.Answer{
 		{
-			name: "usage mapping, thinking skipped",
-			body: okBody,
-			want: summarize.Response{
+			Name: "usage mapping, thinking skipped",
+			Body: okBody,
+			Want: summarize.Response{
 				Text:  "the summary",
 				Model: "claude-test-20250101",
 				Usage: compact.Usage{Input: 200, Output: 300, CacheRead: 1000, CacheWrite: 50},
 			},
 		},
 		{
-			name: "several text blocks joined in order",
-			body: `{"type":"message","model":"c","content":[{"type":"text","text":"first, "},
+			Name: "several text blocks joined in order",
+			Body: `{"type":"message","model":"c","content":[{"type":"text","text":"first, "},
 				{"type":"redacted_thinking","data":"xyz"},{"type":"text","text":"second"}],
 				"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":2}}`,
-			want: summarize.Response{Text: "first, second", Model: "c", Usage: compact.Usage{Input: 5, Output: 2}},
+			Want: summarize.Response{Text: "first, second", Model: "c", Usage: compact.Usage{Input: 5, Output: 2}},
 		},
 		{
-			name: "no usage, no model in answer",
-			body: `{"type":"message","content":[{"type":"text","text":"short"}],"stop_reason":"end_turn"}`,
-			want: summarize.Response{Text: "short", Model: "m1"},
+			Name: "no usage, no model in answer",
+			Body: `{"type":"message","content":[{"type":"text","text":"short"}],"stop_reason":"end_turn"}`,
+			Want: summarize.Response{Text: "short", Model: "m1"},
 		},
 		{
-			name: "cut by max_tokens",
-			body: `{"type":"message","model":"c","content":[{"type":"text","text":"half a sum"}],
+			Name: "cut by max_tokens",
+			Body: `{"type":"message","model":"c","content":[{"type":"text","text":"half a sum"}],
 				"stop_reason":"max_tokens","usage":{"input_tokens":100,"output_tokens":512}}`,
-			want: summarize.Response{Text: "half a sum", Truncated: true, Model: "c",
+			Want: summarize.Response{Text: "half a sum", Truncated: true, Model: "c",
 				Usage: compact.Usage{Input: 100, Output: 512}},
 		},
 		{
-			name: "thinking used the whole limit",
-			body: `{"type":"message","model":"c","content":[{"type":"thinking","thinking":"long"}],"stop_reason":"max_tokens"}`,
-			want: summarize.Response{Truncated: true, Model: "c"},
+			Name: "thinking used the whole limit",
+			Body: `{"type":"message","model":"c","content":[{"type":"thinking","thinking":"long"}],"stop_reason":"max_tokens"}`,
+			Want: summarize.Response{Truncated: true, Model: "c"},
 		},
 		{
-			name: "cut by the context window",
-			body: `{"type":"message","model":"c","content":[{"type":"text","text":"part"}],"stop_reason":"model_context_window_exceeded"}`,
-			want: summarize.Response{Text: "part", Truncated: true, Model: "c"},
+			Name: "cut by the context window",
+			Body: `{"type":"message","model":"c","content":[{"type":"text","text":"part"}],"stop_reason":"model_context_window_exceeded"}`,
+			Want: summarize.Response{Text: "part", Truncated: true, Model: "c"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := clienttest.NewServer(t, clienttest.Reply(200, tt.body))
-			c := newClient(t, Config{BaseURL: srv.URL})
-			got, err := c.Complete(context.Background(), &baseReq)
-			if err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if *got != tt.want {
-				t.Errorf("response = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 const overflowBody = `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208000 tokens > 200000 maximum"},"request_id":"req_011"}`
 
 func TestCompleteProviderErrors(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	html := "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>cloudflare</center></body></html>"
 	huge := `{"type":"error","error":{"type":"api_error","message":"` + strings.Repeat("x", 2*MaxErrorBody) + `"}}`
-	tests := []struct {
-		name          string
-		status        int
-		headers       []string
-		body          string
-		wantStatus    int
-		wantBody      string // "" means the body as sent
-		wantRetry     time.Duration
-		wantOverflow  bool
-		wantRetryable bool
-	}{
+	clienttest.ProviderErrors(t, target(), now, []clienttest.ProviderErrorCase{
 		{
-			name:          "429 with Retry-After seconds",
-			status:        429,
-			headers:       []string{"Retry-After", "12"},
-			body:          `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
-			wantStatus:    429,
-			wantRetry:     12 * time.Second,
-			wantRetryable: true,
+			Name:          "429 with Retry-After seconds",
+			Status:        429,
+			Headers:       []string{"Retry-After", "12"},
+			Body:          `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
+			WantStatus:    429,
+			WantRetry:     12 * time.Second,
+			WantRetryable: true,
 		},
 		{
-			name:          "429 with Retry-After as an HTTP date",
-			status:        429,
-			headers:       []string{"Retry-After", now.Add(2 * time.Minute).Format(http.TimeFormat)},
-			body:          `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
-			wantStatus:    429,
-			wantRetry:     2 * time.Minute,
-			wantRetryable: true,
+			Name:          "500 api_error",
+			Status:        500,
+			Body:          `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
+			WantStatus:    500,
+			WantRetryable: true,
 		},
 		{
-			name:          "429 with retry-after-ms preferred to Retry-After",
-			status:        429,
-			headers:       []string{"retry-after-ms", "750", "Retry-After", "1"},
-			body:          `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
-			wantStatus:    429,
-			wantRetry:     750 * time.Millisecond,
-			wantRetryable: true,
+			Name:          "529 overloaded_error",
+			Status:        529,
+			Body:          `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			WantStatus:    529,
+			WantRetryable: true,
 		},
 		{
-			name:          "500 api_error",
-			status:        500,
-			body:          `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
-			wantStatus:    500,
-			wantRetryable: true,
+			Name:         "400 prompt too long",
+			Status:       400,
+			Body:         overflowBody,
+			WantStatus:   400,
+			WantOverflow: true,
 		},
 		{
-			name:          "529 overloaded_error",
-			status:        529,
-			body:          `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
-			wantStatus:    529,
-			wantRetryable: true,
+			Name:       "401 authentication_error",
+			Status:     401,
+			Body:       `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`,
+			WantStatus: 401,
 		},
 		{
-			name:         "400 prompt too long",
-			status:       400,
-			body:         overflowBody,
-			wantStatus:   400,
-			wantOverflow: true,
+			Name:          "error body capped",
+			Status:        500,
+			Body:          huge,
+			WantStatus:    500,
+			WantBody:      huge[:MaxErrorBody],
+			WantRetryable: true,
 		},
 		{
-			name:          "502 HTML from a proxy",
-			status:        502,
-			headers:       []string{"Content-Type", "text/html"},
-			body:          html,
-			wantStatus:    502,
-			wantRetryable: true,
+			Name:          "200 with an overloaded error body",
+			Status:        200,
+			Body:          `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+			WantStatus:    529,
+			WantRetryable: true,
 		},
 		{
-			name:       "401 authentication_error",
-			status:     401,
-			body:       `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`,
-			wantStatus: 401,
+			Name:         "200 with a prompt-too-long error body",
+			Status:       200,
+			Body:         overflowBody,
+			WantStatus:   400,
+			WantOverflow: true,
 		},
 		{
-			name:          "error body capped",
-			status:        500,
-			body:          huge,
-			wantStatus:    500,
-			wantBody:      huge[:MaxErrorBody],
-			wantRetryable: true,
+			Name:       "200 with an unknown error type",
+			Status:     200,
+			Body:       `{"type":"error","error":{"type":"brand_new_error","message":"?"}}`,
+			WantStatus: 0,
 		},
-		{
-			name:          "200 with an overloaded error body",
-			status:        200,
-			body:          `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
-			wantStatus:    529,
-			wantRetryable: true,
-		},
-		{
-			name:         "200 with a prompt-too-long error body",
-			status:       200,
-			body:         overflowBody,
-			wantStatus:   400,
-			wantOverflow: true,
-		},
-		{
-			name:       "200 with an unknown error type",
-			status:     200,
-			body:       `{"type":"error","error":{"type":"brand_new_error","message":"?"}}`,
-			wantStatus: 0,
-		},
-		{
-			name:       "200 that is not JSON",
-			status:     200,
-			headers:    []string{"Content-Type", "text/html"},
-			body:       html,
-			wantStatus: 0,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := clienttest.NewServer(t, clienttest.Reply(tt.status, tt.body, tt.headers...))
-			c := newClient(t, Config{BaseURL: srv.URL, APIKey: "k"})
-			c.now = func() time.Time { return now }
-			resp, err := c.Complete(context.Background(), &baseReq)
-			if err == nil {
-				t.Fatalf("Complete returned %+v, want an error", resp)
-			}
-			if n := srv.Hits.Load(); n != 1 {
-				t.Errorf("server saw %d requests, want exactly 1", n)
-			}
-			var pe *compact.ProviderError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v (%T) is not a *compact.ProviderError", err, err)
-			}
-			wantBody := tt.wantBody
-			if wantBody == "" {
-				wantBody = tt.body
-			}
-			if pe.Provider != "anthropic" || pe.StatusCode != tt.wantStatus || pe.Body != wantBody {
-				t.Errorf("ProviderError{%q, %d, %.80q}, want {anthropic, %d, %.80q}",
-					pe.Provider, pe.StatusCode, pe.Body, tt.wantStatus, wantBody)
-			}
-			if pe.RetryAfter != tt.wantRetry {
-				t.Errorf("RetryAfter = %v, want %v", pe.RetryAfter, tt.wantRetry)
-			}
-			if got := compact.IsContextOverflow(err); got != tt.wantOverflow {
-				t.Errorf("IsContextOverflow = %v, want %v", got, tt.wantOverflow)
-			}
-			if got := pe.Retryable(); got != tt.wantRetryable {
-				t.Errorf("Retryable = %v, want %v", got, tt.wantRetryable)
-			}
-		})
-	}
+	})
 }
 
 func TestCompleteEmptyAnswer(t *testing.T) {
-	tests := []struct {
-		name    string
-		body    string
-		wantIs  error // nil: only an error is required
-		wantMsg string
-	}{
-		{"no content blocks", `{"type":"message","content":[],"stop_reason":"end_turn"}`, ErrEmptySummary, "end_turn"},
-		{"only thinking", `{"type":"message","content":[{"type":"thinking","thinking":"all of it"}],"stop_reason":"end_turn"}`, ErrEmptySummary, "end_turn"},
-		{"whitespace text", `{"type":"message","content":[{"type":"text","text":"\n\n"}],"stop_reason":"end_turn"}`, ErrEmptySummary, "end_turn"},
-		{"refusal", `{"type":"message","content":[{"type":"text","text":"I can't"}],"stop_reason":"refusal"}`, nil, "refusal"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := clienttest.NewServer(t, clienttest.Reply(200, tt.body))
-			c := newClient(t, Config{BaseURL: srv.URL})
-			resp, err := c.Complete(context.Background(), &baseReq)
-			if err == nil {
-				t.Fatalf("Complete returned %+v, want an error", resp)
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("error %q does not mention %q", err, tt.wantMsg)
-			}
-		})
-	}
+	clienttest.EmptyAnswers(t, target(), []clienttest.EmptyAnswer{
+		{Name: "no content blocks", Body: `{"type":"message","content":[],"stop_reason":"end_turn"}`, WantIs: ErrEmptySummary, WantMsg: "end_turn"},
+		{Name: "only thinking", Body: `{"type":"message","content":[{"type":"thinking","thinking":"all of it"}],"stop_reason":"end_turn"}`, WantIs: ErrEmptySummary, WantMsg: "end_turn"},
+		{Name: "whitespace text", Body: `{"type":"message","content":[{"type":"text","text":"\n\n"}],"stop_reason":"end_turn"}`, WantIs: ErrEmptySummary, WantMsg: "end_turn"},
+		{Name: "refusal", Body: `{"type":"message","content":[{"type":"text","text":"I can't"}],"stop_reason":"refusal"}`, WantIs: nil, WantMsg: "refusal"},
+	})
 }
 
 func TestCompleteCancelled(t *testing.T) { clienttest.Cancelled(t, target()) }
@@ -417,6 +314,15 @@ func TestCompleteCancelled(t *testing.T) { clienttest.Cancelled(t, target()) }
 func TestCompleteTimeout(t *testing.T) { clienttest.Timeout(t, target()) }
 
 func TestCompleteWithoutSending(t *testing.T) { clienttest.WithoutSending(t, target()) }
+
+// TestErrorsCarryNoKey checks that a server quoting the request's
+// headers in its answer does not put the key, or a secret extra header,
+// into the error Complete returns.
+func TestErrorsCarryNoKey(t *testing.T) { clienttest.ErrorsCarryNoKey(t, target()) }
+
+// TestRedirectNamed checks that a redirect is not followed and that the
+// error says where it pointed.
+func TestRedirectNamed(t *testing.T) { clienttest.RedirectNamed(t, target()) }
 
 func TestNewRejects(t *testing.T) {
 	temp := 1.0
@@ -443,13 +349,13 @@ func TestNewRejects(t *testing.T) {
 
 func TestNewDefaults(t *testing.T) {
 	c := newClient(t, Config{})
-	if c.endpoint != "https://api.anthropic.com/v1/messages" {
-		t.Errorf("endpoint = %q", c.endpoint)
+	if c.call.URL != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("endpoint = %q", c.call.URL)
 	}
-	if c.timeout != DefaultTimeout || c.maxTokens != DefaultMaxTokens || c.userAgent != DefaultUserAgent {
-		t.Errorf("defaults = timeout %v, max tokens %d, user agent %q", c.timeout, c.maxTokens, c.userAgent)
+	if c.call.Timeout != DefaultTimeout || c.maxTokens != DefaultMaxTokens || c.call.UserAgent != DefaultUserAgent {
+		t.Errorf("defaults = timeout %v, max tokens %d, user agent %q", c.call.Timeout, c.maxTokens, c.call.UserAgent)
 	}
-	if c.hc == nil || c.hc.CheckRedirect == nil {
+	if c.call.Client == nil || c.call.Client.CheckRedirect == nil {
 		t.Error("nil HTTPClient did not select the default client (which returns redirects)")
 	}
 }

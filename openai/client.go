@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -98,16 +97,11 @@ type Config struct {
 // Client calls the Chat Completions API. It implements
 // summarize.Completer and is safe for concurrent use.
 type Client struct {
-	endpoint    string
+	call        apihttp.Call // endpoint, HTTP client, timeout, headers, clock (tests replace call.Now)
 	apiKey      string
 	model       string
 	tokenField  TokenField
 	temperature *float64
-	timeout     time.Duration
-	hc          *http.Client
-	userAgent   string
-	header      http.Header
-	now         func() time.Time // clock for Retry-After dates; tests replace it
 }
 
 var _ summarize.Completer = (*Client)(nil)
@@ -139,25 +133,14 @@ func New(cfg Config) (*Client, error) {
 // defaults and returns a Client for the endpoint path under the base URL,
 // with the parsed base URL.
 func configure(cfg Config, path string) (*Client, *url.URL, error) {
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	endpoint, u, err := apihttp.Endpoint(providerName, base, path)
+	call, u, err := apihttp.NewCall(apihttp.Setup{
+		Provider: providerName, BaseURL: cfg.BaseURL, DefaultBaseURL: DefaultBaseURL, Path: path,
+		Timeout: cfg.Timeout, DefaultTimeout: DefaultTimeout, HTTPClient: cfg.HTTPClient,
+		UserAgent: cfg.UserAgent, DefaultUserAgent: DefaultUserAgent, Header: cfg.Header,
+		MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody,
+	})
 	if err != nil {
 		return nil, nil, err
-	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = apihttp.NewClient()
-	}
-	ua := cfg.UserAgent
-	if ua == "" {
-		ua = DefaultUserAgent
 	}
 	var temp *float64
 	if cfg.Temperature != nil {
@@ -165,15 +148,10 @@ func configure(cfg Config, path string) (*Client, *url.URL, error) {
 		temp = &t
 	}
 	return &Client{
-		endpoint:    endpoint,
+		call:        call,
 		apiKey:      cfg.APIKey,
 		model:       cfg.Model,
 		temperature: temp,
-		timeout:     timeout,
-		hc:          hc,
-		userAgent:   ua,
-		header:      cfg.Header.Clone(),
-		now:         time.Now,
 	}, u, nil
 }
 
@@ -231,36 +209,15 @@ func (c *Client) modelFor(ctx context.Context, req *summarize.Request) (string, 
 	if req == nil {
 		return "", errors.New("openai: nil request")
 	}
-	model := req.Model
-	if model == "" {
-		model = c.model
-	}
-	if model == "" {
-		return "", errors.New("openai: no model: set Request.Model or Config.Model")
-	}
-	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("openai: %w", err)
-	}
-	return model, nil
+	return apihttp.Model(ctx, providerName, req.Model, c.model)
 }
 
 // post sends the JSON of wire to the endpoint and returns the 2xx body
 // and the headers sent (whose credentials an error must not show).
 func (c *Client) post(ctx context.Context, wire any) ([]byte, http.Header, error) {
-	payload, err := json.Marshal(wire)
-	if err != nil {
-		return nil, nil, fmt.Errorf("openai: encoding request: %w", err)
-	}
-	h := c.header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
+	set := http.Header{}
 	if c.apiKey != "" {
-		h.Set("Authorization", "Bearer "+c.apiKey)
+		set.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	body, err := apihttp.Post(ctx, apihttp.Call{
-		Provider: providerName, Client: c.hc, URL: c.endpoint, Header: h, UserAgent: c.userAgent, Body: payload,
-		Timeout: c.timeout, MaxErrorBody: MaxErrorBody, MaxBody: maxResponseBody, Now: c.now,
-	})
-	return body, h, err
+	return apihttp.PostJSON(ctx, c.call, set, wire)
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -41,6 +40,21 @@ func newClient(t *testing.T, cfg Config) *Client {
 }
 
 var baseReq = summarize.Request{Model: "m1", System: "be brief", Prompt: "summarize this", MaxTokens: 512}
+
+// target is this package's client for the checks of clienttest.
+func target() clienttest.Target {
+	return clienttest.Target{
+		Provider: providerName,
+		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
+			c := newClient(t, Config{BaseURL: url + "/v1", APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
+			if o.Now != nil {
+				c.call.Now = o.Now
+			}
+			return c
+		},
+		Path: "/v1/chat/completions", KeyHeader: "Authorization", Request: baseReq, Partial: `{"choices":[`,
+	}
+}
 
 func TestCompleteSendsWireRequest(t *testing.T) {
 	temp := 0.2
@@ -183,268 +197,135 @@ func TestDefaultTokenField(t *testing.T) {
 }
 
 func TestCompleteResponse(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want summarize.Response
-	}{
+	clienttest.Answers(t, target(), []clienttest.Answer{
 		{
-			name: "usage with cached tokens, reasoning_content ignored",
-			body: okBody,
-			want: summarize.Response{
+			Name: "usage with cached tokens, reasoning_content ignored",
+			Body: okBody,
+			Want: summarize.Response{
 				Text:  "the summary",
 				Model: "gpt-test-2024",
 				Usage: compact.Usage{Input: 200, CacheRead: 1000, Output: 300, Total: 1500},
 			},
 		},
 		{
-			name: "no usage, no model in answer",
-			body: `{"choices":[{"message":{"role":"assistant","content":"short"},"finish_reason":"stop"}]}`,
-			want: summarize.Response{Text: "short", Model: "m1"},
+			Name: "no usage, no model in answer",
+			Body: `{"choices":[{"message":{"role":"assistant","content":"short"},"finish_reason":"stop"}]}`,
+			Want: summarize.Response{Text: "short", Model: "m1"},
 		},
 		{
-			name: "usage without details",
-			body: `{"model":"llama","choices":[{"message":{"content":"x"},"finish_reason":"stop"}],
+			Name: "usage without details",
+			Body: `{"model":"llama","choices":[{"message":{"content":"x"},"finish_reason":"stop"}],
 				"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`,
-			want: summarize.Response{Text: "x", Model: "llama", Usage: compact.Usage{Input: 10, Output: 5, Total: 15}},
+			Want: summarize.Response{Text: "x", Model: "llama", Usage: compact.Usage{Input: 10, Output: 5, Total: 15}},
 		},
 		{
-			name: "truncated by the output limit",
-			body: `{"model":"m","choices":[{"message":{"content":"half a sum"},"finish_reason":"length"}],
+			Name: "truncated by the output limit",
+			Body: `{"model":"m","choices":[{"message":{"content":"half a sum"},"finish_reason":"length"}],
 				"usage":{"prompt_tokens":100,"completion_tokens":512,"total_tokens":612}}`,
-			want: summarize.Response{Text: "half a sum", Truncated: true, Model: "m",
+			Want: summarize.Response{Text: "half a sum", Truncated: true, Model: "m",
 				Usage: compact.Usage{Input: 100, Output: 512, Total: 612}},
 		},
 		{
-			name: "truncated with nothing written",
-			body: `{"model":"m","choices":[{"message":{"content":null},"finish_reason":"length"}]}`,
-			want: summarize.Response{Truncated: true, Model: "m"},
+			Name: "truncated with nothing written",
+			Body: `{"model":"m","choices":[{"message":{"content":null},"finish_reason":"length"}]}`,
+			Want: summarize.Response{Truncated: true, Model: "m"},
 		},
 		{
-			name: "content as an array of parts",
-			body: `{"model":"m","choices":[{"message":{"content":[{"type":"thinking","thinking":"hmm"},
+			Name: "content as an array of parts",
+			Body: `{"model":"m","choices":[{"message":{"content":[{"type":"thinking","thinking":"hmm"},
 				{"type":"text","text":"part one, "},{"type":"text","text":"part two"}]},"finish_reason":"stop"}]}`,
-			want: summarize.Response{Text: "part one, part two", Model: "m"},
+			Want: summarize.Response{Text: "part one, part two", Model: "m"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := clienttest.NewServer(t, clienttest.Reply(200, tt.body))
-			c := newClient(t, Config{BaseURL: srv.URL})
-			got, err := c.Complete(context.Background(), &baseReq)
-			if err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if *got != tt.want {
-				t.Errorf("response = %+v, want %+v", *got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 const overflowBody = `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
 
 func TestCompleteProviderErrors(t *testing.T) {
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	html := "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
 	huge := `{"error":{"message":"` + strings.Repeat("x", 2*MaxErrorBody) + `"}}`
-	tests := []struct {
-		name          string
-		status        int
-		headers       []string
-		body          string
-		wantStatus    int
-		wantBody      string // "" means the body as sent
-		wantRetry     time.Duration
-		wantOverflow  bool
-		wantRetryable bool
-	}{
+	clienttest.ProviderErrors(t, target(), now, []clienttest.ProviderErrorCase{
 		{
-			name:          "429 with Retry-After seconds",
-			status:        429,
-			headers:       []string{"Retry-After", "20"},
-			body:          `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`,
-			wantStatus:    429,
-			wantRetry:     20 * time.Second,
-			wantRetryable: true,
+			Name:          "429 with Retry-After seconds",
+			Status:        429,
+			Headers:       []string{"Retry-After", "20"},
+			Body:          `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`,
+			WantStatus:    429,
+			WantRetry:     20 * time.Second,
+			WantRetryable: true,
 		},
 		{
-			name:          "429 with Retry-After as an HTTP date",
-			status:        429,
-			headers:       []string{"Retry-After", now.Add(90 * time.Second).Format(http.TimeFormat)},
-			body:          `{"error":{"message":"slow down"}}`,
-			wantStatus:    429,
-			wantRetry:     90 * time.Second,
-			wantRetryable: true,
+			Name:          "500",
+			Status:        500,
+			Body:          `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`,
+			WantStatus:    500,
+			WantRetryable: true,
 		},
 		{
-			name:          "429 with a date already past",
-			status:        429,
-			headers:       []string{"Retry-After", now.Add(-time.Minute).Format(http.TimeFormat)},
-			body:          `{}`,
-			wantStatus:    429,
-			wantRetryable: true,
+			Name:          "529",
+			Status:        529,
+			Body:          `{"error":{"message":"overloaded"}}`,
+			WantStatus:    529,
+			WantRetryable: true,
 		},
 		{
-			name:          "429 with retry-after-ms preferred to Retry-After",
-			status:        429,
-			headers:       []string{"retry-after-ms", "1500", "Retry-After", "2"},
-			body:          `{"error":{"message":"slow down"}}`,
-			wantStatus:    429,
-			wantRetry:     1500 * time.Millisecond,
-			wantRetryable: true,
+			Name:         "400 context overflow",
+			Status:       400,
+			Body:         overflowBody,
+			WantStatus:   400,
+			WantOverflow: true,
 		},
 		{
-			name:          "429 with a garbled Retry-After",
-			status:        429,
-			headers:       []string{"Retry-After", "soon"},
-			body:          `{}`,
-			wantStatus:    429,
-			wantRetryable: true,
+			Name:       "401 with an empty body",
+			Status:     401,
+			Body:       "",
+			WantStatus: 401,
 		},
 		{
-			name:          "500",
-			status:        500,
-			body:          `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`,
-			wantStatus:    500,
-			wantRetryable: true,
+			Name:       "error body capped",
+			Status:     400,
+			Body:       huge,
+			WantStatus: 400,
+			WantBody:   huge[:MaxErrorBody],
 		},
 		{
-			name:          "529",
-			status:        529,
-			body:          `{"error":{"message":"overloaded"}}`,
-			wantStatus:    529,
-			wantRetryable: true,
+			Name:          "200 with an error object and an HTTP code",
+			Status:        200,
+			Body:          `{"error":{"message":"Provider returned error","code":502,"metadata":{"provider_name":"x"}}}`,
+			WantStatus:    502,
+			WantRetryable: true,
 		},
 		{
-			name:         "400 context overflow",
-			status:       400,
-			body:         overflowBody,
-			wantStatus:   400,
-			wantOverflow: true,
+			Name:         "200 with an overflow error object",
+			Status:       200,
+			Body:         overflowBody,
+			WantStatus:   0,
+			WantOverflow: true,
 		},
 		{
-			name:          "502 HTML from a proxy",
-			status:        502,
-			headers:       []string{"Content-Type", "text/html"},
-			body:          html,
-			wantStatus:    502,
-			wantRetryable: true,
+			Name:       "200 with a vLLM-style error",
+			Status:     200,
+			Body:       `{"object":"error","message":"model not found","type":"NotFoundError","param":null,"code":404}`,
+			WantStatus: 404,
 		},
 		{
-			name:       "401 with an empty body",
-			status:     401,
-			body:       "",
-			wantStatus: 401,
+			Name:       "200 with a bare error string",
+			Status:     200,
+			Body:       `{"error":"something broke"}`,
+			WantStatus: 0,
 		},
-		{
-			name:       "error body capped",
-			status:     400,
-			body:       huge,
-			wantStatus: 400,
-			wantBody:   huge[:MaxErrorBody],
-		},
-		{
-			name:          "200 with an error object and an HTTP code",
-			status:        200,
-			body:          `{"error":{"message":"Provider returned error","code":502,"metadata":{"provider_name":"x"}}}`,
-			wantStatus:    502,
-			wantRetryable: true,
-		},
-		{
-			name:         "200 with an overflow error object",
-			status:       200,
-			body:         overflowBody,
-			wantStatus:   0,
-			wantOverflow: true,
-		},
-		{
-			name:       "200 with a vLLM-style error",
-			status:     200,
-			body:       `{"object":"error","message":"model not found","type":"NotFoundError","param":null,"code":404}`,
-			wantStatus: 404,
-		},
-		{
-			name:       "200 with a bare error string",
-			status:     200,
-			body:       `{"error":"something broke"}`,
-			wantStatus: 0,
-		},
-		{
-			name:       "200 that is not JSON",
-			status:     200,
-			headers:    []string{"Content-Type", "text/html"},
-			body:       html,
-			wantStatus: 0,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := clienttest.NewServer(t, clienttest.Reply(tt.status, tt.body, tt.headers...))
-			c := newClient(t, Config{BaseURL: srv.URL, APIKey: "k"})
-			c.now = func() time.Time { return now }
-			resp, err := c.Complete(context.Background(), &baseReq)
-			if err == nil {
-				t.Fatalf("Complete returned %+v, want an error", resp)
-			}
-			if n := srv.Hits.Load(); n != 1 {
-				t.Errorf("server saw %d requests, want exactly 1", n)
-			}
-			var pe *compact.ProviderError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v (%T) is not a *compact.ProviderError", err, err)
-			}
-			wantBody := tt.wantBody
-			if wantBody == "" {
-				wantBody = tt.body
-			}
-			if pe.Provider != "openai" || pe.StatusCode != tt.wantStatus || pe.Body != wantBody {
-				t.Errorf("ProviderError{%q, %d, %.80q}, want {openai, %d, %.80q}",
-					pe.Provider, pe.StatusCode, pe.Body, tt.wantStatus, wantBody)
-			}
-			if pe.RetryAfter != tt.wantRetry {
-				t.Errorf("RetryAfter = %v, want %v", pe.RetryAfter, tt.wantRetry)
-			}
-			if got := compact.IsContextOverflow(err); got != tt.wantOverflow {
-				t.Errorf("IsContextOverflow = %v, want %v", got, tt.wantOverflow)
-			}
-			if got := pe.Retryable(); got != tt.wantRetryable {
-				t.Errorf("Retryable = %v, want %v", got, tt.wantRetryable)
-			}
-		})
-	}
+	})
 }
 
 func TestCompleteEmptyAnswer(t *testing.T) {
-	tests := []struct {
-		name    string
-		body    string
-		wantIs  error // nil: only an error is required
-		wantMsg string
-	}{
-		{"empty string", `{"choices":[{"message":{"content":""},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
-		{"null content", `{"choices":[{"message":{"content":null},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
-		{"whitespace only", `{"choices":[{"message":{"content":" \n "},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
-		{"only reasoning", `{"choices":[{"message":{"content":"","reasoning_content":"all the text"},"finish_reason":"stop"}]}`, ErrEmptySummary, "stop"},
-		{"no choices", `{"choices":[]}`, nil, "no choices"},
-		{"content filter", `{"choices":[{"message":{"content":"partial"},"finish_reason":"content_filter"}]}`, nil, "content filter"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := clienttest.NewServer(t, clienttest.Reply(200, tt.body))
-			c := newClient(t, Config{BaseURL: srv.URL})
-			resp, err := c.Complete(context.Background(), &baseReq)
-			if err == nil {
-				t.Fatalf("Complete returned %+v, want an error", resp)
-			}
-			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
-				t.Errorf("error %v does not wrap %v", err, tt.wantIs)
-			}
-			if !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Errorf("error %q does not mention %q", err, tt.wantMsg)
-			}
-		})
-	}
+	clienttest.EmptyAnswers(t, target(), []clienttest.EmptyAnswer{
+		{Name: "empty string", Body: `{"choices":[{"message":{"content":""},"finish_reason":"stop"}]}`, WantIs: ErrEmptySummary, WantMsg: "stop"},
+		{Name: "null content", Body: `{"choices":[{"message":{"content":null},"finish_reason":"stop"}]}`, WantIs: ErrEmptySummary, WantMsg: "stop"},
+		{Name: "whitespace only", Body: `{"choices":[{"message":{"content":" \n "},"finish_reason":"stop"}]}`, WantIs: ErrEmptySummary, WantMsg: "stop"},
+		{Name: "only reasoning", Body: `{"choices":[{"message":{"content":"","reasoning_content":"all the text"},"finish_reason":"stop"}]}`, WantIs: ErrEmptySummary, WantMsg: "stop"},
+		{Name: "no choices", Body: `{"choices":[]}`, WantIs: nil, WantMsg: "no choices"},
+		{Name: "content filter", Body: `{"choices":[{"message":{"content":"partial"},"finish_reason":"content_filter"}]}`, WantIs: nil, WantMsg: "content filter"},
+	})
 }
 
 func TestCompleteCancelled(t *testing.T) { clienttest.Cancelled(t, target()) }
@@ -452,6 +333,15 @@ func TestCompleteCancelled(t *testing.T) { clienttest.Cancelled(t, target()) }
 func TestCompleteTimeout(t *testing.T) { clienttest.Timeout(t, target()) }
 
 func TestCompleteWithoutSending(t *testing.T) { clienttest.WithoutSending(t, target()) }
+
+// TestErrorsCarryNoKey checks that a server quoting the request's
+// headers in its answer does not put the key, or a secret extra header,
+// into the error Complete returns.
+func TestErrorsCarryNoKey(t *testing.T) { clienttest.ErrorsCarryNoKey(t, target()) }
+
+// TestRedirectNamed checks that a redirect is not followed and that the
+// error says where it pointed.
+func TestRedirectNamed(t *testing.T) { clienttest.RedirectNamed(t, target()) }
 
 func TestNewRejects(t *testing.T) {
 	tests := []struct {

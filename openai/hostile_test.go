@@ -8,28 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact/internal/testing/clienttest"
-	"github.com/compactkit/compact/summarize"
 )
-
-// target is this package's client for the checks of clienttest.
-func target() clienttest.Target {
-	return clienttest.Target{
-		Provider: providerName,
-		New: func(t *testing.T, url string, o clienttest.Options) summarize.Completer {
-			return newClient(t, Config{BaseURL: url + "/v1", APIKey: o.APIKey, Header: o.Header, Timeout: o.Timeout})
-		},
-		Path: "/v1/chat/completions", KeyHeader: "Authorization", Request: baseReq, Partial: `{"choices":[`,
-	}
-}
-
-// TestErrorsCarryNoKey checks that a server quoting the request's
-// headers in its answer does not put the key, or a secret extra header,
-// into the error Complete returns.
-func TestErrorsCarryNoKey(t *testing.T) { clienttest.ErrorsCarryNoKey(t, target()) }
-
-// TestRedirectNamed checks that a redirect is not followed and that the
-// error says where it pointed.
-func TestRedirectNamed(t *testing.T) { clienttest.RedirectNamed(t, target()) }
 
 // TestNoChoicesCarriesNoKey checks the one error that quotes a 2xx body
 // without a ProviderError: an answer without choices.

@@ -48,14 +48,7 @@ func TestCountsMatchFile(t *testing.T) {
 				}
 			}
 			tr := readertest.ReadTestdata(t, ReadFile, file)
-			readertest.SameCounts(t, "tool calls", readertest.ToolCalls(tr), calls)
-			roles := readertest.Roles(tr)
-			if roles[compact.RoleToolResult] != results {
-				t.Errorf("%d tool results, the file holds %d", roles[compact.RoleToolResult], results)
-			}
-			if roles[compact.RoleAssistant] != len(responses) {
-				t.Errorf("%d assistant messages, the file holds %d responses", roles[compact.RoleAssistant], len(responses))
-			}
+			readertest.SameScan(t, tr, calls, map[compact.Role]int{compact.RoleToolResult: results, compact.RoleAssistant: len(responses)})
 		})
 	}
 }

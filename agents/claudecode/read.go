@@ -2,12 +2,12 @@ package claudecode
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Format is the name of this format in compact.Transcript.Format and on
@@ -35,11 +35,7 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 // ReadFile reads the transcript at path. Subagent transcripts in the
 // <session>/subagents folder beside it are not merged (see SubagentFiles).
 func ReadFile(path string) (*compact.Transcript, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("claude-code: %w", err)
-	}
-	return Read(data, path)
+	return jsonrec.ReadFile(path, "claude-code", Read)
 }
 
 // SubagentFiles returns the subagent transcripts Claude Code wrote for the

@@ -124,10 +124,7 @@ func TestMessageMapping(t *testing.T) {
 	if tr.Unknown["mystery-record"] != 1 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	want := "user assistant toolResult custom custom assistant claude-code:mystery-record"
-	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
-		t.Fatalf("entries %s, want %s", got, want)
-	}
+	readertest.CheckKinds(t, tr, "user assistant toolResult custom custom assistant claude-code:mystery-record")
 	img := tr.Entries[0].Message.Content[1]
 	if img.Type != compact.PartImage || img.Image.MimeType != "image/png" || img.Image.Data != "iVBORw0K" {
 		t.Errorf("image %+v", img)

@@ -75,10 +75,7 @@ func TestCountsMatchFile(t *testing.T) {
 				}
 			}
 			tr := readertest.ReadTestdata(t, ReadFile, dir)
-			readertest.SameCounts(t, "tool calls", readertest.ToolCalls(tr), calls)
-			if got := readertest.Roles(tr)[compact.RoleAssistant]; got != assistants {
-				t.Errorf("%d assistant messages, the file holds %d", got, assistants)
-			}
+			readertest.SameScan(t, tr, calls, map[compact.Role]int{compact.RoleAssistant: assistants})
 			var ops compact.FileOps
 			for _, e := range tr.Entries {
 				if e.Message != nil {

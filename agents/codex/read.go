@@ -2,9 +2,9 @@ package codex
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // Format is the name of this format in compact.Transcript.Format and on
@@ -34,9 +34,5 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 
 // ReadFile reads the rollout at path.
 func ReadFile(path string) (*compact.Transcript, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("codex: %w", err)
-	}
-	return Read(data, path)
+	return jsonrec.ReadFile(path, "codex", Read)
 }

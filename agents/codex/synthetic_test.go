@@ -47,10 +47,7 @@ func TestItemMapping(t *testing.T) {
 	if tr.Unknown["mystery"] != 1 || tr.Unknown["response_item.frobnicate"] != 1 || len(tr.Unknown) != 2 {
 		t.Errorf("unknown %v", tr.Unknown)
 	}
-	want := "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult custom assistant toolResult codex:response_item.frobnicate codex:mystery assistant codex:event_msg"
-	if got := strings.Join(readertest.Kinds(tr), " "); got != want {
-		t.Fatalf("entries\n%s\nwant\n%s", got, want)
-	}
+	readertest.CheckKinds(t, tr, "codex:session_meta codex:turn_context user assistant toolResult assistant toolResult custom assistant toolResult codex:response_item.frobnicate codex:mystery assistant codex:event_msg")
 	img := tr.Entries[2].Message.Content[1]
 	if img.Type != compact.PartImage || img.Image.MimeType != "image/png" || img.Image.Data != "iVBORw0K" {
 		t.Errorf("user image %+v", img)

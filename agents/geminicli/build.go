@@ -172,10 +172,7 @@ func (c *builder) user(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	var results []*compact.Message
 	dup := 0
 	for _, p := range parts {
-		if q, ok := contentPart(p); ok {
-			if q.Type != "" {
-				msg.Content = append(msg.Content, q)
-			}
+		if addContent(msg, p) {
 			continue
 		}
 		if p.has("functionResponse") {
@@ -286,10 +283,7 @@ func (c *builder) gemini(r *msgRecord, ts string) ([]*compact.Entry, error) {
 	}
 	var unknown []json.RawMessage
 	for _, p := range parts {
-		if q, ok := contentPart(p); ok {
-			if q.Type != "" {
-				msg.Content = append(msg.Content, q)
-			}
+		if addContent(msg, p) {
 			continue
 		}
 		if p.has("functionCall") {
@@ -433,6 +427,17 @@ func markSetup(m *compact.Message) {
 // none; one named in reserved is kept as "gemini-cli.<name>".
 func extras(f map[string]json.RawMessage, reserved map[string]bool, modelled ...string) map[string]json.RawMessage {
 	return jsonrec.ExtrasRenamed(f, reserved, Format+".", modelled...)
+}
+
+// addContent appends p to msg when it is a text, thought or image part
+// that maps to content, and reports whether it was one of those (an
+// empty one is dropped); function calls and responses are the caller's.
+func addContent(msg *compact.Message, p part) bool {
+	q, ok := contentPart(p)
+	if ok && q.Type != "" {
+		msg.Content = append(msg.Content, q)
+	}
+	return ok
 }
 
 // contentPart maps a text, thought or image part; ok is false for the

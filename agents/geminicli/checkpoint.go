@@ -60,10 +60,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 			msg := &compact.Message{Role: compact.RoleAssistant, Provider: "google", StopReason: compact.StopEnd}
 			var unknown []json.RawMessage
 			for k, p := range parts {
-				if q, ok := contentPart(p); ok {
-					if q.Type != "" {
-						msg.Content = append(msg.Content, q)
-					}
+				if addContent(msg, p) {
 					continue
 				}
 				var fc functionCall
@@ -88,10 +85,7 @@ func readCheckpoint(data []byte, name string) (*compact.Transcript, error) {
 			var unknown []json.RawMessage
 			var results []*compact.Message
 			for _, p := range parts {
-				if q, ok := contentPart(p); ok {
-					if q.Type != "" {
-						msg.Content = append(msg.Content, q)
-					}
+				if addContent(msg, p) {
 					continue
 				}
 				var fr functionResponse

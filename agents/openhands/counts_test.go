@@ -35,10 +35,7 @@ func TestCountsMatchFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			readertest.SameCounts(t, "tool calls", readertest.ToolCalls(tr), calls)
-			if got := readertest.Roles(tr)[compact.RoleToolResult]; got != results {
-				t.Errorf("%d tool results, the file holds %d", got, results)
-			}
+			readertest.SameScan(t, tr, calls, map[compact.Role]int{compact.RoleToolResult: results})
 		})
 	}
 }

@@ -172,22 +172,18 @@ func TestReadFiles(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
-	tests := []struct{ body, want string }{
-		{`{"a":1} x`, "x.json:1: data after the JSON object"},
-		{`"x"`, "x.json:1: not a JSON array"},
-		{"[\n{\"id\": 0, \"action\": \"message\", \"args\": {}},\n{\"id\": \"one\", \"action\": \"message\"}\n]", "x.json:3: event 1.id: not an integer"},
-		{`[{"id":0,"action":"message","args":{"content":5}}]`, "x.json:1: event 0.args.content: not a string"},
-		{`[{"id":0,"action":"message","args":[1]}]`, "x.json:1: event 0.args: not a JSON object"},
-		{`[{"id":0,"source":"agent","action":"run","tool_call_metadata":{"function_name":"x"}}]`, "x.json:1: event 0.tool_call_metadata.tool_call_id: missing"},
-		{`[{"id":0,"source":"agent","action":"condensation","args":{"summary":"s"}}]`, "x.json:1: event 0.args: neither forgotten_event_ids"},
-		{`[{"id":0,"observation":"run","content":{}}]`, "x.json:1: event 0.content: not a string"},
-		{`[7]`, "x.json:1: event 0: not a JSON object"},
-		{"[\n{\"id\": 0,", "x.json:2: truncated JSON"},
-	}
-	for _, tc := range tests {
-		_, err := Read([]byte(tc.body), "x.json")
-		readertest.CheckError(t, err, tc.want)
-	}
+	readertest.RunBad(t, Read, "x.json", []readertest.Bad{
+		{Body: `{"a":1} x`, Err: "x.json:1: data after the JSON object"},
+		{Body: `"x"`, Err: "x.json:1: not a JSON array"},
+		{Body: "[\n{\"id\": 0, \"action\": \"message\", \"args\": {}},\n{\"id\": \"one\", \"action\": \"message\"}\n]", Err: "x.json:3: event 1.id: not an integer"},
+		{Body: `[{"id":0,"action":"message","args":{"content":5}}]`, Err: "x.json:1: event 0.args.content: not a string"},
+		{Body: `[{"id":0,"action":"message","args":[1]}]`, Err: "x.json:1: event 0.args: not a JSON object"},
+		{Body: `[{"id":0,"source":"agent","action":"run","tool_call_metadata":{"function_name":"x"}}]`, Err: "x.json:1: event 0.tool_call_metadata.tool_call_id: missing"},
+		{Body: `[{"id":0,"source":"agent","action":"condensation","args":{"summary":"s"}}]`, Err: "x.json:1: event 0.args: neither forgotten_event_ids"},
+		{Body: `[{"id":0,"observation":"run","content":{}}]`, Err: "x.json:1: event 0.content: not a string"},
+		{Body: `[7]`, Err: "x.json:1: event 0: not a JSON object"},
+		{Body: "[\n{\"id\": 0,", Err: "x.json:2: truncated JSON"},
+	}, nil)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "0.json"), []byte(`{"id":0,"source":"user","action":"message","args":{"content":"hi"}}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "1.json"), []byte("{\"id\":1,\n\"source\":"), 0o644)

@@ -15,12 +15,8 @@ import (
 // empty user message after the results). Errors start with the path
 // inside the message.
 func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
-	fields, err := jsonrec.Fields(rec.Raw)
+	fields, role, err := roleOf(rec.Raw)
 	if err != nil {
-		return err
-	}
-	var role string
-	if err := jsonrec.String(fields, "role", &role); err != nil {
 		return err
 	}
 	var crole compact.Role
@@ -29,11 +25,8 @@ func (r *reader) anthropicMessage(i int, rec jsonrec.Element) error {
 		crole = compact.RoleUser
 	case "assistant":
 		crole = compact.RoleAssistant
-	case "":
-		return fmt.Errorf(".role: missing")
 	default:
-		r.t.Unknown[role]++
-		r.custom(role, rec.Raw)
+		r.unknownRole(role, rec.Raw)
 		return nil
 	}
 	if _, ok := fields["content"]; !ok {

@@ -13,12 +13,8 @@ import (
 // custom entries. Errors start with the path inside the message
 // (".content: ...").
 func (r *reader) chatMessage(i int, rec jsonrec.Element) error {
-	fields, err := jsonrec.Fields(rec.Raw)
+	_, role, err := roleOf(rec.Raw)
 	if err != nil {
-		return err
-	}
-	var role string
-	if err := jsonrec.String(fields, "role", &role); err != nil {
 		return err
 	}
 	switch role {
@@ -26,11 +22,8 @@ func (r *reader) chatMessage(i int, rec jsonrec.Element) error {
 		r.custom("system", rec.Raw)
 		return nil
 	case "user", "assistant", "tool", "function":
-	case "":
-		return fmt.Errorf(".role: missing")
 	default:
-		r.t.Unknown[role]++
-		r.custom(role, rec.Raw)
+		r.unknownRole(role, rec.Raw)
 		return nil
 	}
 	cm, err := openai.ReadChatMessage(rec.Raw)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,11 +18,7 @@ const Format = "request-body"
 
 // ReadFile reads the request body in the file at path.
 func ReadFile(path string) (*compact.Transcript, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read request body: %w", err)
-	}
-	return Read(data, path)
+	return jsonrec.ReadFile(path, "read request body", Read)
 }
 
 // Read parses a request body held in memory. name is used in errors and
@@ -138,6 +133,30 @@ func (r *reader) header(fields []jsonrec.Member) {
 	if system != nil {
 		r.custom("system", system)
 	}
+}
+
+// roleOf decodes the members of a message and its role; a message
+// without a role is an error ".role: missing".
+func roleOf(raw json.RawMessage) (map[string]json.RawMessage, string, error) {
+	fields, err := jsonrec.Fields(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	var role string
+	if err := jsonrec.String(fields, "role", &role); err != nil {
+		return nil, "", err
+	}
+	if role == "" {
+		return nil, "", fmt.Errorf(".role: missing")
+	}
+	return fields, role, nil
+}
+
+// unknownRole keeps a message of a role the reader does not know as a
+// custom entry of that type and counts the role in Transcript.Unknown.
+func (r *reader) unknownRole(role string, raw []byte) {
+	r.t.Unknown[role]++
+	r.custom(role, raw)
 }
 
 // custom appends a custom entry of the given record type.

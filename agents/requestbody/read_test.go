@@ -293,25 +293,21 @@ func TestReadCases(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
-	tests := []struct{ body, want string }{
-		{`[]`, "b.json:1: not a JSON object"},
-		{`{"model":"m"}`, "b.json:1: field messages: missing"},
-		{`{"messages":{}}`, "b.json:1: field messages: not an array"},
-		{`{"messages":[{"role":"user","content":5}]}`, "b.json:1: messages[0].content: neither a string nor an array"},
-		{"{\"messages\":[\n{\"role\":\"user\",\"content\":\"a\"},\n\n{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":7}}]}]}", "b.json:4: messages[1].tool_calls[0].function.name: not a string"},
-		{`{"messages":[{"content":"a"}]}`, "b.json:1: messages[0].role: missing"},
-		{`{"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"x","arguments":"{}"}}]}]}`, "b.json:1: messages[0].tool_calls[0].id: missing"},
-		{`{"system":"s","messages":[{"role":"user","content":[{"text":"a"}]}]}`, "b.json:1: messages[0].content[0].type: missing"},
-		{`{"system":"s","messages":[{"role":"assistant","content":[{"type":"tool_use","name":"n","input":{}}]}]}`, "b.json:1: messages[0].content[0].id: missing"},
-		{`{"system":"s","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","is_error":"yes"}]}]}`, "b.json:1: messages[0].content[0].is_error: want true or false"},
-		{"{\"messages\":[\n{\"role\":\"user\"", "b.json:2: truncated JSON"},
-		{`{"messages":[]} {}`, "b.json:1: data after the JSON object"},
-		{`{"messages":[}`, "b.json:1: invalid JSON"},
-	}
-	for _, tc := range tests {
-		_, err := Read([]byte(tc.body), "b.json")
-		readertest.CheckError(t, err, tc.want)
-	}
+	readertest.RunBad(t, Read, "b.json", []readertest.Bad{
+		{Body: `[]`, Err: "b.json:1: not a JSON object"},
+		{Body: `{"model":"m"}`, Err: "b.json:1: field messages: missing"},
+		{Body: `{"messages":{}}`, Err: "b.json:1: field messages: not an array"},
+		{Body: `{"messages":[{"role":"user","content":5}]}`, Err: "b.json:1: messages[0].content: neither a string nor an array"},
+		{Body: "{\"messages\":[\n{\"role\":\"user\",\"content\":\"a\"},\n\n{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":7}}]}]}", Err: "b.json:4: messages[1].tool_calls[0].function.name: not a string"},
+		{Body: `{"messages":[{"content":"a"}]}`, Err: "b.json:1: messages[0].role: missing"},
+		{Body: `{"messages":[{"role":"assistant","tool_calls":[{"function":{"name":"x","arguments":"{}"}}]}]}`, Err: "b.json:1: messages[0].tool_calls[0].id: missing"},
+		{Body: `{"system":"s","messages":[{"role":"user","content":[{"text":"a"}]}]}`, Err: "b.json:1: messages[0].content[0].type: missing"},
+		{Body: `{"system":"s","messages":[{"role":"assistant","content":[{"type":"tool_use","name":"n","input":{}}]}]}`, Err: "b.json:1: messages[0].content[0].id: missing"},
+		{Body: `{"system":"s","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","is_error":"yes"}]}]}`, Err: "b.json:1: messages[0].content[0].is_error: want true or false"},
+		{Body: "{\"messages\":[\n{\"role\":\"user\"", Err: "b.json:2: truncated JSON"},
+		{Body: `{"messages":[]} {}`, Err: "b.json:1: data after the JSON object"},
+		{Body: `{"messages":[}`, Err: "b.json:1: invalid JSON"},
+	}, nil)
 }
 
 func TestDetect(t *testing.T) {

@@ -2,7 +2,6 @@ package sweagent
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/compactkit/compact"
@@ -15,11 +14,7 @@ const Format = "swe-agent"
 
 // ReadFile reads the trajectory in the file at path.
 func ReadFile(path string) (*compact.Transcript, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read SWE-agent trajectory: %w", err)
-	}
-	return Read(data, path)
+	return jsonrec.ReadFile(path, "read SWE-agent trajectory", Read)
 }
 
 // Read parses a trajectory held in memory. name is used in errors and

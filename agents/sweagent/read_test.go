@@ -164,22 +164,18 @@ func TestReadCases(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
-	tests := []struct{ body, want string }{
-		{`[]`, "x.traj:1: not a JSON object"},
-		{`{"info":{}}`, "x.traj:1: field history: missing"},
-		{`{"history":{}}`, "x.traj:1: field history: not an array"},
-		{"{\n\"history\": [\n  {\"role\": \"user\", \"content\": \"a\"},\n  {\"content\": \"b\"}\n]}", "x.traj:4: history[1].role: missing"},
-		{`{"history":[{"role":"user","content":7}]}`, "x.traj:1: history[0].content: neither a string nor a list"},
-		{`{"history":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"x"}}]}]}`, "x.traj:1: history[0].tool_calls[0].id: missing"},
-		{`{"history":[{"role":"assistant","content":"","tool_calls":[{"id":"c","function":{"name":"x","arguments":5}}]}]}`, "x.traj:1: history[0].tool_calls[0].function.arguments: not a string"},
-		{`{"history":[{"role":"tool","content":"","tool_call_ids":"c"}]}`, "x.traj:1: history[0].tool_call_ids: not an array of strings"},
-		{`{"history":[{"role":"user","content":[{"text":"a"}]}]}`, "x.traj:1: history[0].content[0].type: missing"},
-		{"{\n\"history\": [", "x.traj:2: truncated JSON"},
-	}
-	for _, tc := range tests {
-		_, err := Read([]byte(tc.body), "x.traj")
-		readertest.CheckError(t, err, tc.want)
-	}
+	readertest.RunBad(t, Read, "x.traj", []readertest.Bad{
+		{Body: `[]`, Err: "x.traj:1: not a JSON object"},
+		{Body: `{"info":{}}`, Err: "x.traj:1: field history: missing"},
+		{Body: `{"history":{}}`, Err: "x.traj:1: field history: not an array"},
+		{Body: "{\n\"history\": [\n  {\"role\": \"user\", \"content\": \"a\"},\n  {\"content\": \"b\"}\n]}", Err: "x.traj:4: history[1].role: missing"},
+		{Body: `{"history":[{"role":"user","content":7}]}`, Err: "x.traj:1: history[0].content: neither a string nor a list"},
+		{Body: `{"history":[{"role":"assistant","content":"","tool_calls":[{"function":{"name":"x"}}]}]}`, Err: "x.traj:1: history[0].tool_calls[0].id: missing"},
+		{Body: `{"history":[{"role":"assistant","content":"","tool_calls":[{"id":"c","function":{"name":"x","arguments":5}}]}]}`, Err: "x.traj:1: history[0].tool_calls[0].function.arguments: not a string"},
+		{Body: `{"history":[{"role":"tool","content":"","tool_call_ids":"c"}]}`, Err: "x.traj:1: history[0].tool_call_ids: not an array of strings"},
+		{Body: `{"history":[{"role":"user","content":[{"text":"a"}]}]}`, Err: "x.traj:1: history[0].content[0].type: missing"},
+		{Body: "{\n\"history\": [", Err: "x.traj:2: truncated JSON"},
+	}, nil)
 }
 
 func TestDetect(t *testing.T) {

@@ -83,14 +83,11 @@ func TestDemoCommands(t *testing.T) {
 
 	out = c.ok("run", "--dry-run", file)
 	contains(t, "run --dry-run", out, "dry run of", "nothing was written", "summarizes")
-	var dry runReport
-	c.okJSON(&dry, "run", "--dry-run", "--json", file)
+	dry := c.dryRun(file)
 	if dry.MessagesToSummarize == 0 || !dry.DryRun || dry.EntryID != "" {
 		t.Errorf("run --dry-run --json: %+v", dry)
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("inspect, context, tree or a dry run changed the file")
-	}
+	unchanged(t, file, before, "inspect, context, tree or a dry run")
 
 	out = c.ok("run", file)
 	contains(t, "run", out, "compacted "+file, "tokens before, about", "appended compaction entry", "by extractive")

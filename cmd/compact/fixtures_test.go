@@ -10,16 +10,13 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // TestFixtureCommands runs the read-only commands, human and JSON, on
 // copies of the real sessions, and checks that they leave the file as it
 // was.
 func TestFixtureCommands(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		before := readFile(t, file)
 		s := open(t, file)
 
@@ -61,9 +58,7 @@ func TestFixtureCommands(t *testing.T) {
 		if len(open(t, out1).Entries()) < 101 || fr.Entries < 101 {
 			t.Errorf("fork at the 101st entry: %d entries", fr.Entries)
 		}
-		if !bytes.Equal(before, readFile(t, file)) {
-			t.Fatal("a read-only command changed the file")
-		}
+		unchanged(t, file, before, "a read-only command")
 
 		contains(t, "run", c.ok("run", file), "compacted "+file, "appended compaction entry")
 		if !bytes.HasPrefix(readFile(t, file), before) || lineCount(t, file) != bytes.Count(before, []byte("\n"))+1 {
@@ -88,16 +83,13 @@ func TestDryRunLargeSession(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "large-session.jsonl")
 	before := readFile(t, file)
-	var r runReport
-	c.okJSON(&r, "run", "--dry-run", "--json", file)
+	r := c.dryRun(file)
 	if r.FirstKeptEntryIndex != 837 || r.MessagesToSummarize != 730 || !r.IsSplitTurn || r.TurnPrefixMessages != 3 ||
 		r.TokensBefore != 177657 || r.PreviousSummary {
 		t.Errorf("plan: index %d, %d messages, split %v, prefix %d, tokens %d, previous %v; want 837, 730, true, 3, 177657, false",
 			r.FirstKeptEntryIndex, r.MessagesToSummarize, r.IsSplitTurn, r.TurnPrefixMessages, r.TokensBefore, r.PreviousSummary)
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("the dry run changed the file")
-	}
+	unchanged(t, file, before, "the dry run")
 
 	// pi counts 21 files read, 20 edited and 3 written. A file that was
 	// both read and modified is listed once, as modified; the 3 written
@@ -144,8 +136,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "before-compaction.jsonl")
 	before := readFile(t, file)
-	var r runReport
-	c.okJSON(&r, "run", "--dry-run", "--json", file)
+	r := c.dryRun(file)
 	if r.FirstKeptEntryIndex != 946 || !r.IsSplitTurn || r.TurnPrefixMessages != 7 || !r.PreviousSummary || r.MessagesToSummarize <= 306 {
 		t.Errorf("plan: index %d, split %v, prefix %d, previous %v, %d messages; want 946, true, 7, true, > 306",
 			r.FirstKeptEntryIndex, r.IsSplitTurn, r.TurnPrefixMessages, r.PreviousSummary, r.MessagesToSummarize)
@@ -153,9 +144,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 	if len(r.ReadFiles) == 0 || len(r.ModifiedFiles) == 0 {
 		t.Errorf("file lists: %d read, %d modified", len(r.ReadFiles), len(r.ModifiedFiles))
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("the dry run changed the file")
-	}
+	unchanged(t, file, before, "the dry run")
 }
 
 // TestEndToEnd compacts each real session twice, the way a long session
@@ -163,9 +152,7 @@ func TestDryRunBeforeCompaction(t *testing.T) {
 // on, again with a smaller budget. The second compaction must keep what
 // the first one kept, either verbatim or in its summary.
 func TestEndToEnd(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		lines0 := lineCount(t, file)
 		size0 := measure(t, file)
 
@@ -296,8 +283,7 @@ func TestEndToEnd(t *testing.T) {
 func TestMigrate(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "large-session.jsonl")
-	var before runReport
-	c.okJSON(&before, "run", "--dry-run", "--json", file)
+	before := c.dryRun(file)
 
 	contains(t, "migrate", c.ok("migrate", file), "migrated from version 1 to 3")
 	s := open(t, file)
@@ -312,8 +298,7 @@ func TestMigrate(t *testing.T) {
 	}
 
 	// The plan does not change with the format.
-	var after runReport
-	c.okJSON(&after, "run", "--dry-run", "--json", file)
+	after := c.dryRun(file)
 	if after.FirstKeptEntryID != before.FirstKeptEntryID || after.FirstKeptEntryIndex != before.FirstKeptEntryIndex ||
 		after.MessagesToSummarize != before.MessagesToSummarize || after.TokensBefore != before.TokensBefore {
 		t.Errorf("plan changed by migration: %+v -> %+v", before.planReport, after.planReport)

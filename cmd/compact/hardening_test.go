@@ -240,8 +240,7 @@ func TestGroupDigits(t *testing.T) {
 func TestFirstKeptIndexV1(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "large-session.jsonl")
-	var dry runReport
-	c.okJSON(&dry, "run", "--dry-run", "--json", file)
+	dry := c.dryRun(file)
 	human := c.ok("run", "--dry-run", file)
 	contains(t, "human plan", human, fmt.Sprintf("keeps entry %s (entry index %d, from 0, header not counted)", dry.FirstKeptEntryID, dry.FirstKeptEntryIndex))
 

@@ -79,6 +79,14 @@ func (c *cli) okJSON(v any, args ...string) {
 	}
 }
 
+// dryRun returns the plan of "run --dry-run --json" on file.
+func (c *cli) dryRun(file string) runReport {
+	c.t.Helper()
+	var r runReport
+	c.okJSON(&r, "run", "--dry-run", "--json", file)
+	return r
+}
+
 // fails runs the command and checks the exit code and that stderr holds
 // exactly one line starting with "compact: ".
 func (c *cli) fails(code int, args ...string) string {
@@ -109,6 +117,24 @@ func (c *cli) failsKeeping(file string, args ...string) string {
 func fixture(t *testing.T, name string) string {
 	t.Helper()
 	return sharedtest.TempCopy(t, sharedtest.PiSession(t, name))
+}
+
+// eachFixture runs f in a subtest for each real pi session, with a new
+// CLI and a copy of the session that f may change.
+func eachFixture(t *testing.T, f func(t *testing.T, c *cli, file string)) {
+	t.Helper()
+	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
+		f(t, newCLI(t), fixture(t, name))
+	})
+}
+
+// unchanged stops the test when the file at path no longer holds
+// before, saying that what (a command, a run) changed it.
+func unchanged(t *testing.T, path string, before []byte, what string) {
+	t.Helper()
+	if !bytes.Equal(before, readFile(t, path)) {
+		t.Fatal(what + " changed the file")
+	}
 }
 
 func readFile(t *testing.T, path string) []byte {

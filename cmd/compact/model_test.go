@@ -340,9 +340,7 @@ func TestModelCancel(t *testing.T) {
 		!strings.Contains(r.stderr, "interrupted, the file is unchanged") {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a cancelled run changed the file")
-	}
+	unchanged(t, file, before, "a cancelled run")
 	if n := len(m.seen()); n != 1 {
 		t.Errorf("%d requests; a cancelled request must not be retried", n)
 	}
@@ -357,8 +355,7 @@ func TestModelChunking(t *testing.T) {
 	c := newCLI(t)
 	file := fixture(t, "before-compaction.jsonl")
 	before := readFile(t, file)
-	var dry runReport
-	c.okJSON(&dry, "run", "--dry-run", "--json", file)
+	dry := c.dryRun(file)
 	paths := append(append([]string{}, dry.ReadFiles...), dry.ModifiedFiles...)
 	if len(paths) == 0 {
 		t.Fatal("the plan lists no files")
@@ -670,9 +667,7 @@ func TestModelErrors(t *testing.T) {
 			contains(t, "error", c.fails(tc.code, args...), tc.want...)
 		})
 	}
-	if !bytes.Equal(before, readFile(t, file)) {
-		t.Fatal("a refused run changed the file")
-	}
+	unchanged(t, file, before, "a refused run")
 	// A dry run sends nothing, so it needs no key; the other settings
 	// are checked all the same.
 	c := newCLI(t)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/numfmt"
-	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
 
 // partsText joins the text parts of a message's content.
@@ -49,9 +48,7 @@ func checkPassIndexes(t *testing.T, c *cli, file string, passes []passReport) {
 // sessions: every strategy reports its tokens freed and cache break
 // index, and the file is not touched.
 func TestPruneDryRunFixtures(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		before := readFile(t, file)
 
 		out := c.ok("prune", "--dry-run", "--json", file)
@@ -98,18 +95,14 @@ func TestPruneDryRunFixtures(t *testing.T) {
 			fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
 				numfmt.Thousands(r.Passes[1].TokensFreed), plural(r.Passes[1].Edits, "message"), r.Passes[1].CacheBreakIndex, r.Passes[1].FirstChangedID),
 			fmt.Sprintf("context: %s -> %s tokens", numfmt.Thousands(r.TokensBefore), numfmt.Thousands(r.TokensAfter)))
-		if !bytes.Equal(before, readFile(t, file)) {
-			t.Fatal("prune --dry-run changed the file")
-		}
+		unchanged(t, file, before, "prune --dry-run")
 	})
 }
 
 // TestPruneApplyFixtures records the passes on copies of the real
 // sessions and checks that they replay on load exactly as computed.
 func TestPruneApplyFixtures(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		before := readFile(t, file)
 		var origBefore contextReport
 		c.okJSON(&origBefore, "context", "--original", "--json", file)
@@ -295,9 +288,7 @@ func TestPruneTarget(t *testing.T) {
 // TestInspectStrategies checks the strategies section of inspect: each
 // strategy planned alone on the current context.
 func TestInspectStrategies(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		before := readFile(t, file)
 		var ir inspectReport
 		c.okJSON(&ir, "inspect", "--json", file)
@@ -323,9 +314,7 @@ func TestInspectStrategies(t *testing.T) {
 			"strip_images     nothing worth a cache break",
 			fmt.Sprintf("mask             would free %s tokens in %s; cache breaks at #%d (entry %s)",
 				numfmt.Thousands(mask.TokensFreed), plural(mask.Edits, "message"), mask.CacheBreakIndex, mask.FirstChangedID))
-		if !bytes.Equal(before, readFile(t, file)) {
-			t.Fatal("inspect changed the file")
-		}
+		unchanged(t, file, before, "inspect")
 
 		// After a prune, inspect explains the corrected usage.
 		c.ok("prune", file)

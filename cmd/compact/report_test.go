@@ -100,14 +100,12 @@ func TestReportDemo(t *testing.T) {
 // TestReportFixtures writes the report of the real sessions with the
 // default output name, in the current folder.
 func TestReportFixtures(t *testing.T) {
-	sharedtest.EachPiSession(t, func(t *testing.T, name string) {
-		c := newCLI(t)
-		file := fixture(t, name)
+	eachFixture(t, func(t *testing.T, c *cli, file string) {
 		before := readFile(t, file)
 		t.Chdir(t.TempDir())
 		var res reportResult
 		c.okJSON(&res, "report", "--json", file)
-		want := strings.TrimSuffix(name, ".jsonl") + ".report.html"
+		want := strings.TrimSuffix(filepath.Base(file), ".jsonl") + ".report.html"
 		if res.Output != want {
 			t.Errorf("default output %q, want %q", res.Output, want)
 		}

@@ -1,5 +1,6 @@
 // Package jsonrec holds the few JSON helpers the readers of other agents'
-// files share (requestbody, sweagent, openhands, claudecode, codex): the
+// files share (requestbody, sweagent, openhands, claudecode, codex): a
+// file read whole and handed to a reader (ReadFile), the
 // members and array elements of a document with the byte offsets that
 // give errors their line numbers, the lines of a JSON Lines file, and the
 // reads of loosely typed members that keep what a reader does not model.

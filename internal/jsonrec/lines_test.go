@@ -3,6 +3,9 @@ package jsonrec
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -126,5 +129,20 @@ func TestLineObjectAndMillis(t *testing.T) {
 		if got := Millis(ts); got != want {
 			t.Errorf("Millis(%q) = %d, want %d", ts, got, want)
 		}
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.jsonl")
+	if err := os.WriteFile(path, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(data []byte, name string) (string, error) { return name + "=" + string(data), nil }
+	if got, err := ReadFile(path, "fmt", read); err != nil || got != path+"=abc" {
+		t.Errorf("ReadFile = %q, %v", got, err)
+	}
+	_, err := ReadFile(filepath.Join(t.TempDir(), "missing"), "fmt", read)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "fmt: ") {
+		t.Errorf("missing file: %v", err)
 	}
 }

@@ -2,7 +2,8 @@
 // (anthropic, openai) share: a test server that records every request
 // (Server), canned handlers (Reply, Blocking), and the checks each client
 // must pass whatever its wire format (WithoutSending, Cancelled, Timeout,
-// ErrorsCarryNoKey, RedirectNamed): a request that cannot be sent is
+// ErrorsCarryNoKey, RedirectNamed) and the table runners of each client's
+// own cases (Answers, EmptyAnswers, ProviderErrors): a request that cannot be sent is
 // refused before anything is, a cancelled or timed-out call abandons its
 // request, a server that quotes the request's headers gets no key into
 // the error, a redirect is not followed.
@@ -140,6 +141,8 @@ type Options struct {
 	Header http.Header
 	// Timeout bounds one call; 0 leaves the client's default.
 	Timeout time.Duration
+	// Now, when not nil, is the client's clock (for Retry-After dates).
+	Now func() time.Time
 }
 
 // Target is the client under test.

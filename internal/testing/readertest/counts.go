@@ -62,6 +62,26 @@ func SameCounts(t testing.TB, what string, got, want map[string]int) {
 	}
 }
 
+// SameScan checks tr against a plain scan of the file it was read from:
+// the tool calls by name (see SameCounts) and, for each role in roles,
+// the number of messages of that role.
+func SameScan(t testing.TB, tr *compact.Transcript, calls map[string]int, roles map[compact.Role]int) {
+	t.Helper()
+	SameCounts(t, "tool calls", ToolCalls(tr), calls)
+	got := Roles(tr)
+	var names []string
+	for r := range roles {
+		names = append(names, string(r))
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r := compact.Role(name)
+		if got[r] != roles[r] {
+			t.Errorf("%d %s messages, the file holds %d", got[r], r, roles[r])
+		}
+	}
+}
+
 // JSONFile decodes the JSON file at path into generic values (maps,
 // slices, strings, float64s), for a test's own scan of a file.
 func JSONFile(tb testing.TB, path string) any {

@@ -64,6 +64,19 @@ func FuzzRead(f *testing.F, name string, read ReadFunc) {
 	})
 }
 
+// FuzzLines fuzzes the read of a JSON Lines format (FuzzRead, files named
+// "fuzz.jsonl"). The seeds are the first 8 KiB of each testdata/*.jsonl
+// file (the other tests read them whole), an empty file, a lone newline
+// and the reader's own seeds.
+func FuzzLines(f *testing.F, read ReadFunc, seeds ...string) {
+	f.Helper()
+	SeedFiles(f, "testdata/*.jsonl", 8<<10)
+	for _, s := range append([]string{"", "\n"}, seeds...) {
+		f.Add([]byte(s))
+	}
+	FuzzRead(f, "fuzz.jsonl", read)
+}
+
 // StableIDs fails t unless the entries of tr, read from data, have
 // unique non-empty ids and a second read of data gives each the same id.
 func StableIDs(t testing.TB, tr *compact.Transcript, read ReadFunc, data []byte, name string) {

@@ -276,3 +276,12 @@ func Kinds(tr *compact.Transcript) []string {
 	}
 	return out
 }
+
+// CheckKinds stops the test unless the Kinds of tr's entries, joined by
+// spaces, are want.
+func CheckKinds(t testing.TB, tr *compact.Transcript, want string) {
+	t.Helper()
+	if got := strings.Join(Kinds(tr), " "); got != want {
+		t.Fatalf("entries\n%s\nwant\n%s", got, want)
+	}
+}
