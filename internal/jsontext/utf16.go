@@ -109,3 +109,33 @@ func RuneOffset(s string, n int) int {
 	}
 	return i
 }
+
+// RuneCount returns the number of characters (runes) in s, counted as
+// utf8.RuneCountInString counts them (each byte of invalid UTF-8 is
+// one), with runs of ASCII counted 32 or 8 bytes at a time.
+func RuneCount(s string) int {
+	// Read the string's bytes in place; they are neither kept nor modified.
+	b := zerocopy.Bytes(s)
+	n := 0
+	for i := 0; i < len(b); {
+		if i+32 <= len(b) && (binary.LittleEndian.Uint64(b[i:])|binary.LittleEndian.Uint64(b[i+8:])|
+			binary.LittleEndian.Uint64(b[i+16:])|binary.LittleEndian.Uint64(b[i+24:]))&swar.Highs == 0 {
+			n += 32
+			i += 32
+			continue
+		}
+		if i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&swar.Highs == 0 {
+			n += 8
+			i += 8
+			continue
+		}
+		if b[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, size := utf8.DecodeRune(b[i:])
+			i += size
+		}
+		n++
+	}
+	return n
+}

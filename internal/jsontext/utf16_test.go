@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func TestUTF16Len(t *testing.T) {
@@ -85,7 +86,8 @@ func TestRuneOffset(t *testing.T) {
 }
 
 // TestRuneOffsetRange checks RuneOffset against a range loop, which is
-// what it means, at every count for texts that mix long ASCII runs with
+// what it means, at every count, and RuneCount against
+// utf8.RuneCountInString, for texts that mix long ASCII runs with
 // multi-byte and invalid characters at each alignment.
 func TestRuneOffsetRange(t *testing.T) {
 	byRange := func(s string, n int) int {
@@ -102,6 +104,9 @@ func TestRuneOffsetRange(t *testing.T) {
 		for _, q := range pieces {
 			for pad := range 40 {
 				s := strings.Repeat("-", pad) + p + strings.Repeat(".", 40-pad) + q + strings.Repeat("+", pad)
+				if got, want := RuneCount(s), utf8.RuneCountInString(s); got != want {
+					t.Fatalf("RuneCount(%q) = %d, utf8.RuneCountInString says %d", s, got, want)
+				}
 				for n := -1; n <= len(s)+1; n++ {
 					if got, want := RuneOffset(s, n), byRange(s, n); got != want {
 						t.Fatalf("RuneOffset(%q, %d) = %d, a range loop says %d", s, n, got, want)
