@@ -113,6 +113,16 @@ func ReadResponsesItem(raw []byte) (*ResponsesItem, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReadResponsesFields(raw, f)
+}
+
+// ReadResponsesFields is ReadResponsesItem for a caller that has already
+// decoded the item: f must be raw's members as json.Unmarshal gives them
+// (a reader that decodes each line's envelope and payload anyway, as
+// agents/codex does, saves decoding every item twice). f is read, never
+// changed, and no map of the result shares it.
+func ReadResponsesFields(raw []byte, f map[string]json.RawMessage) (*ResponsesItem, error) {
+	var err error
 	it := &ResponsesItem{}
 	if it.Type, err = jsonrec.OptString(f, "type"); err != nil {
 		return nil, jsonrec.Below(err)
@@ -467,7 +477,13 @@ func rawPart(raw []byte) compact.Part {
 // "itemId".
 func itemExtra(f map[string]json.RawMessage, keys ...string) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
-	for k, v := range jsonrec.Extras(f, keys...) {
+outer:
+	for k, v := range f {
+		for _, kn := range keys {
+			if k == kn {
+				continue outer
+			}
+		}
 		if k == "id" {
 			k = "itemId"
 		}
