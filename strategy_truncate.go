@@ -3,7 +3,6 @@ package compact
 import (
 	"sort"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/compactkit/compact/internal/jsontext"
 )
@@ -132,7 +131,7 @@ func (s Truncate) truncated(p *pass, m *Message, entryID string, minChars int) (
 		return nil, false
 	}
 	text := m.Text()
-	n := utf8.RuneCountInString(text)
+	n := jsontext.RuneCount(text)
 	if n < minChars {
 		return nil, false
 	}

@@ -19,20 +19,15 @@ func UTF16Len(s string) int {
 }
 
 // UTF16LenBytes is UTF16Len for bytes. ASCII, the bulk of agent
-// transcripts, is counted 32 or 8 bytes at a time.
+// transcripts, is counted 32 or 8 bytes at a time (asciiWords).
 func UTF16LenBytes(s []byte) int {
 	n := 0
 	for i := 0; i < len(s); {
-		if i+32 <= len(s) && (binary.LittleEndian.Uint64(s[i:])|binary.LittleEndian.Uint64(s[i+8:])|
-			binary.LittleEndian.Uint64(s[i+16:])|binary.LittleEndian.Uint64(s[i+24:]))&swar.Highs == 0 {
-			n += 32
-			i += 32
-			continue
-		}
-		if i+8 <= len(s) && binary.LittleEndian.Uint64(s[i:])&swar.Highs == 0 {
-			n += 8
-			i += 8
-			continue
+		k := asciiWords(s[i:])
+		n += k
+		i += k
+		if i == len(s) {
+			break
 		}
 		units, size := runeUnits(s[i:])
 		n += units
@@ -75,12 +70,64 @@ func CutUTF16(s string, n int) string {
 // counted from 0) of s starts, or len(s) when s has n characters or
 // fewer. It is where a cut of a text "after n characters" falls without
 // splitting a character: s[:RuneOffset(s, n)] holds the first n.
+//
+// Characters are counted as a range loop counts them (each byte of
+// invalid UTF-8 is one); runs of ASCII, the bulk of agent transcripts,
+// are skipped 32 or 8 bytes at a time.
 func RuneOffset(s string, n int) int {
-	for off := range s {
-		if n == 0 {
-			return off
+	if n < 0 {
+		// A range loop never meets a negative count: the whole text.
+		return len(s)
+	}
+	// Read the string's bytes in place; they are neither kept nor modified.
+	b := zerocopy.Bytes(s)
+	i := 0
+	for n > 0 && i < len(b) {
+		k := asciiWords(b[i : i+min(n, len(b)-i)])
+		i += k
+		n -= k
+		if n == 0 || i == len(b) {
+			break
 		}
+		_, size := runeUnits(b[i:])
+		i += size
 		n--
 	}
-	return len(s)
+	return i
+}
+
+// RuneCount returns the number of characters (runes) in s, counted as
+// utf8.RuneCountInString counts them (each byte of invalid UTF-8 is
+// one), with runs of ASCII counted 32 or 8 bytes at a time.
+func RuneCount(s string) int {
+	// Read the string's bytes in place; they are neither kept nor modified.
+	b := zerocopy.Bytes(s)
+	n := 0
+	for i := 0; i < len(b); {
+		k := asciiWords(b[i:])
+		n += k
+		i += k
+		if i == len(b) {
+			break
+		}
+		_, size := runeUnits(b[i:])
+		i += size
+		n++
+	}
+	return n
+}
+
+// asciiWords returns how many bytes at the start of b are ASCII, read a
+// word of eight at a time (four words at once while they last), so a
+// multiple of eight: the caller steps over the rest a character at a time.
+func asciiWords(b []byte) int {
+	i := 0
+	for i+32 <= len(b) && (binary.LittleEndian.Uint64(b[i:])|binary.LittleEndian.Uint64(b[i+8:])|
+		binary.LittleEndian.Uint64(b[i+16:])|binary.LittleEndian.Uint64(b[i+24:]))&swar.Highs == 0 {
+		i += 32
+	}
+	for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:])&swar.Highs == 0 {
+		i += 8
+	}
+	return i
 }

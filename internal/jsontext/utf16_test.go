@@ -1,8 +1,10 @@
 package jsontext
 
 import (
+	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func TestUTF16Len(t *testing.T) {
@@ -69,9 +71,48 @@ func TestRuneOffset(t *testing.T) {
 		{"héllo", 2, 3}, // é is two bytes
 		{"a😀b", 2, 5},   // the emoji is four bytes
 		{"", 1, 0},
+		{"", 0, 0},
+		{"abc", -1, 3},      // a negative count never starts a character
+		{"a\xffb", 2, 2},    // an invalid byte is one character
+		{"\xe2\x82b", 2, 2}, // so is each byte of a cut-off sequence
+		{strings.Repeat("x", 40) + "é" + strings.Repeat("y", 40), 41, 42},
+		{strings.Repeat("x", 40) + "é" + strings.Repeat("y", 40), 81, 82},
+		{strings.Repeat("x", 40) + "é" + strings.Repeat("y", 40), 82, 82},
 	} {
 		if got := RuneOffset(tt.s, tt.n); got != tt.want {
 			t.Errorf("RuneOffset(%q, %d) = %d, want %d", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestRuneOffsetRange checks RuneOffset against a range loop, which is
+// what it means, at every count, and RuneCount against
+// utf8.RuneCountInString, for texts that mix long ASCII runs with
+// multi-byte and invalid characters at each alignment.
+func TestRuneOffsetRange(t *testing.T) {
+	byRange := func(s string, n int) int {
+		for off := range s {
+			if n == 0 {
+				return off
+			}
+			n--
+		}
+		return len(s)
+	}
+	pieces := []string{"a", "é", "😀", "\xff", "\xe2\x82", "\xf0\x80\x80\x80", strings.Repeat("z", 33)}
+	for _, p := range pieces {
+		for _, q := range pieces {
+			for pad := range 40 {
+				s := strings.Repeat("-", pad) + p + strings.Repeat(".", 40-pad) + q + strings.Repeat("+", pad)
+				if got, want := RuneCount(s), utf8.RuneCountInString(s); got != want {
+					t.Fatalf("RuneCount(%q) = %d, utf8.RuneCountInString says %d", s, got, want)
+				}
+				for n := -1; n <= len(s)+1; n++ {
+					if got, want := RuneOffset(s, n), byRange(s, n); got != want {
+						t.Fatalf("RuneOffset(%q, %d) = %d, a range loop says %d", s, n, got, want)
+					}
+				}
+			}
 		}
 	}
 }
