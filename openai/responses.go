@@ -113,6 +113,16 @@ func ReadResponsesItem(raw []byte) (*ResponsesItem, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ReadResponsesFields(raw, f)
+}
+
+// ReadResponsesFields is ReadResponsesItem for a caller that has already
+// decoded the item: f must be raw's members as json.Unmarshal gives them
+// (a reader that decodes each line's envelope and payload anyway, as
+// agents/codex does, saves decoding every item twice). f is read, never
+// changed, and no map of the result shares it.
+func ReadResponsesFields(raw []byte, f map[string]json.RawMessage) (*ResponsesItem, error) {
+	var err error
 	it := &ResponsesItem{}
 	if it.Type, err = jsonrec.OptString(f, "type"); err != nil {
 		return nil, jsonrec.Below(err)
@@ -387,6 +397,9 @@ func ResponsesContent(raw json.RawMessage) (parts []compact.Part, unknown []stri
 		}
 		return []compact.Part{{Type: compact.PartText, Text: s}}, nil, nil
 	}
+	if parts, ok, err := modelledContent(raw); ok {
+		return parts, nil, err
+	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, nil, fmt.Errorf(": want an array of content items or a string, have %s", jsonrec.Abbrev(raw))
@@ -409,7 +422,40 @@ func ResponsesContent(raw json.RawMessage) (parts []compact.Part, unknown []stri
 	return parts, unknown, nil
 }
 
-// contentPart maps one content item; raw is the item as sent.
+// modelledContent is ResponsesContent's fast path for the usual array,
+// whose items are all objects of a type mapped to a text or an image part:
+// it decodes the array once, with no copy of each item as sent, which
+// only a placeholder needs. ok is false for any other array, which
+// ResponsesContent then maps item by item (with the same result and
+// errors).
+func modelledContent(raw json.RawMessage) (parts []compact.Part, ok bool, err error) {
+	var items []map[string]json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, false, nil
+	}
+	for _, f := range items {
+		if f == nil {
+			return nil, false, nil
+		}
+		switch string(bytes.TrimSpace(f["type"])) {
+		case `"input_text"`, `"output_text"`, `"text"`, `"input_image"`, `"computer_screenshot"`:
+		default:
+			return nil, false, nil
+		}
+	}
+	parts = make([]compact.Part, 0, len(items))
+	for i, f := range items {
+		part, err := contentPart(f, nil)
+		if err != nil {
+			return nil, true, fmt.Errorf("[%d]%w", i, err)
+		}
+		parts = append(parts, part)
+	}
+	return parts, true, nil
+}
+
+// contentPart maps one content item; raw is the item as sent (needed
+// only for a type mapped to a placeholder).
 func contentPart(f map[string]json.RawMessage, raw json.RawMessage) (compact.Part, error) {
 	typ, err := jsonrec.OptString(f, "type")
 	if err != nil {
@@ -467,7 +513,13 @@ func rawPart(raw []byte) compact.Part {
 // "itemId".
 func itemExtra(f map[string]json.RawMessage, keys ...string) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
-	for k, v := range jsonrec.Extras(f, keys...) {
+outer:
+	for k, v := range f {
+		for _, kn := range keys {
+			if k == kn {
+				continue outer
+			}
+		}
 		if k == "id" {
 			k = "itemId"
 		}

@@ -79,7 +79,7 @@ done
 
 run() { # side name dir
 	(cd "$3" && "$tmp/$1.$2.test" -test.run '^$' -test.bench "$bench" -test.benchtime "$benchtime" -test.benchmem) |
-		grep -E '^(Benchmark|goos|goarch|pkg|cpu)' | sed "s#^pkg: .*#pkg: $4#"
+		grep -E '^(Benchmark|goos|goarch|pkg|cpu)' | grep -v 'NaN' | sed "s#^pkg: .*#pkg: $4#"
 }
 for ((r = 1; r <= rounds; r++)); do
 	echo "round $r/$rounds" >&2

@@ -40,7 +40,15 @@ func (b *builder) item(r *record) error {
 	if raw == nil {
 		raw = r.raw // an early rollout's bare line: the item is the line
 	}
-	it, err := openai.ReadResponsesItem(raw)
+	// r.payload is raw decoded already (decodeRecord), except for a null
+	// payload, which the mapping reports.
+	var it *openai.ResponsesItem
+	var err error
+	if jsonrec.IsNull(raw) {
+		it, err = openai.ReadResponsesItem(raw)
+	} else {
+		it, err = openai.ReadResponsesFields(raw, r.payload)
+	}
 	if err != nil {
 		return fmt.Errorf("field payload%w", err)
 	}
