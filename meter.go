@@ -110,8 +110,25 @@ func (m *Meter) Model() string { return m.model }
 // valid provider report replaces the count of everything before it and,
 // when Cal is set, teaches it the ratio of the messages added since the
 // previous report.
+//
+// Add runs once per message appended, so the common case, a message that
+// is neither an assistant reply nor a shell command, with no failed reply
+// before it and neither Cal nor Count set, is counted here with
+// Message.Tokens (cached on the message); everything else goes to add.
 func (m *Meter) Add(msg *Message) {
 	m.n++
+	if msg.Role != RoleAssistant && msg.Role != RoleBash && m.filter.failed == nil && m.Cal == nil && m.Count == nil {
+		// Only an assistant reply can carry a valid report or name the
+		// model, and the filter keeps every other message when no
+		// failed reply precedes it, apart from shell commands.
+		m.trailing += msg.Tokens()
+		return
+	}
+	m.add(msg)
+}
+
+// add is Add for the messages its fast path does not settle.
+func (m *Meter) add(msg *Message) {
 	if msg.Role == RoleAssistant && msg.Model != "" {
 		m.model = msg.Model
 	}
