@@ -57,8 +57,9 @@ func (m *SliceLog) index(e *Entry, generated bool) {
 // generatedID returns the next id of the form "m1", "m2", ... that no
 // entry has, leaving a nil in gen for each one it steps over.
 func (m *SliceLog) generatedID() string {
+	var buf [24]byte // "m" and the number, built in one allocation
 	for {
-		id := "m" + strconv.Itoa(len(m.gen)+1)
+		id := string(strconv.AppendInt(append(buf[:0], 'm'), int64(len(m.gen)+1), 10))
 		if !m.generatedForm {
 			return id
 		}
