@@ -33,7 +33,32 @@ func (f *fake) Complete(ctx context.Context, req *Request) (*Response, error) {
 	if f.respond != nil {
 		return f.respond(n, req)
 	}
-	return &Response{Text: fmt.Sprintf("summary %d", n), Usage: compact.Usage{Input: 10, Output: 2}}, nil
+	return &Response{Text: handover(fmt.Sprintf("summary %d", n), req.Prompt), Usage: compact.Usage{Input: 10, Output: 2}}, nil
+}
+
+// handover returns a reply that passes Review, as a model following the
+// prompt would write it: the headings of the kind asked for (a turn
+// prefix's when the prompt asks for Turn Request), the request carried
+// word for word (the running summary's Goal, its quote of the first
+// request, or the transcript's first [user] block, in that order), label
+// under the second heading, and enough words for any span.
+func handover(label, prompt string) string {
+	request := ""
+	if _, after, ok := strings.Cut(prompt, "<running-summary>\n## Goal\n- "); ok {
+		request, _, _ = strings.Cut(after, "\n")
+	} else if _, after, ok := strings.Cut(prompt, firstRequestLabel); ok {
+		request, _, _ = strings.Cut(after, "\n")
+	} else if _, after, ok := strings.Cut(prompt, "[user]\n"); ok {
+		request, _, _ = strings.Cut(after, "\n\n")
+	}
+	request = strings.TrimSpace(request)
+	const next = "Carry on with the request above. This reply is written by a test double, long enough for any " +
+		"span so that the review of replies far too short for the history they replace lets it through."
+	if strings.Contains(prompt, "## Turn Request") {
+		return "## Turn Request\n- " + request + "\n\n## Work So Far in This Turn\n- " + label +
+			"\n\n## Context for the Kept Messages\n- " + next
+	}
+	return "## Goal\n- " + request + "\n\n## Progress\n- " + label + "\n\n## Next Steps\n1. " + next
 }
 
 func (f *fake) requests() []Request {

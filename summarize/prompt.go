@@ -46,6 +46,7 @@ var (
 	prefixUpdateIntro    = mustPrompt("prefix_update.md")
 	prefixSectionsPrompt = mustPrompt("prefix_sections.md")
 	focusIntro           = mustPrompt("focus.md")
+	retryNote            = mustPrompt("retry.md")
 )
 
 // SystemPrompt returns the system prompt sent with every request.

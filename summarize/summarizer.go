@@ -234,12 +234,13 @@ func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest)
 		maxTokens:    maxTokens,
 		instructions: defuse(clean(req.Instructions), tagFocus),
 		summary:      defuse(runningSummary(req), tagSummary),
+		req:          req,
 	}
 	if err := r.do(ctx, units); err != nil {
 		return nil, err
 	}
 	usage := r.usage
-	return &compact.Summary{Text: r.summary, Summarizer: s.opts.Model, Usage: &usage}, nil
+	return &compact.Summary{Text: r.summary, Summarizer: s.opts.Model, Usage: &usage, Refused: r.refused}, nil
 }
 
 // firstRequestLabel opens the line of the running summary that quotes
@@ -272,6 +273,8 @@ type run struct {
 	maxTokens    int
 	instructions string
 	summary      string // running summary
+	req          *compact.SummaryRequest
+	refused      []string // problems of replies refused and asked again for
 	usage        compact.Usage
 	done         int
 }
@@ -326,13 +329,29 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 				}
 				return r.wrap(err, total)
 			}
-			addUsage(&r.usage, resp.Usage)
-			if resp.Truncated {
-				return &TruncatedError{Model: s.opts.Model, MaxTokens: r.maxTokens, Chunk: r.done + 1, Chunks: total}
+			text, err := r.answer(resp, total)
+			if err != nil {
+				return err
 			}
-			text := cleanSummary(resp.Text)
-			if text == "" {
-				return r.wrap(ErrEmptySummary, total)
+			span := len(strings.Fields(c.text)) + len(strings.Fields(r.summary))
+			if problems := Review(r.req, text, span); len(problems) > 0 {
+				// Asked once more, told what was wrong; a second bad
+				// answer fails the summary, so that the history is never
+				// replaced by it.
+				r.refused = append(r.refused, problems...)
+				req.Prompt = prompt + "\n\n" + strings.ReplaceAll(retryNote, "{problems}", strings.Join(problems, "; "))
+				if resp, err = s.complete(ctx, req); err != nil {
+					if cerr := ctx.Err(); cerr != nil {
+						return cerr
+					}
+					return r.wrap(err, total)
+				}
+				if text, err = r.answer(resp, total); err != nil {
+					return err
+				}
+				if problems := Review(r.req, text, span); len(problems) > 0 {
+					return r.wrap(&compact.SummaryRejectedError{Summarizer: s.opts.Model, Problems: problems}, total)
+				}
 			}
 			r.summary = defuse(text, tagSummary)
 			r.done++
@@ -343,6 +362,20 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 		rest = next
 	}
 	return nil
+}
+
+// answer counts the usage of resp and returns its text as a summary, or
+// the error of a reply cut off or empty.
+func (r *run) answer(resp *Response, total int) (string, error) {
+	addUsage(&r.usage, resp.Usage)
+	if resp.Truncated {
+		return "", &TruncatedError{Model: r.s.opts.Model, MaxTokens: r.maxTokens, Chunk: r.done + 1, Chunks: total}
+	}
+	text := cleanSummary(resp.Text)
+	if text == "" {
+		return "", r.wrap(ErrEmptySummary, total)
+	}
+	return text, nil
 }
 
 func (r *run) wrap(err error, total int) error {

@@ -164,7 +164,7 @@ func (f *summarizerFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.maxOutput, "summary-max-output", 0, "most output tokens the summary model may write in one answer (default: the registry's value, else no limit)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit of one request to the summary model (default 10m)")
 	fl.DurationVar(&f.total, "total-timeout", 0, "time limit of the whole summary: all requests, retries and waits (default 20m)")
-	fl.StringVar(&f.fallback, "fallback", fallbackNone, "when the model fails: none (fail, write nothing) or extractive (write the offline summary, marked as written without a model)")
+	fl.StringVar(&f.fallback, "fallback", fallbackNone, "when the model fails: none (fail, write nothing) or extractive (write the offline summary, marked as written without a model); a reply refused twice by the review always gets the offline summary")
 }
 
 // summarizerChoice is the summarizer setup in effect for one run.
@@ -319,9 +319,10 @@ func (a *app) resolveSummarizer(cmd *cobra.Command, st *settings, sf *summarizer
 // provider's own API without a key is refused here rather than with the
 // provider's 401.
 func (a *app) summarizers(ch *summarizerChoice, reserve int) (primary, fallback compact.Summarizer, err error) {
-	if ch.fallback {
-		fallback = extractive.New(extractive.Options{})
-	}
+	// The offline summarizer is always at hand: --fallback decides
+	// whether a failed model call uses it, and a reply the review refused
+	// always does.
+	fallback = extractive.New(extractive.Options{})
 	switch {
 	case a.summarizer != nil:
 		return a.summarizer, fallback, nil
