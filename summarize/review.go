@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/summarize/facts"
 )
 
 // The review a model's reply passes before it may stand for the history.
@@ -203,12 +204,12 @@ const requestWords = 24
 // words (four letters or more, the commonest English words left out) to
 // show it was carried over, in the user's words or close to them.
 func keepsRequest(text, request string) bool {
-	want := contentWords(request, requestWords)
+	want := facts.ContentWords(request, requestWords)
 	if len(want) == 0 {
 		return true
 	}
 	have := map[string]bool{}
-	for _, w := range contentWords(text, -1) {
+	for _, w := range facts.ContentWords(text, -1) {
 		have[w] = true
 	}
 	n := 0
@@ -218,39 +219,4 @@ func keepsRequest(text, request string) bool {
 		}
 	}
 	return n >= min(max(1, len(want)/4), 3)
-}
-
-// contentWords returns the distinct content words of s in order, at most
-// limit of them (all with a negative limit).
-func contentWords(s string, limit int) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-	}) {
-		if len([]rune(w)) < 4 || isCommon(w) || seen[w] {
-			continue
-		}
-		seen[w] = true
-		out = append(out, w)
-		if limit >= 0 && len(out) == limit {
-			break
-		}
-	}
-	return out
-}
-
-// isCommon reports whether w is too common a word to show that a request
-// was kept.
-func isCommon(w string) bool {
-	switch w {
-	case "about", "after", "again", "also", "been", "before", "being", "could", "does", "doing",
-		"done", "from", "have", "here", "into", "just", "like", "make", "more", "most", "much", "need",
-		"only", "other", "over", "please", "some", "such", "than", "that", "their", "them", "then",
-		"there", "these", "they", "this", "those", "very", "want", "what", "when", "where", "which",
-		"while", "will", "with", "would", "your", "thanks", "thank", "should", "using", "sure", "still",
-		"okay", "yeah":
-		return true
-	}
-	return false
 }

@@ -54,29 +54,41 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	others := critical.sub(3, titleOthers, false)
 	earlier := critical.sub(3, titleEarlier, false)
 	d := &document{sections: []*section{goal, constraints, progress, decisions, next, critical}}
+	h := decisionHistory(f)
 
 	// Goal: where the span started and the latest request. The session's
-	// first request is quoted word for word.
+	// first request is quoted word for word, marked when a later message
+	// replaced it; the plan in force is named.
 	if req.FirstRequest != nil {
 		// The session's first request, summarized by an earlier
 		// compaction, quoted again from the stored message.
 		if t := req.FirstRequest.Text(); t != "" && !strings.Contains(previousSummary(req), t) {
-			goal.blocks = append(goal.blocks, firstRequest(userMsg{text: t}, o))
+			goal.blocks = append(goal.blocks, firstRequest(userMsg{text: t}, o, "Initially: "))
 		}
 	}
 	if n := len(f.users); n > 0 {
 		first, last := f.users[0], f.users[n-1]
+		mark := ""
+		if h.superseded(0) {
+			mark = " (superseded by a later message, see Key Decisions)"
+		}
 		if previousSummary(req) != "" {
-			goal.add(bullet("First request since the previous summary: " + shorten(userText(first), o.ShortenedChars)))
+			goal.add(bullet("First request since the previous summary" + mark + ": " + shorten(userText(first), o.ShortenedChars)))
 		} else {
-			goal.blocks = append(goal.blocks, firstRequest(first, o))
+			goal.blocks = append(goal.blocks, firstRequest(first, o, "Initially"+mark+": "))
+		}
+		latest := "Most recently: "
+		if cur := h.current(); cur != 0 && cur != n-1 {
+			goal.add(bullet("Now, replacing the request above: " + shorten(userText(f.users[cur]), o.ShortenedChars)))
+		} else if cur != 0 {
+			latest = "Most recently, replacing the request above: "
 		}
 		if n > 1 && last.text != first.text {
-			goal.add(bullet("Most recently: " + shorten(userText(last), o.ShortenedChars)))
+			goal.add(bullet(latest + shorten(userText(last), o.ShortenedChars)))
 		}
 	}
 
-	for _, s := range constraintSentences(f.users, o.MaxItems) {
+	for _, s := range constraintSentences(h.inForce(f.users), o.MaxItems) {
 		constraints.add("- " + s)
 	}
 
@@ -103,8 +115,8 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	addFailures(blocked, open, o.MaxErrors, "earlier unresolved errors", "", "")
 	addFailures(resolved, fixed, o.MaxErrors, "earlier resolved errors", "", " (later succeeded)")
 
-	for _, s := range newestUnique(f.decisions, o.MaxItems) {
-		decisions.add("- " + s)
+	for _, line := range h.decisionLines(f, o, "- ") {
+		decisions.add(line)
 	}
 
 	for _, s := range nextSteps(f, o) {
@@ -119,7 +131,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	addCommandList(commands, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
 		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
-	users.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	users.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
 	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
 	for _, m := range f.others {
 		b := others.add(bullet(m.label + ": " + shorten(m.text, o.MaxTextChars)))
@@ -183,8 +195,9 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 	work := newSection(2, titleTurnWork, true)
 	kept := newSection(2, titleTurnContext, true)
 	d := &document{sections: []*section{request, work, kept}}
+	h := decisionHistory(f)
 
-	request.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	request.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
 	if len(f.users) == 0 {
 		for _, c := range f.commands {
 			if c.byUser {
@@ -219,8 +232,8 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 		b := kept.add(bullet("Requested focus: " + normalizeNewlines(in)))
 		b.short = true
 	}
-	for _, s := range newestUnique(f.decisions, o.MaxItems) {
-		kept.add("- Decided: " + s)
+	for _, line := range h.decisionLines(f, o, "- Decided: ") {
+		kept.add(line)
 	}
 	for _, s := range nextSteps(f, o) {
 		kept.add("- Next: " + s)

@@ -34,8 +34,9 @@ type found struct {
 	hasTodos bool
 
 	// decisions are the decision sentences of every assistant text, in
-	// order.
-	decisions []string
+	// order; decisionIdx holds the index of each one's message.
+	decisions   []string
+	decisionIdx []int
 }
 
 type userMsg struct {
@@ -152,7 +153,7 @@ func extract(msgs []*compact.Message) *found {
 					images++
 				}
 			}
-			if text == "" && images == 0 {
+			if (text == "" || compact.IsInterruptionNotice(text)) && images == 0 {
 				continue
 			}
 			f.users = append(f.users, userMsg{idx: i, text: text, images: images})
@@ -172,7 +173,12 @@ func extract(msgs []*compact.Message) *found {
 			}
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				f.lastText, f.lastTextIdx = text, i
-				f.decisions = append(f.decisions, matchSentences(text, decisionWords)...)
+				for _, d := range matchSentences(text, decisionWords) {
+					if isDecision(d) {
+						f.decisions = append(f.decisions, d)
+						f.decisionIdx = append(f.decisionIdx, i)
+					}
+				}
 			}
 			for k := range m.Content {
 				// m.ToolCalls() without its slice.

@@ -1,0 +1,121 @@
+package extractive
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDecisionHistory feeds conversations in which the user withdraws,
+// replaces or rejects an earlier plan, in several phrasings, and checks
+// that the summary shows the later plan as the one in force and never
+// the earlier one unmarked under Goal or Key Decisions; and that
+// corrections, questions and constraints override nothing.
+func TestDecisionHistory(t *testing.T) {
+	tests := []struct {
+		name       string
+		users      []string // user turns; each is answered by the assistant line of the same index in replies
+		replies    []string
+		holding    string   // the decision in force; "" when nothing was overridden
+		superseded []string // texts that must appear only with a mark
+		rejected   []string // assistant decisions turned down
+	}{
+		{
+			name:       "scratch that",
+			users:      []string{"Let's use Redis for the session cache.", "Scratch that - let's use Memcached for the session cache instead."},
+			replies:    []string{"Setting up the Redis client now.", "Switching the client over."},
+			holding:    "Memcached for the session cache",
+			superseded: []string{"Let's use Redis for the session cache."},
+		},
+		{
+			name:       "actually, go with B",
+			users:      []string{"Implement the export as CSV files.", "Run the linter on the exporter package.", "Actually, go with JSON for the export instead of CSV."},
+			replies:    []string{"I'll use encoding/csv for the export writer.", "The linter passes.", "On it."},
+			holding:    "go with JSON for the export",
+			superseded: []string{"Implement the export as CSV files."},
+			rejected:   []string{"I'll use encoding/csv for the export writer."},
+		},
+		{
+			name:       "let's not",
+			users:      []string{"Add retries to the uploader with exponential backoff.", "Let's not add retries to the uploader after all; fail fast and log the error."},
+			replies:    []string{"Adding a retry loop.", "Removing the loop."},
+			holding:    "fail fast and log the error",
+			superseded: []string{"Add retries to the uploader with exponential backoff."},
+		},
+		{
+			name:     "no, rejecting a proposal",
+			users:    []string{"Call the billing service for the invoice totals.", "No, use the v2 endpoint."},
+			replies:  []string{"I'll use the v1 endpoint of the billing service for this.", "Switching to v2."},
+			rejected: []string{"I'll use the v1 endpoint of the billing service for this."},
+		},
+		{
+			name:       "two overrides",
+			users:      []string{"Use Postgres for the event store.", "Instead of Postgres, use SQLite for the event store.", "On second thought, go with DynamoDB for the event store."},
+			replies:    []string{"Creating the schema.", "Porting the schema.", "Porting again."},
+			holding:    "DynamoDB for the event store",
+			superseded: []string{"Use Postgres for the event store.", "Instead of Postgres, use SQLite for the event store."},
+		},
+		{
+			name:    "a question overrides nothing",
+			users:   []string{"Add a test for the parser.", "Should we document the parser API instead of commenting it?"},
+			replies: []string{"Test added.", "Either works."},
+		},
+		{
+			name:    "a constraint overrides nothing",
+			users:   []string{"Upgrade the logging library.", "Let's not touch anything under vendor/ though."},
+			replies: []string{"Upgrading.", "Understood."},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := history()
+			for i, u := range tt.users {
+				req.Messages = append(req.Messages, user(u), assistant(tt.replies[i]))
+			}
+			text := run(t, New(Options{}), req)
+			goal := sectionBody(t, text, "## Goal")
+			decisions := sectionBody(t, text, "## Key Decisions")
+			if tt.holding == "" {
+				mustNotContain(t, text, "replacing an earlier plan", "Superseded by", "[superseded")
+			} else {
+				mustContain(t, decisions, "Decided by the user, replacing an earlier plan: ")
+				if !lineWith(decisions, tt.holding, "replacing an earlier plan") {
+					t.Errorf("the plan in force %q is not a decision in force:\n%s", tt.holding, decisions)
+				}
+			}
+			for _, s := range tt.superseded {
+				for _, sec := range []string{goal, decisions, sectionBody(t, text, "## Constraints & Preferences")} {
+					for _, line := range strings.Split(sec, "\n") {
+						if strings.Contains(line, s) && !strings.Contains(strings.ToLower(line), "superseded") {
+							t.Errorf("superseded %q shown unmarked: %q", s, line)
+						}
+					}
+				}
+				if !lineWith(decisions, s, "Superseded by a later message") {
+					t.Errorf("superseded %q not listed as such:\n%s", s, decisions)
+				}
+			}
+			for _, s := range tt.rejected {
+				if !lineWith(decisions, s, "Rejected by the user") {
+					t.Errorf("rejected proposal %q not marked:\n%s", s, decisions)
+				}
+			}
+			if len(tt.superseded) > 0 && strings.Contains(tt.superseded[0], tt.users[0]) {
+				mustContain(t, goal, "Initially (superseded by a later message, see Key Decisions): "+tt.users[0])
+			}
+		})
+	}
+}
+
+// lineWith reports whether one line of text holds all the parts.
+func lineWith(text string, parts ...string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
