@@ -107,6 +107,30 @@ func EncodeRecord(sealKey []byte, key string, rec *Record) ([]byte, error) {
 	return SealRecord(sealKey, key, val), nil
 }
 
+// EncodeLast returns the bytes a Store that keeps a record's last call
+// apart from its checkpoints keeps for last, the last call of the record
+// under key: its JSON, sealed with sealKey under the name LastName(key).
+// The Redis store does so, so that LastStore.PutLast is one write; it
+// keeps the rest of the record through EncodeRecord with Last nil.
+func EncodeLast(sealKey []byte, key string, last *LastCall) ([]byte, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	if last == nil {
+		return nil, errors.New("nil last call")
+	}
+	val, err := json.Marshal(last)
+	if err != nil {
+		return nil, fmt.Errorf("encode last call: %w", err)
+	}
+	return SealRecord(sealKey, LastName(key), val), nil
+}
+
+// LastName is the name under which EncodeLast seals the last call of the
+// record under key (see SealRecord and OpenRecord), so that a last call
+// cannot pass for a record, nor for the last call of another key.
+func LastName(key string) string { return "last:" + key }
+
 // OpenRecord returns the record bytes of a value SealRecord stored under
 // name. With a key, a value that is not sealed with that key and name
 // fails with an error wrapping ErrUnauthenticated and ErrNotFound; the
