@@ -94,17 +94,7 @@ func SealRecord(key []byte, name string, val []byte) []byte {
 // and encodes the record as JSON. Every store writes a whole record
 // through it; the errors do not name the store, which each adds.
 func EncodeRecord(sealKey []byte, key string, rec *Record) ([]byte, error) {
-	if err := CheckKey(key); err != nil {
-		return nil, err
-	}
-	if rec == nil {
-		return nil, errors.New("nil record")
-	}
-	val, err := json.Marshal(rec)
-	if err != nil {
-		return nil, fmt.Errorf("encode record: %w", err)
-	}
-	return SealRecord(sealKey, key, val), nil
+	return encodeSealed(sealKey, key, key, rec, rec == nil, "record")
 }
 
 // EncodeLast returns the bytes a Store that keeps a record's last call
@@ -113,17 +103,23 @@ func EncodeRecord(sealKey []byte, key string, rec *Record) ([]byte, error) {
 // The Redis store does so, so that LastStore.PutLast is one write; it
 // keeps the rest of the record through EncodeRecord with Last nil.
 func EncodeLast(sealKey []byte, key string, last *LastCall) ([]byte, error) {
+	return encodeSealed(sealKey, key, LastName(key), last, last == nil, "last call")
+}
+
+// encodeSealed checks key, refuses a nil value (isNil; what names it in
+// the errors) and seals the JSON of v under name.
+func encodeSealed(sealKey []byte, key, name string, v any, isNil bool, what string) ([]byte, error) {
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
-	if last == nil {
-		return nil, errors.New("nil last call")
+	if isNil {
+		return nil, errors.New("nil " + what)
 	}
-	val, err := json.Marshal(last)
+	val, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode last call: %w", err)
+		return nil, fmt.Errorf("encode %s: %w", what, err)
 	}
-	return SealRecord(sealKey, LastName(key), val), nil
+	return SealRecord(sealKey, name, val), nil
 }
 
 // LastName is the name under which EncodeLast seals the last call of the

@@ -15,10 +15,10 @@
 //
 // Records live under Options.Prefix + the proxy's key ("compact:c:<hash>"),
 // as the record's JSON without its last call, which lives beside it under
-// Prefix + store.LastName(key) ("last:" + the key; both encoded by
-// store.EncodeRecord and store.EncodeLast): the proxy rewrites the last call after every
-// answer (store.LastStore) and the checkpoints only when it compacts, so
-// the frequent write is one small SET that cannot clobber a checkpoint
+// Prefix + store.LastName(key), "last:" + the key (store.EncodeRecord and
+// store.EncodeLast encode the two): the proxy rewrites the last call
+// after every answer (store.LastStore) and the checkpoints only when it
+// compacts, so the frequent write is one small SET that cannot clobber a checkpoint
 // another replica just wrote. Both carry an expiry of Options.TTL from the
 // last write; Redis's own expiry bounds the data, and a maxmemory policy
 // such as allkeys-lru bounds the memory (with noeviction, Redis's default,
