@@ -593,9 +593,13 @@ func renderFailure(fl *failure) string {
 	return code(fl.tool) + " failed: " + fl.text
 }
 
-// nextSteps returns the open items of the latest todo list, or else the
-// plan stated in the assistant's last text. When a user message came after
-// that text, the next step is that request.
+// nextSteps says what is still open at the end of the span, never what
+// it shows done: the open items of the latest todo list; else the
+// latest user request when the assistant has not answered it since;
+// else the plan items of the assistant's last statement that are not
+// reports of finished work; else the question it ended on, waiting for
+// the user; else the latest request again, worded as done when the
+// assistant's last statement says so.
 func nextSteps(f *found, o Options) []string {
 	var out []string
 	for _, t := range f.todos {
@@ -609,14 +613,73 @@ func nextSteps(f *found, o Options) []string {
 	if len(out) > 0 {
 		return out
 	}
-	if f.lastUserIdx > f.lastTextIdx && len(f.users) > 0 {
-		last := f.users[len(f.users)-1]
-		return []string{"Continue with the latest user request: " + oneLineText(shorten(userText(last), 200))}
+	var latest string
+	if n := len(f.users); n > 0 {
+		latest = oneLineText(shorten(userText(f.users[n-1]), 200))
+	}
+	if f.lastUserIdx > f.lastTextIdx && latest != "" {
+		return []string{latestRequestStep + latest}
 	}
 	if f.lastText == "" {
 		return nil
 	}
-	return planItems(f.lastText, o.MaxItems)
+	if items := planItems(f.lastText, o.MaxItems); len(items) > 0 {
+		return items
+	}
+	if q := lastQuestion(f.lastText); q != "" {
+		return []string{"Wait for the user's answer to the question the assistant asked: " + q}
+	}
+	if latest == "" {
+		return nil
+	}
+	if strings.HasSuffix(latest, "?") {
+		return []string{"Wait for the user's next request: the assistant answered their latest question (" + latest + ")"}
+	}
+	if reportsDone(f.lastText) {
+		return []string{"Ask the user what comes next: the assistant reported the latest request done (" + latest + ")"}
+	}
+	return []string{latestRequestStep + latest}
+}
+
+// lastQuestion returns the assistant's text's last sentence when it is a
+// question, "" otherwise.
+func lastQuestion(text string) string {
+	var last string
+	for l := range unfencedLines(text) {
+		for s := range sentences(strings.TrimSpace(stripListMarker(l))) {
+			last = s
+		}
+	}
+	if !strings.HasSuffix(last, "?") {
+		return ""
+	}
+	return cutRunes(last, 300)
+}
+
+// doneWords say that work is finished.
+var doneWords = newPhrases("done", "completed", "finished", "all tests pass", "tests pass", "fixed", "implemented",
+	"successfully", "is now", "are now", "now works", "works now", "resolved")
+
+// reportsDone reports whether an assistant's text says its work is done.
+func reportsDone(text string) bool { return doneWords.match(text) || strings.Contains(text, "✅") }
+
+// finishedItem reports whether a list item reports finished work rather
+// than a step to take: it starts with a check mark or with a verb in the
+// past tense ("Added …", "Fixed …", "Wrote …").
+func finishedItem(item string) bool {
+	t := strings.TrimSpace(item)
+	for _, mark := range []string{"✅", "✓", "✔", "[x]", "[X]", "~~"} {
+		if strings.HasPrefix(t, mark) {
+			return true
+		}
+	}
+	w, _, _ := strings.Cut(strings.TrimLeft(t, "*_`"), " ")
+	w = strings.ToLower(strings.TrimRight(w, ":*_`,"))
+	switch w {
+	case "wrote", "made", "ran", "built", "rewrote", "put", "set", "kept", "split", "cut", "found", "got", "did":
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "need") && !strings.HasSuffix(w, "eed")
 }
 
 // planItems returns the numbered list items and plan sentences of a text,
@@ -633,11 +696,13 @@ func planItems(text string, max int) []string {
 	}
 	for t := range unfencedLines(text) {
 		if numbered(t) {
-			add(strings.TrimSpace(stripListMarker(t)))
+			if item := strings.TrimSpace(stripListMarker(t)); !finishedItem(item) {
+				add(item)
+			}
 			continue
 		}
 		for s := range sentences(strings.TrimSpace(stripListMarker(t))) {
-			if planWords.match(s) {
+			if planWords.match(s) && !finishedItem(s) {
 				add(s)
 			}
 		}
