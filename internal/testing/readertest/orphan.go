@@ -55,3 +55,51 @@ func CheckOrphanResult(t testing.TB, tr *compact.Transcript, format, orphan, lat
 	}
 	return notes
 }
+
+// Orphan is one case of RunOrphans: a file holding a tool result whose
+// call it does not hold.
+type Orphan struct {
+	Name string
+	// File is the name Body is read as; "" reads it as Name.
+	File string
+	// Body is the content of the file.
+	Body string
+	// Read, when set, makes the transcript instead of Body (a reader's
+	// testdata file, or a file the test builds another way).
+	Read func(t *testing.T) *compact.Transcript
+	// Orphan is the output of the result without its call; Latest is
+	// the user's latest request, "" when the context holds none (see
+	// CheckOrphanResult).
+	Orphan, Latest string
+	// Check, when set, checks the harness notes the result became.
+	Check func(t *testing.T, notes []*compact.Message)
+}
+
+// RunOrphans reads each case with read, in a subtest, and checks with
+// CheckOrphanResult that its result without a call came through as a
+// harness note of format, never as the user's words.
+func RunOrphans(t *testing.T, read ReadFunc, format string, cases []Orphan) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			t.Helper()
+			var tr *compact.Transcript
+			if tc.Read != nil {
+				tr = tc.Read(t)
+			} else {
+				file := tc.File
+				if file == "" {
+					file = tc.Name
+				}
+				var err error
+				if tr, err = read([]byte(tc.Body), file); err != nil {
+					t.Fatal(err)
+				}
+			}
+			notes := CheckOrphanResult(t, tr, format, tc.Orphan, tc.Latest)
+			if tc.Check != nil {
+				tc.Check(t, notes)
+			}
+		})
+	}
+}
