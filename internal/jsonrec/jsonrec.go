@@ -80,6 +80,20 @@ func Array(data []byte, what string, raw json.RawMessage, base int) ([]Element, 
 	return out, nil
 }
 
+// EachElement hands each of elems, the elements of the array member key
+// of document data (see Array), with its index to fn, in order, and stops
+// at the first error, returned as "LINE: key[i]" followed by fn's error
+// (a path inside the element: ".content: ...", or ": ..."), LINE the line
+// the element starts on.
+func EachElement(data []byte, key string, elems []Element, fn func(i int, e Element) error) error {
+	for i, e := range elems {
+		if err := fn(i, e); err != nil {
+			return fmt.Errorf("%d: %s[%d]%w", Line(data, e.Off), key, i, err)
+		}
+	}
+	return nil
+}
+
 // ArrayDocument returns the elements of the JSON array data holds (nothing
 // but white space may follow it), with errors as Object's.
 func ArrayDocument(data []byte) ([]Element, error) {
