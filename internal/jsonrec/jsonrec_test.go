@@ -2,7 +2,7 @@ package jsonrec
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -231,7 +231,7 @@ func TestEachElement(t *testing.T) {
 	err = EachElement(data, "h", elems, func(i int, e Element) error {
 		seen = append(seen, i)
 		if string(e.Raw) == "2" {
-			return fmt.Errorf(": two")
+			return errors.New(": two")
 		}
 		return nil
 	})
