@@ -2,8 +2,10 @@
 // files share (requestbody, sweagent, openhands, claudecode, codex): a
 // file read whole and handed to a reader (ReadFile), the
 // members and array elements of a document with the byte offsets that
-// give errors their line numbers, the lines of a JSON Lines file, and the
-// reads of loosely typed members that keep what a reader does not model.
+// give errors their line numbers, the lines of a JSON Lines file and the
+// line records read from them (Record, Records, ReadRecords; Sniff for a
+// detector's look at the first line), and the reads of loosely typed
+// members that keep what a reader does not model.
 //
 // It uses the standard library's json.Decoder, whose InputOffset is what
 // the offsets are made of.

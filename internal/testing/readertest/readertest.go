@@ -6,8 +6,12 @@
 // paired (CheckCalls, CheckPairing, CheckAnswered), counts by role,
 // custom type and unknown record, warnings, the import and the round
 // trip through a pi session file (Import, RoundTrip, SameSession), a
-// table of bodies checked in one go (RunCases); and the fuzz targets and
-// benchmark they share.
+// table of bodies or of testdata files checked in one go (RunCases,
+// RunSamples), counts matched against a plain scan of the file
+// (RunCounts), results without a call and harness text kept from the
+// user's words (RunOrphans, Summary, Section), extras whose names clash
+// kept apart (CheckExtrasKeptApart); and the fuzz targets and benchmark
+// they share.
 package readertest
 
 import (
