@@ -3,7 +3,6 @@ package summarize
 import (
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/summarize/facts"
@@ -125,21 +124,21 @@ func hasHeading(text string) bool {
 
 // missingHeadings returns the required headings of kind that text lacks.
 // A heading is a Markdown heading line or a line in bold; it matches when
-// its letters, lower-cased, contain the required one's or are contained
-// in them ("## Next steps", "**Goal:**").
+// its key (compact.SummaryHeadingKey) contains the required one's or is
+// contained in it ("## Next steps", "**Goal:**", "## Goal of the session").
 func missingHeadings(kind compact.SummaryKind, text string) []string {
 	var have []string
 	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if strings.HasPrefix(line, "#") {
-			have = append(have, headingKey(strings.TrimLeft(line, "# ")))
+			have = append(have, compact.SummaryHeadingKey(strings.TrimLeft(line, "# ")))
 		} else if strings.HasPrefix(line, "**") && strings.HasSuffix(strings.TrimRight(line, ":"), "**") {
-			have = append(have, headingKey(strings.Trim(line, "*: ")))
+			have = append(have, compact.SummaryHeadingKey(line))
 		}
 	}
 	var missing []string
 	for _, h := range requiredHeadings(kind) {
-		k, ok := headingKey(h), false
+		k, ok := compact.SummaryHeadingKey(h), false
 		for _, g := range have {
 			if g != "" && (strings.Contains(g, k) || strings.Contains(k, g)) {
 				ok = true
@@ -163,17 +162,6 @@ func askedHeadings(kind compact.SummaryKind) []string {
 		}
 	}
 	return out
-}
-
-// headingKey is a heading's letters, lower-cased.
-func headingKey(h string) string {
-	var b strings.Builder
-	for _, r := range h {
-		if unicode.IsLetter(r) {
-			b.WriteRune(unicode.ToLower(r))
-		}
-	}
-	return b.String()
 }
 
 // sessionRequest returns the request the summary must keep: the session's

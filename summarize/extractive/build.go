@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,7 @@ const (
 	titleUsers       = "User messages (newest first)"
 	titleOthers      = "Other messages"
 	titleEarlier     = "Earlier summary"
+	titleRoles       = "Who does what"
 )
 
 // Section titles of a turn-prefix summary.
@@ -46,6 +48,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	critical := newSection(2, titleCritical, true)
 	commands := critical.sub(3, titleCommands, false)
 	resolved := critical.sub(3, titleResolved, false)
+	roles := critical.sub(3, titleRoles, false)
 	users := critical.sub(3, titleUsers, false)
 	users.newestFirst = true
 	shellFiles := critical.sub(3, titleShellFiles, false)
@@ -102,6 +105,9 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	}
 	if len(f.modified) > 0 {
 		done.add("- " + modifiedLine(f.modified))
+		for _, l := range changeLines(f.modified) {
+			done.add(l).short = true
+		}
 	}
 	if n := len(req.ModifiedFiles); n > 0 {
 		done.add("- " + plural(n, "file", "files") + " modified so far in the session (listed at the end)")
@@ -131,6 +137,9 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	addCommandList(commands, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
 		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
+	for _, l := range roleLines(h.inForce(f.users), o.MaxItems) {
+		roles.add("- " + l)
+	}
 	users.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
 	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
 	for _, m := range f.others {
@@ -144,7 +153,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 				keyGoal: goal, keyConstraints: constraints, keyProgress: progress, keyDone: done,
 				keyActive: active, keyBlocked: blocked, keyDecisions: decisions, keyNext: next,
 				keyCritical: critical, keyCommands: commands, keyResolved: resolved, keyUsers: users,
-				keyOthers: others, keyEarlier: earlier, keyShellFiles: shellFiles, keyIdentifiers: idents,
+				keyOthers: others, keyEarlier: earlier, keyShellFiles: shellFiles, keyIdentifiers: idents, keyRoles: roles,
 			},
 			critical: critical,
 			earlier:  earlier,
@@ -219,6 +228,9 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 	addFailures(work, open, o.MaxErrors, "earlier unresolved errors", "Failed: ", "")
 	if len(f.modified) > 0 {
 		work.add("- " + modifiedLine(f.modified))
+		for _, l := range changeLines(f.modified) {
+			work.add(l).short = true
+		}
 	}
 	if len(f.read) > 0 {
 		work.add("- " + readLine(f.read))
@@ -370,7 +382,9 @@ func mentions(text string, words []string) bool {
 }
 
 // constraintSentences returns the newest distinct user sentences that
-// state a constraint or preference, oldest first.
+// state a constraint or preference, oldest first. A short one that
+// points back ("let's not do that again") comes with the sentence before
+// it, which says what "that" is.
 func constraintSentences(users []userMsg, max int) []string {
 	var all []string
 	for _, u := range users {
@@ -382,13 +396,54 @@ func constraintSentences(users []userMsg, max int) []string {
 				own = append(own, l)
 			}
 		}
-		for _, s := range matchSentences(strings.Join(own, "\n"), constraintWords) {
-			if !strings.HasSuffix(s, "?") {
-				all = append(all, s)
+		prev := ""
+		for l := range proseLines(strings.Join(own, "\n")) {
+			for s := range sentences(l) {
+				if constraintWords.match(s) && !strings.HasSuffix(s, "?") {
+					if prev != "" && pointsBack(s) {
+						s = prev + " " + s
+					}
+					all = append(all, cutRunes(s, 300))
+				}
+				prev = s
 			}
 		}
 	}
 	return newestUnique(all, max)
+}
+
+// pointsBack reports whether a sentence is short and names what it is
+// about only by pointing back ("that", "this", "it").
+func pointsBack(s string) bool {
+	words := strings.Fields(strings.ToLower(normalizeQuotes(s)))
+	if len(words) > 10 {
+		return false
+	}
+	for _, w := range words {
+		switch strings.Trim(w, ".,;:!'\"") {
+		case "that", "this", "it", "those", "these":
+			return true
+		}
+	}
+	return false
+}
+
+// maxChangeLines bounds the edits described in a summary.
+const maxChangeLines = 12
+
+// changeLines describes what the span's edits changed, one line per edit
+// (fileTouch.changes), for the files changed last when there are more
+// than maxChangeLines.
+func changeLines(files []*fileTouch) []string {
+	var out []string
+	for i := len(files) - 1; i >= 0 && len(out) < maxChangeLines; i-- {
+		t := files[i]
+		for j := len(t.changes) - 1; j >= 0 && len(out) < maxChangeLines; j-- {
+			out = append(out, "- Edited "+code(t.path)+": "+t.changes[j])
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // modifiedLine lists the files changed in the span, in the order they were

@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/compactkit/compact/summarize/facts"
@@ -30,7 +31,7 @@ import (
 //     down the assistant's decisions since the user last spoke.
 //
 // The assistant's decisions taken between an overridden request and the
-// message that overrode it, and sharing a word with the latter, are
+// message that overrode it, and mentioning a content word of either, are
 // turned down with the request.
 
 // withdrawals open a user message that withdraws what came before it;
@@ -103,7 +104,7 @@ func decisionHistory(f *found) *overrides {
 		}
 		h.by[target] = u
 		overrode[u] = true
-		h.rejectSince(f, target, u, words)
+		h.rejectSince(f, target, u, append(words, facts.ContentWords(f.users[target].text, -1)...))
 	}
 	for u := range f.users {
 		if overrode[u] && !h.superseded(u) {
@@ -114,10 +115,11 @@ func decisionHistory(f *found) *overrides {
 }
 
 // rejectSince turns down the assistant decisions between user messages
-// from and to; with words, only those sharing one of them.
+// from and to; with words, only those that mention one of them (as part
+// of a word too: "go-redis" mentions "redis").
 func (h *overrides) rejectSince(f *found, from, to int, words []string) {
 	for d := range f.decisions {
-		if i := f.decisionIdx[d]; i > f.users[from].idx && i < f.users[to].idx && (words == nil || sharedWords(f.decisions[d], words) > 0) {
+		if i := f.decisionIdx[d]; i > f.users[from].idx && i < f.users[to].idx && (words == nil || mentions(f.decisions[d], words)) {
 			h.rejected[d] = true
 		}
 	}
@@ -242,4 +244,34 @@ func isDecision(s string) bool {
 		}
 	}
 	return true
+}
+
+// roleArrow finds a line that assigns a task: "Alice -> migration",
+// "worker → retries", "API => Bob".
+var roleArrow = regexp.MustCompile(`^\S.{0,60}?\s*(?:->|→|=>)\s*\S`)
+
+// ownerWords find a user sentence that says who owns or does what.
+var ownerWords = newPhrases("owns", "is responsible for", "are responsible for", "in charge of", "is handling",
+	"will handle", "takes care of", "assigned to", "belongs to", "is owned by", "owner of", "only forwards",
+	"is doing", "will do", "works on", "is working on")
+
+// roleLines returns the user's lines that say who does or owns what, word
+// for word, the newest max distinct ones, oldest first: who owns what is
+// lost when only the names survive.
+func roleLines(users []userMsg, max int) []string {
+	var all []string
+	for _, u := range users {
+		for l := range proseLines(u.text) {
+			if roleArrow.MatchString(l) {
+				all = append(all, cutRunes(l, 300))
+				continue
+			}
+			for s := range sentences(l) {
+				if ownerWords.match(s) {
+					all = append(all, cutRunes(s, 300))
+				}
+			}
+		}
+	}
+	return newestUnique(all, max)
 }

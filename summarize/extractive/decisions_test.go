@@ -22,9 +22,10 @@ func TestDecisionHistory(t *testing.T) {
 		{
 			name:       "scratch that",
 			users:      []string{"Let's use Redis for the session cache.", "Scratch that - let's use Memcached for the session cache instead."},
-			replies:    []string{"Setting up the Redis client now.", "Switching the client over."},
+			replies:    []string{"I'll use go-redis for the client.", "Switching the client over."},
 			holding:    "Memcached for the session cache",
 			superseded: []string{"Let's use Redis for the session cache."},
+			rejected:   []string{"I'll use go-redis for the client."},
 		},
 		{
 			name:       "actually, go with B",
@@ -118,4 +119,41 @@ func lineWith(text string, parts ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestHandoffDetails checks the parts of a hand-over that keyword rules
+// used to lose: who owns what, a constraint stated without a rule word
+// that points back at a failed attempt, what each edit changed, and Next
+// Steps that name what is open rather than what was done.
+func TestHandoffDetails(t *testing.T) {
+	req := history(
+		user("Plan for the release:\nAlice -> migration scripts\nBob -> API changes\nThe worker service owns retries; the gateway only forwards."),
+		assistant("Understood."),
+		user("Someone ran the migrations against prod last week and it wiped staging. Let's not do that again."),
+		assistant("", call("e1", "edit", map[string]string{"path": "cfg.go", "oldText": "retries := 3\nmode := x", "newText": "retries := 5\nmode := x"})),
+		result("e1", "edit", "ok", false),
+		assistant("Done:\n1. Added the retry setting\n2. Fixed the config test\n\nShould I also update the docs for the retry setting?"),
+	)
+	text := run(t, New(Options{}), req)
+	roles := sectionBody(t, text, "### Who does what")
+	mustContain(t, roles, "- Alice -> migration scripts", "- Bob -> API changes", "The worker service owns retries; the gateway only forwards.")
+	mustContain(t, sectionBody(t, text, "## Constraints & Preferences"),
+		"Someone ran the migrations against prod last week and it wiped staging. Let's not do that again.")
+	mustContain(t, sectionBody(t, text, "### Done"), "- Edited `cfg.go`: `retries := 3` → `retries := 5`")
+	next := sectionBody(t, text, "## Next Steps")
+	mustContain(t, next, "Should I also update the docs for the retry setting?")
+	mustNotContain(t, next, "Added the retry setting", "Fixed the config test")
+}
+
+// TestNextStepsNotInterruption: Claude Code's interruption notice, seen
+// raw through the proxy, is not the request to continue with.
+func TestNextStepsNotInterruption(t *testing.T) {
+	text := run(t, New(Options{}), history(
+		user("Rename the package to store."),
+		assistant("Renaming now."),
+		user("[Request interrupted by user]"),
+	))
+	next := sectionBody(t, text, "## Next Steps")
+	mustNotContain(t, next, "interrupted")
+	mustContain(t, next, "Rename the package to store.")
 }
