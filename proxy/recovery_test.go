@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
@@ -56,6 +58,56 @@ func TestOverflowRetried(t *testing.T) {
 				t.Errorf("%d requests refused as too long; after the first the window should be known", rejected)
 			}
 		})
+	}
+}
+
+// TestOverflowInsideStream: an overflow reported after the stream started
+// (HTTP 200, response.created, then response.failed with
+// context_length_exceeded, as fakeupstream's OverflowInStream sends it) is
+// passed to the client as it came, and the conversation's next request is
+// compacted first.
+func TestOverflowInsideStream(t *testing.T) {
+	fake, base := fakeupstream.Start(t, fakeupstream.Config{Window: 6000, OverflowInStream: true})
+	_, ts := proxyIn(t, base, Config{Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 1500})
+
+	var items []string
+	items = append(items, `{"type":"message","role":"user","content":[{"type":"input_text","text":"Read every file."}]}`)
+	for i := 0; i < 6; i++ {
+		items = append(items,
+			fmt.Sprintf(`{"type":"function_call","call_id":"c%d","name":"exec_command","arguments":"{\"cmd\":\"cat f%d\"}"}`, i, i),
+			fmt.Sprintf(`{"type":"function_call_output","call_id":"c%d","output":%q}`, i, toolOutput(i)))
+	}
+	send := func() string {
+		body := `{"model":"gpt-test","stream":true,"input":[` + strings.Join(items, ",") + `],"tools":[{"type":"function","name":"exec_command"}]}`
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Session_id", "codex-1")
+		req.Header.Set("Authorization", "Bearer k")
+		_, b := roundTrip(t, req)
+		return string(b)
+	}
+	first := send()
+	if !strings.Contains(first, "context_length_exceeded") {
+		t.Fatalf("the in-stream error did not reach the client: %s", first)
+	}
+	items = append(items, `{"type":"message","role":"user","content":[{"type":"input_text","text":"Try again."}]}`)
+	send()
+	var model []fakeupstream.Request
+	for _, r := range fake.Requests() {
+		if r.Tools > 0 {
+			model = append(model, r)
+		}
+	}
+	if len(model) != 2 {
+		t.Fatalf("%d model requests upstream", len(model))
+	}
+	if !model[0].Overflow || model[0].Status != http.StatusOK {
+		t.Fatalf("the first request was not refused inside a 200 stream (status %d, overflow %v)", model[0].Status, model[0].Overflow)
+	}
+	if isSummaryItem(model[0].Body) {
+		t.Error("the first request was compacted though nothing asked for it")
+	}
+	if !isSummaryItem(model[1].Body) {
+		t.Error("the request after an in-stream overflow was not compacted")
 	}
 }
 
