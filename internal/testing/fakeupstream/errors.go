@@ -59,7 +59,17 @@ func overflowMessage(api API, tokens, window int) string {
 
 // overflow writes the API's HTTP 400 for a request over the window.
 func (f *Fake) overflow(w http.ResponseWriter, api API, tokens int) {
-	msg := overflowMessage(api, tokens, f.cfg.Window)
+	WriteOverflow(w, api, tokens, f.cfg.Window)
+}
+
+// WriteOverflow writes the provider's real refusal of a request of tokens
+// tokens to a model whose window is window: an HTTP 400 in api's error
+// shape with its overflow message (Anthropic's "prompt is too long",
+// OpenAI's context_length_exceeded). A Fake refuses a request over its
+// Config.Window with it; a test server that decides for itself which
+// requests overflow uses it to refuse them as a provider does.
+func WriteOverflow(w http.ResponseWriter, api API, tokens, window int) {
+	msg := overflowMessage(api, tokens, window)
 	switch api {
 	case Anthropic:
 		writeError(w, api, http.StatusBadRequest, "invalid_request_error", "", msg)

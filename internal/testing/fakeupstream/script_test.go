@@ -310,3 +310,40 @@ func TestHighestStep(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswer: Fake.Answer writes the reply a test chose in the API's wire
+// format, streamed when the body asks for it (and as JSON when the body
+// does not parse), and records nothing.
+func TestAnswer(t *testing.T) {
+	call := Reply{Tool: "Bash", Args: `{"command":"seq 1 3"}`}
+	cases := []struct {
+		name  string
+		api   API
+		body  string
+		reply Reply
+		want  []string
+	}{
+		{"anthropic call", Anthropic, `{"model":"m"}`, call, []string{`"type":"tool_use"`, `"name":"Bash"`, `"input":{"command":"seq 1 3"}`, `"stop_reason":"tool_use"`, `"input_tokens":42`}},
+		{"chat call", Chat, `{"model":"m"}`, call, []string{`"name":"Bash"`, `"arguments":"{\"command\":\"seq 1 3\"}"`, `"finish_reason":"tool_calls"`, `"prompt_tokens":42`}},
+		{"responses text streamed", Responses, `{"model":"m","stream":true}`, Reply{Text: "## Goal\nsummary"}, []string{"event: response.completed", `"text":"## Goal\nsummary"`}},
+		{"body that does not parse", Anthropic, `{`, Reply{Text: "hi"}, []string{`"text":"hi"`, `"model":"fake-model"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := New(Config{Now: fixedNow})
+			w := httptest.NewRecorder()
+			f.Answer(w, c.api, []byte(c.body), 42, c.reply)
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			for _, s := range c.want {
+				if !strings.Contains(w.Body.String(), s) {
+					t.Errorf("answer lacks %s:\n%s", s, w.Body)
+				}
+			}
+			if n := len(f.Requests()); n != 0 {
+				t.Errorf("Answer recorded %d requests", n)
+			}
+		})
+	}
+}
