@@ -153,10 +153,7 @@ func TestOverflow(t *testing.T) {
 
 func TestOverflowInStream(t *testing.T) {
 	f, url := Start(t, Config{Window: 10, OverflowInStream: true})
-	status, out := post(t, url, "/v1/responses", `{"model":"m","stream":true,"input":"`+strings.Repeat("y", 100)+`"}`)
-	if status != 200 {
-		t.Fatalf("status %d", status)
-	}
+	out := postOK(t, url, "/v1/responses", `{"model":"m","stream":true,"input":"`+strings.Repeat("y", 100)+`"}`)
 	events := parseSSE(t, out)
 	if len(events) != 2 || events[0].name != "response.created" || events[1].name != "response.failed" {
 		t.Fatalf("events %+v", events)
