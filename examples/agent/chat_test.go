@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // sent is the request c sends for msgs, as the fake model reads it.
@@ -210,7 +211,7 @@ func TestCompleteSendsToolsAndReportsErrors(t *testing.T) {
 		t.Errorf("tools %+v", got.Tools)
 	}
 
-	status, answer = http.StatusBadRequest, overflowBody(100, 200)
+	status, answer = http.StatusBadRequest, fakeupstream.OverflowBody(fakeupstream.Chat, 200, 100)
 	_, err = c.Complete(ctx, []*compact.Message{compact.TextMessage(compact.RoleUser, "hello")})
 	var pe *compact.ProviderError
 	if !errors.As(err, &pe) || pe.StatusCode != 400 || !strings.Contains(pe.Body, "context_length_exceeded") {
