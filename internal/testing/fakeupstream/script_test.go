@@ -135,6 +135,9 @@ func TestOverflow(t *testing.T) {
 				t.Fatalf("status %d, want 400: %s", status, out)
 			}
 			c.check(t, out, CountTokens([]byte(c.body)))
+			if want := OverflowBody(c.api, CountTokens([]byte(c.body)), 1000); string(out) != want {
+				t.Errorf("refusal %s, OverflowBody %s", out, want)
+			}
 			r := f.Requests()
 			if len(r) != 1 || !r[0].Rejected || !r[0].Overflow || len(f.Overflows()) != 1 {
 				t.Errorf("recorded %+v", r)
