@@ -236,3 +236,24 @@ func TestCompleteSendsToolsAndReportsErrors(t *testing.T) {
 		t.Errorf("a rate limit gave %v", err)
 	}
 }
+
+// TestErrorInAnswerHidesKey: a server that answers 200 with an error
+// quoting the request's credential (as a gateway that echoes headers does)
+// gets no key into the error Complete returns.
+func TestErrorInAnswerHidesKey(t *testing.T) {
+	t.Parallel()
+	const key = "sk-example-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"error":{"message":"bad credential ` + r.Header.Get("Authorization") + `"}}`))
+	}))
+	defer srv.Close()
+	c := &Chat{BaseURL: srv.URL + "/v1", Model: "m", APIKey: key, HTTP: srv.Client()}
+	_, err := c.Complete(context.Background(), []*compact.Message{compact.TextMessage(compact.RoleUser, "hello")})
+	var pe *compact.ProviderError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a ProviderError", err)
+	}
+	if strings.Contains(err.Error(), key) || strings.Contains(pe.Body, key) {
+		t.Errorf("the key reached the error: %v (body %s)", err, pe.Body)
+	}
+}
