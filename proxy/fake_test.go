@@ -185,6 +185,17 @@ func isSummaryItem(raw []byte) bool {
 	return bytes.Contains(raw, []byte("The earlier part of this conversation was condensed"))
 }
 
+// summaryOf returns the summary item of an upstream body, "" when none.
+func summaryOf(t *testing.T, api API, body []byte) string {
+	t.Helper()
+	for _, it := range listOf(t, api, body) {
+		if isSummaryItem(it) {
+			return string(it)
+		}
+	}
+	return ""
+}
+
 func toolOutput(step int) string {
 	var b strings.Builder
 	for i := 0; b.Len() < 6000; i++ {

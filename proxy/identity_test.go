@@ -161,13 +161,7 @@ func TestCountTokensUsesTheCompaction(t *testing.T) {
 	if last.Path != "/v1/messages/count_tokens" {
 		t.Fatalf("last upstream path %s", last.Path)
 	}
-	found := false
-	for _, it := range listOf(t, Anthropic, last.Body) {
-		if isSummaryItem(it) {
-			found = true
-		}
-	}
-	if !found {
+	if summaryOf(t, Anthropic, last.Body) == "" {
 		t.Error("count_tokens was sent without the conversation's compaction")
 	}
 }

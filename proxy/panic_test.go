@@ -144,9 +144,7 @@ func TestPanicsFailOpen(t *testing.T) {
 			}
 			compacted := false
 			for _, r := range up.modelRequests() {
-				for _, it := range listOf(t, Chat, r.Body) {
-					compacted = compacted || isSummaryItem(it)
-				}
+				compacted = compacted || summaryOf(t, Chat, r.Body) != ""
 			}
 			if compacted != tc.compacted {
 				t.Errorf("compacted = %v, want %v", compacted, tc.compacted)

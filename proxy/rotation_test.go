@@ -8,17 +8,6 @@ import (
 	"github.com/compactkit/compact"
 )
 
-// summaryOf returns the summary item of an upstream body, "" when none.
-func summaryOf(t *testing.T, api API, body []byte) string {
-	t.Helper()
-	for _, it := range listOf(t, api, body) {
-		if isSummaryItem(it) {
-			return string(it)
-		}
-	}
-	return ""
-}
-
 // TestCredentialRotation: a client whose credential changes mid-session
 // (a Claude Code OAuth refresh: new bearer token, same session id, same
 // messages) keeps its stored compaction: the next request is rewritten to
