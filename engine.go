@@ -483,9 +483,6 @@ type summaryParts struct {
 	refused    []string // problems of replies the summarizer asked again for
 }
 
-// turnPrefixIntro separates the history summary from the summary of the
-// split turn's start.
-const turnPrefixIntro = "---\n\n**The current turn began before the kept messages. Its start:**\n\n"
 
 // text joins the parts as they are recorded.
 func (p *summaryParts) text() string {
@@ -496,7 +493,7 @@ func (p *summaryParts) text() string {
 	if h == "" {
 		h = "No earlier history."
 	}
-	return h + "\n\n" + turnPrefixIntro + p.prefix
+	return h + "\n\n" + TurnPrefixIntro + p.prefix
 }
 
 // fitBudget shortens the parts, headings kept, so that together they

@@ -75,9 +75,9 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 		if h.superseded(0) {
 			mark = " (superseded by a later message, see Key Decisions)"
 		}
-		if previousSummary(req) != "" {
-			goal.add(bullet("First request since the previous summary" + mark + ": " + shorten(userText(first), o.ShortenedChars)))
-		} else {
+		// With a previous summary the session's request is in its Goal
+		// (the span's first message is quoted with the others).
+		if previousSummary(req) == "" {
 			goal.blocks = append(goal.blocks, firstRequest(first, o, "Initially"+mark+": "))
 		}
 		latest := "Most recently: "
@@ -86,7 +86,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 		} else if cur != 0 {
 			latest = "Most recently, replacing the request above: "
 		}
-		if n > 1 && last.text != first.text {
+		if (n > 1 && last.text != first.text) || previousSummary(req) != "" {
 			goal.add(bullet(latest + shorten(userText(last), o.ShortenedChars)))
 		}
 	}
@@ -148,6 +148,9 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	}
 
 	if prev := previousSummary(req); prev != "" {
+		// The turn an earlier compaction split is history now: its
+		// request joins the user messages, its work the Done items.
+		prev, prefix := compact.SplitTurnPrefix(prev)
 		mergePrevious(prev, mergeTarget{
 			byKey: map[string]*section{
 				keyGoal: goal, keyConstraints: constraints, keyProgress: progress, keyDone: done,
@@ -158,12 +161,19 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 			critical: critical,
 			earlier:  earlier,
 		})
+		mergeTurnPrefix(prefix, users, done)
+		// The previous summary's view of the latest request and of the
+		// work under way is out of date once the span adds its own.
+		goal.prev = slices.DeleteFunc(goal.prev, staleGoalLine)
+		if len(active.blocks) > 0 {
+			active.prev = slices.DeleteFunc(active.prev, staleActiveLine)
+		}
 		dropDoneSteps(next, done, f)
 		// A long turn compacted before has its request only in the
 		// earlier summary's turn-prefix part: make it the goal when the
 		// span itself holds no user message.
-		if len(goal.blocks) == 0 {
-			for _, line := range turnRequestLines(prev) {
+		if len(goal.blocks) == 0 && len(goal.prev) == 0 {
+			for _, line := range turnRequestLines(prefix) {
 				goal.add(line)
 			}
 		}
@@ -173,6 +183,45 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	// listed.
 	addIdentifiers(d, idents, req.Messages)
 	return d
+}
+
+// staleGoalLine reports whether a Goal item of a previous summary speaks
+// of its latest request, which the new span's replaces.
+func staleGoalLine(b *block) bool {
+	for _, p := range []string{"- Most recently", "- First request since the previous summary", "- Now, replacing"} {
+		if strings.HasPrefix(b.text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// staleActiveLine reports whether an In Progress item of a previous
+// summary is where the work stood then, as this package words it (the
+// last statement, the last action), which the span's own replaces.
+func staleActiveLine(b *block) bool {
+	return strings.HasPrefix(b.text, "- Last assistant statement") || strings.HasPrefix(b.text, "- Last action: ")
+}
+
+// mergeTurnPrefix merges the summary of a turn an earlier compaction split
+// (the part after compact.TurnPrefixIntro): the quotes of its request
+// join the user messages (before the history's, being newer), its work
+// the Done items. What it said of
+// the kept messages is left out: those messages are in the span now.
+func mergeTurnPrefix(prefix string, users, done *section) {
+	for _, p := range parsePrevious(prefix) {
+		switch compact.SummaryHeadingKey(p.title) {
+		case compact.SummaryHeadingKey(titleTurnRequest):
+			// Newer than every message of the history before it.
+			users.prev = append(slices.Clone(p.blocks), users.prev...)
+		case compact.SummaryHeadingKey(titleTurnWork):
+			for _, b := range p.blocks {
+				if strings.TrimSpace(b.text) != "- (none)" {
+					done.prev = append(done.prev, b)
+				}
+			}
+		}
+	}
 }
 
 // turnRequestLines returns the lines under a "## Turn Request" heading of

@@ -1,8 +1,12 @@
 package extractive
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact"
 )
 
 // TestDecisionHistory feeds conversations in which the user withdraws,
@@ -156,4 +160,55 @@ func TestNextStepsNotInterruption(t *testing.T) {
 	next := sectionBody(t, text, "## Next Steps")
 	mustNotContain(t, next, "interrupted")
 	mustContain(t, next, "Rename the package to store.")
+}
+
+// TestDriftCoherent compacts a growing conversation four times through
+// the engine, a turn split each time, and checks that the summary stays
+// one document: one Goal with the first request and the latest one, no
+// repeated headings or separators, every user message still quoted, and
+// the split turns' requests among them.
+func TestDriftCoherent(t *testing.T) {
+	ctx := context.Background()
+	log := compact.NewSliceLog()
+	eng := &compact.Engine{Summarizer: New(Options{}), KeepRecentTokens: 300}
+	turn := 0
+	step := func(n int) {
+		for range n {
+			turn++
+			log.AppendMessage(ctx, user(fmt.Sprintf("Step %d: update module%d.go and keep the tests green. %s", turn, turn, strings.Repeat("Detail. ", 120))))
+			log.AppendMessage(ctx, assistant(fmt.Sprintf("Updated module%d.go. %s", turn, strings.Repeat("Explaining. ", 150))))
+		}
+	}
+	step(6)
+	for range 4 {
+		if _, err := eng.Compact(ctx, log, compact.Request{Reason: compact.ReasonManual}); err != nil {
+			t.Fatal(err)
+		}
+		step(4)
+	}
+	summary := compact.BuildContext(log.Path()).ModelMessages()[0].Text()
+	history, _ := compact.SplitTurnPrefix(summary)
+	goal := sectionBody(t, history, "## Goal")
+	if strings.Count(goal, "\n- ") != 1 || !strings.HasPrefix(goal, "- Initially: Step 1:") || !strings.Contains(goal, "- Most recently: Step ") {
+		t.Errorf("goal:\n%s", goal)
+	}
+	if n := strings.Count(summary, strings.TrimSpace(compact.TurnPrefixIntro)); n != 1 {
+		t.Errorf("%d turn separators", n)
+	}
+	seen := map[string]bool{}
+	for _, h := range headingsOf(history) {
+		if seen[h] {
+			t.Errorf("heading %q repeated", h)
+		}
+		seen[h] = true
+	}
+	if strings.Count(sectionBody(t, history, "### In Progress"), "Last assistant statement") != 1 {
+		t.Errorf("In Progress piles up:\n%s", sectionBody(t, history, "### In Progress"))
+	}
+	users := sectionBody(t, history, "### User messages (newest first)")
+	for i := 1; i < turn-4; i++ {
+		if !strings.Contains(users, fmt.Sprintf("Step %d: ", i)) && !strings.Contains(summary, fmt.Sprintf("Step %d: ", i)) {
+			t.Errorf("step %d lost", i)
+		}
+	}
 }

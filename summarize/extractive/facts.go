@@ -173,7 +173,7 @@ func dropDoneSteps(next, done *section, f *found) {
 			keep = append(keep, b)
 			continue
 		}
-		done.add(bullet("Next step of the previous summary, done since: " + b.text))
+		done.add(bullet("Next step of the previous summary, done since: " + strings.TrimPrefix(strings.TrimPrefix(b.text, "- "), latestRequestStep)))
 	}
 	next.prev = keep
 }
