@@ -483,7 +483,6 @@ type summaryParts struct {
 	refused    []string // problems of replies the summarizer asked again for
 }
 
-
 // text joins the parts as they are recorded.
 func (p *summaryParts) text() string {
 	if p.prefix == "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // fake is an in-process Completer. It records every request and answers
@@ -36,29 +37,11 @@ func (f *fake) Complete(ctx context.Context, req *Request) (*Response, error) {
 	return &Response{Text: handover(fmt.Sprintf("summary %d", n), req.Prompt), Usage: compact.Usage{Input: 10, Output: 2}}, nil
 }
 
-// handover returns a reply that passes Review, as a model following the
-// prompt would write it: the headings of the kind asked for (a turn
-// prefix's when the prompt asks for Turn Request), the request carried
-// word for word (the running summary's Goal, its quote of the first
-// request, or the transcript's first [user] block, in that order), label
-// under the second heading, and enough words for any span.
+// handover returns the reply of a model that follows the prompt
+// (fakeupstream.Handover) with label in place of the fake's mark, so that
+// tests tell the replies apart.
 func handover(label, prompt string) string {
-	request := ""
-	if _, after, ok := strings.Cut(prompt, "<running-summary>\n## Goal\n- "); ok {
-		request, _, _ = strings.Cut(after, "\n")
-	} else if _, after, ok := strings.Cut(prompt, firstRequestLabel); ok {
-		request, _, _ = strings.Cut(after, "\n")
-	} else if _, after, ok := strings.Cut(prompt, "[user]\n"); ok {
-		request, _, _ = strings.Cut(after, "\n\n")
-	}
-	request = strings.TrimSpace(request)
-	const next = "Carry on with the request above. This reply is written by a test double, long enough for any " +
-		"span so that the review of replies far too short for the history they replace lets it through."
-	if strings.Contains(prompt, "## Turn Request") {
-		return "## Turn Request\n- " + request + "\n\n## Work So Far in This Turn\n- " + label +
-			"\n\n## Context for the Kept Messages\n- " + next
-	}
-	return "## Goal\n- " + request + "\n\n## Progress\n- " + label + "\n\n## Next Steps\n1. " + next
+	return strings.Replace(fakeupstream.Handover(prompt), fakeupstream.HandoverMark, label, 1)
 }
 
 func (f *fake) requests() []Request {
