@@ -82,7 +82,9 @@ var (
 func newTest(t *testing.T, c Completer, info compact.ModelInfo, edit func(*Options)) (*Summarizer, *clock) {
 	t.Helper()
 	clk := &clock{}
-	opts := Options{Completer: c, Info: info, Sleep: clk.Sleep, Rand: func() float64 { return 0.5 }}
+	// The model's part alone: the tests of the hybrid summary (the
+	// ledger) turn it back on.
+	opts := Options{Completer: c, Info: info, Sleep: clk.Sleep, Rand: func() float64 { return 0.5 }, NoLedger: true}
 	if edit != nil {
 		edit(&opts)
 	}

@@ -156,7 +156,7 @@ func missingHeadings(kind compact.SummaryKind, text string) []string {
 // for, read from the prompt itself so that the two never disagree.
 func askedHeadings(kind compact.SummaryKind) []string {
 	var out []string
-	for _, line := range strings.Split(taskText(kind, false), "\n") {
+	for _, line := range strings.Split(taskText(kind, false, false), "\n") {
 		if h, ok := strings.CutPrefix(line, "## "); ok {
 			out = append(out, strings.TrimSpace(h))
 		}

@@ -334,8 +334,9 @@ func userText(u userMsg) string {
 }
 
 // userBlocks quotes the user messages newest first. Messages are taken in
-// order of priority (those mentioning a focus word first, then newest
-// first); each is quoted verbatim if it fits the remaining budget, else
+// order of priority (those mentioning a focus word first, then those that
+// state a rule or change a plan, then the others, newest first within
+// each); each is quoted verbatim if it fits the remaining budget, else
 // shortened if that fits, else left out. Runs of left-out messages are
 // replaced by a line that counts them.
 func userBlocks(users []userMsg, o Options, focus []string) []*block {
@@ -348,21 +349,24 @@ func userBlocks(users []userMsg, o Options, focus []string) []*block {
 	if n == 0 {
 		return nil
 	}
+	// The budget goes first to the messages that mention the focus, then
+	// to those that state a rule or change a plan, then to the others,
+	// newest first within each.
+	rank := func(u userMsg) int {
+		switch {
+		case len(focus) > 0 && mentions(u.text, focus):
+			return 0
+		case statesRule(u.text):
+			return 1
+		}
+		return 2
+	}
 	order := make([]int, 0, n)
-	if len(focus) > 0 {
+	for r := 0; r <= 2; r++ {
 		for i := n - 1; i >= 0; i-- {
-			if mentions(users[i].text, focus) {
+			if rank(users[i]) == r {
 				order = append(order, i)
 			}
-		}
-		for i := n - 1; i >= 0; i-- {
-			if !mentions(users[i].text, focus) {
-				order = append(order, i)
-			}
-		}
-	} else {
-		for i := n - 1; i >= 0; i-- {
-			order = append(order, i)
 		}
 	}
 	choice := make([]int, n)

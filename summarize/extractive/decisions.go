@@ -275,3 +275,10 @@ func roleLines(users []userMsg, max int) []string {
 	}
 	return newestUnique(all, max)
 }
+
+// statesRule reports whether a user message states a constraint or a
+// preference, or withdraws, replaces or turns down a plan: the messages a
+// hand-over can least afford to lose.
+func statesRule(text string) bool {
+	return constraintWords.match(text) || changeWords.match(text) || opensWith(text, withdrawals) || opensWith(text, refusals)
+}
