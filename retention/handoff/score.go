@@ -1,0 +1,220 @@
+package handoff
+
+import (
+	"strings"
+
+	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/retention"
+)
+
+// SupersededMarks are the words that mark a line as speaking of a
+// withdrawn decision: a superseded decision on a line holding one of them
+// is shown as history, not as current. The first seven are the words a
+// summary is expected to use; the others are the user's own words of
+// withdrawal, so that a verbatim quote of the override counts as marked.
+var SupersededMarks = []string{
+	"superseded", "withdrawn", "replaced", "instead of", "no longer", "dropped", "rejected",
+	"scratch that", "let's not", "on second thought", "rather than", "don't want", "picks up", "is out",
+}
+
+// Tally counts the items of one kind found in a context.
+type Tally struct {
+	Found int `json:"found"`
+	Total int `json:"total"`
+	// Missing are the items not found (their text), in truth order.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Percent is Found as a share of Total, 100 when there is nothing to find.
+func (t Tally) Percent() float64 {
+	if t.Total == 0 {
+		return 100
+	}
+	return 100 * float64(t.Found) / float64(t.Total)
+}
+
+func (t *Tally) add(ok bool, what string) {
+	t.Total++
+	if ok {
+		t.Found++
+	} else {
+		t.Missing = append(t.Missing, what)
+	}
+}
+
+// Merge adds u's counts to t.
+func (t *Tally) Merge(u Tally) {
+	t.Found += u.Found
+	t.Total += u.Total
+	t.Missing = append(t.Missing, u.Missing...)
+}
+
+// Score is how well one context carries a case's truth.
+type Score struct {
+	// Items are the goal, the open items, the forbidden actions, the
+	// facts, the final decision and the referents (Truth.Items).
+	Items Tally `json:"items"`
+	// Final is the decision in force (a total of 0 or 1).
+	Final Tally `json:"final"`
+	// Superseded counts the withdrawn decisions handled (absent, or
+	// marked wherever they appear); Shown names those shown as current:
+	// unmarked under a Goal or Key Decisions heading.
+	Superseded Tally    `json:"superseded"`
+	Shown      []string `json:"shownAsCurrent,omitempty"`
+	// Roles are the owners kept on one line with their task.
+	Roles Tally `json:"roles"`
+	// TokensBefore and TokensAfter are the context before and after the
+	// compaction (compact.Measure).
+	TokensBefore int `json:"tokensBefore"`
+	TokensAfter  int `json:"tokensAfter"`
+	// Compacted is false when no compaction was written (nothing to
+	// compact, or the engine declined); Grew is set when one was written
+	// and the context is not smaller than before.
+	Compacted bool `json:"compacted"`
+	Grew      bool `json:"grew,omitempty"`
+	// CriticalKept is set when a turn stating the truth was kept
+	// verbatim rather than summarized: the case did not test the
+	// summary. Only the first cycle can set it.
+	CriticalKept bool `json:"criticalKept,omitempty"`
+}
+
+// Ratio is TokensAfter as a share of TokensBefore, in percent.
+func (s *Score) Ratio() float64 {
+	if s.TokensBefore == 0 {
+		return 0
+	}
+	return 100 * float64(s.TokensAfter) / float64(s.TokensBefore)
+}
+
+// line is one line of a context, folded, with the summary heading it
+// stands under ("" outside a summary).
+type line struct {
+	text    string
+	section string
+}
+
+// Text is the text of a context as ScoreContext reads it: the whole of it
+// folded (retention.ContextText, lowercased) and its lines.
+type Text struct {
+	whole string
+	lines []line
+}
+
+// ReadContext returns the text of c: every message's text, line by line,
+// each line of a summary under the "## " heading it follows, and each tool
+// call's name and arguments (raw JSON) as a line of its own.
+func ReadContext(c *compact.Context) *Text {
+	t := &Text{whole: strings.ToLower(retention.ContextText(c))}
+	for _, m := range c.Messages {
+		summary := m.Role == compact.RoleCompactionSummary || m.Role == compact.RoleBranchSummary
+		section := ""
+		for _, l := range strings.Split(m.Text(), "\n") {
+			if summary && strings.HasPrefix(l, "## ") {
+				section = fold(strings.TrimPrefix(l, "## "))
+			}
+			if f := fold(l); f != "" {
+				t.lines = append(t.lines, line{text: f, section: section})
+			}
+		}
+		for _, call := range m.ToolCalls() {
+			t.lines = append(t.lines, line{text: fold(call.Name + " " + string(call.Arguments))})
+		}
+	}
+	return t
+}
+
+func hasAll(l string, keys []string) bool {
+	for _, k := range keys {
+		if !strings.Contains(l, strings.ToLower(k)) {
+			return false
+		}
+	}
+	return len(keys) > 0
+}
+
+// Has reports whether the text holds the item: its text anywhere (case and
+// blanks aside), or all its key words on one line.
+func (t *Text) Has(it Item) bool {
+	if f := fold(it.Text); f != "" && strings.Contains(t.whole, f) {
+		return true
+	}
+	for _, l := range t.lines {
+		if hasAll(l.text, it.Keys) {
+			return true
+		}
+	}
+	return false
+}
+
+// HasRole reports whether one line holds the owner and every task key.
+func (t *Text) HasRole(r Role) bool {
+	keys := append([]string{r.Owner}, r.TaskKeys...)
+	for _, l := range t.lines {
+		if hasAll(l.text, keys) {
+			return true
+		}
+	}
+	return false
+}
+
+// Superseded reports how the text holds a withdrawn item: handled when
+// every line holding its key words also holds a mark (or none does),
+// shown when such a line without a mark stands under a Goal or Key
+// Decisions heading.
+func (t *Text) Superseded(it Item) (handled, shown bool) {
+	handled = true
+	for _, l := range t.lines {
+		if !hasAll(l.text, it.Keys) || marked(l.text) {
+			continue
+		}
+		handled = false
+		if strings.HasPrefix(l.section, "goal") || strings.HasPrefix(l.section, "key decisions") {
+			shown = true
+		}
+	}
+	return handled, shown
+}
+
+func marked(l string) bool {
+	for _, m := range SupersededMarks {
+		if strings.Contains(l, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// ScoreContext scores the context after a compaction against c's truth;
+// before is the context the compaction started from (for the
+// compression), nil when unknown.
+func ScoreContext(c *Case, before, after *compact.Context) Score {
+	s := ScoreTruth(&c.Truth, ReadContext(after))
+	if before != nil {
+		s.TokensBefore = compact.Measure(before).Tokens
+	}
+	s.TokensAfter = compact.Measure(after).Tokens
+	return s
+}
+
+// ScoreTruth scores a text against a truth; the token counts are left
+// zero.
+func ScoreTruth(truth *Truth, t *Text) Score {
+	var s Score
+	for _, it := range truth.Items() {
+		s.Items.add(t.Has(it), it.Text)
+	}
+	if truth.Final != nil {
+		s.Final.add(t.Has(*truth.Final), truth.Final.Text)
+	}
+	for _, it := range truth.Superseded {
+		handled, shown := t.Superseded(it)
+		s.Superseded.add(handled, it.Text)
+		if shown {
+			s.Shown = append(s.Shown, it.Text)
+		}
+	}
+	for _, r := range truth.Roles {
+		s.Roles.add(t.HasRole(r), r.Owner+": "+r.Task)
+	}
+	return s
+}
