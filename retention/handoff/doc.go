@@ -10,8 +10,9 @@
 // items ("the second option", "that file"). ScoreContext checks a rebuilt
 // context against a case's truth; Run compacts every case with a
 // summarizer, continues it and compacts again (drift cycles), and scores
-// each cycle. CheckLabels does the same against labels written by hand
-// for real sessions.
+// each cycle. Label.Check does the same against labels written by hand
+// for real sessions (testdata/labels.json: the current goal, the next
+// step, the decisions in force and the files at one cut of each).
 //
 // The scorer is independent of what the summarizers extract: it uses
 // neither a model nor package facts nor the extractive summarizer's
@@ -21,7 +22,9 @@
 //   - An item is present when the context, lowercased and with every run
 //     of blanks folded to one space, holds the item's text, or when one
 //     line of the context holds every one of the item's key words
-//     (lowercased substrings).
+//     (lowercased substrings). A line is a line of a message's text (a
+//     list item of a summary with its indented continuation lines), or a
+//     tool call's name and raw JSON arguments.
 //   - A role is kept when one line holds the owner and every key word of
 //     the task.
 //   - A superseded decision is handled when no line holds it, or every
@@ -31,6 +34,11 @@
 //   - Compression is the context's tokens after against before
 //     (compact.Measure); a compaction that was written and left the
 //     context no smaller is counted as grown.
+//
+// A label's goal counts only under a summary's Goal or Turn Request
+// heading or in a user message kept verbatim, and its next step only
+// under Next Steps or In Progress or in a kept message, so that a goal
+// named in passing (a commit message) does not pass.
 //
 // Key words are a recall proxy: the generator keeps them out of its
 // noise, so a line that holds them came from the turn that stated the

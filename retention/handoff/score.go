@@ -86,11 +86,13 @@ func (s *Score) Ratio() float64 {
 	return 100 * float64(s.TokensAfter) / float64(s.TokensBefore)
 }
 
-// line is one line of a context, folded, with the summary heading it
-// stands under ("" outside a summary).
+// line is one line of a context, folded, with the summary headings it
+// stands under ("" outside a summary) and the role of its message.
 type line struct {
 	text    string
-	section string
+	section string // the "## " heading
+	sub     string // the "### " heading under it, if any
+	role    compact.Role
 }
 
 // Text is the text of a context as ScoreContext reads it: the whole of it
@@ -101,23 +103,38 @@ type Text struct {
 }
 
 // ReadContext returns the text of c: every message's text, line by line,
-// each line of a summary under the "## " heading it follows, and each tool
-// call's name and arguments (raw JSON) as a line of its own.
+// each line of a summary under the "## " and "### " headings it follows
+// and a list item of a summary with its indented continuation lines as
+// one line, and each tool call's name and arguments (raw JSON) as a line
+// of its own.
 func ReadContext(c *compact.Context) *Text {
 	t := &Text{whole: strings.ToLower(retention.ContextText(c))}
 	for _, m := range c.Messages {
 		summary := m.Role == compact.RoleCompactionSummary || m.Role == compact.RoleBranchSummary
-		section := ""
+		section, sub := "", ""
+		bullet := false // the last line began a list item
 		for _, l := range strings.Split(m.Text(), "\n") {
-			if summary && strings.HasPrefix(l, "## ") {
-				section = fold(strings.TrimPrefix(l, "## "))
+			switch {
+			case summary && strings.HasPrefix(l, "## "):
+				section, sub = fold(strings.TrimPrefix(l, "## ")), ""
+			case summary && strings.HasPrefix(l, "### "):
+				sub = fold(strings.TrimPrefix(l, "### "))
 			}
-			if f := fold(l); f != "" {
-				t.lines = append(t.lines, line{text: f, section: section})
+			f := fold(l)
+			if f == "" {
+				bullet = false
+				continue
 			}
+			if summary && bullet && (l[0] == ' ' || l[0] == '\t') {
+				// An indented line continues the list item above it.
+				t.lines[len(t.lines)-1].text += " " + f
+				continue
+			}
+			bullet = summary && (strings.HasPrefix(f, "- ") || strings.HasPrefix(f, "* "))
+			t.lines = append(t.lines, line{text: f, section: section, sub: sub, role: m.Role})
 		}
 		for _, call := range m.ToolCalls() {
-			t.lines = append(t.lines, line{text: fold(call.Name + " " + string(call.Arguments))})
+			t.lines = append(t.lines, line{text: fold(call.Name + " " + string(call.Arguments)), role: m.Role})
 		}
 	}
 	return t
@@ -144,6 +161,36 @@ func (t *Text) Has(it Item) bool {
 		}
 	}
 	return false
+}
+
+// hasWhere reports whether a line that where accepts holds all the
+// item's key words, or its text.
+func (t *Text) hasWhere(it Item, where func(line) bool) bool {
+	f := fold(it.Text)
+	for _, l := range t.lines {
+		if where(l) && (hasAll(l.text, it.Keys) || f != "" && strings.Contains(l.text, f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// summaryLine reports whether l stands in a summary under a "## " or
+// "### " heading that starts with one of the prefixes (folded).
+func summaryLine(l line, prefixes ...string) bool {
+	if !l.inSummary() {
+		return false
+	}
+	for _, p := range prefixes {
+		if strings.HasPrefix(l.section, p) || strings.HasPrefix(l.sub, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l line) inSummary() bool {
+	return l.role == compact.RoleCompactionSummary || l.role == compact.RoleBranchSummary
 }
 
 // HasRole reports whether one line holds the owner and every task key.

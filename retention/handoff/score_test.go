@@ -97,3 +97,18 @@ func TestScoreTruth(t *testing.T) {
 		t.Error("Tally.Percent")
 	}
 }
+
+// TestReadContextBullets: a summary's list item and its indented
+// continuation lines are one line; a kept message's lines are not joined.
+func TestReadContextBullets(t *testing.T) {
+	r := Role{Owner: "Alice", TaskKeys: []string{"schema migration"}}
+	if !ReadContext(summaryContext("## Critical Context\n- Owners: Alice\n  takes the schema migration\n- Bob")).HasRole(r) {
+		t.Error("a list item's continuation line is not part of it")
+	}
+	if ReadContext(summaryContext("## Critical Context\n- Owners: Alice\n- schema migration")).HasRole(r) {
+		t.Error("two list items are read as one")
+	}
+	if ReadContext(summaryContext("", "- Owners: Alice\n  takes the schema migration")).HasRole(r) {
+		t.Error("the lines of a kept message are joined")
+	}
+}
