@@ -76,23 +76,24 @@ const DriftCycles = 3
 // word of the truth.
 type project struct {
 	cwd, module string
+	ext         string // the source files' extension
 	files       []string
 	build, test string
 	idents      []string
 }
 
 var projects = []project{
-	{cwd: "/work/orders", module: "example.com/orders",
+	{cwd: "/work/orders", module: "example.com/orders", ext: ".go",
 		files: []string{"internal/store/rows.go", "internal/httpx/middleware.go", "internal/config/load.go", "cmd/server/main.go",
 			"internal/metrics/registry.go", "internal/auth/session.go", "internal/store/query.go", "docs/architecture.md", "internal/httpx/errors.go"},
 		build: "go build ./...", test: "go test ./internal/...",
 		idents: []string{"loadRows", "scanRow", "writeHeader", "parseFilter", "sessionKey", "registerGauge", "openStore", "decodeBody", "limitReader"}},
-	{cwd: "/work/storefront", module: "storefront",
+	{cwd: "/work/storefront", module: "storefront", ext: ".ts",
 		files: []string{"src/components/Table.tsx", "src/lib/format.ts", "src/pages/checkout.tsx", "src/hooks/useCart.ts",
 			"src/lib/http.ts", "src/components/Modal.tsx", "src/styles/theme.ts", "src/lib/i18n.ts", "docs/frontend.md"},
 		build: "npm run build", test: "npm test -- --watch=false",
 		idents: []string{"formatMoney", "useCart", "renderRow", "fetchJSON", "closeModal", "themeTokens", "translate", "sortColumns", "parseQuery"}},
-	{cwd: "/work/etl", module: "etl",
+	{cwd: "/work/etl", module: "etl", ext: ".py",
 		files: []string{"etl/readers/s3.py", "etl/transform/normalize.py", "etl/cli.py", "etl/writers/warehouse.py",
 			"etl/schema.py", "tests/test_normalize.py", "etl/config.py", "docs/pipeline.md", "etl/util/timeit.py"},
 		build: "python -m compileall etl", test: "pytest -q tests",
@@ -154,6 +155,12 @@ func (b *builder) tool(text, name string, args map[string]any, output string) {
 	for _, m := range b.toolMsgs(text, name, args, output) {
 		b.add(m)
 	}
+}
+
+// src returns a source path written with a .go extension in the
+// project's language.
+func (b *builder) src(path string) string {
+	return strings.TrimSuffix(path, ".go") + b.p.ext
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
@@ -326,6 +333,7 @@ var goals = []goal{
 // facts, the constraint given, if any, in the phrasing given) and a first
 // look at the code. It records the goal, the facts and the constraint.
 func (b *builder) opening(t *Truth, g goal, extra string) {
+	g.file = b.src(g.file)
 	t.Goal = Item{Kind: "goal", Text: g.text, Keys: g.keys}
 	t.Facts = append(t.Facts,
 		Item{Kind: "fact", Text: g.file, Keys: []string{g.file}},
@@ -608,6 +616,7 @@ func genReferences(b *builder, t *Truth) {
 	t.Referents = append(t.Referents, Item{Kind: "referent", Text: os.options[k], Keys: []string{os.keys[k]}})
 	// "do what you did for the parser to the lexer"
 	rd := pick(r, redos...)
+	rd.fromFile = b.src(rd.fromFile)
 	b.noise()
 	b.tool("Now the "+rd.from+": I "+rd.did+".", "edit",
 		map[string]any{"path": rd.fromFile, "oldText": "\t// TODO", "newText": "\t// done"}, "Successfully replaced text in "+rd.fromFile+".")
@@ -617,7 +626,7 @@ func genReferences(b *builder, t *Truth) {
 	b.say(pick(r, "Will do after the current step.", "OK, queued."))
 	t.Next = append(t.Next, Item{Kind: "next", Text: rd.did + " in the " + rd.to, Keys: []string{rd.to, rd.key}})
 	// "that file"
-	f := "lib/" + pick(r, "money", "dates", "retry_policy", "slug") + "/" + pick(r, "round", "parse", "clamp") + ".go"
+	f := "lib/" + pick(r, "money", "dates", "retry_policy", "slug") + "/" + pick(r, "round", "parse", "clamp") + b.p.ext
 	b.noise()
 	b.tool("This one is odd, let me read it.", "read", map[string]any{"path": f}, b.codeText(f, 15+r.IntN(20)))
 	b.say("It has no tests at all.")
