@@ -180,22 +180,46 @@ func TestGuardOverflowRecovery(t *testing.T) {
 	}
 }
 
-// A history that cannot shrink: the newest message alone is above the
-// trigger. The guard says so instead of compacting again and again.
+// A guard that cannot bring the context under the trigger says so instead
+// of compacting again and again, and never calls the model with it.
 func TestGuardStalls(t *testing.T) {
-	log := NewSliceLog()
-	log.AppendMessage(context.Background(), TextMessage(RoleUser, "small start"))
-	log.AppendMessage(context.Background(), TextMessage(RoleAssistant, "ok"))
-	log.AppendMessage(context.Background(), TextMessage(RoleUser, strings.Repeat("x", 4*9000)))
-	g, _ := newGuard(log, 10000)
-	g.Engine.Ladder = nil
-	model := &fakeModel{window: 10000, factor: 1}
-	_, err := g.Call(context.Background(), model.call)
-	if !errors.Is(err, ErrStalled) && !errors.Is(err, ErrNothingToCompact) {
-		t.Fatalf("err %v, want a stall", err)
-	}
-	if model.calls != 0 {
-		t.Fatal("the model was called with an oversized context")
+	for _, tc := range []struct {
+		name        string
+		first, last string // the first and the newest user message
+		check       func(t *testing.T, err error, events []Event, log *SliceLog)
+	}{
+		{"the newest message alone is above the trigger: it cannot shrink",
+			"small start", strings.Repeat("x", 4*9000),
+			func(t *testing.T, err error, _ []Event, _ *SliceLog) {
+				if !errors.Is(err, ErrStalled) && !errors.Is(err, ErrNothingToCompact) {
+					t.Fatalf("err %v, want a stall", err)
+				}
+			}},
+		{"it shrinks, but not under the trigger: one compaction, then a stall",
+			strings.Repeat("h", 4*3000), strings.Repeat("x", 4*8000),
+			func(t *testing.T, err error, events []Event, log *SliceLog) {
+				if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "still above the threshold") {
+					t.Fatalf("err %v, want a stall above the threshold", err)
+				}
+				if len(events) != 2 || BuildContext(log.Path()).Compaction == nil {
+					t.Fatalf("%d events, compaction %v", len(events), BuildContext(log.Path()).Compaction)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := NewSliceLog()
+			log.AppendMessage(context.Background(), TextMessage(RoleUser, tc.first))
+			log.AppendMessage(context.Background(), TextMessage(RoleAssistant, "ok"))
+			log.AppendMessage(context.Background(), TextMessage(RoleUser, tc.last))
+			g, events := newGuard(log, 10000)
+			g.Engine.Ladder = nil
+			model := &fakeModel{window: 10000, factor: 1}
+			_, err := g.Call(context.Background(), model.call)
+			tc.check(t, err, *events, log)
+			if model.calls != 0 {
+				t.Fatalf("the model was called %d times with an oversized context", model.calls)
+			}
+		})
 	}
 }
 
@@ -305,5 +329,260 @@ func TestGuardCalibrated(t *testing.T) {
 	}
 	if worstOf[false] == 0 || worstOf[true] >= worstOf[false] || worstOf[true] > 0.01 {
 		t.Fatalf("under-prediction: chars/4 %.3f, calibrated %.3f", worstOf[false], worstOf[true])
+	}
+}
+
+// TestGuardWaitsAfterASummary: a context summarized to 900 tokens that
+// grew to just past its 1,000-token trigger is sent as it is, as the
+// proxy sends it ("pass (compacted recently)"); once it has grown by a
+// quarter of the trigger the Guard compacts again. Before, the Guard
+// compacted again at once.
+func TestGuardWaitsAfterASummary(t *testing.T) {
+	// DefaultPolicy on a 1,250-token window: a reserve of 250, a trigger
+	// of 1,000.
+	model := ModelInfo{ID: "tiny", ContextWindow: 1250}
+	for _, tc := range []struct {
+		reported int
+		compacts bool
+	}{
+		{1050, false}, // 150 tokens since the summary, under 250
+		{1150, true},  // 250 tokens since
+	} {
+		ctx := context.Background()
+		log := &SliceLog{}
+		if _, err := log.AppendMessage(ctx, TextMessage(RoleUser, strings.Repeat("old ", 400))); err != nil {
+			t.Fatal(err)
+		}
+		kept, _ := log.AppendMessage(ctx, TextMessage(RoleUser, "go on"))
+		if err := log.Append(ctx, &Entry{Kind: KindCompaction, Compaction: &Compaction{Summary: "## Goal\nwork", FirstKeptID: kept.ID, TokensBefore: 2000, TokensAfter: 900}}); err != nil {
+			t.Fatal(err)
+		}
+		reply := TextMessage(RoleAssistant, "done")
+		reply.StopReason, reply.Usage = StopToolUse, &Usage{Total: tc.reported}
+		if _, err := log.AppendMessage(ctx, reply); err != nil {
+			t.Fatal(err)
+		}
+		asked := false
+		g := &Guard{Engine: &Engine{}, Log: log, Model: model,
+			BeforeCompaction: func(context.Context, Reason, ContextUsage) (HookDecision, error) {
+				asked = true
+				return HookDecision{Skip: true}, nil
+			}}
+		if _, err := g.Call(ctx, func(context.Context, []*Message) (*Message, error) {
+			return TextMessage(RoleAssistant, "ok"), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if asked != tc.compacts {
+			t.Errorf("reported %d tokens, 900 after the summary: compacts %v, want %v", tc.reported, asked, tc.compacts)
+		}
+	}
+}
+
+// overheadSession is a session whose provider counts far more than the
+// messages' estimate (a system prompt and tool schemas are part of every
+// request): the newest usage says usage tokens, while every message
+// together is estimated well under DefaultKeepRecentTokens.
+func overheadSession(rounds, resultTokens, usage int) *builder {
+	var b builder
+	b.user(200)
+	for i := 0; i < rounds; i++ {
+		b.result(b.call("read", `{"path":"main.go"}`), "read", resultTokens)
+		b.assistant(100)
+		b.user(300)
+	}
+	a := TextMessage(RoleAssistant, "Reading the next file.")
+	a.StopReason, a.Usage, a.Model = StopEnd, &Usage{Input: usage, Output: 30}, "small"
+	b.msg(a)
+	b.user(50)
+	return &b
+}
+
+// cheapTierGuard returns a Guard with a cheap tier and a recording
+// summarizer over overheadSession(14, 1000, 50000) on model, its log, and
+// the results its compactions report.
+func cheapTierGuard(model ModelInfo) (*Guard, *SliceLog, *[]*Result) {
+	b := overheadSession(14, 1000, 50000)
+	log := NewSliceLog(b.path()...)
+	var after []*Result
+	g := &Guard{
+		Engine:          &Engine{Summarizer: &recorder{}, Ladder: &Ladder{}},
+		Log:             log,
+		Model:           model,
+		AfterCompaction: func(_ context.Context, r *Result) { after = append(after, r) },
+	}
+	return g, log, &after
+}
+
+func estimateOf(path []*Entry) int {
+	n := 0
+	for _, m := range BuildContext(path).Messages {
+		n += m.Tokens()
+	}
+	return n
+}
+
+// Over the trigger of a small window, the kept part adapts to the target
+// whatever KeepRecentTokens says: the guard compacts and the call goes
+// ahead, although every message fits in the default 20,000 kept tokens.
+func TestGuardKeptPartAdaptsToWindow(t *testing.T) {
+	for _, ladder := range []*Ladder{nil, {}} {
+		b := overheadSession(8, 1500, 40000)
+		if est := estimateOf(b.path()); est >= DefaultKeepRecentTokens {
+			t.Fatalf("fixture: %d tokens estimated, want under the keep budget", est)
+		}
+		log := NewSliceLog(b.path()...)
+		var events []Event
+		var after []*Result
+		g := &Guard{
+			Engine:          &Engine{Summarizer: &recorder{}, Ladder: ladder, OnEvent: func(e Event) { events = append(events, e) }},
+			Log:             log,
+			Model:           ModelInfo{ID: "small", ContextWindow: 32768, MaxOutput: 4096},
+			AfterCompaction: func(_ context.Context, r *Result) { after = append(after, r) },
+		}
+		model := &fakeModel{window: 32768, factor: 1, finish: true}
+		if _, err := g.Call(context.Background(), model.call); err != nil {
+			t.Fatalf("ladder %v: %v", ladder != nil, err)
+		}
+		if model.calls != 1 || len(after) != 1 || !after[0].Summarized() {
+			t.Fatalf("ladder %v: %d model calls, %d compactions seen by AfterCompaction", ladder != nil, model.calls, len(after))
+		}
+		res := after[0]
+		if res.Plan.KeptTokens > 32768/2/2 {
+			t.Errorf("kept %d tokens, want at most half the target", res.Plan.KeptTokens)
+		}
+		adj := strings.Join(res.Adjustments, "; ")
+		var end Event // the last compaction_end (a turn_end follows it)
+		for _, e := range events {
+			if e.Type == EventEnd {
+				end = e
+			}
+		}
+		if !strings.Contains(adj, "kept part reduced") || strings.Join(end.Adjustments, "; ") != adj {
+			t.Errorf("adjustments %q, event %q", adj, end.Adjustments)
+		}
+	}
+}
+
+// The engine alone: with a target, an over-full context whose messages
+// all fit in the keep budget is still compacted; under the target it is
+// not (there is nothing to make room for).
+func TestEngineKeepBudgetFollowsTarget(t *testing.T) {
+	b := overheadSession(8, 1500, 40000)
+	_, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewSliceLog(b.path()...), Request{})
+	if !errors.Is(err, ErrNothingToCompact) {
+		t.Fatalf("without a target: %v, want nothing to compact", err)
+	}
+	eng := &Engine{Summarizer: &recorder{}}
+	dry, err := eng.Plan(NewSliceLog(b.path()...), Request{TargetTokens: 16384})
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	res, err := eng.Compact(context.Background(), NewSliceLog(b.path()...), Request{TargetTokens: 16384})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.FirstKeptID != res.Plan.FirstKeptID || dry.KeptTokens != res.Plan.KeptTokens {
+		t.Errorf("Plan keeps %d tokens from %s, Compact %d from %s", dry.KeptTokens, dry.FirstKeptID, res.Plan.KeptTokens, res.Plan.FirstKeptID)
+	}
+	adjusted, adj, err := eng.PlanAdjusted(NewSliceLog(b.path()...), Request{TargetTokens: 16384})
+	if err != nil || adjusted.KeptTokens != dry.KeptTokens || len(adj) != 1 || !strings.Contains(adj[0], "kept part reduced") {
+		t.Errorf("PlanAdjusted: kept %v, adjustments %q, err %v; want the dry plan and its adjustment", adjusted, adj, err)
+	}
+	if res.Plan.KeptTokens > 8192 || len(res.Adjustments) == 0 || !strings.Contains(res.Adjustments[0], "kept part reduced") {
+		t.Fatalf("kept %d, adjustments %q", res.Plan.KeptTokens, res.Adjustments)
+	}
+	small := overheadSession(8, 1500, 12000)
+	_, err = (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), NewSliceLog(small.path()...), Request{TargetTokens: 16384})
+	if !errors.Is(err, ErrNothingToCompact) {
+		t.Fatalf("under the target: %v, want nothing to compact", err)
+	}
+}
+
+// When the cheap tier alone brings the context under the trigger (though
+// not under the target), no summary is written and the call goes ahead.
+func TestGuardCheapTierUnderTriggerIsEnough(t *testing.T) {
+	g, log, after := cheapTierGuard(ModelInfo{ID: "small", ContextWindow: 60000, MaxOutput: 4096})
+	threshold, _ := Reserve{}.Threshold(g.Model)
+	target := Reserve{}.Target(g.Model)
+	model := &fakeModel{window: 1 << 30, factor: 1, finish: true}
+	if _, err := g.Call(context.Background(), model.call); err != nil {
+		t.Fatal(err)
+	}
+	if model.calls != 1 || len(*after) != 1 {
+		t.Fatalf("%d model calls, %d compactions", model.calls, len(*after))
+	}
+	res := (*after)[0]
+	if res.Summarized() || res.Ladder == nil || len(res.Ladder.strategies()) == 0 {
+		t.Fatalf("want the cheap tier alone, got entry %v ladder %+v", res.Entry, res.Ladder)
+	}
+	if res.TokensAfter <= target || res.TokensAfter > threshold {
+		t.Fatalf("fixture: the cheap tier ended at %d, want between the target %d and the trigger %d", res.TokensAfter, target, threshold)
+	}
+	if c := BuildContext(log.Path()); c.Compaction != nil {
+		t.Fatal("a summary was written")
+	}
+}
+
+// Engine.Compact keeps its report: passes recorded, then nothing to
+// summarize, is a result without an entry and no error; a ladder that
+// wrote nothing and nothing to summarize is ErrNothingToCompact, with the
+// ladder's report.
+func TestEngineLadderReportSurvivesNothingToCompact(t *testing.T) {
+	// One turn of tool calls whose results the cheap tier can cut, in a
+	// request the provider counts far larger: every message fits in half
+	// the target, so there is nothing to summarize.
+	var b builder
+	b.user(100)
+	for i := 0; i < 5; i++ {
+		b.result(b.call("read", `{"path":"main.go"}`), "read", 1500)
+	}
+	a := TextMessage(RoleAssistant, "Read them all.")
+	a.StopReason, a.Usage = StopToolUse, &Usage{Input: 60000}
+	b.msg(a)
+	log := NewSliceLog(b.path()...)
+	n := len(log.Entries())
+	eng := &Engine{Summarizer: &recorder{}, Ladder: &Ladder{}}
+	res, err := eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, TargetTokens: 20000})
+	if err != nil {
+		t.Fatalf("passes recorded: %v", err)
+	}
+	if res == nil || res.Ladder == nil || res.Summarized() || len(res.Ladder.strategies()) == 0 || res.Ladder.UnderTarget {
+		t.Fatalf("result %+v", res)
+	}
+	if got := len(log.Entries()) - n; got != len(res.Ladder.strategies()) {
+		t.Fatalf("%d entries written for %d passes", got, len(res.Ladder.strategies()))
+	}
+
+	// Nothing for the cheap tier either: nothing is written.
+	var small builder
+	small.user(100)
+	a = TextMessage(RoleAssistant, "Hello.")
+	a.StopReason, a.Usage = StopEnd, &Usage{Input: 60000}
+	small.msg(a)
+	log = NewSliceLog(small.path()...)
+	res, err = eng.Compact(context.Background(), log, Request{Reason: ReasonThreshold, TargetTokens: 20000})
+	if !errors.Is(err, ErrNothingToCompact) || len(log.Entries()) != 2 {
+		t.Fatalf("nothing written: %v, %d entries", err, len(log.Entries()))
+	}
+	if res == nil || res.Ladder == nil || res.Ladder.TokensBefore != 60000 {
+		t.Fatalf("the ladder's report was lost: %+v", res)
+	}
+}
+
+// The per-call limit: a policy whose target lies above its trigger lets
+// the cheap tier stop above the trigger; after MaxCompactionsPerCall
+// compactions the guard stops with ErrStalled instead of going on.
+func TestGuardPerCallLimit(t *testing.T) {
+	g, _, after := cheapTierGuard(ModelInfo{ID: "small", ContextWindow: 60000})
+	g.Policy = Ratio{Ratio: 0.5, TargetRatio: 0.8}
+	g.MaxCompactionsPerCall = 1
+	model := &fakeModel{window: 1 << 30, factor: 1}
+	_, err := g.Call(context.Background(), model.call)
+	if !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "after 1 compactions in this call") {
+		t.Fatalf("err %v, want the per-call limit", err)
+	}
+	if model.calls != 0 || len(*after) != 1 {
+		t.Fatalf("%d model calls, %d compactions", model.calls, len(*after))
 	}
 }

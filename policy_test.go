@@ -183,3 +183,23 @@ func TestConfig(t *testing.T) {
 		t.Errorf("config model %+v", m)
 	}
 }
+
+// TestCompactedRecently pins the rule the Guard and the proxy share.
+func TestCompactedRecently(t *testing.T) {
+	for _, tc := range []struct {
+		name                            string
+		tokens, after, threshold, fixed int
+		want                            bool
+	}{
+		{"grew less than a quarter of the room", 1050, 900, 1000, 0, true},
+		{"grew a quarter of the room", 1150, 900, 1000, 0, false},
+		{"the fixed part is no room", 1050, 900, 1000, 600, false},
+		{"the fixed part is no room, little growth", 1050, 990, 1000, 600, true},
+		{"size after unknown", 1050, 0, 1000, 0, false},
+		{"threshold unknown", 1050, 900, 0, 0, false},
+	} {
+		if got := CompactedRecently(tc.tokens, tc.after, tc.threshold, tc.fixed); got != tc.want {
+			t.Errorf("%s: CompactedRecently(%d, %d, %d, %d) = %v, want %v", tc.name, tc.tokens, tc.after, tc.threshold, tc.fixed, got, tc.want)
+		}
+	}
+}

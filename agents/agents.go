@@ -1,13 +1,8 @@
 package agents
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -20,9 +15,6 @@ import (
 	"github.com/compactkit/compact/agents/requestbody"
 	"github.com/compactkit/compact/agents/sweagent"
 )
-
-// HeadSize is how much of a file detection reads.
-const HeadSize = 64 << 10
 
 // Pi is the name of pi's own session format.
 const Pi = "pi"
@@ -133,97 +125,4 @@ func ByName(name string) (Format, error) {
 		}
 	}
 	return Format{}, fmt.Errorf("%q: %w (known: %s)", name, ErrUnknownFormat, strings.Join(Names(), ", "))
-}
-
-// IsPiHeader reports whether head starts with a pi session header line
-// (a JSON object whose type is "session").
-func IsPiHeader(head []byte) bool {
-	line := bytes.TrimLeft(head, " \t\r\n")
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	var h struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(line, &h); err == nil {
-		return h.Type == "session"
-	}
-	// A header cut by the end of head: look for its type at the start.
-	return bytes.HasPrefix(line, []byte(`{"type":"session"`))
-}
-
-// Detect finds the format of the file or folder at path: "pi" for a pi
-// session, else the first format that recognises it. When none does, it
-// fails with an *UnknownError (wrapping ErrUnknownFormat) that describes
-// what the file holds and what is read instead; it fails with the file's
-// own error when it cannot be read. This is the one place where the
-// format of a file is decided: every command asks it.
-func Detect(path string) (Format, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return Format{}, err
-	}
-	if fi.IsDir() {
-		for _, f := range Formats() {
-			if f.DetectDir != nil && f.DetectDir(path) {
-				return f, nil
-			}
-		}
-		return Format{}, unknownDir(path)
-	}
-	head, err := readHead(path)
-	if err != nil {
-		return Format{}, err
-	}
-	if f, ok := detectHead(head); ok {
-		return f, nil
-	}
-	if f, ok := uiMessagesTask(path, head); ok {
-		return f, nil
-	}
-	return Format{}, unknownFile(path, head, func() (io.ReadCloser, error) { return os.Open(path) })
-}
-
-// DetectHead is Detect for the first bytes of a file (at most HeadSize);
-// name is used in the error. A JSON array longer than head is described
-// by the elements head holds.
-func DetectHead(head []byte, name string) (Format, error) {
-	if f, ok := detectHead(head); ok {
-		return f, nil
-	}
-	return Format{}, unknownFile(name, head, nil)
-}
-
-// detectHead asks pi's header check, then each format in turn.
-func detectHead(head []byte) (Format, bool) {
-	if IsPiHeader(head) {
-		return Format{Name: Pi, Agent: "pi"}, true
-	}
-	for _, f := range Formats() {
-		if f.Detect(head) {
-			return f, true
-		}
-	}
-	return Format{}, false
-}
-
-// readHead returns up to HeadSize bytes from the start of the file.
-func readHead(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	buf := make([]byte, HeadSize)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return buf[:n], nil
-}
-
-// clineDir reports whether path is a Cline task folder.
-func clineDir(path string) bool {
-	fi, err := os.Stat(filepath.Join(path, cline.APIHistoryFile))
-	return err == nil && !fi.IsDir()
 }

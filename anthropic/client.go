@@ -190,14 +190,7 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 	if c.apiKey != "" {
 		set.Set("X-Api-Key", c.apiKey)
 	}
-	body, h, err := apihttp.PostJSON(ctx, c.call, set, c.wireRequest(model, req))
-	if err != nil {
-		return nil, err
-	}
-	resp, err := decodeResponse(body, model)
-	if err != nil {
-		// An error inside a 2xx body may quote the request's headers too.
-		return nil, apihttp.RedactError(err, apihttp.Secrets(h))
-	}
-	return resp, nil
+	return apihttp.PostJSON(ctx, c.call, set, c.wireRequest(model, req), func(body []byte) (*summarize.Response, error) {
+		return decodeResponse(body, model)
+	})
 }

@@ -326,25 +326,15 @@ func TestRedirectNamed(t *testing.T) { clienttest.RedirectNamed(t, target()) }
 
 func TestNewRejects(t *testing.T) {
 	temp := 1.0
-	tests := []struct {
-		name string
-		cfg  Config
-	}{
-		{"relative base URL", Config{BaseURL: "api.anthropic.com"}},
-		{"unsupported scheme", Config{BaseURL: "ws://example.com"}},
-		{"unparsable base URL", Config{BaseURL: "http://[::1"}},
-		{"negative max tokens", Config{MaxTokens: -1}},
-		{"thinking budget too small", Config{ThinkingBudget: 500}},
-		{"negative thinking budget", Config{ThinkingBudget: -1}},
-		{"temperature with thinking", Config{ThinkingBudget: 2048, Temperature: &temp}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if c, err := New(tt.cfg); err == nil {
-				t.Errorf("New(%+v) = %+v, want an error", tt.cfg, c)
-			}
-		})
-	}
+	clienttest.Rejects(t, New, map[string]Config{
+		"relative base URL":         {BaseURL: "api.anthropic.com"},
+		"unsupported scheme":        {BaseURL: "ws://example.com"},
+		"unparsable base URL":       {BaseURL: "http://[::1"},
+		"negative max tokens":       {MaxTokens: -1},
+		"thinking budget too small": {ThinkingBudget: 500},
+		"negative thinking budget":  {ThinkingBudget: -1},
+		"temperature with thinking": {ThinkingBudget: 2048, Temperature: &temp},
+	})
 }
 
 func TestNewDefaults(t *testing.T) {
@@ -361,25 +351,9 @@ func TestNewDefaults(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	tests := []struct {
-		name string
-		env  map[string]string
-		want Config
-	}{
-		{"empty environment", nil, Config{}},
-		{"key only", map[string]string{"ANTHROPIC_API_KEY": "sk-ant-1"}, Config{APIKey: "sk-ant-1"}},
-		{
-			"key and base URL",
-			map[string]string{"ANTHROPIC_API_KEY": "sk-ant-2", "ANTHROPIC_BASE_URL": "http://gateway:8080", "OPENAI_API_KEY": "no"},
-			Config{APIKey: "sk-ant-2", BaseURL: "http://gateway:8080"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := ConfigFromEnv(func(k string) string { return tt.env[k] })
-			if got.APIKey != tt.want.APIKey || got.BaseURL != tt.want.BaseURL || got.Model != "" {
-				t.Errorf("ConfigFromEnv = %+v, want %+v", got, tt.want)
-			}
+	clienttest.FromEnv(t, clienttest.Env{Key: "ANTHROPIC_API_KEY", BaseURL: "ANTHROPIC_BASE_URL", OtherKey: "OPENAI_API_KEY"},
+		func(getenv func(string) string) (string, string, string) {
+			c := ConfigFromEnv(getenv)
+			return c.APIKey, c.BaseURL, c.Model
 		})
-	}
 }

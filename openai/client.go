@@ -191,16 +191,9 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 	if err != nil {
 		return nil, err
 	}
-	body, h, err := c.post(ctx, wire)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := decodeResponse(body, model)
-	if err != nil {
-		// An error inside a 2xx body may quote the request's headers too.
-		return nil, apihttp.RedactError(err, apihttp.Secrets(h))
-	}
-	return resp, nil
+	return c.post(ctx, wire, func(body []byte) (*summarize.Response, error) {
+		return decodeResponse(body, model)
+	})
 }
 
 // modelFor checks a request before anything is sent and returns the
@@ -212,12 +205,12 @@ func (c *Client) modelFor(ctx context.Context, req *summarize.Request) (string, 
 	return apihttp.Model(ctx, providerName, req.Model, c.model)
 }
 
-// post sends the JSON of wire to the endpoint and returns the 2xx body
-// and the headers sent (whose credentials an error must not show).
-func (c *Client) post(ctx context.Context, wire any) ([]byte, http.Header, error) {
+// post sends the JSON of wire to the endpoint with the key and returns
+// decode's reading of the 2xx body (see apihttp.PostJSON).
+func (c *Client) post(ctx context.Context, wire any, decode func(body []byte) (*summarize.Response, error)) (*summarize.Response, error) {
 	set := http.Header{}
 	if c.apiKey != "" {
 		set.Set("Authorization", "Bearer "+c.apiKey)
 	}
-	return apihttp.PostJSON(ctx, c.call, set, wire)
+	return apihttp.PostJSON(ctx, c.call, set, wire, decode)
 }

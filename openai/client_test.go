@@ -344,44 +344,18 @@ func TestErrorsCarryNoKey(t *testing.T) { clienttest.ErrorsCarryNoKey(t, target(
 func TestRedirectNamed(t *testing.T) { clienttest.RedirectNamed(t, target()) }
 
 func TestNewRejects(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-	}{
-		{"relative base URL", Config{BaseURL: "localhost:8080/v1"}},
-		{"unsupported scheme", Config{BaseURL: "ftp://example.com/v1"}},
-		{"unparsable base URL", Config{BaseURL: "http://[::1"}},
-		{"unknown token field", Config{TokenField: "max_output_tokens"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if c, err := New(tt.cfg); err == nil {
-				t.Errorf("New(%+v) = %+v, want an error", tt.cfg, c)
-			}
-		})
-	}
+	clienttest.Rejects(t, New, map[string]Config{
+		"relative base URL":   {BaseURL: "localhost:8080/v1"},
+		"unsupported scheme":  {BaseURL: "ftp://example.com/v1"},
+		"unparsable base URL": {BaseURL: "http://[::1"},
+		"unknown token field": {TokenField: "max_output_tokens"},
+	})
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	tests := []struct {
-		name string
-		env  map[string]string
-		want Config
-	}{
-		{"empty environment", nil, Config{}},
-		{"key only", map[string]string{"OPENAI_API_KEY": "sk-1"}, Config{APIKey: "sk-1"}},
-		{
-			"key and base URL",
-			map[string]string{"OPENAI_API_KEY": "sk-2", "OPENAI_BASE_URL": "http://localhost:1234/v1", "ANTHROPIC_API_KEY": "no"},
-			Config{APIKey: "sk-2", BaseURL: "http://localhost:1234/v1"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := ConfigFromEnv(func(k string) string { return tt.env[k] })
-			if got.APIKey != tt.want.APIKey || got.BaseURL != tt.want.BaseURL || got.Model != "" {
-				t.Errorf("ConfigFromEnv = %+v, want %+v", got, tt.want)
-			}
+	clienttest.FromEnv(t, clienttest.Env{Key: "OPENAI_API_KEY", BaseURL: "OPENAI_BASE_URL", OtherKey: "ANTHROPIC_API_KEY"},
+		func(getenv func(string) string) (string, string, string) {
+			c := ConfigFromEnv(getenv)
+			return c.APIKey, c.BaseURL, c.Model
 		})
-	}
 }

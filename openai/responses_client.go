@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/internal/apihttp"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -101,15 +100,9 @@ func (r *ResponsesClient) Complete(ctx context.Context, req *summarize.Request) 
 	wire := responsesRequest{Model: model, Instructions: req.System, MaxOutputTokens: req.MaxTokens,
 		Temperature: r.c.temperature,
 		Input:       []responsesInput{{Type: "message", Role: "user", Content: []responsesText{{Type: "input_text", Text: req.Prompt}}}}}
-	body, h, err := r.c.post(ctx, &wire)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := decodeResponsesAnswer(body, model)
-	if err != nil {
-		return nil, apihttp.RedactError(err, apihttp.Secrets(h))
-	}
-	return resp, nil
+	return r.c.post(ctx, &wire, func(body []byte) (*summarize.Response, error) {
+		return decodeResponsesAnswer(body, model)
+	})
 }
 
 // decodeResponsesAnswer turns a 2xx body into a Response or an error.

@@ -167,9 +167,7 @@ func TestMaxMessages(t *testing.T) {
 			}
 			compacted := false
 			for _, r := range up.modelRequests() {
-				for _, it := range listOf(t, tc.api, r.Body) {
-					compacted = compacted || isSummaryItem(it)
-				}
+				compacted = compacted || summaryOf(t, tc.api, r.Body) != ""
 			}
 			if compacted != tc.wantCompacted {
 				t.Errorf("compacted %v, want %v", compacted, tc.wantCompacted)
@@ -227,9 +225,7 @@ func TestSummaryCallLimit(t *testing.T) {
 			calls := up.summaries.Load() - before
 			reqs := up.modelRequests()
 			compacted := false
-			for _, it := range listOf(t, Anthropic, reqs[len(reqs)-1].Body) {
-				compacted = compacted || isSummaryItem(it)
-			}
+			compacted = compacted || summaryOf(t, Anthropic, reqs[len(reqs)-1].Body) != ""
 			if compacted != tc.wantCompacted {
 				t.Errorf("compacted %v, want %v (summary calls %d)", compacted, tc.wantCompacted, calls)
 			}

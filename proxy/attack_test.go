@@ -330,10 +330,8 @@ func TestRecordMovedToAnotherConversation(t *testing.T) {
 // hasSummary reports whether a request the upstream got carried a summary.
 func hasSummary(t *testing.T, up *fakeUpstream) bool {
 	for _, r := range up.modelRequests() {
-		for _, it := range listOf(t, Chat, r.Body) {
-			if isSummaryItem(it) {
-				return true
-			}
+		if summaryOf(t, Chat, r.Body) != "" {
+			return true
 		}
 	}
 	return false

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // seen is one request as the fake upstream received it.
@@ -26,9 +28,14 @@ type seen struct {
 // fakeUpstream answers the three APIs with a tool call (or plain text for
 // tool-less requests such as summaries), reports usage as bytes/4 and
 // rejects requests over window tokens with the provider's overflow error.
+// It speaks the wire formats through fakeupstream (Fake.Answer,
+// WriteOverflow); what it adds is its own script (the n-th request is
+// answered with a call running "seq 1 n") and the switches the proxy's
+// tests turn.
 type fakeUpstream struct {
 	t      *testing.T
 	srv    *httptest.Server
+	wire   *fakeupstream.Fake
 	window int // 0: no limit
 	// gate, when set, holds every tool-less (summary) request until it is
 	// closed; summaries counts them.
@@ -43,7 +50,6 @@ type fakeUpstream struct {
 	// echoAuth makes tool-less (summary) requests fail with a 401 whose
 	// body quotes the credential.
 	echoAuth bool
-	stream   bool
 
 	mu   sync.Mutex
 	reqs []seen
@@ -53,7 +59,7 @@ type fakeUpstream struct {
 }
 
 func newFakeUpstream(t *testing.T) *fakeUpstream {
-	f := &fakeUpstream{t: t}
+	f := &fakeUpstream{t: t, wire: fakeupstream.New(fakeupstream.Config{Model: "m"})}
 	f.srv = httptest.NewServer(f)
 	t.Cleanup(f.srv.Close)
 	return f
@@ -77,7 +83,14 @@ func (f *fakeUpstream) modelRequests() []seen {
 	return out
 }
 
-func tokensOf(body []byte) int { return (len(body) + 3) / 4 }
+func tokensOf(body []byte) int { return fakeupstream.CountTokens(body) }
+
+// fakeAPIs maps the paths the fake answers to their wire formats.
+var fakeAPIs = map[string]fakeupstream.API{
+	"/v1/messages":         fakeupstream.Anthropic,
+	"/v1/chat/completions": fakeupstream.Chat,
+	"/v1/responses":        fakeupstream.Responses,
+}
 
 func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
@@ -124,70 +137,28 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":"invalid key %s%s","type":"authentication_error"}}`, r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"))
 		return
 	}
-	switch r.URL.Path {
-	case "/v1/messages":
-		if over {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(400)
-			fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: %d tokens > %d maximum"},"request_id":"req_1"}`, tokens, f.window)
-			return
-		}
-		content := `[{"type":"text","text":"## Goal\nsummary text"}]`
-		stop := "end_turn"
-		if tools {
-			content = fmt.Sprintf(`[{"type":"text","text":"Running step %d."},{"type":"tool_use","id":"toolu_%d","name":"Bash","input":{"command":"seq 1 %d"}}]`, n, n, n)
-			stop = "tool_use"
-		}
-		if f.stream && bytes.Contains(body, []byte(`"stream":true`)) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_%d\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,\"usage\":{\"input_tokens\":%d,\"output_tokens\":1}}}\n\n", n, tokens)
-			fmt.Fprintf(w, "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
-			fmt.Fprintf(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n")
-			fmt.Fprintf(w, "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
-			fmt.Fprintf(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"input_tokens\":%d,\"output_tokens\":20}}\n\n", tokens)
-			fmt.Fprintf(w, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"msg_%d","type":"message","role":"assistant","model":"m","content":%s,"stop_reason":%q,"usage":{"input_tokens":%d,"output_tokens":30}}`, n, content, stop, tokens)
-	case "/v1/chat/completions":
-		if over {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(400)
-			fmt.Fprintf(w, `{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, f.window, tokens)
-			return
-		}
-		msg := `{"role":"assistant","content":"## Goal\nsummary text"}`
-		if tools {
-			msg = fmt.Sprintf(`{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{\"command\":\"seq 1 %d\"}"}}]}`, n, n)
-		}
-		if f.stream && bytes.Contains(body, []byte(`"stream":true`)) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "data: {\"id\":\"c%d\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":null}],\"usage\":null}\n\n", n)
-			fmt.Fprintf(w, "data: {\"id\":\"c%d\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n", n)
-			fmt.Fprintf(w, "data: {\"id\":\"c%d\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":5,\"total_tokens\":%d}}\n\n", n, tokens, tokens+5)
-			fmt.Fprintf(w, "data: [DONE]\n\n")
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","model":"m","choices":[{"index":0,"message":%s,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d,"completion_tokens":30,"total_tokens":%d}}`, n, msg, tokens, tokens+30)
-	case "/v1/responses":
-		if over {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(400)
-			fmt.Fprintf(w, `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`)
-			return
-		}
-		out := `[{"type":"message","id":"m1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"## Goal\nsummary text","annotations":[]}]}]`
-		if tools {
-			out = fmt.Sprintf(`[{"type":"function_call","id":"fc_%d","call_id":"call_%d","name":"exec_command","arguments":"{\"cmd\":\"seq 1 %d\"}","status":"completed"}]`, n, n, n)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"resp_%d","object":"response","status":"completed","model":"m","output":%s,"usage":{"input_tokens":%d,"input_tokens_details":{"cached_tokens":0},"output_tokens":30,"total_tokens":%d}}`, n, out, tokens, tokens+30)
-	default:
+	api, ok := fakeAPIs[r.URL.Path]
+	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"path":%q,"method":%q}`, r.URL.Path, r.Method)
+		return
 	}
+	if over {
+		fakeupstream.WriteOverflow(w, api, tokens, f.window)
+		return
+	}
+	reply := fakeupstream.Reply{Text: "## Goal\nsummary text"}
+	if tools {
+		// The shell tool each API's client in these tests offers.
+		reply = fakeupstream.Reply{Tool: "Bash", Args: fmt.Sprintf(`{"command":"seq 1 %d"}`, n)}
+		switch api {
+		case fakeupstream.Chat:
+			reply.Tool = "bash"
+		case fakeupstream.Responses:
+			reply.Tool, reply.Args = "exec_command", fmt.Sprintf(`{"cmd":"seq 1 %d"}`, n)
+		}
+	}
+	f.wire.Answer(w, api, body, tokens, reply)
 }
 
 func sha(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s[:8]) }
@@ -212,6 +183,17 @@ func listOf(t *testing.T, api API, body []byte) []json.RawMessage {
 
 func isSummaryItem(raw []byte) bool {
 	return bytes.Contains(raw, []byte("The earlier part of this conversation was condensed"))
+}
+
+// summaryOf returns the summary item of an upstream body, "" when none.
+func summaryOf(t *testing.T, api API, body []byte) string {
+	t.Helper()
+	for _, it := range listOf(t, api, body) {
+		if isSummaryItem(it) {
+			return string(it)
+		}
+	}
+	return ""
 }
 
 func toolOutput(step int) string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
@@ -40,11 +42,8 @@ func TestOverflowRetried(t *testing.T) {
 				if tokensOf(r.Body) > up.window {
 					rejected++
 				}
-				for _, it := range listOf(t, api, r.Body) {
-					if isSummaryItem(it) {
-						compacted++
-						break
-					}
+				if summaryOf(t, api, r.Body) != "" {
+					compacted++
 				}
 			}
 			if rejected == 0 || compacted == 0 {
@@ -56,6 +55,56 @@ func TestOverflowRetried(t *testing.T) {
 				t.Errorf("%d requests refused as too long; after the first the window should be known", rejected)
 			}
 		})
+	}
+}
+
+// TestOverflowInsideStream: an overflow reported after the stream started
+// (HTTP 200, response.created, then response.failed with
+// context_length_exceeded, as fakeupstream's OverflowInStream sends it) is
+// passed to the client as it came, and the conversation's next request is
+// compacted first.
+func TestOverflowInsideStream(t *testing.T) {
+	fake, base := fakeupstream.Start(t, fakeupstream.Config{Window: 6000, OverflowInStream: true})
+	_, ts := proxyIn(t, base, Config{Window: 200000, Summarizer: SummarizerExtractive, KeepRecentTokens: 1500})
+
+	var items []string
+	items = append(items, `{"type":"message","role":"user","content":[{"type":"input_text","text":"Read every file."}]}`)
+	for i := 0; i < 6; i++ {
+		items = append(items,
+			fmt.Sprintf(`{"type":"function_call","call_id":"c%d","name":"exec_command","arguments":"{\"cmd\":\"cat f%d\"}"}`, i, i),
+			fmt.Sprintf(`{"type":"function_call_output","call_id":"c%d","output":%q}`, i, toolOutput(i)))
+	}
+	send := func() string {
+		body := `{"model":"gpt-test","stream":true,"input":[` + strings.Join(items, ",") + `],"tools":[{"type":"function","name":"exec_command"}]}`
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Session_id", "codex-1")
+		req.Header.Set("Authorization", "Bearer k")
+		_, b := roundTrip(t, req)
+		return string(b)
+	}
+	first := send()
+	if !strings.Contains(first, "context_length_exceeded") {
+		t.Fatalf("the in-stream error did not reach the client: %s", first)
+	}
+	items = append(items, `{"type":"message","role":"user","content":[{"type":"input_text","text":"Try again."}]}`)
+	send()
+	var model []fakeupstream.Request
+	for _, r := range fake.Requests() {
+		if r.Tools > 0 {
+			model = append(model, r)
+		}
+	}
+	if len(model) != 2 {
+		t.Fatalf("%d model requests upstream", len(model))
+	}
+	if !model[0].Overflow || model[0].Status != http.StatusOK {
+		t.Fatalf("the first request was not refused inside a 200 stream (status %d, overflow %v)", model[0].Status, model[0].Overflow)
+	}
+	if isSummaryItem(model[0].Body) {
+		t.Error("the first request was compacted though nothing asked for it")
+	}
+	if !isSummaryItem(model[1].Body) {
+		t.Error("the request after an in-stream overflow was not compacted")
 	}
 }
 
@@ -348,11 +397,8 @@ func TestLockFailureStillRecoversOverflow(t *testing.T) {
 			}
 			compacted := 0
 			for _, r := range up.modelRequests() {
-				for _, it := range listOf(t, api, r.Body) {
-					if isSummaryItem(it) {
-						compacted++
-						break
-					}
+				if summaryOf(t, api, r.Body) != "" {
+					compacted++
 				}
 			}
 			if compacted == 0 {
@@ -362,5 +408,50 @@ func TestLockFailureStillRecoversOverflow(t *testing.T) {
 				t.Error("the lock failures were not counted as store fail-opens")
 			}
 		})
+	}
+}
+
+// full is a store.Memory that answers reads but refuses every write, as a
+// Redis at its maxmemory with the noeviction policy does.
+type full struct{ *store.Memory }
+
+var errOOM = errors.New("store: OOM command not allowed when used memory > 'maxmemory'")
+
+func (f full) Put(context.Context, string, *store.Record) error { return errOOM }
+
+func (f full) PutLast(context.Context, string, *store.LastCall) error { return errOOM }
+
+func (f full) TryLock(ctx context.Context, key string, ttl time.Duration) (store.Lock, error) {
+	return nil, errOOM
+}
+
+// TestFallbackWhenWritesFail: a shared store that reads but refuses writes
+// is a failed store: the compaction is kept on this replica and applied
+// to the next requests, so the conversation is summarized as often as
+// with a healthy store, not on every turn.
+func TestFallbackWhenWritesFail(t *testing.T) {
+	run := func(st store.Store) (summaries int32, rewritten int) {
+		up := newFakeUpstream(t)
+		_, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Store: st, LocalFallback: true})
+		c := newClient(t, Chat, ts.URL)
+		c.header.Set("X-Session-Id", "full-1")
+		for i := 1; i <= 10; i++ {
+			c.step(i)
+		}
+		for _, r := range up.modelRequests() {
+			if l := listOf(t, Chat, r.Body); len(l) > 1 && isSummaryItem(l[1]) {
+				rewritten++
+			}
+		}
+		return up.summaries.Load(), rewritten
+	}
+	wantSum, wantRew := run(store.NewMemory(store.MemoryOptions{}))
+	gotSum, gotRew := run(full{store.NewMemory(store.MemoryOptions{})})
+	t.Logf("healthy store: %d summaries, %d requests rewritten; full store: %d, %d", wantSum, wantRew, gotSum, gotRew)
+	if wantSum == 0 {
+		t.Fatal("the conversation never reached its trigger")
+	}
+	if gotSum != wantSum || gotRew != wantRew {
+		t.Errorf("full store: %d summaries and %d requests rewritten, want %d and %d as with a healthy store", gotSum, gotRew, wantSum, wantRew)
 	}
 }

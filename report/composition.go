@@ -1,6 +1,8 @@
 package report
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -55,32 +57,23 @@ func Composition(msgs []*compact.Message) ([]RoleStat, []ToolStat) {
 			}
 		}
 	}
-	byRole := make([]RoleStat, 0, len(roles))
-	for _, rs := range roles {
-		byRole = append(byRole, *rs)
-	}
-	sort.Slice(byRole, func(i, j int) bool {
-		a, b := byRole[i], byRole[j]
-		if a.Tokens != b.Tokens {
-			return a.Tokens > b.Tokens
-		}
-		return a.Role < b.Role
+	byRole := sortedValues(roles, func(a, b RoleStat) int {
+		return cmp.Or(cmp.Compare(b.Tokens, a.Tokens), strings.Compare(a.Role, b.Role))
 	})
-	byTool := make([]ToolStat, 0, len(tools))
-	for _, t := range tools {
-		byTool = append(byTool, *t)
-	}
-	sort.Slice(byTool, func(i, j int) bool {
-		a, b := byTool[i], byTool[j]
-		if a.ResultTokens != b.ResultTokens {
-			return a.ResultTokens > b.ResultTokens
-		}
-		if a.Calls != b.Calls {
-			return a.Calls > b.Calls
-		}
-		return a.Tool < b.Tool
+	byTool := sortedValues(tools, func(a, b ToolStat) int {
+		return cmp.Or(cmp.Compare(b.ResultTokens, a.ResultTokens), cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Tool, b.Tool))
 	})
 	return byRole, byTool
+}
+
+// sortedValues returns the values m points to, in the order of compare.
+func sortedValues[K comparable, V any](m map[K]*V, compare func(a, b V) int) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, *v)
+	}
+	slices.SortFunc(out, compare)
+	return out
 }
 
 // composition counts the path's stored messages by role and by tool

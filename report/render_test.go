@@ -3,10 +3,11 @@ package report
 import (
 	"bytes"
 	"flag"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/compactkit/compact/internal/testing/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -31,25 +32,7 @@ func renderSmall(t *testing.T) []byte {
 // with -update to rewrite it after a deliberate change, and look at the
 // diff.
 func TestGolden(t *testing.T) {
-	got := renderSmall(t)
-	if *update {
-		if err := os.WriteFile(goldenPage, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(goldenPage)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -run TestGolden -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("page differs from %s at line %d:\ngot  %.300s\nwant %.300s\n(run with -update after a deliberate change)", goldenPage, i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("page differs from %s in length: %d lines, want %d", goldenPage, len(gl), len(wl))
-	}
+	golden.Check(t, goldenPage, renderSmall(t), *update)
 }
 
 // TestPageContent checks what the page must hold and must not: the

@@ -125,7 +125,7 @@ func FromTranscript(t *compact.Transcript, name string, opts Options) (*Session,
 // session made with FromTranscript becomes a file; s is not changed and
 // does not become that file.
 func (s *Session) SaveAs(path string) error {
-	if err := s.writeAtomic(path, s.WriteTo, true, nil, nil); err != nil {
+	if err := writeAtomic(s.fileOps(), path, s.WriteTo, true, nil, nil); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil

@@ -239,3 +239,37 @@ func TestMigrateWhileAppending(t *testing.T) {
 	}
 	checkChain(t, p, 3)
 }
+
+// WriteFileAtomic puts the whole of data in place of the old file with
+// mode 0644, leaves no temporary file, and names the directory, not a
+// temporary file, when it cannot write there.
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(path, []byte("old content, longer than the new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(readFile(t, path)); got != "new" {
+		t.Errorf("content %q, want %q", got, "new")
+	}
+	if fi, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, tempPrefix(path)+"*")); len(left) != 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+
+	missing := filepath.Join(dir, "no-such-dir", "page.html")
+	err := WriteFileAtomic(missing, []byte("x"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("into a missing directory: %v, want fs.ErrNotExist", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, filepath.Dir(missing)) || strings.Contains(msg, ".tmp-") {
+		t.Errorf("error %q: want the directory named and no temporary file", msg)
+	}
+}

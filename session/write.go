@@ -310,7 +310,7 @@ func (s *Session) rewriteFile() error {
 		}
 		return nil
 	}
-	return s.writeAtomic(target, s.WriteTo, false, before, unchanged)
+	return writeAtomic(s.fileOps(), target, s.WriteTo, false, before, unchanged)
 }
 
 // tempPrefix is how the names of writeAtomic's temporary files for path
@@ -368,16 +368,31 @@ type opsWriter struct {
 
 func (w opsWriter) Write(b []byte) (int, error) { return w.ops.write(w.f, b) }
 
+// WriteFileAtomic writes data to path through a temporary file beside it,
+// fsync and rename, so that path holds either its old content or all of
+// the new one, never a part. The file gets mode 0644 (readable by
+// everyone) whatever the mode of a file it replaces. It is how the
+// session writers put a file in place, for any file a command writes
+// whole (a report page, say). Errors name path or its directory, never
+// the temporary file.
+func WriteFileAtomic(path string, data []byte) error {
+	write := func(w io.Writer) (int64, error) {
+		n, err := w.Write(data)
+		return int64(n), err
+	}
+	return writeAtomic(osOps{}, path, write, false, nil, nil)
+}
+
 // writeAtomic writes a file through a temporary file in its directory,
-// fsync and rename. With exclusive set it fails if the target exists.
-// like, when not nil, is the file being replaced: the new file gets its
-// mode, owner and group (mode 0644 otherwise). check, when not nil, runs
-// just before the rename and can still call it off. The temporary file is
-// locked while it exists (see removeStaleTemps) and removed on failure.
-// Errors name path or its directory, never the temporary file.
-func (s *Session) writeAtomic(path string, write func(io.Writer) (int64, error), exclusive bool, like os.FileInfo, check func() error) error {
+// fsync and rename, making its calls through ops. With exclusive set it
+// fails if the target exists. like, when not nil, is the file being
+// replaced: the new file gets its mode, owner and group (mode 0644
+// otherwise). check, when not nil, runs just before the rename and can
+// still call it off. The temporary file is locked while it exists (see
+// removeStaleTemps) and removed on failure. Errors name path or its
+// directory, never the temporary file.
+func writeAtomic(ops fileOps, path string, write func(io.Writer) (int64, error), exclusive bool, like os.FileInfo, check func() error) error {
 	dir := filepath.Dir(path)
-	ops := s.fileOps()
 	if exclusive {
 		if _, err := os.Lstat(path); err == nil {
 			return fmt.Errorf("%w; not overwriting it", fs.ErrExist)
@@ -539,7 +554,7 @@ func (s *Session) Fork(id, out string) (*Session, error) {
 		n, err := w.Write(buf.Bytes())
 		return int64(n), err
 	}
-	if err := s.writeAtomic(out, write, true, nil, nil); err != nil {
+	if err := writeAtomic(s.fileOps(), out, write, true, nil, nil); err != nil {
 		return nil, fmt.Errorf("%s: fork: %w", out, err)
 	}
 	return Open(out, s.opts)

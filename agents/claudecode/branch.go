@@ -48,7 +48,7 @@ func (b *builder) link(recs []*record) {
 	}
 	if root != nil {
 		if pu := effectiveParent(root); pu != "" && parentOf(root) == nil {
-			b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: parent %q of the first record of the conversation is not in the file", b.name, root.line, pu))
+			b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: parent %q of the first record of the conversation is not in the file", b.name, root.Line, pu))
 		}
 	}
 	for _, it := range b.items {

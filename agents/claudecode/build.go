@@ -70,7 +70,8 @@ var knownTypes = map[string]bool{
 	"custom-title": true,
 }
 
-func (b *builder) build(recs []*record) error {
+// build converts the records of a file and links the entries made.
+func (b *builder) build(recs []*record) (*compact.Transcript, error) {
 	main, conv := false, false
 	for _, r := range recs {
 		if r.uuid != "" {
@@ -86,16 +87,16 @@ func (b *builder) build(recs []*record) error {
 	b.sideAsMain = conv && !main
 	for _, r := range recs {
 		if b.t.SessionID == "" {
-			b.t.SessionID, _ = jsonrec.OptString(r.fields, "sessionId")
+			b.t.SessionID, _ = jsonrec.OptString(r.Fields, "sessionId")
 		}
 		if b.t.Cwd == "" {
-			b.t.Cwd, _ = jsonrec.OptString(r.fields, "cwd")
+			b.t.Cwd, _ = jsonrec.OptString(r.Fields, "cwd")
 		}
 		if b.t.Timestamp == "" {
 			b.t.Timestamp = r.timestamp
 		}
 		if err := b.record(r); err != nil {
-			return fmt.Errorf("%s:%d: %w", b.name, r.line, err)
+			return nil, fmt.Errorf("%s:%d: %w", b.name, r.Line, err)
 		}
 	}
 	b.link(recs)
@@ -105,7 +106,7 @@ func (b *builder) build(recs []*record) error {
 	}
 	// Extras named as a pi field are kept as "claudeCode.<name>".
 	jsonrec.SafeExtras(b.t, "claudeCode")
-	return nil
+	return b.t, nil
 }
 
 // record converts one record.
@@ -139,9 +140,7 @@ func (b *builder) record(r *record) error {
 
 // custom keeps r as a custom entry.
 func (b *builder) custom(r *record, kind string) {
-	data := make([]byte, len(r.raw))
-	copy(data, r.raw)
-	it := &item{e: &compact.Entry{Kind: compact.KindCustom, Timestamp: r.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: data}},
+	it := &item{e: &compact.Entry{Kind: compact.KindCustom, Timestamp: r.timestamp, Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: r.Copy()}},
 		recs: []*record{r}, parentUUID: r.parent, alwaysMain: true}
 	b.add(it, r)
 }
@@ -160,7 +159,7 @@ func (b *builder) add(it *item, r *record) {
 func (b *builder) newID(r *record) string {
 	base := r.uuid
 	if base == "" {
-		base = "line-" + strconv.Itoa(r.line)
+		base = "line-" + strconv.Itoa(r.Line)
 		if !b.ids[base] && !b.uuids[base] {
 			b.ids[base] = true
 			return base
@@ -197,8 +196,8 @@ func effectiveParent(r *record) string {
 // recordExtra returns the record's own fields for Message.Extra: all but
 // type, message and timestamp, which the message models.
 func recordExtra(r *record) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(r.fields))
-	for k, v := range r.fields {
+	out := make(map[string]json.RawMessage, len(r.Fields))
+	for k, v := range r.Fields {
 		switch k {
 		case "type", "message", "timestamp":
 			continue

@@ -81,7 +81,10 @@ func TestReadSamples(t *testing.T) {
 			if len(tr.Unknown) != 0 {
 				t.Errorf("unknown %v", tr.Unknown)
 			}
-			checkPairing(t, tr.Entries)
+			if readertest.CheckPairing(t, tr) == 0 {
+				t.Error("no tool results")
+			}
+			readertest.CheckCalls(t, tr)
 			s := readertest.Import(t, tr, tc.file)
 			if tc.pathAll && len(s.Path()) != len(tr.Entries)+1 {
 				t.Errorf("path has %d entries, want all %d and the model_change", len(s.Path()), len(tr.Entries))
@@ -122,38 +125,6 @@ func equalCounts(a, b map[string]int) bool {
 		}
 	}
 	return true
-}
-
-// checkPairing fails when a tool result comes before, or without, the
-// assistant message holding its call.
-func checkPairing(t *testing.T, entries []*compact.Entry) {
-	t.Helper()
-	calls := make(map[string]string)
-	results := 0
-	for _, e := range entries {
-		m := e.Message
-		if m == nil {
-			continue
-		}
-		for _, c := range m.ToolCalls() {
-			if !json.Valid(c.Arguments) || !bytes.HasPrefix(bytes.TrimSpace(c.Arguments), []byte("{")) {
-				t.Errorf("call %s: arguments %s are not an object", c.ID, c.Arguments)
-			}
-			calls[c.ID] = c.Name
-		}
-		if m.Role == compact.RoleToolResult {
-			results++
-			name, ok := calls[m.ToolCallID]
-			if !ok {
-				t.Errorf("result %s (%s) without an earlier call", e.ID, m.ToolCallID)
-			} else if name != m.ToolName {
-				t.Errorf("result %s: tool %q, call says %q", e.ID, m.ToolName, name)
-			}
-		}
-	}
-	if results == 0 {
-		t.Error("no tool results")
-	}
 }
 
 // checkContextPairing fails when a tool result in the model's context

@@ -16,7 +16,7 @@ func (b *builder) compaction(r *record, summary string) error {
 		boundary = b.lastBoundary
 	}
 	if boundary != nil {
-		if meta, ok, err := jsonrec.OptObject(boundary.fields, "compactMetadata"); err == nil && ok {
+		if meta, ok, err := jsonrec.OptObject(boundary.Fields, "compactMetadata"); err == nil && ok {
 			if trigger, _ := jsonrec.OptString(meta, "trigger"); trigger != "" {
 				c.Details["reason"], c.Details["trigger"] = reasonOf(trigger), trigger
 			}
@@ -30,7 +30,7 @@ func (b *builder) compaction(r *record, summary string) error {
 	}
 	// The summary record's own fields, as plain values.
 	var rest map[string]any
-	if raw, err := json.Marshal(jsonrec.Extras(r.fields, "message")); err == nil {
+	if raw, err := json.Marshal(jsonrec.Extras(r.Fields, "message")); err == nil {
 		_ = json.Unmarshal(raw, &rest)
 	}
 	if len(rest) > 0 {

@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -13,42 +12,40 @@ import (
 // main conversation's records (all records of a subagent's file), and its
 // responses by message id.
 func TestCountsMatchFile(t *testing.T) {
-	for _, file := range []string{"tool-heavy.jsonl", "compaction.jsonl", "subagent.jsonl", "pomodoro.jsonl"} {
-		t.Run(file, func(t *testing.T) {
-			calls, results := map[string]int{}, 0
-			responses := map[string]bool{}
-			records := readertest.JSONLines(t, filepath.Join("testdata", file))
-			// A subagent's own file holds only sidechain records; in a
-			// main file they are another conversation.
-			main := false
-			for _, r := range records {
-				if (r["type"] == "user" || r["type"] == "assistant") && r["isSidechain"] != true {
-					main = true
-				}
+	files := []string{"tool-heavy.jsonl", "compaction.jsonl", "subagent.jsonl", "pomodoro.jsonl"}
+	readertest.RunCounts(t, ReadFile, files, func(t *testing.T, path string) readertest.Scan {
+		calls, results := map[string]int{}, 0
+		responses := map[string]bool{}
+		records := readertest.JSONLines(t, path)
+		// A subagent's own file holds only sidechain records; in a
+		// main file they are another conversation.
+		main := false
+		for _, r := range records {
+			if (r["type"] == "user" || r["type"] == "assistant") && r["isSidechain"] != true {
+				main = true
 			}
-			for _, r := range records {
-				if main && r["isSidechain"] == true {
-					continue
-				}
-				msg := readertest.Obj(r["message"])
-				switch r["type"] {
-				case "assistant":
-					responses[readertest.Str(msg["id"])] = true
-					for _, b := range readertest.Blocks(msg["content"]) {
-						if b["type"] == "tool_use" {
-							calls[readertest.Str(b["name"])]++
-						}
-					}
-				case "user":
-					for _, b := range readertest.Blocks(msg["content"]) {
-						if b["type"] == "tool_result" {
-							results++
-						}
+		}
+		for _, r := range records {
+			if main && r["isSidechain"] == true {
+				continue
+			}
+			msg := readertest.Obj(r["message"])
+			switch r["type"] {
+			case "assistant":
+				responses[readertest.Str(msg["id"])] = true
+				for _, b := range readertest.Blocks(msg["content"]) {
+					if b["type"] == "tool_use" {
+						calls[readertest.Str(b["name"])]++
 					}
 				}
+			case "user":
+				for _, b := range readertest.Blocks(msg["content"]) {
+					if b["type"] == "tool_result" {
+						results++
+					}
+				}
 			}
-			tr := readertest.ReadTestdata(t, ReadFile, file)
-			readertest.SameScan(t, tr, calls, map[compact.Role]int{compact.RoleToolResult: results, compact.RoleAssistant: len(responses)})
-		})
-	}
+		}
+		return readertest.Scan{Calls: calls, Roles: map[compact.Role]int{compact.RoleToolResult: results, compact.RoleAssistant: len(responses)}}
+	})
 }

@@ -16,13 +16,11 @@ import (
 // "projectHash" (Gemini CLI sessions). A first line cut short is judged by
 // the members it starts with.
 func Detect(head []byte) bool {
-	obj, line, cut := jsonrec.FirstObject(head)
-	if cut {
-		return looksCut(line)
-	}
-	if obj == nil {
-		return false
-	}
+	return jsonrec.Sniff(head, looksWhole, looksCut)
+}
+
+// looksWhole judges a first line read whole.
+func looksWhole(obj map[string]json.RawMessage) bool {
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	if has("payload") || has("projectHash") {
 		return false

@@ -1,13 +1,11 @@
 package claudecode
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // Claude Code's own text in user records (the caveat and wrappers of a
@@ -72,11 +70,8 @@ func TestHarnessTextNotTheUser(t *testing.T) {
 					}
 				}
 			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			goal := section(sum.Text, "## Goal")
+			sum := readertest.Summary(t, msgs)
+			goal := readertest.Section(sum, "## Goal")
 			if !strings.HasPrefix(goal, "- Initially: "+tc.first) {
 				t.Errorf("Goal does not start with the first request %q:\n%s", tc.first, goal)
 			}
@@ -84,25 +79,12 @@ func TestHarnessTextNotTheUser(t *testing.T) {
 				t.Errorf("Goal does not end with the latest request %q:\n%s", tc.latest, goal)
 			}
 			for _, h := range harness {
-				if strings.Contains(sum.Text, h) {
-					t.Errorf("summary quotes harness text %q:\n%s", h, sum.Text)
+				if strings.Contains(sum, h) {
+					t.Errorf("summary quotes harness text %q:\n%s", h, sum)
 				}
 			}
 		})
 	}
-}
-
-// section returns the body of the Markdown section headed title.
-func section(doc, title string) string {
-	i := strings.Index(doc, title+"\n")
-	if i < 0 {
-		return ""
-	}
-	body := doc[i+len(title)+1:]
-	if j := strings.Index(body, "\n## "); j >= 0 {
-		body = body[:j]
-	}
-	return strings.TrimSpace(body)
 }
 
 // The <system-reminder> blocks Claude Code writes into a user's message
@@ -159,19 +141,16 @@ func TestSystemReminderNotTheUser(t *testing.T) {
 			if tc.latest != "" && found != 1 {
 				t.Errorf("%d user messages %q, want 1", found, tc.latest)
 			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(sum.Text, "TodoWrite") || strings.Contains(sum.Text, "<system-reminder>\n") {
-				t.Errorf("summary quotes a reminder:\n%s", sum.Text)
+			sum := readertest.Summary(t, msgs)
+			if strings.Contains(sum, "TodoWrite") || strings.Contains(sum, "<system-reminder>\n") {
+				t.Errorf("summary quotes a reminder:\n%s", sum)
 			}
 			latest := tc.latest
 			if latest == "" {
 				latest = "Add a --verbose flag to the CLI."
 			}
-			if !strings.Contains(sum.Text, "- Most recently: "+latest) && !strings.Contains(sum.Text, "- Initially: "+latest) {
-				t.Errorf("Goal does not end with the user's words %q:\n%s", latest, sum.Text)
+			if !strings.Contains(sum, "- Most recently: "+latest) && !strings.Contains(sum, "- Initially: "+latest) {
+				t.Errorf("Goal does not end with the user's words %q:\n%s", latest, sum)
 			}
 		})
 	}

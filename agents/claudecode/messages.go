@@ -13,7 +13,7 @@ import (
 
 // apiMessage is the message member of user and assistant records.
 func apiMessage(r *record) (map[string]json.RawMessage, error) {
-	m, ok, err := jsonrec.OptObject(r.fields, "message")
+	m, ok, err := jsonrec.OptObject(r.Fields, "message")
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (b *builder) user(r *record) error {
 	if err != nil {
 		return err
 	}
-	summary, err := jsonrec.OptBool(r.fields, "isCompactSummary")
+	summary, err := jsonrec.OptBool(r.Fields, "isCompactSummary")
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (b *builder) user(r *record) error {
 			extra["apiMessage"] = raw
 		}
 	}
-	isMeta, err := jsonrec.OptBool(r.fields, "isMeta")
+	isMeta, err := jsonrec.OptBool(r.Fields, "isMeta")
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (b *builder) user(r *record) error {
 			m.Extra = jsonrec.Merge(m.Extra, extra)
 			first = false
 		} else {
-			m.Extra = jsonrec.Merge(m.Extra, map[string]json.RawMessage{"uuid": r.fields["uuid"]})
+			m.Extra = jsonrec.Merge(m.Extra, map[string]json.RawMessage{"uuid": r.Fields["uuid"]})
 		}
 		it := b.message(r, m)
 		it.resultOnly = resultOnly
@@ -160,7 +160,7 @@ func (b *builder) toolResult(r *record, m *compact.Message) *compact.Message {
 	name, ok := b.calls[m.ToolCallID]
 	m.ToolName = name
 	if !ok {
-		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: tool_result %q has no tool_use before it; kept as a harness note", b.name, r.line, m.ToolCallID))
+		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: tool_result %q has no tool_use before it; kept as a harness note", b.name, r.Line, m.ToolCallID))
 		return compact.OrphanResult(Format, m)
 	}
 	return m
@@ -202,7 +202,7 @@ func (b *builder) assistant(r *record) error {
 		if raw, ok := it.e.Message.Extra["lines"]; ok {
 			_ = json.Unmarshal(raw, &lines)
 		}
-		line, _ := json.Marshal(jsonrec.Extras(r.fields, "type", "message", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug"))
+		line, _ := json.Marshal(jsonrec.Extras(r.Fields, "type", "message", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug"))
 		lines = append(lines, line)
 		raw, _ := json.Marshal(lines)
 		it.e.Message.Extra["lines"] = raw
@@ -253,7 +253,7 @@ func (b *builder) finish(r *record, m *compact.Message, msg map[string]json.RawM
 			m.StopReason = compact.StopToolUse
 		}
 	}
-	if apiErr, _ := jsonrec.OptBool(r.fields, "isApiErrorMessage"); apiErr {
+	if apiErr, _ := jsonrec.OptBool(r.Fields, "isApiErrorMessage"); apiErr {
 		m.StopReason = compact.StopError
 		text := m.Text()
 		if text == "" {

@@ -20,16 +20,7 @@ const Format = "claude-code"
 // ..."; a last line cut short is a warning. Records of unknown types are
 // kept as custom entries and counted in Transcript.Unknown.
 func Read(data []byte, name string) (*compact.Transcript, error) {
-	recs, warnings, err := parseRecords(data, name)
-	if err != nil {
-		return nil, err
-	}
-	b := newBuilder(name)
-	b.t.Warnings = append(b.t.Warnings, warnings...)
-	if err := b.build(recs); err != nil {
-		return nil, err
-	}
-	return b.t, nil
+	return jsonrec.ReadRecords(data, name, decodeRecord, newBuilder(name).build)
 }
 
 // ReadFile reads the transcript at path. Subagent transcripts in the

@@ -1,18 +1,15 @@
 package claudecode
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/compactkit/compact/internal/jsonrec"
 )
 
 // record is one line of a transcript with the fields the reader routes
-// on decoded; fields holds every member as stored.
+// on decoded.
 type record struct {
-	line   int
-	raw    []byte
-	fields map[string]json.RawMessage
+	jsonrec.Record
 
 	typ           string
 	subtype       string
@@ -23,23 +20,13 @@ type record struct {
 	sidechain     bool
 }
 
-// parseRecords splits data into lines and decodes each non-empty one
-// (jsonrec.Lines: a last line cut short is dropped with a warning, any
-// other bad line is an error naming the line).
-func parseRecords(data []byte, name string) (recs []*record, warnings []string, err error) {
-	return jsonrec.Lines(data, name, decodeRecord)
-}
-
-// decodeRecord decodes one line.
-func decodeRecord(line []byte, n int) (*record, error) {
-	fields, err := jsonrec.LineObject(line)
-	if err != nil {
-		return nil, err
-	}
-	r := &record{line: n, raw: line, fields: fields}
+// decodeRecord decodes the members of one line the reader routes on.
+func decodeRecord(line jsonrec.Record) (*record, error) {
+	r := &record{Record: line}
+	var err error
 	get := func(key string, dst *string) {
 		if err == nil {
-			*dst, err = jsonrec.OptString(fields, key)
+			*dst, err = jsonrec.OptString(r.Fields, key)
 		}
 	}
 	get("type", &r.typ)
@@ -54,7 +41,7 @@ func decodeRecord(line []byte, n int) (*record, error) {
 	if r.typ == "" {
 		return nil, fmt.Errorf("field type: missing")
 	}
-	if r.sidechain, err = jsonrec.OptBool(fields, "isSidechain"); err != nil {
+	if r.sidechain, err = jsonrec.OptBool(r.Fields, "isSidechain"); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -181,12 +181,6 @@ func TestExtraNamesKeptApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tr.Entries[0].Message
-	if string(m.Extra["claudeCode.Content"]) != `"x"` || string(m.Extra["claudeCode.toolName"]) != `"y"` || string(m.Content[0].Extra["claudeCode.Text"]) != `"z"` {
-		t.Errorf("extras %v, part extras %v", m.Extra, m.Content[0].Extra)
-	}
-	s := readertest.Import(t, tr, "x")
-	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
-		t.Errorf("imported message %s %q", got.Role, got.Text())
-	}
+	readertest.CheckExtrasKeptApart(t, tr, tr.Entries[0].Message, "claudeCode", "hi",
+		map[string]string{"Content": `"x"`, "toolName": `"y"`}, map[string]string{"Text": `"z"`})
 }

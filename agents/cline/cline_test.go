@@ -678,17 +678,6 @@ func TestExtraNamesKeptApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tr.Entries[0].Message
-	for _, k := range []string{"cline.Model", "cline.details", "cline.unknownBlocks"} {
-		if _, ok := m.Extra[k]; !ok {
-			t.Errorf("extra %s missing: %v", k, m.Extra)
-		}
-	}
-	if string(m.Content[0].Extra["cline.ID"]) != "7" {
-		t.Errorf("part extras %v", m.Content[0].Extra)
-	}
-	s := readertest.Import(t, tr, "x")
-	if got := s.Context().Messages[0]; got.Text() != "hi" || got.Role != compact.RoleUser {
-		t.Errorf("imported message %s %q", got.Role, got.Text())
-	}
+	readertest.CheckExtrasKeptApart(t, tr, tr.Entries[0].Message, "cline", "hi",
+		map[string]string{"Model": `"x"`, "details": "{}", "unknownBlocks": "1"}, map[string]string{"ID": "7"})
 }

@@ -25,72 +25,70 @@ var headerRe = regexp.MustCompile(`^\[([A-Za-z0-9_:.-]+)(?: for [^\n]*?)?\] Resu
 // name, and the XML uses <tool>…</tool> written in assistant text for the
 // tools the file's result headers name.
 func TestCountsMatchFile(t *testing.T) {
-	for _, dir := range []string{"xml-task", "native-task", "roo-task", "real-roo-condensed", "real-roo-mixed-ops",
-		"real-roo-2025-02", "real-cline-resume", "real-cline-todo"} {
-		t.Run(dir, func(t *testing.T) {
-			msgs := readertest.Arr(readertest.JSONFile(t, filepath.Join("testdata", dir, APIHistoryFile)))
-			// The tools to look for: those the result headers name, and
-			// the ones a task may end on before any header names them.
-			tools := map[string]bool{"attempt_completion": true, "read_file": true, "write_to_file": true}
-			for _, v := range msgs {
-				m := readertest.Obj(v)
-				if m["role"] != "user" {
-					continue
+	dirs := []string{"xml-task", "native-task", "roo-task", "real-roo-condensed", "real-roo-mixed-ops",
+		"real-roo-2025-02", "real-cline-resume", "real-cline-todo"}
+	readertest.RunCounts(t, ReadFile, dirs, func(t *testing.T, dir string) readertest.Scan {
+		msgs := readertest.Arr(readertest.JSONFile(t, filepath.Join(dir, APIHistoryFile)))
+		// The tools to look for: those the result headers name, and
+		// the ones a task may end on before any header names them.
+		tools := map[string]bool{"attempt_completion": true, "read_file": true, "write_to_file": true}
+		for _, v := range msgs {
+			m := readertest.Obj(v)
+			if m["role"] != "user" {
+				continue
+			}
+			for _, b := range readertest.Blocks(m["content"]) {
+				if h := headerRe.FindStringSubmatch(readertest.Str(b["text"])); h != nil {
+					tools[h[1]] = true
 				}
-				for _, b := range readertest.Blocks(m["content"]) {
-					if h := headerRe.FindStringSubmatch(readertest.Str(b["text"])); h != nil {
-						tools[h[1]] = true
+			}
+		}
+		calls, assistants := map[string]int{}, 0
+		modified := map[string]bool{}
+		for _, v := range msgs {
+			m := readertest.Obj(v)
+			if m["role"] != "assistant" || m["isSummary"] == true || m["isTruncationMarker"] == true {
+				continue
+			}
+			assistants++
+			for _, b := range readertest.Blocks(m["content"]) {
+				switch b["type"] {
+				case "tool_use":
+					calls[readertest.Str(b["name"])]++
+					if editTools[readertest.Str(b["name"])] {
+						modified[readertest.Str(readertest.Obj(b["input"])["path"])] = true
+					}
+				case "text":
+					text := readertest.Str(b["text"])
+					for tool := range tools {
+						calls[tool] += strings.Count(text, "<"+tool+">")
+					}
+					for _, m := range editUseRe.FindAllStringSubmatch(text, -1) {
+						modified[strings.TrimSpace(m[1])] = true
 					}
 				}
 			}
-			calls, assistants := map[string]int{}, 0
-			modified := map[string]bool{}
-			for _, v := range msgs {
-				m := readertest.Obj(v)
-				if m["role"] != "assistant" || m["isSummary"] == true || m["isTruncationMarker"] == true {
-					continue
-				}
-				assistants++
-				for _, b := range readertest.Blocks(m["content"]) {
-					switch b["type"] {
-					case "tool_use":
-						calls[readertest.Str(b["name"])]++
-						if editTools[readertest.Str(b["name"])] {
-							modified[readertest.Str(readertest.Obj(b["input"])["path"])] = true
-						}
-					case "text":
-						text := readertest.Str(b["text"])
-						for tool := range tools {
-							calls[tool] += strings.Count(text, "<"+tool+">")
-						}
-						for _, m := range editUseRe.FindAllStringSubmatch(text, -1) {
-							modified[strings.TrimSpace(m[1])] = true
-						}
-					}
-				}
+		}
+		for k, n := range calls {
+			if n == 0 {
+				delete(calls, k)
 			}
-			for k, n := range calls {
-				if n == 0 {
-					delete(calls, k)
-				}
-			}
-			tr := readertest.ReadTestdata(t, ReadFile, dir)
-			readertest.SameScan(t, tr, calls, map[compact.Role]int{compact.RoleAssistant: assistants})
+		}
+		var want []string
+		for p := range modified {
+			want = append(want, p)
+		}
+		sort.Strings(want)
+		return readertest.Scan{Calls: calls, Roles: map[compact.Role]int{compact.RoleAssistant: assistants}, Check: func(t *testing.T, tr *compact.Transcript) {
 			var ops compact.FileOps
 			for _, e := range tr.Entries {
 				if e.Message != nil {
 					ops.AddMessage(e.Message)
 				}
 			}
-			_, got := ops.Lists()
-			var want []string
-			for p := range modified {
-				want = append(want, p)
-			}
-			sort.Strings(want)
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			if _, got := ops.Lists(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("modified files %q, the file's edits name %q", got, want)
 			}
-		})
-	}
+		}}
+	})
 }

@@ -1,13 +1,11 @@
 package cline
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // The environment details Cline and Roo Code append to every user message
@@ -23,24 +21,14 @@ func TestEnvironmentDetailsNotTheUser(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.dir, func(t *testing.T) {
-			tr := readertest.ReadTestdata(t, ReadFile, tc.dir)
-			var msgs []*compact.Message
-			for _, e := range tr.Entries {
-				if e.Message != nil {
-					msgs = append(msgs, e.Message)
-				}
-			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := readertest.Summary(t, readertest.Messages(readertest.ReadTestdata(t, ReadFile, tc.dir)))
 			// The summary indents the task's lines under its bullet.
-			if !strings.Contains(sum.Text, "## Goal\n- Initially: <task>\n  "+tc.first) {
-				t.Errorf("Goal does not start with the task %q:\n%.600s", tc.first, sum.Text)
+			if !strings.Contains(sum, "## Goal\n- Initially: <task>\n  "+tc.first) {
+				t.Errorf("Goal does not start with the task %q:\n%.600s", tc.first, sum)
 			}
 			for _, h := range []string{"environment_details", "# Current Working Directory", "# Current Time", "TODO LIST RECOMMENDED"} {
-				if strings.Contains(sum.Text, h) {
-					t.Errorf("summary quotes the extension's %q:\n%s", h, sum.Text)
+				if strings.Contains(sum, h) {
+					t.Errorf("summary quotes the extension's %q:\n%s", h, sum)
 				}
 			}
 		})
@@ -112,16 +100,13 @@ func TestTaskResumptionNotTheUser(t *testing.T) {
 			if want := min(1, len(tc.prefix)); words != want {
 				t.Errorf("%d user messages beginning %q, want %d", words, tc.prefix, want)
 			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
+			sum := readertest.Summary(t, msgs)
+			if strings.Contains(sum, "TASK RESUMPTION") || strings.Contains(sum, "user_message") ||
+				strings.Contains(sum, "New instructions for task continuation") {
+				t.Errorf("summary quotes the resumption preamble:\n%s", sum)
 			}
-			if strings.Contains(sum.Text, "TASK RESUMPTION") || strings.Contains(sum.Text, "user_message") ||
-				strings.Contains(sum.Text, "New instructions for task continuation") {
-				t.Errorf("summary quotes the resumption preamble:\n%s", sum.Text)
-			}
-			if tc.latest != "" && !strings.Contains(sum.Text, "- Most recently: "+tc.latest) {
-				t.Errorf("Goal does not end with the user's words %q:\n%s", tc.latest, sum.Text)
+			if tc.latest != "" && !strings.Contains(sum, "- Most recently: "+tc.latest) {
+				t.Errorf("Goal does not end with the user's words %q:\n%s", tc.latest, sum)
 			}
 		})
 	}
@@ -169,12 +154,9 @@ func TestFeedbackPreambleNotTheUser(t *testing.T) {
 			if notes != 1 || words != 1 {
 				t.Errorf("%d feedback notes and %d user messages %q, want 1 and 1", notes, words, tc.words)
 			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(sum.Text, "- Most recently: "+tc.words) || strings.Contains(sum.Text, "feedback") {
-				t.Errorf("Goal does not end with the feedback %q alone:\n%s", tc.words, sum.Text)
+			sum := readertest.Summary(t, msgs)
+			if !strings.Contains(sum, "- Most recently: "+tc.words) || strings.Contains(sum, "feedback") {
+				t.Errorf("Goal does not end with the feedback %q alone:\n%s", tc.words, sum)
 			}
 		})
 	}

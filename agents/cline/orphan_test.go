@@ -22,31 +22,20 @@ func TestOrphanResultNotTheUser(t *testing.T) {
 	crafted := func(history ...map[string]any) func(t *testing.T) *compact.Transcript {
 		return func(t *testing.T) *compact.Transcript { return readHistory(t, history...) }
 	}
-	tests := []struct {
-		name           string
-		read           func(t *testing.T) *compact.Transcript
-		orphan, latest string
-	}{
-		{"native tool_result",
-			crafted(task, answer, result(map[string]any{"type": "tool_result", "tool_use_id": "toolu_lost", "content": "exit 2: stale build"}), answer),
-			"exit 2: stale build", request},
+	readertest.RunOrphans(t, Read, Format, []readertest.Orphan{
+		{Name: "native tool_result", Orphan: "exit 2: stale build", Latest: request,
+			Read: crafted(task, answer, result(map[string]any{"type": "tool_result", "tool_use_id": "toolu_lost", "content": "exit 2: stale build"}), answer)},
 		// A header with an assistant message before it answers a call
 		// made up for it; one with none before it answers nothing.
-		{"XML header, no assistant message before it",
-			crafted(result(map[string]any{"type": "text", "text": "[list_files for '.'] Result:\nmain.go\nparser.go"}), answer, task, answer),
-			"main.go\nparser.go", request},
+		{Name: "XML header, no assistant message before it", Orphan: "main.go\nparser.go", Latest: request,
+			Read: crafted(result(map[string]any{"type": "text", "text": "[list_files for '.'] Result:\nmain.go\nparser.go"}), answer, task, answer)},
 		// A real Roo Code history that its condensation rewrote: the
 		// update_todo_list call is gone, its result stayed.
-		{"real-roo-condensed", func(t *testing.T) *compact.Transcript {
-			return readertest.ReadTestdata(t, ReadFile, "real-roo-condensed")
-		},
-			"Todo list updated successfully.", "tu as emporté ton analyse avec toi"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			readertest.CheckOrphanResult(t, tc.read(t), Format, tc.orphan, tc.latest)
-		})
-	}
+		{Name: "real-roo-condensed", Orphan: "Todo list updated successfully.", Latest: "tu as emporté ton analyse avec toi",
+			Read: func(t *testing.T) *compact.Transcript {
+				return readertest.ReadTestdata(t, ReadFile, "real-roo-condensed")
+			}},
+	})
 }
 
 // readHistory reads history, written as Cline's

@@ -50,7 +50,7 @@ func newBuilder(name string) *builder {
 // number and bytes: the same on every read of the file.
 func (b *builder) add(e *compact.Entry, r *record) {
 	if e.ID == "" {
-		e.ID = b.ids.Derive("line "+strconv.Itoa(r.line), r.raw)
+		e.ID = b.ids.Derive("line "+strconv.Itoa(r.Line), r.Raw)
 	}
 	if e.Timestamp == "" {
 		e.Timestamp = r.timestamp
@@ -79,9 +79,7 @@ func (b *builder) rollback(n int) {
 
 // custom keeps r as a custom entry "codex:<kind>".
 func (b *builder) custom(r *record, kind string) {
-	data := make([]byte, len(r.raw))
-	copy(data, r.raw)
-	b.add(&compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: data}}, r)
+	b.add(&compact.Entry{Kind: compact.KindCustom, Meta: &compact.EntryMeta{CustomType: Format + ":" + kind, Data: r.Copy()}}, r)
 }
 
 func (b *builder) unknown(kind string) {
@@ -91,12 +89,23 @@ func (b *builder) unknown(kind string) {
 	b.t.Unknown[kind]++
 }
 
+// build converts the lines in order and finishes the transcript.
+func (b *builder) build(recs []*record) (*compact.Transcript, error) {
+	for _, r := range recs {
+		if err := b.record(r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", b.name, r.Line, err)
+		}
+	}
+	b.finish()
+	return b.t, nil
+}
+
 // record converts one line.
 func (b *builder) record(r *record) error {
 	if b.t.Timestamp == "" {
 		b.t.Timestamp = r.timestamp
 	}
-	if _, bare := r.fields["payload"]; !bare {
+	if _, bare := r.Fields["payload"]; !bare {
 		return b.bare(r)
 	}
 	switch r.typ {
@@ -138,11 +147,11 @@ func (b *builder) record(r *record) error {
 func (b *builder) bare(r *record) error {
 	switch {
 	case r.typ == "":
-		if _, ok := r.fields["record_type"]; ok {
+		if _, ok := r.Fields["record_type"]; ok {
 			b.custom(r, "state")
 			return nil
 		}
-		if _, ok := r.fields["id"]; ok && len(b.t.Entries) == 0 {
+		if _, ok := r.Fields["id"]; ok && len(b.t.Entries) == 0 {
 			return b.sessionMeta(r)
 		}
 	case isItemType(r.typ):

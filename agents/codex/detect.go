@@ -18,13 +18,11 @@ var recordTypes = []string{"session_meta", "response_item", "event_msg", "turn_c
 // first line cut short (a session_meta with long instructions) is judged
 // by its start.
 func Detect(head []byte) bool {
-	obj, line, cut := jsonrec.FirstObject(head)
-	if cut {
-		return looksCut(line)
-	}
-	if obj == nil {
-		return false
-	}
+	return jsonrec.Sniff(head, looksWhole, looksCut)
+}
+
+// looksWhole judges a first line read whole.
+func looksWhole(obj map[string]json.RawMessage) bool {
 	has := func(k string) bool { _, ok := obj[k]; return ok }
 	var typ string
 	_ = json.Unmarshal(obj["type"], &typ)

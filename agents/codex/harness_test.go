@@ -1,14 +1,12 @@
 package codex
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/readertest"
-	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // The context Codex writes as user messages (<environment_context>,
@@ -61,16 +59,13 @@ func TestInjectedContextNotTheUser(t *testing.T) {
 			if notes != tc.notes {
 				t.Errorf("%d harness notes, want %d", notes, tc.notes)
 			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(sum.Text, "## Goal\n- Initially: "+tc.first) {
-				t.Errorf("Goal does not start with the first request %q:\n%.600s", tc.first, sum.Text)
+			sum := readertest.Summary(t, msgs)
+			if !strings.Contains(sum, "## Goal\n- Initially: "+tc.first) {
+				t.Errorf("Goal does not start with the first request %q:\n%.600s", tc.first, sum)
 			}
 			for _, h := range []string{"environment_context", "user_instructions", "AGENTS.md", "permissions instructions", "French"} {
-				if strings.Contains(sum.Text, h) {
-					t.Errorf("summary quotes Codex's %q:\n%s", h, sum.Text)
+				if strings.Contains(sum, h) {
+					t.Errorf("summary quotes Codex's %q:\n%s", h, sum)
 				}
 			}
 		})

@@ -36,9 +36,9 @@ func (b *builder) item(r *record) error {
 		b.custom(r, r.ptype)
 		return nil
 	}
-	raw := r.fields["payload"]
+	raw := r.Fields["payload"]
 	if raw == nil {
-		raw = r.raw // an early rollout's bare line: the item is the line
+		raw = r.Raw // an early rollout's bare line: the item is the line
 	}
 	// r.payload is raw decoded already (decodeRecord), except for a null
 	// payload, which the mapping reports.
@@ -124,7 +124,7 @@ func (b *builder) output(r *record, m *compact.Message, env map[string]json.RawM
 	id := m.ToolCallID
 	name, ok := b.calls[id]
 	if !ok {
-		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: %s %q has no call before it; kept as a harness note", b.name, r.line, r.ptype, id))
+		b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("%s:%d: %s %q has no call before it; kept as a harness note", b.name, r.Line, r.ptype, id))
 		m.Extra = setExtra(m.Extra, "call_id", quote(id))
 		m = compact.OrphanResult(Format, m)
 	} else {
@@ -139,8 +139,8 @@ func (b *builder) output(r *record, m *compact.Message, env map[string]json.RawM
 // bare line.
 func envelope(r *record) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
-	if _, enveloped := r.fields["payload"]; enveloped {
-		for k, v := range jsonrec.Extras(r.fields, "timestamp", "type", "payload") {
+	if _, enveloped := r.Fields["payload"]; enveloped {
+		for k, v := range jsonrec.Extras(r.Fields, "timestamp", "type", "payload") {
 			out = setExtra(out, "codex."+k, v)
 		}
 	}

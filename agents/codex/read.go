@@ -1,8 +1,6 @@
 package codex
 
 import (
-	"fmt"
-
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsonrec"
 )
@@ -17,19 +15,7 @@ const Format = "codex"
 // last line cut short is a warning. Lines of unknown types are kept as
 // custom entries and counted in Transcript.Unknown.
 func Read(data []byte, name string) (*compact.Transcript, error) {
-	recs, warnings, err := parseRecords(data, name)
-	if err != nil {
-		return nil, err
-	}
-	b := newBuilder(name)
-	b.t.Warnings = append(b.t.Warnings, warnings...)
-	for _, r := range recs {
-		if err := b.record(r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, r.line, err)
-		}
-	}
-	b.finish()
-	return b.t, nil
+	return jsonrec.ReadRecords(data, name, decodeRecord, newBuilder(name).build)
 }
 
 // ReadFile reads the rollout at path.

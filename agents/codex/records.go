@@ -8,11 +8,9 @@ import (
 )
 
 // record is one line of a rollout: its type, timestamp and payload
-// decoded, every member kept as stored.
+// decoded.
 type record struct {
-	line   int
-	raw    []byte
-	fields map[string]json.RawMessage
+	jsonrec.Record
 
 	typ       string
 	timestamp string
@@ -23,20 +21,11 @@ type record struct {
 	ptype string
 }
 
-// parseRecords splits data into lines and decodes each non-empty one
-// (jsonrec.Lines: a last line cut short is dropped with a warning, any
-// other bad line is an error naming the line).
-func parseRecords(data []byte, name string) (recs []*record, warnings []string, err error) {
-	return jsonrec.Lines(data, name, decodeRecord)
-}
-
-// decodeRecord decodes one line.
-func decodeRecord(line []byte, n int) (*record, error) {
-	fields, err := jsonrec.LineObject(line)
-	if err != nil {
-		return nil, err
-	}
-	r := &record{line: n, raw: line, fields: fields}
+// decodeRecord decodes the envelope of one line.
+func decodeRecord(line jsonrec.Record) (*record, error) {
+	r := &record{Record: line}
+	fields := r.Fields
+	var err error
 	if r.typ, err = jsonrec.OptString(fields, "type"); err != nil {
 		return nil, err
 	}

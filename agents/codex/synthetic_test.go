@@ -155,14 +155,8 @@ func TestExtraNamesKeptApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tr.Entries[0].Message
-	if string(m.Extra["codex.Content"]) != `"x"` || string(m.Content[0].Extra["codex.Text"]) != `"z"` {
-		t.Errorf("extras %v, part extras %v", m.Extra, m.Content[0].Extra)
-	}
-	s := readertest.Import(t, tr, "x")
-	if got := s.Context().Messages[0]; got.Text() != "hi" {
-		t.Errorf("imported message %q", got.Text())
-	}
+	readertest.CheckExtrasKeptApart(t, tr, tr.Entries[0].Message, "codex", "hi",
+		map[string]string{"Content": `"x"`}, map[string]string{"Text": `"z"`})
 }
 
 func TestThreadRollback(t *testing.T) {

@@ -1,13 +1,12 @@
 package geminicli
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/summarize/extractive"
+	"github.com/compactkit/compact/internal/testing/readertest"
 )
 
 // The context Gemini CLI sends as the first user message of a chat (the
@@ -67,12 +66,9 @@ func TestSetupContextNotTheUser(t *testing.T) {
 			if notes != 1 {
 				t.Errorf("%d session_context notes, want 1", notes)
 			}
-			sum, err := extractive.New(extractive.Options{}).Summarize(context.Background(), &compact.SummaryRequest{Messages: msgs})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(sum.Text, "## Goal\n- Initially: "+ask) || strings.Contains(sum.Text, "setting up the context") {
-				t.Errorf("Goal does not start with the request %q alone:\n%s", ask, sum.Text)
+			sum := readertest.Summary(t, msgs)
+			if !strings.Contains(sum, "## Goal\n- Initially: "+ask) || strings.Contains(sum, "setting up the context") {
+				t.Errorf("Goal does not start with the request %q alone:\n%s", ask, sum)
 			}
 		})
 	}

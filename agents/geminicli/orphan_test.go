@@ -15,16 +15,16 @@ func TestOrphanResultNotTheUser(t *testing.T) {
 	const ask = "What does scripts/bump.sh do?"
 	orphan := map[string]any{"functionResponse": map[string]any{"id": "call-lost", "name": "run_shell_command", "response": map[string]any{"output": "bump: v1.2.3 -> v1.2.4"}}}
 	failed := map[string]any{"functionResponse": map[string]any{"id": "call-lost", "name": "read_file", "response": map[string]any{"error": "File not found: notes.md"}}}
-	checkpoint := func(part map[string]any) []byte {
+	checkpoint := func(part map[string]any) string {
 		b, _ := json.Marshal(map[string]any{"history": []map[string]any{
 			{"role": "user", "parts": []map[string]any{{"text": ask}}},
 			{"role": "model", "parts": []map[string]any{{"text": "Let me look."}}},
 			{"role": "user", "parts": []map[string]any{part}},
 			{"role": "model", "parts": []map[string]any{{"text": "It bumps the version."}}},
 		}})
-		return b
+		return string(b)
 	}
-	recording := func(part map[string]any) []byte {
+	recording := func(part map[string]any) string {
 		lines := []string{`{"sessionId":"s1","projectHash":"h","startTime":"2026-08-20T10:00:00.000Z","lastUpdated":"2026-08-20T10:00:00.000Z","kind":"main"}`}
 		for i, r := range []map[string]any{
 			{"type": "user", "content": []map[string]any{{"text": ask}}},
@@ -36,24 +36,11 @@ func TestOrphanResultNotTheUser(t *testing.T) {
 			b, _ := json.Marshal(r)
 			lines = append(lines, string(b))
 		}
-		return []byte(strings.Join(lines, "\n") + "\n")
+		return strings.Join(lines, "\n") + "\n"
 	}
-	tests := []struct {
-		name, file string
-		data       []byte
-		orphan     string
-	}{
-		{"checkpoint", "checkpoint-x.json", checkpoint(orphan), "bump: v1.2.3 -> v1.2.4"},
-		{"checkpoint, an error", "checkpoint-x.json", checkpoint(failed), "File not found: notes.md"},
-		{"recording", "session-x.jsonl", recording(orphan), "bump: v1.2.3 -> v1.2.4"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tr, err := Read(tc.data, tc.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			readertest.CheckOrphanResult(t, tr, Format, tc.orphan, ask)
-		})
-	}
+	readertest.RunOrphans(t, Read, Format, []readertest.Orphan{
+		{Name: "checkpoint", File: "checkpoint-x.json", Body: checkpoint(orphan), Orphan: "bump: v1.2.3 -> v1.2.4", Latest: ask},
+		{Name: "checkpoint, an error", File: "checkpoint-x.json", Body: checkpoint(failed), Orphan: "File not found: notes.md", Latest: ask},
+		{Name: "recording", File: "session-x.jsonl", Body: recording(orphan), Orphan: "bump: v1.2.3 -> v1.2.4", Latest: ask},
+	})
 }

@@ -235,38 +235,15 @@ func (f *fold) checkpoint(list []*msgRecord, line int, raw json.RawMessage) {
 	}
 }
 
-// readJSONL folds the lines of a session-*.jsonl file.
+// readJSONL folds the lines of a session-*.jsonl file, split and read as
+// every JSON Lines reader does (jsonrec.Records): a last line cut short
+// is dropped with a warning, any other bad line is an error naming it.
 func (f *fold) readJSONL(data []byte) error {
-	lineNo := 0
-	for len(data) > 0 {
-		lineNo++
-		var line []byte
-		complete := true
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data, complete = data, nil, false
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(line, &obj); err != nil || obj == nil {
-			if !complete {
-				f.warnings = append(f.warnings, fmt.Sprintf("%s:%d: last line is incomplete (%d bytes); ignored", f.name, lineNo, len(line)))
-				return nil
-			}
-			if err == nil {
-				err = fmt.Errorf("not an object")
-			}
-			return fmt.Errorf("%s:%d: %w", f.name, lineNo, err)
-		}
-		if err := f.record(obj, line, lineNo); err != nil {
-			return fmt.Errorf("%s:%d: %w", f.name, lineNo, err)
-		}
-	}
-	return nil
+	_, warnings, err := jsonrec.Records(data, f.name, func(r jsonrec.Record) (struct{}, error) {
+		return struct{}{}, f.record(r.Fields, r.Raw, r.Line)
+	})
+	f.warnings = append(f.warnings, warnings...)
+	return err
 }
 
 // record applies one line of a recording.

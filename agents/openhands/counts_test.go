@@ -1,7 +1,6 @@
 package openhands
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/compactkit/compact"
@@ -13,29 +12,24 @@ import (
 // they name, and the observations that answer one of them (an
 // observation naming no earlier call is no tool result).
 func TestCountsMatchFile(t *testing.T) {
-	for _, file := range []string{"basic.json", "basic_gui_mode.json", "basic_interactions.json", "condensation.json"} {
-		t.Run(file, func(t *testing.T) {
-			calls, results := map[string]int{}, 0
-			called := map[string]bool{}
-			for _, v := range readertest.Arr(readertest.JSONFile(t, filepath.Join("testdata", file))) {
-				e := readertest.Obj(v)
-				meta := readertest.Obj(e["tool_call_metadata"])
-				if meta == nil {
-					continue
-				}
-				switch {
-				case e["action"] != nil:
-					calls[readertest.Str(meta["function_name"])]++
-					called[readertest.Str(meta["tool_call_id"])] = true
-				case e["observation"] != nil && called[readertest.Str(meta["tool_call_id"])]:
-					results++
-				}
+	files := []string{"basic.json", "basic_gui_mode.json", "basic_interactions.json", "condensation.json"}
+	readertest.RunCounts(t, ReadFile, files, func(t *testing.T, path string) readertest.Scan {
+		calls, results := map[string]int{}, 0
+		called := map[string]bool{}
+		for _, v := range readertest.Arr(readertest.JSONFile(t, path)) {
+			e := readertest.Obj(v)
+			meta := readertest.Obj(e["tool_call_metadata"])
+			if meta == nil {
+				continue
 			}
-			tr, err := ReadFile(filepath.Join("testdata", file))
-			if err != nil {
-				t.Fatal(err)
+			switch {
+			case e["action"] != nil:
+				calls[readertest.Str(meta["function_name"])]++
+				called[readertest.Str(meta["tool_call_id"])] = true
+			case e["observation"] != nil && called[readertest.Str(meta["tool_call_id"])]:
+				results++
 			}
-			readertest.SameScan(t, tr, calls, map[compact.Role]int{compact.RoleToolResult: results})
-		})
-	}
+		}
+		return readertest.Scan{Calls: calls, Roles: map[compact.Role]int{compact.RoleToolResult: results}}
+	})
 }

@@ -13,22 +13,12 @@ import (
 )
 
 func TestReadFiles(t *testing.T) {
-	tests := []struct {
-		path     string
-		roles    map[compact.Role]int
-		customs  map[string]int
-		unknown  map[string]int
-		warnings int
-		model    string
-		session  string
-		context  int // messages of the imported session's context
-		check    func(t *testing.T, tr *compact.Transcript)
-	}{
+	readertest.RunSamples(t, ReadFile, Format, []readertest.Sample{
 		{
-			path:  "testdata/basic.json",
-			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
-			model: "claude-3-5-sonnet-20241022", context: 4,
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File:  "basic.json",
+			Roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			Model: "claude-3-5-sonnet-20241022", Context: 4,
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				a := tr.Entries[1]
 				want := compact.Usage{Input: 4, Output: 1135, CacheWrite: 3482, Total: 4621}
 				if a.ID != "3" || a.Message.Usage == nil || *a.Message.Usage != want {
@@ -41,11 +31,11 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			path:    "testdata/basic_gui_mode.json",
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 5, compact.RoleToolResult: 4},
-			customs: map[string]int{"openhands:agent_state_changed": 4, "openhands:change_agent_state": 1, "openhands:null": 3},
-			model:   "claude-3-5-sonnet-20241022", context: 10,
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File:    "basic_gui_mode.json",
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 5, compact.RoleToolResult: 4},
+			Customs: map[string]int{"openhands:agent_state_changed": 4, "openhands:change_agent_state": 1, "openhands:null": 3},
+			Model:   "claude-3-5-sonnet-20241022", Cwd: "/workspace", Context: 10,
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				if tr.Cwd != "/workspace" || tr.Timestamp != "2025-01-20T20:29:13.519Z" {
 					t.Errorf("cwd %q timestamp %q", tr.Cwd, tr.Timestamp)
 				}
@@ -65,10 +55,10 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			path:  "testdata/basic_interactions.json",
-			roles: map[compact.Role]int{compact.RoleUser: 3, compact.RoleAssistant: 3},
-			model: "gpt-4o-2024-08-06", context: 6,
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File:  "basic_interactions.json",
+			Roles: map[compact.Role]int{compact.RoleUser: 3, compact.RoleAssistant: 3},
+			Model: "gpt-4o-2024-08-06", Context: 6,
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				u := tr.Entries[5].Message.Usage
 				if u == nil || *u != (compact.Usage{Input: 169, Output: 10, CacheRead: 2304, Total: 2483}) {
 					t.Errorf("OpenAI usage (cached tokens) = %+v", u)
@@ -76,16 +66,17 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			path:     "testdata/condensation.json",
-			roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3, compact.RoleBash: 1, compact.RoleCustom: 1},
-			customs:  map[string]int{"openhands:system": 1, "openhands:recall": 2, "openhands:frobnicate": 1},
-			unknown:  map[string]int{"frobnicate": 1},
-			warnings: 1,
-			model:    "claude-sonnet-4-20250514",
+			File:     "condensation.json",
+			Roles:    map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3, compact.RoleBash: 1, compact.RoleCustom: 1},
+			Customs:  map[string]int{"openhands:system": 1, "openhands:recall": 2, "openhands:frobnicate": 1},
+			Unknown:  map[string]int{"frobnicate": 1},
+			Warnings: 1,
+			Model:    "claude-sonnet-4-20250514",
+			Cwd:      "/workspace",
 			// summary, the kept bash run, the think call and result, the
 			// orphan result, the finish call.
-			context: 6,
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Context: 6,
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				byID := map[string]*compact.Entry{}
 				for _, e := range tr.Entries {
 					byID[e.ID] = e
@@ -130,45 +121,21 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			path:  "testdata/session/5f1b2c3d/events",
-			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
-			model: "claude-3-5-sonnet-20241022", session: "5f1b2c3d", context: 4,
+			File:  "session/5f1b2c3d/events",
+			Roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			Model: "claude-3-5-sonnet-20241022", Session: "5f1b2c3d", Context: 4,
 		},
 		{
-			path:  "testdata/session/5f1b2c3d/events/3.json",
-			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
-			model: "claude-3-5-sonnet-20241022", session: "5f1b2c3d", context: 4,
+			File:  "session/5f1b2c3d/events/3.json",
+			Roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			Model: "claude-3-5-sonnet-20241022", Session: "5f1b2c3d", Context: 4,
 		},
 		{
-			path:  "testdata/session/5f1b2c3d",
-			roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
-			model: "claude-3-5-sonnet-20241022", session: "5f1b2c3d", context: 4,
+			File:  "session/5f1b2c3d",
+			Roles: map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 1},
+			Model: "claude-3-5-sonnet-20241022", Session: "5f1b2c3d", Context: 4,
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.path, func(t *testing.T) {
-			tr, err := ReadFile(tc.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tr.Format != Format || tr.Model != tc.model || tr.SessionID != tc.session {
-				t.Errorf("format %q model %q session %q", tr.Format, tr.Model, tr.SessionID)
-			}
-			readertest.CheckRoles(t, tr, tc.roles)
-			readertest.CheckCustoms(t, tr, tc.customs)
-			readertest.CheckUnknown(t, tr, tc.unknown)
-			if len(tr.Warnings) != tc.warnings {
-				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
-			}
-			if n := readertest.CheckPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
-				t.Errorf("%d results paired", n)
-			}
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			readertest.RoundTrip(t, tr, tc.context)
-		})
-	}
+	}, nil)
 }
 
 func TestReadErrors(t *testing.T) {

@@ -48,17 +48,15 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 	}
 	r.at("header", nil)
 	r.header(fields)
-	for i, m := range msgs {
+	err = jsonrec.EachElement(data, "messages", msgs, func(i int, m jsonrec.Element) error {
 		r.at("messages "+strconv.Itoa(i), m.Raw)
-		var err error
 		if r.shape == ShapeAnthropic {
-			err = r.anthropicMessage(i, m)
-		} else {
-			err = r.chatMessage(i, m)
+			return r.anthropicMessage(i, m)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: messages[%d]%w", name, jsonrec.Line(data, m.Off), i, err)
-		}
+		return r.chatMessage(i, m)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", name, err)
 	}
 	jsonrec.SafeExtras(r.t, Format)
 	jsonrec.OneLine(r.t)

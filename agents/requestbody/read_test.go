@@ -13,21 +13,15 @@ import (
 )
 
 func TestReadFiles(t *testing.T) {
-	tests := []struct {
-		file      string
-		shape     Shape
-		roles     map[compact.Role]int
-		customs   map[string]int
-		unknown   map[string]int
-		warnings  int
-		sessionID string
-		check     func(t *testing.T, tr *compact.Transcript)
-	}{
+	// shapes is the shape DetectShape finds in each file.
+	shapes := map[string]Shape{"pi-anthropic.json": ShapeAnthropic, "pi-chat.json": ShapeChat, "opencode-chat.json": ShapeChat,
+		"claude-code-shaped.json": ShapeAnthropic, "opencode-shaped.json": ShapeChat}
+	readertest.RunSamples(t, ReadFile, Format, []readertest.Sample{
 		{
-			file: "pi-anthropic.json", shape: ShapeAnthropic,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File: "pi-anthropic.json", Model: "fake-model",
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				last := tr.Entries[len(tr.Entries)-1].Message
 				if last.Role != compact.RoleToolResult || last.ToolName != "bash" || last.Text() != "STEP-3\n1\n2\n3\n4\n" {
 					t.Errorf("last result = %s %q %q", last.Role, last.ToolName, last.Text())
@@ -49,10 +43,10 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			file: "pi-chat.json", shape: ShapeChat,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File: "pi-chat.json", Model: "fake-model",
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				a := tr.Entries[3].Message
 				calls := a.ToolCalls()
 				if a.Role != compact.RoleAssistant || len(a.Content) != 1 || len(calls) != 1 || a.StopReason != compact.StopToolUse {
@@ -64,10 +58,10 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			file: "opencode-chat.json", shape: ShapeChat,
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 2},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File: "opencode-chat.json", Model: "fake-model",
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 2, compact.RoleToolResult: 2},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				var req struct {
 					Tools []json.RawMessage `json:"tools"`
 				}
@@ -81,12 +75,12 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			file: "claude-code-shaped.json", shape: ShapeAnthropic, sessionID: "0b6c3c0e-1111-4222-8333-944445555666",
+			File: "claude-code-shaped.json", Model: "claude-sonnet-4-6", Session: "0b6c3c0e-1111-4222-8333-944445555666",
 			// The first prompt's and the last turn's <system-reminder>
 			// blocks are harness notes (custom messages).
-			roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 4, compact.RoleToolResult: 4, compact.RoleCustom: 2},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			Roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 4, compact.RoleToolResult: 4, compact.RoleCustom: 2},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 1},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				var redacted, signed int
 				for _, e := range tr.Entries {
 					if e.Message == nil {
@@ -131,10 +125,10 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			file: "opencode-shaped.json", shape: ShapeChat, warnings: 1,
-			roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
-			customs: map[string]int{"request-body:request": 1, "request-body:system": 2},
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File: "opencode-shaped.json", Model: "qwen3-coder-30b", Warnings: 1,
+			Roles:   map[compact.Role]int{compact.RoleUser: 2, compact.RoleAssistant: 3, compact.RoleToolResult: 3},
+			Customs: map[string]int{"request-body:request": 1, "request-body:system": 2},
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				last := tr.Entries[len(tr.Entries)-1].Message
 				if len(last.Content) != 2 || last.Content[1].Type != compact.PartImage || last.Content[1].Image.MimeType != "image/png" || last.Content[1].Image.Data != "iVBORw0KGgo=" {
 					t.Errorf("image part = %+v", last.Content)
@@ -161,45 +155,16 @@ func TestReadFiles(t *testing.T) {
 				}
 			},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			path := filepath.Join("testdata", tc.file)
-			tr, err := ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+	}, func(t *testing.T, path string, tr *compact.Transcript) {
+		if got, want := DetectShape([]byte(readertest.File(t, path))), shapes[filepath.Base(path)]; got != want {
+			t.Errorf("shape %q, want %q", got, want)
+		}
+		for i, e := range tr.Entries {
+			if m := e.Message; m != nil && m.Role == compact.RoleAssistant && m.Usage != nil {
+				t.Errorf("entry %d: a request carries no usage, got %+v", i, m.Usage)
 			}
-			data, _ := os.ReadFile(path)
-			if got := DetectShape(data); got != tc.shape {
-				t.Errorf("shape %q, want %q", got, tc.shape)
-			}
-			if tr.Format != Format {
-				t.Errorf("format %q", tr.Format)
-			}
-			readertest.CheckRoles(t, tr, tc.roles)
-			readertest.CheckCustoms(t, tr, tc.customs)
-			readertest.CheckUnknown(t, tr, tc.unknown)
-			if len(tr.Warnings) != tc.warnings {
-				t.Errorf("warnings %q, want %d", tr.Warnings, tc.warnings)
-			}
-			if tr.SessionID != tc.sessionID {
-				t.Errorf("session id %q, want %q", tr.SessionID, tc.sessionID)
-			}
-			if n := readertest.CheckPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
-				t.Errorf("%d results paired", n)
-			}
-			for i, e := range tr.Entries {
-				if m := e.Message; m != nil && m.Role == compact.RoleAssistant && m.Usage != nil {
-					t.Errorf("entry %d: a request carries no usage, got %+v", i, m.Usage)
-				}
-			}
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			ctx := readertest.Context(tc.roles) + tc.roles[compact.RoleCustom]
-			readertest.RoundTrip(t, tr, ctx)
-		})
-	}
+		}
+	})
 }
 
 // TestReadCases covers what the captured files do not: results without

@@ -13,21 +13,13 @@ func TestOrphanResultNotTheUser(t *testing.T) {
 	const request = "Fix the off-by-one in pagination.py."
 	head := `{"history":[{"role":"user","content":"` + request + `","message_type":"observation"},
 {"role":"assistant","content":"Looking.","message_type":"action"},`
-	tests := []struct {
-		name, item, orphan string
-	}{
-		{"unknown call id", `{"role":"tool","content":"OBSERVATION: 3 tests failed","tool_call_ids":["call_cut"]}`, "OBSERVATION: 3 tests failed"},
-		{"no call id", `{"role":"tool","content":[{"type":"text","text":"Old file contents"}]}`, "Old file contents"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			body := head + tc.item + `,
+	orphan := func(name, item, output string) readertest.Orphan {
+		body := head + item + `,
 {"role":"assistant","content":"Done.","message_type":"action"}]}`
-			tr, err := Read([]byte(body), "x.traj")
-			if err != nil {
-				t.Fatal(err)
-			}
-			readertest.CheckOrphanResult(t, tr, Format, tc.orphan, request)
-		})
+		return readertest.Orphan{Name: name, File: "x.traj", Body: body, Orphan: output, Latest: request}
 	}
+	readertest.RunOrphans(t, Read, Format, []readertest.Orphan{
+		orphan("unknown call id", `{"role":"tool","content":"OBSERVATION: 3 tests failed","tool_call_ids":["call_cut"]}`, "OBSERVATION: 3 tests failed"),
+		orphan("no call id", `{"role":"tool","content":[{"type":"text","text":"Old file contents"}]}`, "Old file contents"),
+	})
 }

@@ -55,11 +55,12 @@ func Read(data []byte, name string) (*compact.Transcript, error) {
 			r.custom(m.Key, m.Value)
 		}
 	}
-	for i, it := range items {
+	err = jsonrec.EachElement(data, "history", items, func(i int, it jsonrec.Element) error {
 		r.at("history "+strconv.Itoa(i), it.Raw)
-		if err := r.item(it); err != nil {
-			return nil, fmt.Errorf("%s:%d: history[%d]%w", name, jsonrec.Line(data, it.Off), i, err)
-		}
+		return r.item(it)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", name, err)
 	}
 	// What comes after it: the steps as run, and the run's result.
 	for _, key := range [...]string{"trajectory", "info"} {

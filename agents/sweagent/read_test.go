@@ -2,7 +2,6 @@ package sweagent
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,20 +10,13 @@ import (
 )
 
 func TestReadFiles(t *testing.T) {
-	tests := []struct {
-		file    string
-		roles   map[compact.Role]int
-		customs map[string]int
-		model   string
-		cwd     string
-		check   func(t *testing.T, tr *compact.Transcript)
-	}{
+	readertest.RunSamples(t, ReadFile, Format, []readertest.Sample{
 		{
-			file:    "function-calling.traj",
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 4, compact.RoleToolResult: 4},
-			customs: map[string]int{"swe-agent:environment": 1, "swe-agent:replay_config": 1, "swe-agent:system": 1, "swe-agent:trajectory": 1, "swe-agent:info": 1},
-			model:   "gpt-4o", cwd: "/SWE-agent__test-repo",
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File:    "function-calling.traj",
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 4, compact.RoleToolResult: 4},
+			Customs: map[string]int{"swe-agent:environment": 1, "swe-agent:replay_config": 1, "swe-agent:system": 1, "swe-agent:trajectory": 1, "swe-agent:info": 1},
+			Model:   "gpt-4o", Cwd: "/SWE-agent__test-repo",
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				a := tr.Entries[4].Message
 				calls := a.ToolCalls()
 				if a.Role != compact.RoleAssistant || len(calls) != 1 || calls[0].ID != "call_fJuazlMUN5fQDQ73G6XSpYpx" || calls[0].Name != "find_file" ||
@@ -57,11 +49,11 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			file:    "thought-action.traj",
-			roles:   map[compact.Role]int{compact.RoleUser: 6, compact.RoleAssistant: 5},
-			customs: map[string]int{"swe-agent:environment": 1, "swe-agent:system": 1, "swe-agent:trajectory": 1, "swe-agent:info": 1},
-			cwd:     "/klieret__swe-agent-test-repo",
-			check: func(t *testing.T, tr *compact.Transcript) {
+			File:    "thought-action.traj",
+			Roles:   map[compact.Role]int{compact.RoleUser: 6, compact.RoleAssistant: 5},
+			Customs: map[string]int{"swe-agent:environment": 1, "swe-agent:system": 1, "swe-agent:trajectory": 1, "swe-agent:info": 1},
+			Cwd:     "/klieret__swe-agent-test-repo",
+			Check: func(t *testing.T, tr *compact.Transcript) {
 				demo := tr.Entries[2].Message
 				if demo.Role != compact.RoleUser || string(demo.Extra["is_demo"]) != "true" {
 					t.Errorf("demonstration = %s %v", demo.Role, demo.Extra)
@@ -77,39 +69,17 @@ func TestReadFiles(t *testing.T) {
 			},
 		},
 		{
-			file:    "demonstration.traj",
-			roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 5, compact.RoleToolResult: 5},
-			customs: map[string]int{"swe-agent:system": 1},
+			File:    "demonstration.traj",
+			Roles:   map[compact.Role]int{compact.RoleUser: 1, compact.RoleAssistant: 5, compact.RoleToolResult: 5},
+			Customs: map[string]int{"swe-agent:system": 1},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			tr, err := ReadFile(filepath.Join("testdata", tc.file))
-			if err != nil {
-				t.Fatal(err)
+	}, func(t *testing.T, _ string, tr *compact.Transcript) {
+		for i, e := range tr.Entries {
+			if e.Message != nil && e.Message.Usage != nil {
+				t.Errorf("entry %d has usage %+v; a trajectory records only run totals", i, e.Message.Usage)
 			}
-			if tr.Format != Format || tr.Model != tc.model || tr.Cwd != tc.cwd {
-				t.Errorf("format %q model %q cwd %q", tr.Format, tr.Model, tr.Cwd)
-			}
-			readertest.CheckRoles(t, tr, tc.roles)
-			readertest.CheckCustoms(t, tr, tc.customs)
-			if len(tr.Unknown) != 0 || len(tr.Warnings) != 0 {
-				t.Errorf("unknown %v, warnings %q", tr.Unknown, tr.Warnings)
-			}
-			if n := readertest.CheckPairing(t, tr); n != tc.roles[compact.RoleToolResult] {
-				t.Errorf("%d results paired", n)
-			}
-			for i, e := range tr.Entries {
-				if e.Message != nil && e.Message.Usage != nil {
-					t.Errorf("entry %d has usage %+v; a trajectory records only run totals", i, e.Message.Usage)
-				}
-			}
-			if tc.check != nil {
-				tc.check(t, tr)
-			}
-			readertest.RoundTrip(t, tr, readertest.Context(tc.roles))
-		})
-	}
+		}
+	})
 }
 
 func TestReadCases(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 
 	goccy "github.com/goccy/go-json"
 
+	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
 
@@ -27,7 +28,7 @@ import (
 // (made with internal/cmd/bigsession).
 func benchFiles(b *testing.B) []string {
 	b.Helper()
-	files := realSessions(b)
+	files := sharedtest.PiSessionPaths(b)
 	if big := os.Getenv("COMPACT_BIG_SESSION"); big != "" {
 		files = append(files, big)
 	}

@@ -15,17 +15,6 @@ import (
 	"github.com/compactkit/compact/session"
 )
 
-// realSessions returns the paths of the real pi sessions of the shared
-// test data (see sharedtest.PiSession: skipped when they are missing).
-func realSessions(tb testing.TB) []string {
-	tb.Helper()
-	var paths []string
-	for _, name := range sharedtest.PiSessions() {
-		paths = append(paths, sharedtest.PiSession(tb, name))
-	}
-	return paths
-}
-
 // input is a session file to parse, by name.
 type input struct {
 	name string
@@ -71,7 +60,7 @@ func repoSessions(t *testing.T) []input {
 // $COMPACT_BIG_SESSION when set, and the repository's sessions.
 func allSessions(t *testing.T) []input {
 	var in []input
-	for _, p := range realSessions(t) {
+	for _, p := range sharedtest.PiSessionPaths(t) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -156,7 +145,7 @@ func TestSameEntries(t *testing.T) {
 
 // The comparison sees a difference in any field a decoder fills.
 func TestDiffFindsChanges(t *testing.T) {
-	paths := realSessions(t)
+	paths := sharedtest.PiSessionPaths(t)
 	data, err := os.ReadFile(paths[0])
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +204,7 @@ func TestListCandidates(t *testing.T) {
 // The floor of BenchmarkParseFloor parses to what the hand decoder gives,
 // the second time (from replayed values) as the first.
 func TestReplaySame(t *testing.T) {
-	for _, p := range realSessions(t) {
+	for _, p := range sharedtest.PiSessionPaths(t) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

@@ -230,6 +230,16 @@ func (a *app) open(path string) (*session.Session, error) {
 	return a.load(path, true)
 }
 
+// openChecked is open for a command that uses none of the settings
+// (fork, migrate): it still loads them first, so that a bad configuration
+// file is refused as every other command refuses it.
+func (a *app) openChecked(cmd *cobra.Command, path string) (*session.Session, error) {
+	if _, err := a.loadSettings(cmd, nil); err != nil {
+		return nil, err
+	}
+	return a.open(path)
+}
+
 // load is open; writing says whether the command appends to the file.
 func (a *app) load(path string, writing bool) (*session.Session, error) {
 	a.logger.Debug("loading session", "file", path, "lenient", a.lenient)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -274,25 +275,27 @@ func (m *fakeModel) summary(n int, req *seenRequest) string {
 	return b.String()
 }
 
+// fakeAPI is the wire format of provider's summarizer, as fakeupstream
+// names it.
+func fakeAPI(provider string) fakeupstream.API {
+	if provider == summarizerOpenAI {
+		return fakeupstream.Chat
+	}
+	return fakeupstream.Anthropic
+}
+
 // providerError is an error body in the provider's format.
 func providerError(provider, kind, message string) string {
-	var v any
-	if provider == summarizerOpenAI {
-		v = map[string]any{"error": map[string]any{"message": message, "type": kind, "param": nil, "code": kind}}
-	} else {
-		v = map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": message}}
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	return fakeupstream.ErrorBody(fakeAPI(provider), kind, kind, message)
 }
 
 // overflowBody is the provider's answer to a prompt larger than its
 // window.
 func overflowBody(provider string) string {
 	if provider == summarizerOpenAI {
-		return `{"error":{"message":"This model's maximum context length is 32768 tokens. However, your messages resulted in 40211 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`
+		return fakeupstream.OverflowBody(fakeupstream.Chat, 40211, 32768)
 	}
-	return `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210345 tokens > 200000 maximum"}}`
+	return fakeupstream.OverflowBody(fakeupstream.Anthropic, 210345, 200000)
 }
 
 // instantRetries makes the summarizer's waits between tries instant and

@@ -27,10 +27,7 @@ parentSession names FILE. FILE is not changed. OUT must not exist: fork
 never overwrites a file.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
-			if _, err := a.loadSettings(cmd, nil); err != nil {
-				return err
-			}
-			s, err := a.open(args[0])
+			s, err := a.openChecked(cmd, args[0])
 			if err != nil {
 				return err
 			}

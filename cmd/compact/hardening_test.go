@@ -212,16 +212,12 @@ func TestMessageWording(t *testing.T) {
 // TestGroupDigits checks the thousands separators added to sentences
 // that come from the library.
 func TestGroupDigits(t *testing.T) {
-	for in, want := range map[string]string{
+	eachCase(t, "groupDigits", groupDigits, map[string]string{
 		"kept part reduced from ~19945 to ~5275 tokens so that the context fits under 15000": "kept part reduced from ~19,945 to ~5,275 tokens so that the context fits under 15,000",
 		"all 12 messages fit in the 20000 tokens kept verbatim.":                             "all 12 messages fit in the 20,000 tokens kept verbatim.",
 		"entry 1234abcd, file x/20260/y, 3.14159, v1.2345, 12,345 and 0123 and 987":          "entry 1234abcd, file x/20260/y, 3.14159, v1.2345, 12,345 and 0123 and 987",
 		"the 272000-token input limit, not model-20000-tokenizer":                            "the 272,000-token input limit, not model-20000-tokenizer",
-	} {
-		if got := groupDigits(in); got != want {
-			t.Errorf("groupDigits(%q)\n = %q\nwant %q", in, got, want)
-		}
-	}
+	})
 	// The headroom adjustment in the human output of run (the default
 	// policy's target on a 30,000-token window: half its trigger of
 	// 24,000).
@@ -265,17 +261,13 @@ func TestFirstKeptIndexV1(t *testing.T) {
 // TestNoTempNamesInErrors checks that the temporary file a write goes
 // through never reaches an error line.
 func TestNoTempNamesInErrors(t *testing.T) {
-	for in, want := range map[string]string{
+	eachCase(t, "hideTempNames", hideTempNames, map[string]string{
 		"open /d/.s.jsonl.tmp-123456: permission denied":     "open a temporary file beside /d/s.jsonl: permission denied",
 		"rename .s.jsonl.tmp-42 s.jsonl: file exists":        "rename a temporary file beside s.jsonl s.jsonl: file exists",
 		"write /a/b/.x.jsonl.tmp-9: no space left on device": "write a temporary file beside /a/b/x.jsonl: no space left on device",
 		"createtemp /a/.x.jsonl.tmp-*: not a directory":      "createtemp a temporary file beside /a/x.jsonl: not a directory",
 		"s.jsonl: --at \"x.tmp-1\": no such entry":           "s.jsonl: --at \"x.tmp-1\": no such entry",
-	} {
-		if got := hideTempNames(in); got != want {
-			t.Errorf("hideTempNames(%q)\n = %q\nwant %q", in, got, want)
-		}
-	}
+	})
 	// A file where the output's directory should be: creating the
 	// temporary file fails.
 	dir := filepath.Join(t.TempDir(), "notadir")

@@ -187,3 +187,14 @@ func contains(t *testing.T, what, s string, want ...string) {
 		}
 	}
 }
+
+// eachCase checks f, named name in the messages, on each input of cases
+// against the output given for it.
+func eachCase(t *testing.T, name string, f func(string) string, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := f(in); got != want {
+			t.Errorf("%s(%q)\n = %q\nwant %q", name, in, got, want)
+		}
+	}
+}

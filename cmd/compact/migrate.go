@@ -39,10 +39,7 @@ A file that is already version 3 is left unchanged. Every other command
 reads old files as they are, without rewriting them.`,
 		Args: exactFile,
 		RunE: a.action(func(cmd *cobra.Command, args []string) error {
-			if _, err := a.loadSettings(cmd, nil); err != nil {
-				return err
-			}
-			s, err := a.open(args[0])
+			s, err := a.openChecked(cmd, args[0])
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/compactkit/compact/report"
+	"github.com/compactkit/compact/session"
 )
 
 // reportResult is the JSON form of "compact report".
@@ -99,8 +100,8 @@ func (a *app) report(cmd *cobra.Command, file, leaf, out string, lf *limitFlags)
 		return err
 	}
 	size := page.Len()
-	if err := writeFileAtomic(out, page.Bytes()); err != nil {
-		return err
+	if err := session.WriteFileAtomic(out, page.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
 	}
 	res := reportResult{File: file, Output: out, Leaf: r.Leaf, Calls: r.Calls, EstimatedCalls: r.Estimated,
 		Messages: r.Messages, Compactions: r.Compactions, ContextEdits: r.Edits, Bytes: size}
@@ -147,40 +148,6 @@ func checkReportOutput(file, out string) error {
 	}
 	if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
 		return usagef("report: -o %s: folder %s does not exist", out, filepath.Dir(out))
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so that path holds either its old content or all of the
-// new one. The file is readable by everyone (0644), like a page meant to
-// be opened in a browser.
-func writeFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

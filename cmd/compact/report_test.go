@@ -178,13 +178,9 @@ func TestReportHelp(t *testing.T) {
 }
 
 func TestDefaultReportPath(t *testing.T) {
-	for in, want := range map[string]string{
+	eachCase(t, "defaultReportPath", defaultReportPath, map[string]string{
 		"s.jsonl": "s.report.html", "/a/b/s.jsonl": "s.report.html", "noext": "noext.report.html", ".hidden": ".hidden.report.html", "a.b.jsonl": "a.b.report.html",
-	} {
-		if got := defaultReportPath(in); got != want {
-			t.Errorf("defaultReportPath(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 // TestCommandReference: the command reference, docs/cli.md, has a

@@ -80,32 +80,26 @@ func (c *Chat) Complete(ctx context.Context, msgs []*compact.Message) (*compact.
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("encode the request: %w", err)
-	}
 	client := c.HTTP
 	if client == nil {
 		client = apihttp.NewClient()
 	}
-	header := http.Header{"Content-Type": {"application/json"}}
+	set := http.Header{}
 	if c.APIKey != "" {
-		header.Set("Authorization", "Bearer "+c.APIKey)
+		set.Set("Authorization", "Bearer "+c.APIKey)
 	}
-	resp, err := apihttp.Post(ctx, apihttp.Call{
+	call := apihttp.Call{
 		Provider:     providerName,
 		Client:       client,
 		URL:          strings.TrimRight(c.BaseURL, "/") + "/chat/completions",
-		Header:       header,
-		Body:         body,
 		Timeout:      c.Timeout,
 		MaxErrorBody: 64 << 10,
 		MaxBody:      16 << 20,
-	})
-	if err != nil {
-		return nil, err
 	}
-	return decodeAnswer(resp, c.Model)
+	// PostJSON also takes the key out of an error found in a 2xx body.
+	return apihttp.PostJSON(ctx, call, set, req, func(body []byte) (*compact.Message, error) {
+		return decodeAnswer(body, c.Model)
+	})
 }
 
 // request builds the wire request for msgs.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // sent is the request c sends for msgs, as the fake model reads it.
@@ -210,7 +211,7 @@ func TestCompleteSendsToolsAndReportsErrors(t *testing.T) {
 		t.Errorf("tools %+v", got.Tools)
 	}
 
-	status, answer = http.StatusBadRequest, overflowBody(100, 200)
+	status, answer = http.StatusBadRequest, fakeupstream.OverflowBody(fakeupstream.Chat, 200, 100)
 	_, err = c.Complete(ctx, []*compact.Message{compact.TextMessage(compact.RoleUser, "hello")})
 	var pe *compact.ProviderError
 	if !errors.As(err, &pe) || pe.StatusCode != 400 || !strings.Contains(pe.Body, "context_length_exceeded") {
@@ -233,5 +234,26 @@ func TestCompleteSendsToolsAndReportsErrors(t *testing.T) {
 	status, answer = http.StatusTooManyRequests, `{"error":{"message":"Rate limit reached"}}`
 	if _, err = c.Complete(ctx, nil); err == nil || compact.IsContextOverflow(err) {
 		t.Errorf("a rate limit gave %v", err)
+	}
+}
+
+// TestErrorInAnswerHidesKey: a server that answers 200 with an error
+// quoting the request's credential (as a gateway that echoes headers does)
+// gets no key into the error Complete returns.
+func TestErrorInAnswerHidesKey(t *testing.T) {
+	t.Parallel()
+	const key = "sk-example-0123456789"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"error":{"message":"bad credential ` + r.Header.Get("Authorization") + `"}}`))
+	}))
+	defer srv.Close()
+	c := &Chat{BaseURL: srv.URL + "/v1", Model: "m", APIKey: key, HTTP: srv.Client()}
+	_, err := c.Complete(context.Background(), []*compact.Message{compact.TextMessage(compact.RoleUser, "hello")})
+	var pe *compact.ProviderError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a ProviderError", err)
+	}
+	if strings.Contains(err.Error(), key) || strings.Contains(pe.Body, key) {
+		t.Errorf("the key reached the error: %v (body %s)", err, pe.Body)
 	}
 }

@@ -43,11 +43,6 @@ type fakeModel struct {
 
 const finalAnswer = "All files inspected; the task is done."
 
-// overflowBody is an OpenAI-style context_length_exceeded error.
-func overflowBody(window, tokens int) string {
-	return fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, window, tokens)
-}
-
 func (f *fakeModel) server(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(srv.Close)
@@ -82,7 +77,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		f.overflows = append(f.overflows, n)
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, overflowBody(f.Window, tokens))
+		fmt.Fprint(w, fakeupstream.OverflowBody(fakeupstream.Chat, tokens, f.Window))
 		return
 	}
 	f.answered++

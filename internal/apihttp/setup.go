@@ -92,12 +92,15 @@ func Model(ctx context.Context, provider, asked, fallback string) (string, error
 
 // PostJSON sends v, encoded as JSON, as the body of c, with the entries
 // of set replacing those of c.Header (the authentication, a version
-// header), and returns the body of a 2xx answer (see Post) and the
-// headers sent, whose credentials an error must not show (Secrets).
-func PostJSON(ctx context.Context, c Call, set http.Header, v any) ([]byte, http.Header, error) {
+// header), and returns decode's reading of the body of a 2xx answer (see
+// Post). An error decode returns has the credentials sent (Secrets) taken
+// out (RedactError): an error found inside a 2xx body may quote the
+// request's headers, as a gateway that echoes them does.
+func PostJSON[T any](ctx context.Context, c Call, set http.Header, v any, decode func(body []byte) (T, error)) (T, error) {
+	var zero T
 	payload, err := json.Marshal(v)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: encoding request: %w", c.Provider, err)
+		return zero, fmt.Errorf("%s: encoding request: %w", c.Provider, err)
 	}
 	h := c.Header.Clone()
 	if h == nil {
@@ -114,5 +117,12 @@ func PostJSON(ctx context.Context, c Call, set http.Header, v any) ([]byte, http
 	}
 	c.Header, c.Body = h, payload
 	body, err := Post(ctx, c)
-	return body, h, err
+	if err != nil {
+		return zero, err
+	}
+	out, err := decode(body)
+	if err != nil {
+		return zero, RedactError(err, Secrets(h))
+	}
+	return out, nil
 }

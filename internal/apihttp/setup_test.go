@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/compactkit/compact"
 )
 
 func TestNewCallDefaults(t *testing.T) {
@@ -68,7 +72,8 @@ func TestModel(t *testing.T) {
 }
 
 // PostJSON sends the JSON of its value with the set headers replacing the
-// configured ones, and returns the headers it sent.
+// configured ones, returns the decoder's reading of the answer, and takes
+// the credentials it sent out of the decoder's error.
 func TestPostJSON(t *testing.T) {
 	var got http.Header
 	var body map[string]string
@@ -83,19 +88,32 @@ func TestPostJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const key = "sk-set-0123456789"
 	set := http.Header{}
-	set.Set("X-Api-Key", "key")
-	answer, sent, err := PostJSON(context.Background(), c, set, map[string]string{"a": "b"})
-	if err != nil || string(answer) != `{"ok":true}` {
+	set.Set("X-Api-Key", key)
+	asText := func(b []byte) (string, error) { return string(b), nil }
+	answer, err := PostJSON(context.Background(), c, set, map[string]string{"a": "b"}, asText)
+	if err != nil || answer != `{"ok":true}` {
 		t.Fatalf("PostJSON = %q, %v", answer, err)
 	}
-	if got.Values("X-Api-Key")[0] != "key" || len(got.Values("X-Api-Key")) != 1 || got.Get("X-Extra") != "e" || body["a"] != "b" {
+	if got.Values("X-Api-Key")[0] != key || len(got.Values("X-Api-Key")) != 1 || got.Get("X-Extra") != "e" || body["a"] != "b" {
 		t.Errorf("server saw headers %v, body %v", got, body)
 	}
-	if sent.Get("X-Api-Key") != "key" || c.Header.Get("X-Api-Key") != "configured" {
-		t.Errorf("sent %v; the Call's own header became %v", sent, c.Header)
+	if c.Header.Get("X-Api-Key") != "configured" {
+		t.Errorf("the Call's own header became %v", c.Header)
 	}
-	if _, _, err := PostJSON(context.Background(), c, nil, func() {}); err == nil {
+	quoting := func([]byte) (string, error) {
+		return "", fmt.Errorf("answer holds an error: %w", &compact.ProviderError{Provider: "p", Body: "echo " + key})
+	}
+	_, err = PostJSON(context.Background(), c, set, map[string]string{"a": "b"}, quoting)
+	var pe *compact.ProviderError
+	if !errors.As(err, &pe) {
+		t.Fatalf("decoder's error %v lost its ProviderError", err)
+	}
+	if strings.Contains(err.Error(), key) || strings.Contains(pe.Body, key) {
+		t.Errorf("decoder's error %v (body %q) still holds the key sent", err, pe.Body)
+	}
+	if _, err := PostJSON(context.Background(), c, nil, func() {}, asText); err == nil {
 		t.Error("PostJSON encoded a func")
 	}
 }

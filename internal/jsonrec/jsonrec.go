@@ -2,8 +2,10 @@
 // files share (requestbody, sweagent, openhands, claudecode, codex): a
 // file read whole and handed to a reader (ReadFile), the
 // members and array elements of a document with the byte offsets that
-// give errors their line numbers, the lines of a JSON Lines file, and the
-// reads of loosely typed members that keep what a reader does not model.
+// give errors their line numbers, the lines of a JSON Lines file and the
+// line records read from them (Record, Records, ReadRecords; Sniff for a
+// detector's look at the first line), and the reads of loosely typed
+// members that keep what a reader does not model.
 //
 // It uses the standard library's json.Decoder, whose InputOffset is what
 // the offsets are made of.
@@ -37,32 +39,22 @@ type Element struct {
 // (nothing but white space may follow it). Errors begin with the line
 // they point at: "LINE: ...", so that a caller prefixes the file name.
 func Object(data []byte) ([]Member, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, syntax(data, dec, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%d: not a JSON object", Line(data, int(dec.InputOffset())))
-	}
 	var out []Member
-	for dec.More() {
+	err := document(data, '{', "object", func(dec *json.Decoder) error {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, syntax(data, dec, err)
+			return syntax(data, dec, err)
 		}
 		key, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, syntax(data, dec, err)
+			return syntax(data, dec, err)
 		}
 		out = append(out, Member{Key: key, Value: v, Off: int(dec.InputOffset()) - len(v)})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, syntax(data, dec, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%d: data after the JSON object", Line(data, int(dec.InputOffset())))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -90,32 +82,63 @@ func Array(data []byte, what string, raw json.RawMessage, base int) ([]Element, 
 	return out, nil
 }
 
+// EachElement hands each of elems, the elements of the array member key
+// of document data (see Array), with its index to fn, in order, and stops
+// at the first error, returned as "LINE: key[i]" followed by fn's error
+// (a path inside the element: ".content: ...", or ": ..."), LINE the line
+// the element starts on.
+func EachElement(data []byte, key string, elems []Element, fn func(i int, e Element) error) error {
+	for i, e := range elems {
+		if err := fn(i, e); err != nil {
+			return fmt.Errorf("%d: %s[%d]%w", Line(data, e.Off), key, i, err)
+		}
+	}
+	return nil
+}
+
 // ArrayDocument returns the elements of the JSON array data holds (nothing
 // but white space may follow it), with errors as Object's.
 func ArrayDocument(data []byte) ([]Element, error) {
+	var out []Element
+	err := document(data, '[', "array", func(dec *json.Decoder) error {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return syntax(data, dec, err)
+		}
+		out = append(out, Element{Raw: v, Off: int(dec.InputOffset()) - len(v)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// document reads the JSON document data, which must be one value opened
+// by open ('{' or '[', a JSON what) with nothing but white space after
+// it, handing the decoder to next for each member or element until the
+// value closes. Errors are as Object's.
+func document(data []byte, open json.Delim, what string, next func(dec *json.Decoder) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, syntax(data, dec, err)
+		return syntax(data, dec, err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return nil, fmt.Errorf("%d: not a JSON array", Line(data, int(dec.InputOffset())))
+	if d, ok := tok.(json.Delim); !ok || d != open {
+		return fmt.Errorf("%d: not a JSON %s", Line(data, int(dec.InputOffset())), what)
 	}
-	var out []Element
 	for dec.More() {
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, syntax(data, dec, err)
+		if err := next(dec); err != nil {
+			return err
 		}
-		out = append(out, Element{Raw: v, Off: int(dec.InputOffset()) - len(v)})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, syntax(data, dec, err)
+		return syntax(data, dec, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%d: data after the JSON array", Line(data, int(dec.InputOffset())))
+		return fmt.Errorf("%d: data after the JSON %s", Line(data, int(dec.InputOffset())), what)
 	}
-	return out, nil
+	return nil
 }
 
 // syntax turns a decoder error into "LINE: message".

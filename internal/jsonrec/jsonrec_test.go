@@ -2,6 +2,7 @@ package jsonrec
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -217,5 +218,24 @@ func TestMergeAndSkipSpace(t *testing.T) {
 		if got := SkipSpace(data, tc.off); got != tc.want {
 			t.Errorf("SkipSpace(%d) = %d, want %d", tc.off, got, tc.want)
 		}
+	}
+}
+
+func TestEachElement(t *testing.T) {
+	data := []byte("{\"h\": [\n 1,\n 2,\n 3]}")
+	elems, err := Array(data, "field h", data[6:len(data)-1], 6)
+	if err != nil || len(elems) != 3 {
+		t.Fatalf("Array = %v, %v", elems, err)
+	}
+	var seen []int
+	err = EachElement(data, "h", elems, func(i int, e Element) error {
+		seen = append(seen, i)
+		if string(e.Raw) == "2" {
+			return errors.New(": two")
+		}
+		return nil
+	})
+	if err == nil || err.Error() != "3: h[1]: two" || len(seen) != 2 {
+		t.Errorf("EachElement = %v after %v, want 3: h[1]: two after [0 1]", err, seen)
 	}
 }

@@ -185,11 +185,11 @@ func (s *Memory) PutLast(ctx context.Context, key string, last *LastCall) error 
 	}
 	rec.Last = last
 	rec.Updated = now.UTC()
-	val, err := json.Marshal(&rec)
+	val, err := EncodeRecord(s.key, key, &rec)
 	if err != nil {
-		return fmt.Errorf("memory store: encode record: %w", err)
+		return fmt.Errorf("memory store: %w", err)
 	}
-	s.putLocked(key, SealRecord(s.key, key, val), now)
+	s.putLocked(key, val, now)
 	return nil
 }
 

@@ -94,18 +94,38 @@ func SealRecord(key []byte, name string, val []byte) []byte {
 // and encodes the record as JSON. Every store writes a whole record
 // through it; the errors do not name the store, which each adds.
 func EncodeRecord(sealKey []byte, key string, rec *Record) ([]byte, error) {
+	return encodeSealed(sealKey, key, key, rec, rec == nil, "record")
+}
+
+// EncodeLast returns the bytes a Store that keeps a record's last call
+// apart from its checkpoints keeps for last, the last call of the record
+// under key: its JSON, sealed with sealKey under the name LastName(key).
+// The Redis store does so, so that LastStore.PutLast is one write; it
+// keeps the rest of the record through EncodeRecord with Last nil.
+func EncodeLast(sealKey []byte, key string, last *LastCall) ([]byte, error) {
+	return encodeSealed(sealKey, key, LastName(key), last, last == nil, "last call")
+}
+
+// encodeSealed checks key, refuses a nil value (isNil; what names it in
+// the errors) and seals the JSON of v under name.
+func encodeSealed(sealKey []byte, key, name string, v any, isNil bool, what string) ([]byte, error) {
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
-	if rec == nil {
-		return nil, errors.New("nil record")
+	if isNil {
+		return nil, errors.New("nil " + what)
 	}
-	val, err := json.Marshal(rec)
+	val, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("encode record: %w", err)
+		return nil, fmt.Errorf("encode %s: %w", what, err)
 	}
-	return SealRecord(sealKey, key, val), nil
+	return SealRecord(sealKey, name, val), nil
 }
+
+// LastName is the name under which EncodeLast seals the last call of the
+// record under key (see SealRecord and OpenRecord), so that a last call
+// cannot pass for a record, nor for the last call of another key.
+func LastName(key string) string { return "last:" + key }
 
 // OpenRecord returns the record bytes of a value SealRecord stored under
 // name. With a key, a value that is not sealed with that key and name

@@ -52,30 +52,59 @@ func FuzzOpenRecord(f *testing.F) {
 	})
 }
 
-// EncodeRecord refuses a bad key and a nil record, and what it returns
-// opens under the same key and name to the record's JSON.
+// EncodeRecord and EncodeLast refuse a bad key and a nil value, and what
+// they return opens under the same seal key and name (the store key, or
+// LastName of it) to the value's JSON, and under no other name.
 func TestEncodeRecord(t *testing.T) {
 	sealKey := []byte("0123456789abcdef0123456789abcdef")
-	if _, err := EncodeRecord(sealKey, "Bad Key", &Record{}); err == nil {
-		t.Error("a key outside [0-9a-z:] was accepted")
-	}
-	if _, err := EncodeRecord(sealKey, "k1", nil); err == nil {
-		t.Error("a nil record was accepted")
-	}
 	rec := &Record{Checkpoints: []Checkpoint{{Covered: 3, Chain: "ab"}}}
-	b, err := EncodeRecord(sealKey, "k1", rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	val, err := OpenRecord(sealKey, "k1", b)
-	if err != nil {
-		t.Fatalf("OpenRecord: %v", err)
-	}
-	want, _ := json.Marshal(rec)
-	if string(val) != string(want) {
-		t.Errorf("opened %s, want %s", val, want)
-	}
-	if _, err := OpenRecord(sealKey, "k2", b); !errors.Is(err, ErrUnauthenticated) {
-		t.Errorf("opened under another name: %v, want ErrUnauthenticated", err)
+	last := &LastCall{Units: 4, Chain: "cd"}
+	for _, tc := range []struct {
+		name   string
+		encode func(key string, nilValue bool) ([]byte, error)
+		value  any
+		seal   func(key string) string // the name the value is sealed under
+	}{
+		{"record", func(key string, nilValue bool) ([]byte, error) {
+			if nilValue {
+				return EncodeRecord(sealKey, key, nil)
+			}
+			return EncodeRecord(sealKey, key, rec)
+		}, rec, func(key string) string { return key }},
+		{"last call", func(key string, nilValue bool) ([]byte, error) {
+			if nilValue {
+				return EncodeLast(sealKey, key, nil)
+			}
+			return EncodeLast(sealKey, key, last)
+		}, last, LastName},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.encode("Bad Key", false); err == nil {
+				t.Error("a key outside [0-9a-z:] was accepted")
+			}
+			if _, err := tc.encode("k1", true); err == nil {
+				t.Error("a nil value was accepted")
+			}
+			b, err := tc.encode("k1", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			val, err := OpenRecord(sealKey, tc.seal("k1"), b)
+			if err != nil {
+				t.Fatalf("OpenRecord: %v", err)
+			}
+			want, _ := json.Marshal(tc.value)
+			if string(val) != string(want) {
+				t.Errorf("opened %s, want %s", val, want)
+			}
+			for _, other := range []string{tc.seal("k2"), "k1", LastName("k1")} {
+				if other == tc.seal("k1") {
+					continue
+				}
+				if _, err := OpenRecord(sealKey, other, b); !errors.Is(err, ErrUnauthenticated) {
+					t.Errorf("opened under the name %q: %v, want ErrUnauthenticated", other, err)
+				}
+			}
+		})
 	}
 }

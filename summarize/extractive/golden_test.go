@@ -3,13 +3,12 @@ package extractive
 import (
 	"context"
 	"flag"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/golden"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/session"
 )
@@ -38,42 +37,10 @@ func historyRequest(p *compact.Plan) *compact.SummaryRequest {
 	}
 }
 
+// checkGolden compares got with testdata/NAME.golden (see golden.Check).
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got+"\n" != string(want) {
-		t.Errorf("%s differs from %s (run go test -update after checking the change):\n%s", name, path, firstDiff(string(want), got+"\n"))
-	}
-}
-
-func firstDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			return "line " + strconv.Itoa(i+1) + ":\nwant: " + wl + "\ngot:  " + gl
-		}
-	}
-	return ""
+	golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got+"\n"), *update)
 }
 
 // syntheticConversation exercises every rule at once.

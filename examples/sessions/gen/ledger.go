@@ -70,6 +70,14 @@ func statement() []tx {
 		if y == 2025 || m >= time.September {
 			salary = 325000
 		}
+		// spend adds lo to hi payments (their number drawn first) in
+		// category cat, each to one of names, on a random day, of
+		// fromCents to toCents.
+		spend := func(lo, hi int, names []string, cat string, fromCents, toCents int) {
+			for n := r.between(lo, hi); n > 0; n-- {
+				add(y, m, r.between(1, days), names[r.intn(len(names))], cat, -int64(r.between(fromCents, toCents)))
+			}
+		}
 		add(y, m, 1, "Flat rent", "Rent", -95000)
 		add(y, m, 3, "Streaming Plus", "Subscriptions", -1299)
 		add(y, m, 5, "Mobile Network", "Utilities", -int64(r.between(2500, 3200)))
@@ -78,28 +86,16 @@ func statement() []tx {
 		add(y, m, 20, "Cloud Storage", "Subscriptions", -299)
 		add(y, m, 25, "ACME Payroll", "Salary", salary)
 		add(y, m, 26, "TRANSFER TO SAVINGS", "Transfer", -50000)
-		for n := r.between(22, 30); n > 0; n-- {
-			add(y, m, r.between(1, days), grocers[r.intn(len(grocers))], "Groceries", -int64(r.between(450, 9800)))
-		}
-		for n := r.between(8, 14); n > 0; n-- {
-			add(y, m, r.between(1, days), dining[r.intn(len(dining))], "Dining", -int64(r.between(900, 6400)))
-		}
-		for n := r.between(12, 18); n > 0; n-- {
-			add(y, m, r.between(1, days), transport[r.intn(len(transport))], "Transport", -int64(r.between(250, 7200)))
-		}
-		for n := r.between(3, 8); n > 0; n-- {
-			add(y, m, r.between(1, days), shops[r.intn(len(shops))], "Shopping", -int64(r.between(1500, 18000)))
-		}
+		spend(22, 30, grocers, "Groceries", 450, 9800)
+		spend(8, 14, dining, "Dining", 900, 6400)
+		spend(12, 18, transport, "Transport", 250, 7200)
+		spend(3, 8, shops, "Shopping", 1500, 18000)
 		if r.intn(3) == 0 {
 			add(y, m, r.between(1, days), "Pharmacy", "Health", -int64(r.between(600, 4500)))
 		}
 		add(y, m, 2, "Home & Contents Cover", "Insurance", -4870)
-		for n := r.between(1, 3); n > 0; n-- {
-			add(y, m, r.between(1, days), fun[r.intn(len(fun))], "Entertainment", -int64(r.between(1200, 5600)))
-		}
-		for n := r.between(1, 2); n > 0; n-- {
-			add(y, m, r.between(1, days), pets[r.intn(len(pets))], "Pets", -int64(r.between(900, 7400)))
-		}
+		spend(1, 3, fun, "Entertainment", 1200, 5600)
+		spend(1, 2, pets, "Pets", 900, 7400)
 		if r.intn(2) == 0 {
 			add(y, m, r.between(1, days), "Evening language course", "Education", -int64(r.between(4000, 12000)))
 		}

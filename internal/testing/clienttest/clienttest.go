@@ -2,11 +2,12 @@
 // (anthropic, openai) share: a test server that records every request
 // (Server), canned handlers (Reply, Blocking), and the checks each client
 // must pass whatever its wire format (WithoutSending, Cancelled, Timeout,
-// ErrorsCarryNoKey, RedirectNamed) and the table runners of each client's
-// own cases (Answers, EmptyAnswers, ProviderErrors): a request that cannot be sent is
-// refused before anything is, a cancelled or timed-out call abandons its
-// request, a server that quotes the request's headers gets no key into
-// the error, a redirect is not followed.
+// ErrorsCarryNoKey, RedirectNamed, FromEnv) and the table runners of each
+// client's own cases (Answers, EmptyAnswers, ProviderErrors, Rejects): a
+// request that cannot be sent is refused before anything is, a cancelled
+// or timed-out call abandons its request, a server that quotes the
+// request's headers gets no key into the error, a redirect is not
+// followed, the environment gives a key and a base URL and nothing else.
 package clienttest
 
 import (

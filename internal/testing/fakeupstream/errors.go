@@ -28,14 +28,22 @@ func writeError(w http.ResponseWriter, api API, status int, typ, code, msg strin
 func writeErrorParam(w http.ResponseWriter, api API, status int, typ, code, param, msg string) {
 	if api == Anthropic {
 		w.Header().Set("Request-Id", "req_fake")
-		writeJSON(w, status, ordered{
+	} else {
+		w.Header().Set("X-Request-Id", "req_fake")
+	}
+	writeJSON(w, status, errorObject(api, typ, code, param, msg))
+}
+
+// errorObject is an error body in the API's own shape (see writeError);
+// an empty code or param is written as null.
+func errorObject(api API, typ, code, param, msg string) ordered {
+	if api == Anthropic {
+		return ordered{
 			{"type", "error"},
 			{"error", ordered{{"type", typ}, {"message", msg}}},
 			{"request_id", "req_fake"},
-		})
-		return
+		}
 	}
-	w.Header().Set("X-Request-Id", "req_fake")
 	var p, c any
 	if param != "" {
 		p = param
@@ -43,7 +51,17 @@ func writeErrorParam(w http.ResponseWriter, api API, status int, typ, code, para
 	if code != "" {
 		c = code
 	}
-	writeJSON(w, status, ordered{{"error", ordered{{"message", msg}, {"type", typ}, {"param", p}, {"code", c}}}})
+	return ordered{{"error", ordered{{"message", msg}, {"type", typ}, {"param", p}, {"code", c}}}}
+}
+
+// ErrorBody is an error body in api's own shape: Anthropic's
+// {"type":"error","error":{"type","message"},"request_id"}, OpenAI's
+// {"error":{"message","type","param","code"}} (param null, code null when
+// empty). A test server that fails a request as a provider does sends it
+// with the status it chooses.
+func ErrorBody(api API, typ, code, msg string) string {
+	out, _ := json.Marshal(errorObject(api, typ, code, "", msg))
+	return string(out)
 }
 
 // overflowMessage is the text each provider puts in its overflow error.
@@ -59,13 +77,36 @@ func overflowMessage(api API, tokens, window int) string {
 
 // overflow writes the API's HTTP 400 for a request over the window.
 func (f *Fake) overflow(w http.ResponseWriter, api API, tokens int) {
-	msg := overflowMessage(api, tokens, f.cfg.Window)
+	WriteOverflow(w, api, tokens, f.cfg.Window)
+}
+
+// WriteOverflow writes the provider's real refusal of a request of tokens
+// tokens to a model whose window is window: an HTTP 400 whose body is
+// OverflowBody. A Fake refuses a request over its Config.Window with it; a
+// test server that decides for itself which requests overflow uses it to
+// refuse them as a provider does.
+func WriteOverflow(w http.ResponseWriter, api API, tokens, window int) {
+	typ, code, param := overflowFields(api)
+	writeErrorParam(w, api, http.StatusBadRequest, typ, code, param, overflowMessage(api, tokens, window))
+}
+
+// OverflowBody is the body of the provider's real overflow error (see
+// WriteOverflow): Anthropic's invalid_request_error "prompt is too long:
+// N tokens > W maximum", OpenAI's context_length_exceeded.
+func OverflowBody(api API, tokens, window int) string {
+	typ, code, param := overflowFields(api)
+	out, _ := json.Marshal(errorObject(api, typ, code, param, overflowMessage(api, tokens, window)))
+	return string(out)
+}
+
+// overflowFields are the type, code and param of each API's overflow
+// error.
+func overflowFields(api API) (typ, code, param string) {
 	switch api {
 	case Anthropic:
-		writeError(w, api, http.StatusBadRequest, "invalid_request_error", "", msg)
+		return "invalid_request_error", "", ""
 	case Chat:
-		writeErrorParam(w, api, http.StatusBadRequest, "invalid_request_error", "context_length_exceeded", "messages", msg)
-	default:
-		writeErrorParam(w, api, http.StatusBadRequest, "invalid_request_error", "context_length_exceeded", "input", msg)
+		return "invalid_request_error", "context_length_exceeded", "messages"
 	}
+	return "invalid_request_error", "context_length_exceeded", "input"
 }

@@ -290,14 +290,46 @@ func (f *Fake) serve(w http.ResponseWriter, api API, rec *Request) {
 	}
 	a := f.next(api, b)
 	rec.Step, rec.Text, rec.Status = a.step, a.text, http.StatusOK
+	f.write(w, api, b, a, rec.Tokens)
+}
+
+// Reply is an answer a test decides itself (see Fake.Answer): the text
+// Text, or, when Tool is set, a call to the tool Tool whose arguments are
+// the JSON object Args.
+type Reply struct {
+	Text string
+	Tool string
+	Args string
+}
+
+// Answer writes r as the answer to the model call of api whose body is
+// raw, in that API's wire format, streamed when the body asks for a
+// stream, exactly as the Fake answers the steps of its own script; tokens
+// is reported as the input usage. A body that does not parse is answered
+// as a non-streamed request. Answer records nothing and applies no window:
+// it is for a test server that decides its answers (and refusals, see
+// WriteOverflow) itself but speaks the providers' formats through the Fake.
+func (f *Fake) Answer(w http.ResponseWriter, api API, raw []byte, tokens int, r Reply) {
+	b, err := parseBody(api, raw)
+	if err != nil {
+		b = &body{}
+	}
+	if b.model == "" {
+		b.model = f.cfg.Model
+	}
+	f.write(w, api, b, answer{text: r.Text, tool: r.Tool, args: r.Args}, tokens)
+}
+
+// write sends a in api's wire format under a new id.
+func (f *Fake) write(w http.ResponseWriter, api API, b *body, a answer, tokens int) {
 	id := f.nextID()
 	switch api {
 	case Anthropic:
-		f.anthropic(w, b, a, rec.Tokens, id)
+		f.anthropic(w, b, a, tokens, id)
 	case Chat:
-		f.chat(w, b, a, rec.Tokens, id)
+		f.chat(w, b, a, tokens, id)
 	case Responses:
-		f.responses(w, b, a, rec.Tokens, id)
+		f.responses(w, b, a, tokens, id)
 	}
 }
 

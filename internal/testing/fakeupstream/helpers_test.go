@@ -29,6 +29,17 @@ func post(t *testing.T, url, path, body string) (int, []byte) {
 	return resp.StatusCode, out
 }
 
+// postOK is post for a request that must succeed: a status other than
+// 200 fails the test, naming the status and the body.
+func postOK(t *testing.T, url, path, body string) []byte {
+	t.Helper()
+	status, out := post(t, url, path, body)
+	if status != http.StatusOK {
+		t.Fatalf("POST %s: status %d: %s", path, status, out)
+	}
+	return out
+}
+
 // event is one SSE event: its name ("" when the stream sends data lines
 // only) and its data.
 type event struct {

@@ -135,6 +135,9 @@ func TestOverflow(t *testing.T) {
 				t.Fatalf("status %d, want 400: %s", status, out)
 			}
 			c.check(t, out, CountTokens([]byte(c.body)))
+			if want := OverflowBody(c.api, CountTokens([]byte(c.body)), 1000); string(out) != want {
+				t.Errorf("refusal %s, OverflowBody %s", out, want)
+			}
 			r := f.Requests()
 			if len(r) != 1 || !r[0].Rejected || !r[0].Overflow || len(f.Overflows()) != 1 {
 				t.Errorf("recorded %+v", r)
@@ -153,10 +156,7 @@ func TestOverflow(t *testing.T) {
 
 func TestOverflowInStream(t *testing.T) {
 	f, url := Start(t, Config{Window: 10, OverflowInStream: true})
-	status, out := post(t, url, "/v1/responses", `{"model":"m","stream":true,"input":"`+strings.Repeat("y", 100)+`"}`)
-	if status != 200 {
-		t.Fatalf("status %d", status)
-	}
+	out := postOK(t, url, "/v1/responses", `{"model":"m","stream":true,"input":"`+strings.Repeat("y", 100)+`"}`)
 	events := parseSSE(t, out)
 	if len(events) != 2 || events[0].name != "response.created" || events[1].name != "response.failed" {
 		t.Fatalf("events %+v", events)
@@ -308,5 +308,42 @@ func TestHighestStep(t *testing.T) {
 		if n, ok := highestStep(c.text); n != c.want || ok != c.found {
 			t.Errorf("highestStep(%q) = %d, %v, want %d, %v", c.text, n, ok, c.want, c.found)
 		}
+	}
+}
+
+// TestAnswer: Fake.Answer writes the reply a test chose in the API's wire
+// format, streamed when the body asks for it (and as JSON when the body
+// does not parse), and records nothing.
+func TestAnswer(t *testing.T) {
+	call := Reply{Tool: "Bash", Args: `{"command":"seq 1 3"}`}
+	cases := []struct {
+		name  string
+		api   API
+		body  string
+		reply Reply
+		want  []string
+	}{
+		{"anthropic call", Anthropic, `{"model":"m"}`, call, []string{`"type":"tool_use"`, `"name":"Bash"`, `"input":{"command":"seq 1 3"}`, `"stop_reason":"tool_use"`, `"input_tokens":42`}},
+		{"chat call", Chat, `{"model":"m"}`, call, []string{`"name":"Bash"`, `"arguments":"{\"command\":\"seq 1 3\"}"`, `"finish_reason":"tool_calls"`, `"prompt_tokens":42`}},
+		{"responses text streamed", Responses, `{"model":"m","stream":true}`, Reply{Text: "## Goal\nsummary"}, []string{"event: response.completed", `"text":"## Goal\nsummary"`}},
+		{"body that does not parse", Anthropic, `{`, Reply{Text: "hi"}, []string{`"text":"hi"`, `"model":"fake-model"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := New(Config{Now: fixedNow})
+			w := httptest.NewRecorder()
+			f.Answer(w, c.api, []byte(c.body), 42, c.reply)
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			for _, s := range c.want {
+				if !strings.Contains(w.Body.String(), s) {
+					t.Errorf("answer lacks %s:\n%s", s, w.Body)
+				}
+			}
+			if n := len(f.Requests()); n != 0 {
+				t.Errorf("Answer recorded %d requests", n)
+			}
+		})
 	}
 }

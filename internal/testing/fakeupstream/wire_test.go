@@ -15,10 +15,7 @@ func anthropicBody(stream bool) string {
 func TestAnthropicNonStreamed(t *testing.T) {
 	f, url := Start(t, Config{Now: fixedNow})
 	body := anthropicBody(false)
-	status, out := post(t, url, "/v1/messages", body)
-	if status != 200 {
-		t.Fatalf("status %d: %s", status, out)
-	}
+	out := postOK(t, url, "/v1/messages", body)
 	var msg struct {
 		Type       string `json:"type"`
 		Role       string `json:"role"`
@@ -60,10 +57,7 @@ func TestAnthropicNonStreamed(t *testing.T) {
 func TestAnthropicStreamed(t *testing.T) {
 	_, url := Start(t, Config{Now: fixedNow})
 	body := anthropicBody(true)
-	status, out := post(t, url, "/v1/messages?beta=true", body)
-	if status != 200 {
-		t.Fatalf("status %d: %s", status, out)
-	}
+	out := postOK(t, url, "/v1/messages?beta=true", body)
 	events := parseSSE(t, out)
 	var names []string
 	var args strings.Builder
@@ -138,10 +132,7 @@ func chatBody(stream, includeUsage bool) string {
 func TestChatNonStreamed(t *testing.T) {
 	_, url := Start(t, Config{Now: fixedNow})
 	body := chatBody(false, false)
-	status, out := post(t, url, "/v1/chat/completions", body)
-	if status != 200 {
-		t.Fatalf("status %d: %s", status, out)
-	}
+	out := postOK(t, url, "/v1/chat/completions", body)
 	var c struct {
 		Object  string `json:"object"`
 		Created int64  `json:"created"`
@@ -187,10 +178,7 @@ func TestChatStreamed(t *testing.T) {
 		t.Run(fmt.Sprintf("include_usage=%v", includeUsage), func(t *testing.T) {
 			_, url := Start(t, Config{Now: fixedNow})
 			body := chatBody(true, includeUsage)
-			status, out := post(t, url, "/v1/chat/completions", body)
-			if status != 200 {
-				t.Fatalf("status %d: %s", status, out)
-			}
+			out := postOK(t, url, "/v1/chat/completions", body)
 			events := parseSSE(t, out)
 			if last := events[len(events)-1]; last.name != "" || last.data != "[DONE]" {
 				t.Fatalf("last event %+v, want data: [DONE]", last)
@@ -285,10 +273,7 @@ type responsesItem struct {
 func TestResponsesNonStreamed(t *testing.T) {
 	_, url := Start(t, Config{Now: fixedNow})
 	body := responsesBody(false)
-	status, out := post(t, url, "/v1/responses", body)
-	if status != 200 {
-		t.Fatalf("status %d: %s", status, out)
-	}
+	out := postOK(t, url, "/v1/responses", body)
 	var r struct {
 		Object string              `json:"object"`
 		Status string              `json:"status"`
@@ -310,10 +295,7 @@ func TestResponsesNonStreamed(t *testing.T) {
 func TestResponsesStreamed(t *testing.T) {
 	_, url := Start(t, Config{Now: fixedNow})
 	body := responsesBody(true)
-	status, out := post(t, url, "/v1/responses", body)
-	if status != 200 {
-		t.Fatalf("status %d: %s", status, out)
-	}
+	out := postOK(t, url, "/v1/responses", body)
 	events := parseSSE(t, out)
 	var names []string
 	var deltas, doneArgs string
@@ -373,10 +355,7 @@ func TestResponsesStreamed(t *testing.T) {
 
 func TestResponsesTextStreamed(t *testing.T) {
 	_, url := Start(t, Config{Now: fixedNow})
-	status, out := post(t, url, "/v1/responses", `{"model":"m","stream":true,"input":"name this"}`)
-	if status != 200 {
-		t.Fatalf("status %d", status)
-	}
+	out := postOK(t, url, "/v1/responses", `{"model":"m","stream":true,"input":"name this"}`)
 	var text, doneText string
 	for _, ev := range parseSSE(t, out) {
 		var e struct {

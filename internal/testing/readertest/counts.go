@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 
@@ -79,6 +80,35 @@ func SameScan(t testing.TB, tr *compact.Transcript, calls map[string]int, roles 
 		if got[r] != roles[r] {
 			t.Errorf("%d %s messages, the file holds %d", got[r], r, roles[r])
 		}
+	}
+}
+
+// Scan is what a test counts in a file itself, without the reader (see
+// SameScan).
+type Scan struct {
+	// Calls counts the tool calls by tool name.
+	Calls map[string]int
+	// Roles counts, for each role it names, the messages of that role.
+	Roles map[compact.Role]int
+	// Check, when set, checks what the counts do not.
+	Check func(t *testing.T, tr *compact.Transcript)
+}
+
+// RunCounts reads each of files, in testdata, with readFile, a reader's
+// ReadFile, in a subtest, and checks the transcript against scan's plain
+// count of the same file (see SameScan) and then with its Check.
+func RunCounts(t *testing.T, readFile func(path string) (*compact.Transcript, error), files []string, scan func(t *testing.T, path string) Scan) {
+	t.Helper()
+	for _, file := range files {
+		t.Run(file, func(t *testing.T) {
+			t.Helper()
+			want := scan(t, filepath.Join("testdata", file))
+			tr := ReadTestdata(t, readFile, file)
+			SameScan(t, tr, want.Calls, want.Roles)
+			if want.Check != nil {
+				want.Check(t, tr)
+			}
+		})
 	}
 }
 

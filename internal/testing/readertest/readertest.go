@@ -6,8 +6,12 @@
 // paired (CheckCalls, CheckPairing, CheckAnswered), counts by role,
 // custom type and unknown record, warnings, the import and the round
 // trip through a pi session file (Import, RoundTrip, SameSession), a
-// table of bodies checked in one go (RunCases); and the fuzz targets and
-// benchmark they share.
+// table of bodies or of testdata files checked in one go (RunCases,
+// RunSamples), counts matched against a plain scan of the file
+// (RunCounts), results without a call and harness text kept from the
+// user's words (RunOrphans, Summary, Section), extras whose names clash
+// kept apart (CheckExtrasKeptApart); and the fuzz targets and benchmark
+// they share.
 package readertest
 
 import (
@@ -283,5 +287,34 @@ func CheckKinds(t testing.TB, tr *compact.Transcript, want string) {
 	t.Helper()
 	if got := strings.Join(Kinds(tr), " "); got != want {
 		t.Fatalf("entries\n%s\nwant\n%s", got, want)
+	}
+}
+
+// CheckExtrasKeptApart checks m, the user message a reader made of a
+// record whose members clash with names the session reader takes for its
+// own fields (ignoring case) or with extras the reader sets itself: each
+// of extras, a member of the record, and of partExtras, a member of its
+// first part, is kept under prefix+"."+name, holding the value given
+// ("": any); and tr imports as a pi session whose context starts with
+// that message, a user message holding text.
+func CheckExtrasKeptApart(t testing.TB, tr *compact.Transcript, m *compact.Message, prefix, text string, extras, partExtras map[string]string) {
+	t.Helper()
+	check := func(what string, got map[string]json.RawMessage, want map[string]string) {
+		t.Helper()
+		for name, v := range want {
+			raw, ok := got[prefix+"."+name]
+			if !ok || (v != "" && string(raw) != v) {
+				t.Errorf("%s extra %s.%s = %s (kept: %v), want %s", what, prefix, name, raw, ok, v)
+			}
+		}
+	}
+	check("message", m.Extra, extras)
+	if len(m.Content) == 0 {
+		t.Fatalf("message has no parts")
+	}
+	check("part", m.Content[0].Extra, partExtras)
+	s := Import(t, tr, "x")
+	if got := s.Context().Messages[0]; got.Text() != text || got.Role != compact.RoleUser {
+		t.Errorf("imported message %s %q, want user %q", got.Role, got.Text(), text)
 	}
 }

@@ -95,6 +95,13 @@ func BenchFiles(tb testing.TB) []string {
 	if list := os.Getenv(BenchEnv); list != "" {
 		return filepath.SplitList(list)
 	}
+	return PiSessionPaths(tb)
+}
+
+// PiSessionPaths returns the paths of the real pi sessions (see
+// PiSessions), found as PiSession finds each.
+func PiSessionPaths(tb testing.TB) []string {
+	tb.Helper()
 	names := PiSessions()
 	paths := make([]string, len(names))
 	for i, name := range names {

@@ -15,9 +15,10 @@
 //
 // Records live under Options.Prefix + the proxy's key ("compact:c:<hash>"),
 // as the record's JSON without its last call, which lives beside it under
-// Prefix + "last:" + the key: the proxy rewrites the last call after every
-// answer (store.LastStore) and the checkpoints only when it compacts, so
-// the frequent write is one small SET that cannot clobber a checkpoint
+// Prefix + store.LastName(key), "last:" + the key (store.EncodeRecord and
+// store.EncodeLast encode the two): the proxy rewrites the last call
+// after every answer (store.LastStore) and the checkpoints only when it
+// compacts, so the frequent write is one small SET that cannot clobber a checkpoint
 // another replica just wrote. Both carry an expiry of Options.TTL from the
 // last write; Redis's own expiry bounds the data, and a maxmemory policy
 // such as allkeys-lru bounds the memory (with noeviction, Redis's default,
@@ -226,7 +227,7 @@ func (s *Store) Get(ctx context.Context, key string) (*store.Record, error) {
 		}
 	}
 	if vals[1] != nil {
-		b, err := store.OpenRecord(s.opts.RecordKey, "last:"+key, []byte(lastJSON))
+		b, err := store.OpenRecord(s.opts.RecordKey, store.LastName(key), []byte(lastJSON))
 		if err != nil {
 			return nil, fmt.Errorf("redis: last call: %w", err)
 		}
@@ -241,7 +242,7 @@ func (s *Store) Get(ctx context.Context, key string) (*store.Record, error) {
 }
 
 // lastKey is where the last call of key's record lives.
-func (s *Store) lastKey(key string) string { return s.opts.Prefix + "last:" + key }
+func (s *Store) lastKey(key string) string { return s.opts.Prefix + store.LastName(key) }
 
 // Put implements store.Store: the record and its last call in one
 // MULTI/EXEC with their expiry, atomic on the server.
@@ -254,19 +255,15 @@ func (s *Store) Put(ctx context.Context, key string, rec *store.Record) error {
 	}
 	body := *rec
 	body.Last = nil
-	b, err := json.Marshal(&body)
+	b, err := store.EncodeRecord(s.opts.RecordKey, key, &body)
 	if err != nil {
-		return fmt.Errorf("redis: record: %w", err)
+		return fmt.Errorf("redis: %w", err)
 	}
 	var last []byte
 	if rec.Last != nil {
-		if last, err = json.Marshal(rec.Last); err != nil {
-			return fmt.Errorf("redis: record: %w", err)
+		if last, err = store.EncodeLast(s.opts.RecordKey, key, rec.Last); err != nil {
+			return fmt.Errorf("redis: %w", err)
 		}
-	}
-	b = store.SealRecord(s.opts.RecordKey, key, b)
-	if last != nil {
-		last = store.SealRecord(s.opts.RecordKey, "last:"+key, last)
 	}
 	if len(b)+len(last) > s.opts.MaxValueBytes {
 		return fmt.Errorf("redis: record of %d bytes is over the %d-byte limit", len(b)+len(last), s.opts.MaxValueBytes)
@@ -293,14 +290,10 @@ func (s *Store) PutLast(ctx context.Context, key string, last *store.LastCall) e
 	if err := store.CheckKey(key); err != nil {
 		return err
 	}
-	if last == nil {
-		return errors.New("redis: nil last call")
-	}
-	b, err := json.Marshal(last)
+	b, err := store.EncodeLast(s.opts.RecordKey, key, last)
 	if err != nil {
-		return fmt.Errorf("redis: last call: %w", err)
+		return fmt.Errorf("redis: %w", err)
 	}
-	b = store.SealRecord(s.opts.RecordKey, "last:"+key, b)
 	ttl := s.ttl()
 	return s.do(ctx, "set", false, func(ctx context.Context) error {
 		_, err := s.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -96,6 +97,39 @@ func TestRecordsExpire(t *testing.T) {
 		if ttl, err := st.c.PTTL(ctx, k).Result(); err != nil || ttl <= 59*time.Minute || ttl > time.Hour {
 			t.Errorf("%s: expiry %v (%v) after PutLast, want about 1h", k, ttl, err)
 		}
+	}
+}
+
+// TestStoredForm pins what a Put leaves on the server, so that records
+// written by earlier versions still load: the record without its last
+// call under Prefix+key, sealed under the key, and the last call's JSON
+// under Prefix+"last:"+key, sealed under that name.
+func TestStoredForm(t *testing.T) {
+	srv := startServer(t)
+	sealKey := []byte("0123456789abcdef0123456789abcdef")
+	st := srv.open(t, Options{RecordKey: sealKey})
+	ctx := context.Background()
+	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s"}}, Updated: time.Unix(1700000000, 0).UTC()}
+	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10}
+	rec := body
+	rec.Last = last
+	if err := st.Put(ctx, "c:f", &rec); err != nil {
+		t.Fatal(err)
+	}
+	bodyJSON, _ := json.Marshal(&body)
+	lastJSON, _ := json.Marshal(last)
+	for k, want := range map[string][]byte{
+		DefaultPrefix + "c:f":      store.SealRecord(sealKey, "c:f", bodyJSON),
+		DefaultPrefix + "last:c:f": store.SealRecord(sealKey, "last:c:f", lastJSON),
+	} {
+		got, err := st.c.Get(ctx, k).Bytes()
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s holds %q (%v), want %q", k, got, err, want)
+		}
+	}
+	got, err := st.Get(ctx, "c:f")
+	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" {
+		t.Errorf("read back %+v (%v)", got, err)
 	}
 }
 
