@@ -17,52 +17,30 @@ var SupersededMarks = []string{
 	"scratch that", "let's not", "on second thought", "rather than", "don't want", "picks up", "is out",
 }
 
-// Tally counts the items of one kind found in a context.
-type Tally struct {
-	Found int `json:"found"`
-	Total int `json:"total"`
-	// Missing are the items not found (their text), in truth order.
-	Missing []string `json:"missing,omitempty"`
-}
-
-// Percent is Found as a share of Total, 100 when there is nothing to find.
-func (t Tally) Percent() float64 {
-	if t.Total == 0 {
-		return 100
-	}
-	return 100 * float64(t.Found) / float64(t.Total)
-}
-
-func (t *Tally) add(ok bool, what string) {
-	t.Total++
-	if ok {
-		t.Found++
+// tally counts one item into r: found, or missing under the name what.
+func tally(r *retention.Recall, found bool, what string) {
+	r.Total++
+	if found {
+		r.Found++
 	} else {
-		t.Missing = append(t.Missing, what)
+		r.Missing = append(r.Missing, what)
 	}
-}
-
-// Merge adds u's counts to t.
-func (t *Tally) Merge(u Tally) {
-	t.Found += u.Found
-	t.Total += u.Total
-	t.Missing = append(t.Missing, u.Missing...)
 }
 
 // Score is how well one context carries a case's truth.
 type Score struct {
 	// Items are the goal, the open items, the forbidden actions, the
 	// facts, the final decision and the referents (Truth.Items).
-	Items Tally `json:"items"`
+	Items retention.Recall `json:"items"`
 	// Final is the decision in force (a total of 0 or 1).
-	Final Tally `json:"final"`
+	Final retention.Recall `json:"final"`
 	// Superseded counts the withdrawn decisions handled (absent, or
 	// marked wherever they appear); Shown names those shown as current:
 	// unmarked under a Goal or Key Decisions heading.
-	Superseded Tally    `json:"superseded"`
-	Shown      []string `json:"shownAsCurrent,omitempty"`
+	Superseded retention.Recall `json:"superseded"`
+	Shown      []string         `json:"shownAsCurrent,omitempty"`
 	// Roles are the owners kept on one line with their task.
-	Roles Tally `json:"roles"`
+	Roles retention.Recall `json:"roles"`
 	// TokensBefore and TokensAfter are the context before and after the
 	// compaction (compact.Measure).
 	TokensBefore int `json:"tokensBefore"`
@@ -248,20 +226,20 @@ func ScoreContext(c *Case, before, after *compact.Context) Score {
 func ScoreTruth(truth *Truth, t *Text) Score {
 	var s Score
 	for _, it := range truth.Items() {
-		s.Items.add(t.Has(it), it.Text)
+		tally(&s.Items, t.Has(it), it.Text)
 	}
 	if truth.Final != nil {
-		s.Final.add(t.Has(*truth.Final), truth.Final.Text)
+		tally(&s.Final, t.Has(*truth.Final), truth.Final.Text)
 	}
 	for _, it := range truth.Superseded {
 		handled, shown := t.Superseded(it)
-		s.Superseded.add(handled, it.Text)
+		tally(&s.Superseded, handled, it.Text)
 		if shown {
 			s.Shown = append(s.Shown, it.Text)
 		}
 	}
 	for _, r := range truth.Roles {
-		s.Roles.add(t.HasRole(r), r.Owner+": "+r.Task)
+		tally(&s.Roles, t.HasRole(r), r.Owner+": "+r.Task)
 	}
 	return s
 }

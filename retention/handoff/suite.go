@@ -9,6 +9,7 @@ import (
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/numfmt"
+	"github.com/compactkit/compact/retention"
 	"github.com/compactkit/compact/session"
 )
 
@@ -76,10 +77,10 @@ type Row struct {
 	Cycle  int    `json:"cycle"`
 	Cases  int    `json:"cases"`
 	// The tallies summed over the cases (without their missing lists).
-	Items      Tally `json:"items"`
-	Final      Tally `json:"final"`
-	Superseded Tally `json:"superseded"`
-	Roles      Tally `json:"roles"`
+	Items      retention.Recall `json:"items"`
+	Final      retention.Recall `json:"final"`
+	Superseded retention.Recall `json:"superseded"`
+	Roles      retention.Recall `json:"roles"`
 	// Shown is how many superseded decisions were shown as current.
 	Shown int `json:"shownAsCurrent"`
 	// Ratio is the mean of after as a share of before, in percent.
@@ -150,7 +151,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 
 func (r *Row) add(s Score) {
 	r.Cases++
-	for _, p := range []struct{ to, from *Tally }{{&r.Items, &s.Items}, {&r.Final, &s.Final}, {&r.Superseded, &s.Superseded}, {&r.Roles, &s.Roles}} {
+	for _, p := range []struct{ to, from *retention.Recall }{{&r.Items, &s.Items}, {&r.Final, &s.Final}, {&r.Superseded, &s.Superseded}, {&r.Roles, &s.Roles}} {
 		p.to.Found += p.from.Found
 		p.to.Total += p.from.Total
 	}
@@ -226,7 +227,7 @@ func criticalKept(p *compact.Plan, id string) bool {
 func WriteTable(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "family\ttokens\tcycle\tcases\titems\tfinal decision\tsuperseded absent or marked\tsuperseded shown as current\troles\tafter/before\tcontext grew\tnot compacted")
-	cell := func(t Tally) string {
+	cell := func(t retention.Recall) string {
 		if t.Total == 0 {
 			return "-"
 		}
