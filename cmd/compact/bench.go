@@ -34,6 +34,7 @@ func (a *app) benchCommand() *cobra.Command {
 	var missing bool
 	var generate string
 	var suite bool
+	var seeds int
 	cmd := &cobra.Command{
 		Use:   "bench FILE...",
 		Short: "Measure what compaction keeps of each session",
@@ -77,9 +78,10 @@ conversations (package retention/handoff) with their ground truth, and
 scores the rebuilt context by plain text matching, sharing no rule with
 the summarizers. Four families (a constraint buried early in noise, a
 decision overridden later, roles easy to confuse, references back to
-earlier items), four lengths (500 to 15,000 tokens), 16 seeds each, each
-case compacted at a keep budget small enough that its truth is
-summarized, then continued and compacted twice more (cycles 2 and 3).
+earlier items), four lengths (500 to 15,000 tokens), --seeds cases each
+(16; fewer for a model summarizer, which summarizes each case three
+times), each case compacted at a keep budget small enough that its truth
+is summarized, then continued and compacted twice more (cycles 2 and 3).
 One row per family, length and cycle:
 
   items            the goal, open items, forbidden actions, facts, the
@@ -101,7 +103,13 @@ One row per family, length and cycle:
 				if cmd.Flags().Changed("keep-recent") || missing {
 					return usagef("%s: --suite takes no --keep-recent or --missing (each case has its own budget)", commandName(cmd))
 				}
+				if seeds <= 0 {
+					return usagef("%s: --seeds must be a positive number of cases, got %d", commandName(cmd), seeds)
+				}
 				return nil
+			}
+			if cmd.Flags().Changed("seeds") {
+				return usagef("%s: --seeds goes with --suite", commandName(cmd))
 			}
 			if len(args) == 0 && generate == "" {
 				return usagef("%s: missing the session FILE arguments (or --generate DIR, or --suite)", commandName(cmd))
@@ -116,7 +124,7 @@ One row per family, length and cycle:
 				return a.generateNeedles(generate)
 			}
 			if suite {
-				return a.benchSuite(cmd, &lf, &sf)
+				return a.benchSuite(cmd, seeds, &lf, &sf)
 			}
 			return a.bench(cmd, args, keeps, missing, &lf, &sf)
 		}),
@@ -126,6 +134,7 @@ One row per family, length and cycle:
 	f.BoolVar(&missing, "missing", false, "list the files, error lines, identifiers and user messages that were not found")
 	f.StringVar(&generate, "generate", "", "write planted-needle sessions into DIR and stop")
 	f.BoolVar(&suite, "suite", false, "run the adversarial handoff suite on generated conversations instead of sessions")
+	f.IntVar(&seeds, "seeds", handoff.DefaultSeeds, "with --suite: the cases of each family and length (fewer for a model summarizer)")
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
 	sf.add(cmd)
@@ -220,7 +229,7 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 // summarizer the flags choose and prints its table, or the whole report
 // with --json. A compaction that grew the context fails the command once
 // the report is printed.
-func (a *app) benchSuite(cmd *cobra.Command, lf *limitFlags, sf *summarizerFlags) error {
+func (a *app) benchSuite(cmd *cobra.Command, seeds int, lf *limitFlags, sf *summarizerFlags) error {
 	lf.keepRecent = handoff.KeepRecentFor(handoff.DefaultSizes[len(handoff.DefaultSizes)-1])
 	su, err := a.loadSummarySetup(cmd, lf, sf)
 	if err != nil {
@@ -239,7 +248,7 @@ func (a *app) benchSuite(cmd *cobra.Command, lf *limitFlags, sf *summarizerFlags
 		name = su.choice.model
 	}
 	a.progressf("running the handoff suite with %s...", name)
-	rep, err := handoff.Run(cmd.Context(), handoff.Options{Summarizer: sum, Name: name, MaxTokens: summarize.ReserveBudget(reserve)})
+	rep, err := handoff.Run(cmd.Context(), handoff.Options{Summarizer: sum, Name: name, MaxTokens: summarize.ReserveBudget(reserve), Seeds: seeds})
 	if err != nil {
 		return err
 	}

@@ -216,6 +216,11 @@ func TestBenchSuite(t *testing.T) {
 			t.Errorf("bench --suite --json: no %q key in %s", k, strings.Join(keys(raw), ", "))
 		}
 	}
+	var small handoff.Report
+	c.okJSON(&small, "bench", "--suite", "--json", "--seeds", "2")
+	if small.Seeds != 2 || len(small.Cases) != 4*4*2 {
+		t.Errorf("bench --suite --seeds 2: %d seeds, %d cases", small.Seeds, len(small.Cases))
+	}
 	var rep handoff.Report
 	c.okJSON(&rep, "bench", "--suite", "--json")
 	if rep.Summarizer != "extractive" || len(rep.Rows) != 4*4*3 || len(rep.Cases) != 4*4*16 {
@@ -234,6 +239,8 @@ func TestBenchSuite(t *testing.T) {
 		{[]string{"bench", "--suite", "--generate", t.TempDir()}, "--suite takes no FILE arguments and no --generate"},
 		{[]string{"bench", "--suite", "--keep-recent", "500"}, "--suite takes no --keep-recent"},
 		{[]string{"bench", "--suite", "--summary-model", "m"}, "--summary-model needs --summarizer"},
+		{[]string{"bench", "--suite", "--seeds", "0"}, "--seeds must be a positive number"},
+		{[]string{"bench", "--seeds", "2", demoSession}, "--seeds goes with --suite"},
 	} {
 		if msg := c.fails(exitUsage, tt.args...); !strings.Contains(msg, tt.want) {
 			t.Errorf("compact %s: %q, want it to name %q", strings.Join(tt.args, " "), msg, tt.want)
