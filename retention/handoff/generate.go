@@ -160,7 +160,10 @@ func (b *builder) tool(text, name string, args map[string]any, output string) {
 // src returns a source path written with a .go extension in the
 // project's language.
 func (b *builder) src(path string) string {
-	return strings.TrimSuffix(path, ".go") + b.p.ext
+	if base, ok := strings.CutSuffix(path, ".go"); ok {
+		return base + b.p.ext
+	}
+	return path
 }
 
 func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
@@ -172,11 +175,15 @@ func (b *builder) codeText(file string, lines int) string {
 	py := strings.HasSuffix(file, ".py")
 	ts := strings.HasSuffix(file, ".ts") || strings.HasSuffix(file, ".tsx")
 	md := strings.HasSuffix(file, ".md")
+	sql := strings.HasSuffix(file, ".sql")
 	for i := 1; i <= lines; i++ {
 		id := pick(b.r, b.p.idents...)
 		other := pick(b.r, b.p.idents...)
 		var l string
 		switch {
+		case sql:
+			l = pick(b.r, "CREATE TABLE "+id+" (", "  id BIGINT PRIMARY KEY,", "  name TEXT NOT NULL,", "  updated_at TIMESTAMPTZ NOT NULL DEFAULT now()",
+				");", "", "CREATE INDEX "+id+"_by_"+other+" ON "+id+" ("+other+");", "-- "+id+" rows are written by "+other+".")
 		case md:
 			l = pick(b.r, "The "+id+" step runs before "+other+" and hands it a batch of rows.",
 				"## "+strings.ToUpper(id[:1])+id[1:], "", "Each stage logs its duration and the number of rows it saw.",
@@ -237,12 +244,14 @@ func (b *builder) noiseMsgs() []*compact.Message {
 	case 6:
 		return b.toolMsgs("", "bash", map[string]any{"command": b.p.build}, "(no output)")
 	case 7:
-		return []*compact.Message{userMsg(pick(r, "What does "+id+" do exactly?", "How long will this take?", "Is "+file+" still used?",
-			"Any surprises so far?", "ok")),
-			sayMsg(pick(r, id+" walks its input once and keeps the order; nothing there needs to change.",
-				"Not long: the remaining files are small and the tests run in a few seconds.",
-				file+" is still imported by two packages, so it stays.",
-				"Nothing unexpected: the code is consistent and the tests are green."))}
+		qa := [][2]string{
+			{"What does " + id + " do exactly?", id + " walks its input once and keeps the order; nothing there needs to change."},
+			{"How long will this take?", "Not long: the remaining files are small and the tests run in a few seconds."},
+			{"Is " + file + " still used?", file + " is still imported by two packages, so it stays."},
+			{"Any surprises so far?", "Nothing unexpected: the code is consistent and the tests are green."},
+			{"ok", "Continuing."},
+		}[r.IntN(5)]
+		return []*compact.Message{userMsg(qa[0]), sayMsg(qa[1])}
 	case 8:
 		var log strings.Builder
 		for i := range 6 + r.IntN(20) {
