@@ -19,7 +19,7 @@ type floor struct {
 
 var extractiveFloors = map[Family]floor{
 	BuriedConstraint: {items: 100, final: 100, superseded: 100, roles: 100},
-	DecisionOverride: {items: 100, final: 100, superseded: 15, roles: 100, shown: 35},
+	DecisionOverride: {items: 100, final: 100, superseded: 26.9, roles: 100, shown: 30.8},
 	Roles:            {items: 100, final: 100, superseded: 0, roles: 100},
 	References:       {items: 70, final: 100, superseded: 100, roles: 100},
 }
