@@ -78,7 +78,7 @@ conversations (package retention/handoff) with their ground truth, and
 scores the rebuilt context by plain text matching, sharing no rule with
 the summarizers. Four families (a constraint buried early in noise, a
 decision overridden later, roles easy to confuse, references back to
-earlier items), four lengths (500 to 15,000 tokens), --seeds cases each
+earlier items), six lengths (500 to 80,000 tokens), --seeds cases each
 (16; fewer for a model summarizer, which summarizes each case three
 times), each case compacted at a keep budget small enough that its truth
 is summarized, then continued and compacted twice more (cycles 2 and 3).

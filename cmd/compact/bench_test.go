@@ -203,28 +203,25 @@ func TestBenchModelSummarizer(t *testing.T) {
 // family, length and cycle, the JSON report, and the usage errors.
 func TestBenchSuite(t *testing.T) {
 	c := newCLI(t)
-	out := c.ok("bench", "--suite")
-	contains(t, "bench --suite", out, "summarizer extractive, 16 seeds per row", "family", "items", "final decision",
-		"superseded shown as current", "roles", "after/before", "context grew", "constraint  500", "references  15,000  3")
-	if got, want := strings.Count(out, "\n"), 2+4*4*3; got != want {
-		t.Errorf("bench --suite: %d lines, want %d:\n%s", got, want, out)
+	out := c.ok("bench", "--suite", "--seeds", "2")
+	contains(t, "bench --suite", out, "summarizer extractive, 2 seeds per row", "family", "items", "final decision",
+		"superseded shown as current", "roles", "after/before", "context grew", "constraint  500", "references  80,000  3")
+	rows := len(handoff.Families) * len(handoff.DefaultSizes) * handoff.DriftCycles
+	if got := strings.Count(out, "\n"); got != 2+rows {
+		t.Errorf("bench --suite: %d lines, want %d:\n%s", got, 2+rows, out)
 	}
 	var raw map[string]json.RawMessage
-	c.okJSON(&raw, "bench", "--suite", "--json")
+	c.okJSON(&raw, "bench", "--suite", "--json", "--seeds", "1")
 	for _, k := range []string{"summarizer", "sizes", "seeds", "cycles", "rows", "cases"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("bench --suite --json: no %q key in %s", k, strings.Join(keys(raw), ", "))
 		}
 	}
-	var small handoff.Report
-	c.okJSON(&small, "bench", "--suite", "--json", "--seeds", "2")
-	if small.Seeds != 2 || len(small.Cases) != 4*4*2 {
-		t.Errorf("bench --suite --seeds 2: %d seeds, %d cases", small.Seeds, len(small.Cases))
-	}
 	var rep handoff.Report
 	c.okJSON(&rep, "bench", "--suite", "--json")
-	if rep.Summarizer != "extractive" || len(rep.Rows) != 4*4*3 || len(rep.Cases) != 4*4*16 {
-		t.Fatalf("bench --suite --json: %s, %d rows, %d cases", rep.Summarizer, len(rep.Rows), len(rep.Cases))
+	if rep.Summarizer != "extractive" || rep.Seeds != handoff.DefaultSeeds || len(rep.Rows) != rows ||
+		len(rep.Cases) != len(handoff.Families)*len(handoff.DefaultSizes)*handoff.DefaultSeeds {
+		t.Fatalf("bench --suite --json: %s, %d seeds, %d rows, %d cases", rep.Summarizer, rep.Seeds, len(rep.Rows), len(rep.Cases))
 	}
 	for _, r := range rep.Rows {
 		if r.Grew != 0 || r.Items.Total == 0 || r.Ratio <= 0 {

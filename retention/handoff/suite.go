@@ -15,7 +15,9 @@ import (
 
 // DefaultSizes are the case lengths, in estimated tokens, the suite runs
 // when Options.Sizes is empty: from a few hundred to well over 10,000.
-var DefaultSizes = []int{500, 2000, 6000, 15000}
+// The two longest overflow the budget the extractive summarizer quotes
+// user messages within.
+var DefaultSizes = []int{500, 2000, 6000, 15000, 40000, 80000}
 
 // DefaultSeeds is how many cases of each family and size the suite runs
 // when Options.Seeds is 0.
