@@ -177,6 +177,9 @@ func (r *Row) add(s Score) {
 // false). The case's transcript is read, not changed.
 func RunCase(ctx context.Context, c *Case, opts Options) (CaseResult, error) {
 	opts = opts.withDefaults()
+	if opts.Summarizer == nil {
+		return CaseResult{}, errors.New("handoff: no summarizer")
+	}
 	res := CaseResult{Case: c.Name(), Family: c.Family, Size: c.Size, Seed: c.Seed, Tokens: c.Tokens, KeepRecent: c.KeepRecent}
 	mem, err := session.FromTranscript(&compact.Transcript{Entries: append([]*compact.Entry(nil), c.Transcript.Entries...)}, c.Name(), session.Options{})
 	if err != nil {

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,5 +117,43 @@ func TestRunErrors(t *testing.T) {
 	}
 	if _, err := ParseFamily("nope"); err == nil || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("ParseFamily(nope): %v", err)
+	}
+}
+
+// fixedSummarizer writes the same summary every time.
+type fixedSummarizer struct{ text string }
+
+func (f fixedSummarizer) Summarize(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
+	return &compact.Summary{Text: f.text, Summarizer: "fixed"}, nil
+}
+
+// TestRunCaseDrift: each cycle appends the case's continuation and
+// compacts again, and the score reads only what the summary says: a
+// summary that names the goal and a superseded decision under Goal (the
+// engine appends the file lists, which name the case's file).
+func TestRunCaseDrift(t *testing.T) {
+	c := Generate(DecisionOverride, 3, 6000)
+	old := c.Truth.Superseded[0].Keys[0]
+	sum := fixedSummarizer{"## Goal\n- " + c.Truth.Goal.Text + ", with " + old + "\n\n## Next Steps\n- (none)"}
+	res, err := RunCase(context.Background(), c, Options{Summarizer: sum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cycles) != DriftCycles {
+		t.Fatalf("%d cycles", len(res.Cycles))
+	}
+	for i, s := range res.Cycles {
+		if !s.Compacted || s.Grew || s.CriticalKept || s.TokensAfter >= s.TokensBefore {
+			t.Errorf("cycle %d: %+v", i+1, s)
+		}
+		if s.Items.Found != 2 || s.Final.Found != 0 || slices.Contains(s.Items.Missing, c.Truth.Goal.Text) || len(s.Shown) != 1 || s.Shown[0] != c.Truth.Superseded[0].Text {
+			t.Errorf("cycle %d: items %+v final %+v shown %q", i+1, s.Items, s.Final, s.Shown)
+		}
+		if i > 0 && s.TokensBefore <= res.Cycles[i-1].TokensAfter {
+			t.Errorf("cycle %d starts at %d tokens, the last ended at %d: no continuation", i+1, s.TokensBefore, res.Cycles[i-1].TokensAfter)
+		}
+	}
+	if _, err := RunCase(context.Background(), c, Options{}); err == nil {
+		t.Error("RunCase without a summarizer: no error")
 	}
 }
