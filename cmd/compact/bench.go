@@ -11,6 +11,7 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/retention"
+	"github.com/compactkit/compact/retention/handoff"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -32,6 +33,8 @@ func (a *app) benchCommand() *cobra.Command {
 	var keeps []int
 	var missing bool
 	var generate string
+	var suite bool
+	var seeds int
 	cmd := &cobra.Command{
 		Use:   "bench FILE...",
 		Short: "Measure what compaction keeps of each session",
@@ -68,10 +71,48 @@ with the planted facts in needles-N.needles.json) and stops: bench them
 to test any summarizer on known facts, e.g.
 
   compact bench --generate /tmp/needles
-  compact bench --summarizer openai --summary-model gpt-4.1-mini /tmp/needles/*.jsonl`,
+  compact bench --summarizer openai --summary-model gpt-4.1-mini /tmp/needles/*.jsonl
+
+--suite reads the compaction as a handoff instead, on generated adversarial
+conversations (package retention/handoff) with their ground truth, and
+scores the rebuilt context by plain text matching, sharing no rule with
+the summarizers. Four families (a constraint buried early in noise, a
+decision overridden later, roles easy to confuse, references back to
+earlier items), six lengths (500 to 80,000 tokens), --seeds cases each
+(16; fewer for a model summarizer, which summarizes each case three
+times), each case compacted at a keep budget small enough that its truth
+is summarized, then continued and compacted twice more (cycles 2 and 3).
+One row per family, length and cycle:
+
+  items            the goal, open items, forbidden actions, facts, the
+                   final decision and resolved references present
+  final decision   the decision in force present
+  superseded       withdrawn decisions absent or marked as withdrawn, and
+                   the share shown as current (unmarked under Goal or
+                   Key Decisions)
+  roles            owners on one line with their task
+  after/before     the mean compression
+  context grew     compactions that left the context no smaller (the
+                   command fails when there is one)
+  not compacted    cycles with nothing to compact or nothing to gain`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if suite {
+				if len(args) > 0 || generate != "" {
+					return usagef("%s: --suite takes no FILE arguments and no --generate", commandName(cmd))
+				}
+				if cmd.Flags().Changed("keep-recent") || missing {
+					return usagef("%s: --suite takes no --keep-recent or --missing (each case has its own budget)", commandName(cmd))
+				}
+				if seeds <= 0 {
+					return usagef("%s: --seeds must be a positive number of cases, got %d", commandName(cmd), seeds)
+				}
+				return nil
+			}
+			if cmd.Flags().Changed("seeds") {
+				return usagef("%s: --seeds goes with --suite", commandName(cmd))
+			}
 			if len(args) == 0 && generate == "" {
-				return usagef("%s: missing the session FILE arguments (or --generate DIR)", commandName(cmd))
+				return usagef("%s: missing the session FILE arguments (or --generate DIR, or --suite)", commandName(cmd))
 			}
 			if len(args) > 0 && generate != "" {
 				return usagef("%s: --generate DIR takes no FILE arguments", commandName(cmd))
@@ -82,6 +123,9 @@ to test any summarizer on known facts, e.g.
 			if generate != "" {
 				return a.generateNeedles(generate)
 			}
+			if suite {
+				return a.benchSuite(cmd, seeds, &lf, &sf)
+			}
 			return a.bench(cmd, args, keeps, missing, &lf, &sf)
 		}),
 	}
@@ -89,6 +133,8 @@ to test any summarizer on known facts, e.g.
 	f.IntSliceVar(&keeps, "keep-recent", retention.DefaultKeepRecent, "budgets of the part kept verbatim to compact at, in tokens, comma-separated")
 	f.BoolVar(&missing, "missing", false, "list the files, error lines, identifiers and user messages that were not found")
 	f.StringVar(&generate, "generate", "", "write planted-needle sessions into DIR and stop")
+	f.BoolVar(&suite, "suite", false, "run the adversarial handoff suite on generated conversations instead of sessions")
+	f.IntVar(&seeds, "seeds", handoff.DefaultSeeds, "with --suite: the cases of each family and length (fewer for a model summarizer)")
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
 	sf.add(cmd)
@@ -176,6 +222,52 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 		return writeJSON(a.stdout, rep)
 	}
 	printBench(a.stdout, rep.Results, missing)
+	return nil
+}
+
+// benchSuite runs the handoff suite (package retention/handoff) with the
+// summarizer the flags choose and prints its table, or the whole report
+// with --json. A compaction that grew the context fails the command once
+// the report is printed.
+func (a *app) benchSuite(cmd *cobra.Command, seeds int, lf *limitFlags, sf *summarizerFlags) error {
+	lf.keepRecent = handoff.KeepRecentFor(handoff.DefaultSizes[len(handoff.DefaultSizes)-1])
+	su, err := a.loadSummarySetup(cmd, lf, sf)
+	if err != nil {
+		return err
+	}
+	reserve := su.st.cfg.ReserveTokens
+	if reserve <= 0 {
+		reserve = compact.DefaultReserveTokens
+	}
+	sum, _, err := a.summarizers(su.choice, reserve)
+	if err != nil {
+		return err
+	}
+	name := su.choice.name
+	if name != summarizerExtractive {
+		name = su.choice.model
+	}
+	a.progressf("running the handoff suite with %s...", name)
+	rep, err := handoff.Run(cmd.Context(), handoff.Options{Summarizer: sum, Name: name, MaxTokens: summarize.ReserveBudget(reserve), Seeds: seeds})
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		err = writeJSON(a.stdout, rep)
+	} else {
+		fmt.Fprintf(a.stdout, "handoff suite, summarizer %s, %d seeds per row\n", rep.Summarizer, rep.Seeds)
+		err = handoff.WriteTable(a.stdout, rep)
+	}
+	if err != nil {
+		return err
+	}
+	grew := 0
+	for _, r := range rep.Rows {
+		grew += r.Grew
+	}
+	if grew > 0 {
+		return fmt.Errorf("--suite: %d compactions left the context no smaller than before", grew)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact/internal/testing/sharedtest"
+	"github.com/compactkit/compact/retention/handoff"
 )
 
 func TestBenchGenerateAndJSON(t *testing.T) {
@@ -116,7 +117,7 @@ func TestBenchErrors(t *testing.T) {
 
 func TestBenchHelp(t *testing.T) {
 	out := newCLI(t).ok("bench", "--help")
-	contains(t, "bench --help", out, "--keep-recent", "--summarizer", "--summary-model", "--missing", "--generate",
+	contains(t, "bench --help", out, "--keep-recent", "--summarizer", "--summary-model", "--missing", "--generate", "--suite", "superseded",
 		"heredocs", "exited 0", "not \"used well by a", "--json")
 }
 
@@ -195,5 +196,51 @@ func TestBenchModelSummarizer(t *testing.T) {
 	}
 	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBenchSuite runs the handoff suite through the command: one row per
+// family, length and cycle, the JSON report, and the usage errors.
+func TestBenchSuite(t *testing.T) {
+	c := newCLI(t)
+	out := c.ok("bench", "--suite", "--seeds", "2")
+	contains(t, "bench --suite", out, "summarizer extractive, 2 seeds per row", "family", "items", "final decision",
+		"superseded shown as current", "roles", "after/before", "context grew", "constraint  500", "references  80,000  3")
+	rows := len(handoff.Families) * len(handoff.DefaultSizes) * handoff.DriftCycles
+	if got := strings.Count(out, "\n"); got != 2+rows {
+		t.Errorf("bench --suite: %d lines, want %d:\n%s", got, 2+rows, out)
+	}
+	var raw map[string]json.RawMessage
+	c.okJSON(&raw, "bench", "--suite", "--json", "--seeds", "1")
+	for _, k := range []string{"summarizer", "sizes", "seeds", "cycles", "rows", "cases"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("bench --suite --json: no %q key in %s", k, strings.Join(keys(raw), ", "))
+		}
+	}
+	var rep handoff.Report
+	c.okJSON(&rep, "bench", "--suite", "--json")
+	if rep.Summarizer != "extractive" || rep.Seeds != handoff.DefaultSeeds || len(rep.Rows) != rows ||
+		len(rep.Cases) != len(handoff.Families)*len(handoff.DefaultSizes)*handoff.DefaultSeeds {
+		t.Fatalf("bench --suite --json: %s, %d seeds, %d rows, %d cases", rep.Summarizer, rep.Seeds, len(rep.Rows), len(rep.Cases))
+	}
+	for _, r := range rep.Rows {
+		if r.Grew != 0 || r.Items.Total == 0 || r.Ratio <= 0 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--suite", demoSession}, "--suite takes no FILE arguments"},
+		{[]string{"bench", "--suite", "--generate", t.TempDir()}, "--suite takes no FILE arguments and no --generate"},
+		{[]string{"bench", "--suite", "--keep-recent", "500"}, "--suite takes no --keep-recent"},
+		{[]string{"bench", "--suite", "--summary-model", "m"}, "--summary-model needs --summarizer"},
+		{[]string{"bench", "--suite", "--seeds", "0"}, "--seeds must be a positive number"},
+		{[]string{"bench", "--seeds", "2", demoSession}, "--seeds goes with --suite"},
+	} {
+		if msg := c.fails(exitUsage, tt.args...); !strings.Contains(msg, tt.want) {
+			t.Errorf("compact %s: %q, want it to name %q", strings.Join(tt.args, " "), msg, tt.want)
+		}
 	}
 }
