@@ -91,7 +91,13 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 		}
 	}
 
-	for _, s := range constraintSentences(h.inForce(f.users), o.MaxItems) {
+	rules := constraintSentences(h.inForce(f.users), o.MaxItems)
+	for _, s := range incidents(h.inForce(f.users), o.MaxItems) {
+		// A story of a past mishap, whole: the lesson is in it.
+		rules = slices.DeleteFunc(rules, func(r string) bool { return strings.Contains(s, r) })
+		rules = append(rules, "Learned the hard way: "+s)
+	}
+	for _, s := range rules {
 		constraints.add("- " + s)
 	}
 
@@ -128,6 +134,11 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	for _, s := range nextSteps(f, o) {
 		next.add("- " + s)
 	}
+	for _, s := range queuedItems(h.inForce(f.users), 3) {
+		if !slices.ContainsFunc(next.blocks, func(b *block) bool { return strings.Contains(b.text, s) }) {
+			next.add("- Queued by the user for later: " + s)
+		}
+	}
 
 	// Critical Context.
 	if in := strings.TrimSpace(req.Instructions); in != "" {
@@ -137,7 +148,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	addCommandList(commands, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
 		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
-	for _, l := range roleLines(h.inForce(f.users), o.MaxItems) {
+	for _, l := range roleLines(h.inForce(f.users), o.MaxItems, h.handovers(f.users)) {
 		roles.add("- " + l)
 	}
 	users.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
@@ -452,17 +463,34 @@ func constraintSentences(users []userMsg, max int) []string {
 		prev := ""
 		for l := range proseLines(strings.Join(own, "\n")) {
 			for s := range sentences(l) {
-				if constraintWords.match(s) && !strings.HasSuffix(s, "?") {
+				if (constraintWords.match(s) || opensRule(s)) && !strings.HasSuffix(s, "?") {
+					q := s
 					if prev != "" && pointsBack(s) {
-						s = prev + " " + s
+						q = prev + " " + s
+						// The sentence pointed at, if it was a rule of
+						// its own, is now part of this one.
+						if n := len(all); n > 0 && all[n-1] == cutRunes(prev, 300) {
+							all = all[:n-1]
+						}
 					}
-					all = append(all, cutRunes(s, 300))
+					all = append(all, cutRunes(q, 300))
 				}
 				prev = s
 			}
 		}
 	}
 	return newestUnique(all, max)
+}
+
+// ruleOpenings open a user's sentence that lays down how to work without
+// a rule word: "Use tabs in the Makefile.", "Keep the old flag names.",
+// "No force pushes on main."
+var ruleOpenings = []string{"use ", "keep ", "leave ", "indent ", "no ", "stick to ", "stick with ", "stay ", "only "}
+
+// opensRule reports whether a sentence of four words or more opens with a
+// rule opening.
+func opensRule(s string) bool {
+	return len(strings.Fields(s)) >= 4 && opensWith(s, ruleOpenings)
 }
 
 // pointsBack reports whether a sentence is short and names what it is

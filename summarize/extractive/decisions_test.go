@@ -143,7 +143,7 @@ func TestHandoffDetails(t *testing.T) {
 	mustContain(t, roles, "- Alice -> migration scripts", "- Bob -> API changes", "The worker service owns retries; the gateway only forwards.")
 	mustContain(t, sectionBody(t, text, "## Constraints & Preferences"),
 		"Someone ran the migrations against prod last week and it wiped staging. Let's not do that again.")
-	mustContain(t, sectionBody(t, text, "### Done"), "- Edited `cfg.go`: `retries := 3` → `retries := 5`")
+	mustContain(t, sectionBody(t, text, "### Done"), "- Edited `cfg.go`: `retries := 3` replaced by `retries := 5`")
 	next := sectionBody(t, text, "## Next Steps")
 	mustContain(t, next, "Should I also update the docs for the retry setting?")
 	mustNotContain(t, next, "Added the retry setting", "Fixed the config test")

@@ -144,6 +144,7 @@ func extract(msgs []*compact.Message) *found {
 	toolOK := make([]toolSuccess, 0, nCalls-nShellCalls)
 	files := newFileRecorder()
 	cmds := make(commandCache)
+	var refs refState
 
 	for i, m := range msgs {
 		if m == nil {
@@ -163,7 +164,7 @@ func extract(msgs []*compact.Message) *found {
 			if (text == "" || compact.IsInterruptionNotice(text)) && images == 0 {
 				continue
 			}
-			f.users = append(f.users, userMsg{idx: i, text: text, images: images})
+			f.users = append(f.users, userMsg{idx: i, text: refs.resolve(text), images: images})
 			f.lastUserIdx = i
 
 		case compact.RoleAssistant:
@@ -180,6 +181,7 @@ func extract(msgs []*compact.Message) *found {
 			}
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				f.lastText, f.lastTextIdx = text, i
+				refs.note(text)
 				for _, d := range matchSentences(text, decisionWords) {
 					if isDecision(d) {
 						f.decisions = append(f.decisions, d)
@@ -213,6 +215,9 @@ func extract(msgs []*compact.Message) *found {
 				}
 				order = append(order, ci)
 				f.lastCall, f.lastCallIdx = ci, i
+				if p := call.FilePath(); p != "" {
+					refs.file = p
+				}
 			}
 
 		case compact.RoleToolResult:
@@ -584,7 +589,8 @@ func commandKey(cmd string) string {
 // old and new text its arguments hold (oldText/newText as pi writes them,
 // old_string/new_string as Claude Code does, old_str/new_str as the
 // str_replace tools do): the first line of each that differs, cut to 80
-// characters, or the line added or removed.
+// characters ("`a := 1` replaced by `a := 2`"), or the line added or
+// removed.
 func editChange(args json.RawMessage) (string, bool) {
 	for _, k := range [][2]string{{"oldText", "newText"}, {"old_string", "new_string"}, {"old_str", "new_str"}} {
 		o, ok1 := jsontext.TopLevelString(args, k[0])
@@ -613,7 +619,7 @@ func editChange(args json.RawMessage) (string, bool) {
 		case b == "":
 			return "removed " + a, true
 		default:
-			return a + " → " + b, true
+			return a + " replaced by " + b, true
 		}
 	}
 	return "", false

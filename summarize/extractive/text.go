@@ -152,7 +152,8 @@ var (
 	constraintWords = newPhrases("must", "mustn't", "never", "always", "don't", "dont", "do not", "doesn't",
 		"does not", "prefer", "preferably", "should", "shouldn't", "make sure", "avoid", "only", "ensure",
 		"required", "not allowed", "no need", "let's not", "lets not", "let us not", "stay away", "steer clear",
-		"hands off", "not again", "no more")
+		"hands off", "not again", "no more", "leave it alone", "off limits", "whatever happens",
+		"at all costs", "under no circumstances", "i'd rather", "i would rather")
 	// decisionWords find assistant sentences that announce a choice.
 	decisionWords = newPhrases("i'll use", "i will use", "we'll use", "we will use", "let's use", "let's go with",
 		"instead", "decided", "decide to", "decision", "going with", "go with", "chose", "chosen", "switch to",
