@@ -490,8 +490,11 @@ var ruleOpenings = []string{"use ", "keep ", "leave ", "indent ", "no ", "stick 
 // opensRule reports whether a sentence of four words or more opens with a
 // rule opening.
 func opensRule(s string) bool {
-	return len(strings.Fields(s)) >= 4 && opensWith(s, ruleOpenings)
+	return len(strings.Fields(s)) >= 4 && opensWith(s, ruleOpenings) && !opensWith(s, notRules)
 }
+
+// notRules open a sentence that looks like a rule and is not one.
+var notRules = []string{"keep track", "keep going", "keep me ", "keep it up", "keep at it", "keep an eye", "use it", "use this", "use that"}
 
 // pointsBack reports whether a sentence is short and names what it is
 // about only by pointing back ("that", "this", "it").
