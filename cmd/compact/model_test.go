@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/summarize"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // keyVar is the environment variable holding the provider's key.
@@ -92,8 +94,13 @@ func TestModelSummarizer(t *testing.T) {
 					t.Errorf("request %d: model %q, key %q, system prompt %.40q, prompt %.80q", i+1, r.Model, authHeader(r), r.System, r.Prompt)
 				}
 			}
-			if reqs[0].MaxTokens != 10240 || (len(reqs) > 1 && reqs[1].MaxTokens != 5120) {
-				t.Errorf("max tokens %d, %d; want 10240 for the history and 5120 for the turn prefix", reqs[0].MaxTokens, reqs[len(reqs)-1].MaxTokens)
+			// The history's budget less the record appended to it, which
+			// the model does not write.
+			_, ledger := extractive.SplitLedger(rr.Summary)
+			history := max(10240-int(math.Ceil(float64(len(ledger))/summarize.DefaultCharsPerToken)), 10240/2)
+			if ledger == "" || reqs[0].MaxTokens != history || (len(reqs) > 1 && reqs[1].MaxTokens != 5120) {
+				t.Errorf("max tokens %d, %d; want %d for the history (10240 less the record's %d bytes) and 5120 for the turn prefix",
+					reqs[0].MaxTokens, reqs[len(reqs)-1].MaxTokens, history, len(ledger))
 			}
 
 			// The report.
@@ -297,7 +304,7 @@ func TestModelTruncated(t *testing.T) {
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "k"
 			file := sharedtest.TempCopy(t, demoSession)
-			msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000")...)
+			msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000", "--no-ledger")...)
 			contains(t, "error", msg, "the file is unchanged", "cut off at its 10240-token output limit")
 			if n := len(m.seen()); n != 1 {
 				t.Errorf("%d requests; a truncated answer must not be retried", n)
@@ -496,7 +503,9 @@ func TestModelConfig(t *testing.T) {
 		t.Helper()
 		n := len(m.seen())
 		file := sharedtest.TempCopy(t, demoSession)
-		c.ok(append([]string{"run", file, "--config", cfg}, args...)...)
+		// --no-ledger: the whole output budget goes to the model, the
+		// number these cases check.
+		c.ok(append([]string{"run", file, "--config", cfg, "--no-ledger"}, args...)...)
 		reqs := m.seen()
 		if len(reqs) <= n {
 			t.Fatal("no request")
@@ -565,7 +574,7 @@ func TestModelConfig(t *testing.T) {
 	// does not send it.
 	am := newFakeModel(t, summarizerAnthropic)
 	file := sharedtest.TempCopy(t, demoSession)
-	c.ok("run", file, "--config", cfg, "--summarizer", "anthropic", "--base-url", am.baseURL(), "--summary-model", "claude-haiku-4-5")
+	c.ok("run", file, "--config", cfg, "--summarizer", "anthropic", "--base-url", am.baseURL(), "--summary-model", "claude-haiku-4-5", "--no-ledger")
 	if reqs := am.seen(); len(reqs) == 0 {
 		t.Error("anthropic with an openai config: no request")
 	} else if r := reqs[0]; authHeader(r) != "" || r.Model != "claude-haiku-4-5" || r.MaxTokens != 13107 {
