@@ -718,9 +718,12 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	res.Summary = summary
 	// Never record a compaction that would not shrink the context: the
 	// summary replaces the span (and the previous summary) and nothing
-	// else changes.
+	// else changes; and the context after, as estimated, must be smaller
+	// than before, as the provider last reported it.
 	if have := res.TokensAfter - plan.KeptTokens; have >= plan.SpanTokens {
 		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens}
+	} else if plan.TokensBefore > 0 && res.TokensAfter >= plan.TokensBefore {
+		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens, TokensBefore: plan.TokensBefore, TokensAfter: res.TokensAfter}
 	}
 	if req.TargetTokens > 0 && res.TokensAfter > req.TargetTokens {
 		res.Adjustments = append(res.Adjustments, fmt.Sprintf(

@@ -425,3 +425,24 @@ func TestContinuationNote(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineNeverGrowsContext: when the provider reported a prompt far
+// smaller than the messages are estimated at, a summary smaller than its
+// span would still leave the context larger than the provider's count;
+// nothing is recorded.
+func TestEngineNeverGrowsContext(t *testing.T) {
+	entries := splitSession().path()
+	for i := len(entries) - 1; i >= 0; i-- {
+		if m := entries[i].Message; m != nil && m.Role == RoleAssistant {
+			m.Usage = &Usage{Input: 20, Output: 5}
+			break
+		}
+	}
+	log := NewSliceLog(entries...)
+	n := len(log.Entries())
+	_, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), log, Request{Reason: ReasonManual})
+	var ge *GainError
+	if !errors.Is(err, ErrNothingToGain) || !errors.As(err, &ge) || ge.TokensAfter < ge.TokensBefore || len(log.Entries()) != n {
+		t.Errorf("err %v, %d entries written", err, len(log.Entries())-n)
+	}
+}

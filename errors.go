@@ -62,11 +62,20 @@ type GainError struct {
 	// context: the messages summarized, as the model sees them, and the
 	// previous compaction's summary (Plan.SpanTokens).
 	SpanTokens int
+	// TokensBefore and TokensAfter are set when the context as a whole
+	// would not shrink although the summary is smaller than its span:
+	// the size before is the provider's report (Plan.TokensBefore), which
+	// can be far below what the same messages are estimated at.
+	TokensBefore, TokensAfter int
 }
 
 // Error says what was compared: "nothing to gain: the summary would be
-// ~N tokens, the span it replaces ~M".
+// ~N tokens, the span it replaces ~M", or "nothing to gain: the context
+// would be ~N tokens, it is M now".
 func (e *GainError) Error() string {
+	if e.TokensAfter > 0 {
+		return fmt.Sprintf("nothing to gain: the context would be ~%d tokens, it is %d now", e.TokensAfter, e.TokensBefore)
+	}
 	return fmt.Sprintf("nothing to gain: the summary would be ~%d tokens, the span it replaces ~%d", e.SummaryTokens, e.SpanTokens)
 }
 

@@ -252,3 +252,25 @@ func TestBenchSuite(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchNothingToGain: a session whose provider reported a prompt far
+// smaller than its messages look would compact into a context estimated
+// larger; the engine records nothing ("nothing to gain"), so bench shows
+// the budget with nothing to compact, and no row that grew.
+func TestBenchNothingToGain(t *testing.T) {
+	c := newCLI(t)
+	const usage = `"usage":{"input":3,"output":144,"cacheRead":52234,"cacheWrite":1849,"totalTokens":54230`
+	data := string(readFile(t, demoSession))
+	i := strings.LastIndex(data, usage)
+	if i < 0 {
+		t.Fatal("the demo's last usage report is not where the test expects it")
+	}
+	data = data[:i] + `"usage":{"input":3,"output":144,"cacheRead":0,"cacheWrite":0,"totalTokens":147` + data[i+len(usage):]
+	file := filepath.Join(t.TempDir(), "small-report.jsonl")
+	writeFile(t, file, data)
+	var rep benchReport
+	c.okJSON(&rep, "bench", "--json", "--keep-recent", "2000", file)
+	if r := rep.Results[0]; !r.Nothing || !strings.Contains(r.Reason, "nothing to gain: the context would be") {
+		t.Errorf("row %+v", r)
+	}
+}
