@@ -187,7 +187,9 @@ const (
 	FallbackAuto FallbackMode = iota
 	// FallbackOn always uses the fallback when the summarizer fails.
 	FallbackOn
-	// FallbackOff never does: a failed summary fails the compaction.
+	// FallbackOff never does: a failed summary fails the compaction. A
+	// reply the summarizer's review refused (ErrSummaryRejected) still
+	// goes to the fallback, in every mode.
 	FallbackOff
 )
 
@@ -217,8 +219,13 @@ type Result struct {
 	Usage      *Usage
 	Duration   time.Duration
 	// FallbackErr is the summarizer's failure when the fallback
-	// summarizer wrote the summary instead, nil otherwise.
+	// summarizer wrote the summary instead, nil otherwise. It matches
+	// ErrSummaryRejected when the model's reply was refused.
 	FallbackErr error
+	// Refused lists what was wrong with model replies the summarizer
+	// refused and asked again for (Summary.Refused), when the second
+	// answer was used.
+	Refused []string
 	// Adjustments says what the headroom guarantee (kept part, summary
 	// length) and the output budget (Request.MaxTokens) changed, one
 	// sentence each (empty when nothing was needed).
@@ -473,11 +480,8 @@ type summaryParts struct {
 	prefix     string
 	summarizer string
 	usage      *Usage
+	refused    []string // problems of replies the summarizer asked again for
 }
-
-// turnPrefixIntro separates the history summary from the summary of the
-// split turn's start.
-const turnPrefixIntro = "---\n\n**The current turn began before the kept messages. Its start:**\n\n"
 
 // text joins the parts as they are recorded.
 func (p *summaryParts) text() string {
@@ -488,7 +492,7 @@ func (p *summaryParts) text() string {
 	if h == "" {
 		h = "No earlier history."
 	}
-	return h + "\n\n" + turnPrefixIntro + p.prefix
+	return h + "\n\n" + TurnPrefixIntro + p.prefix
 }
 
 // fitBudget shortens the parts, headings kept, so that together they
@@ -546,6 +550,7 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 			usage.CacheWrite += s.Usage.CacheWrite
 			usage.Total += s.Usage.Total
 		}
+		out.refused = append(out.refused, s.Refused...)
 	}
 	switch {
 	case len(plan.Messages) > 0:
@@ -655,10 +660,14 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		parts, err = e.summarize(ctx, e.Summarizer, plan, req)
 	}
 	if err != nil {
-		if ctx.Err() != nil || e.Fallback == nil || !req.Fallback.enabled(req.Reason) {
+		// A reply the review refused goes to the fallback whatever the
+		// mode: it is not a failure worth trying again later, and the
+		// offline summary keeps what the reply lost.
+		rejected := errors.Is(err, ErrSummaryRejected)
+		if ctx.Err() != nil || e.Fallback == nil || (!rejected && !req.Fallback.enabled(req.Reason)) {
 			return nil, err
 		}
-		e.logger().Warn("summarizer failed; writing the fallback summary", "err", err)
+		e.logger().Warn("summarizer failed; writing the fallback summary", "err", err, "rejected", rejected)
 		fb, ferr := e.summarize(ctx, e.Fallback, plan, req)
 		if ferr != nil {
 			return nil, fmt.Errorf("%w (and the fallback failed too: %v)", err, ferr)
@@ -667,10 +676,14 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		if fb.history == "" && fb.prefix != "" {
 			fb.history = "No earlier history."
 		}
-		fb.history = "> Written without a model: the summarizer failed (" + oneLine(redact.String(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
+		why := "the summarizer failed"
+		if rejected {
+			why = "the model's summary was refused"
+		}
+		fb.history = "> Written without a model: " + why + " (" + oneLine(redact.String(err.Error())) + "), so this summary was extracted offline.\n\n" + fb.history
 		parts = fb
 	}
-	res.Summarizer, res.Usage = parts.summarizer, parts.usage
+	res.Summarizer, res.Usage, res.Refused = parts.summarizer, parts.usage, parts.refused
 	if have := tokensOf(parts.text()); parts.fitBudget(req.MaxTokens) {
 		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
 			"summary shortened from ~%d to ~%d tokens, section headings kept, to fit its output budget of %d",
@@ -705,9 +718,12 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	res.Summary = summary
 	// Never record a compaction that would not shrink the context: the
 	// summary replaces the span (and the previous summary) and nothing
-	// else changes.
+	// else changes; and the context after, as estimated, must be smaller
+	// than before, as the provider last reported it.
 	if have := res.TokensAfter - plan.KeptTokens; have >= plan.SpanTokens {
 		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens}
+	} else if plan.TokensBefore > 0 && res.TokensAfter >= plan.TokensBefore {
+		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens, TokensBefore: plan.TokensBefore, TokensAfter: res.TokensAfter}
 	}
 	if req.TargetTokens > 0 && res.TokensAfter > req.TargetTokens {
 		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
@@ -727,6 +743,12 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	if res.FallbackErr != nil {
 		details["fallback"] = true
 		details["summarizerError"] = oneLine(redact.String(res.FallbackErr.Error()))
+		if errors.Is(res.FallbackErr, ErrSummaryRejected) {
+			details["summaryRejected"] = true
+		}
+	}
+	if len(res.Refused) > 0 {
+		details["refusedOnce"] = res.Refused
 	}
 	entry := &Entry{
 		Kind: KindCompaction,

@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +248,50 @@ func TestOneLineCutsAtACharacter(t *testing.T) {
 	}
 }
 
+// TestEngineRejectedSummary: a model reply the summarizer's review
+// refused goes to the fallback in every mode, FallbackOff included, and
+// the entry says so; a reply refused once and then replaced is recorded
+// with what was refused.
+func TestEngineRejectedSummary(t *testing.T) {
+	rejected := SummarizerFunc(func(context.Context, *SummaryRequest) (*Summary, error) {
+		return nil, fmt.Errorf("summarize with m: %w", &SummaryRejectedError{Summarizer: "m", Problems: []string{"it is a refusal or an apology, not notes"}})
+	})
+	offline := SummarizerFunc(func(ctx context.Context, req *SummaryRequest) (*Summary, error) {
+		return &Summary{Text: "## Goal\noffline " + req.Kind.String(), Summarizer: "extractive"}, nil
+	})
+	for _, mode := range []FallbackMode{FallbackAuto, FallbackOn, FallbackOff} {
+		log := NewSliceLog(splitSession().path()...)
+		res, err := (&Engine{Summarizer: rejected, Fallback: offline}).Compact(context.Background(), log, Request{Reason: ReasonManual, Fallback: mode})
+		if err != nil {
+			t.Fatalf("mode %d: %v", mode, err)
+		}
+		c := res.Entry.Compaction
+		if !errors.Is(res.FallbackErr, ErrSummaryRejected) || c.Details["summaryRejected"] != true ||
+			!strings.HasPrefix(c.Summary, "> Written without a model: the model's summary was refused (summarize history: summarize with m: summary from m rejected: it is a refusal") {
+			t.Errorf("mode %d: details %v, summary %.160q", mode, c.Details, c.Summary)
+		}
+	}
+	// Without a fallback the rejection fails the compaction and nothing
+	// is written.
+	log := NewSliceLog(splitSession().path()...)
+	n := len(log.Entries())
+	if _, err := (&Engine{Summarizer: rejected}).Compact(context.Background(), log, Request{Reason: ReasonThreshold}); !errors.Is(err, ErrSummaryRejected) || len(log.Entries()) != n {
+		t.Errorf("no fallback: err %v, %d entries written", err, len(log.Entries())-n)
+	}
+	// Refused once, then used: recorded with what was refused.
+	second := SummarizerFunc(func(ctx context.Context, req *SummaryRequest) (*Summary, error) {
+		return &Summary{Text: "## Goal\nsecond answer", Summarizer: "m", Usage: &Usage{Input: 2}, Refused: []string{"it is far too short"}}, nil
+	})
+	log = NewSliceLog(splitSession().path()...)
+	res, err := (&Engine{Summarizer: second, Fallback: offline}).Compact(context.Background(), log, Request{Reason: ReasonManual})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Entry.Compaction.Details["refusedOnce"]; fmt.Sprint(got) != "[it is far too short it is far too short]" || res.FallbackErr != nil {
+		t.Errorf("refusedOnce = %v (history and turn prefix each refused once), fallback %v", got, res.FallbackErr)
+	}
+}
+
 // bigSession has a long history and a large recent part.
 func bigSession() *builder {
 	var b builder
@@ -378,5 +423,26 @@ func TestContinuationNote(t *testing.T) {
 		if has := strings.Contains(first, ContinuationNote); has != (reason != ReasonManual) {
 			t.Errorf("%s: continuation note present = %v", reason, has)
 		}
+	}
+}
+
+// TestEngineNeverGrowsContext: when the provider reported a prompt far
+// smaller than the messages are estimated at, a summary smaller than its
+// span would still leave the context larger than the provider's count;
+// nothing is recorded.
+func TestEngineNeverGrowsContext(t *testing.T) {
+	entries := splitSession().path()
+	for i := len(entries) - 1; i >= 0; i-- {
+		if m := entries[i].Message; m != nil && m.Role == RoleAssistant {
+			m.Usage = &Usage{Input: 20, Output: 5}
+			break
+		}
+	}
+	log := NewSliceLog(entries...)
+	n := len(log.Entries())
+	_, err := (&Engine{Summarizer: &recorder{}}).Compact(context.Background(), log, Request{Reason: ReasonManual})
+	var ge *GainError
+	if !errors.Is(err, ErrNothingToGain) || !errors.As(err, &ge) || ge.TokensAfter < ge.TokensBefore || len(log.Entries()) != n {
+		t.Errorf("err %v, %d entries written", err, len(log.Entries())-n)
 	}
 }

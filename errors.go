@@ -3,6 +3,7 @@ package compact
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,15 @@ var (
 	// compact" as no failure takes this the same way.
 	ErrNothingToGain = errors.New("nothing to gain")
 
+	// ErrSummaryRejected means a model's summary was refused by the
+	// summarizer's review (a refusal, an apology, a reply far too short
+	// for what it replaces, one missing its sections or losing the
+	// session's request) and, asked once more, the model did no better.
+	// The errors that wrap it are *SummaryRejectedError. The engine then
+	// writes the offline summary when it has a Fallback, whatever the
+	// request's FallbackMode: such a reply must never replace the history.
+	ErrSummaryRejected = errors.New("summary rejected")
+
 	// ErrNotMessage means an operation on messages (a pin, say) was given
 	// an entry that puts no message into the context.
 	ErrNotMessage = errors.New("not a message entry")
@@ -52,11 +62,20 @@ type GainError struct {
 	// context: the messages summarized, as the model sees them, and the
 	// previous compaction's summary (Plan.SpanTokens).
 	SpanTokens int
+	// TokensBefore and TokensAfter are set when the context as a whole
+	// would not shrink although the summary is smaller than its span:
+	// the size before is the provider's report (Plan.TokensBefore), which
+	// can be far below what the same messages are estimated at.
+	TokensBefore, TokensAfter int
 }
 
 // Error says what was compared: "nothing to gain: the summary would be
-// ~N tokens, the span it replaces ~M".
+// ~N tokens, the span it replaces ~M", or "nothing to gain: the context
+// would be ~N tokens, it is M now".
 func (e *GainError) Error() string {
+	if e.TokensAfter > 0 {
+		return fmt.Sprintf("nothing to gain: the context would be ~%d tokens, it is %d now", e.TokensAfter, e.TokensBefore)
+	}
 	return fmt.Sprintf("nothing to gain: the summary would be ~%d tokens, the span it replaces ~%d", e.SummaryTokens, e.SpanTokens)
 }
 
@@ -64,6 +83,28 @@ func (e *GainError) Error() string {
 func (e *GainError) Is(target error) bool {
 	return target == ErrNothingToGain || target == ErrNothingToCompact
 }
+
+// SummaryRejectedError is the error of a model summary that the review
+// refused (see ErrSummaryRejected).
+type SummaryRejectedError struct {
+	// Summarizer is the model that wrote the reply.
+	Summarizer string
+	// Problems says what was wrong with the last reply, one short phrase
+	// each ("a refusal", "no Next Steps section", ...).
+	Problems []string
+}
+
+// Error lists the problems: "summary rejected: a refusal; too short".
+func (e *SummaryRejectedError) Error() string {
+	by := ""
+	if e.Summarizer != "" {
+		by = " from " + e.Summarizer
+	}
+	return fmt.Sprintf("summary%s rejected: %s", by, strings.Join(e.Problems, "; "))
+}
+
+// Is reports whether target is ErrSummaryRejected.
+func (e *SummaryRejectedError) Is(target error) bool { return target == ErrSummaryRejected }
 
 // ProviderError is an error response from a model provider's API: the
 // HTTP status and the body as received. Clients return it (wrapped or

@@ -44,7 +44,7 @@ func ExampleEngine_Compact() {
 	}
 	// Output:
 	// 54230 tokens are within the default threshold of 183616
-	// 54230 -> 20804 tokens; 22 messages summarized, kept from entry 844b43c7
+	// 54230 -> 20847 tokens; 22 messages summarized, kept from entry 844b43c7
 }
 
 // Give the engine a ladder: an automatic compaction tries the cheap
@@ -141,7 +141,7 @@ func ExampleGuard() {
 	}
 	fmt.Println(resp.Text())
 	// Output:
-	// compacted 54230 -> 3965 tokens, summary written: true
+	// compacted 54230 -> 4147 tokens, summary written: true
 	// adjusted: kept part reduced from ~12419 to ~2828 tokens so that the context fits under 13107
 	// I see 13 messages.
 }

@@ -192,3 +192,14 @@ func orphanLabel(s string) string {
 	}
 	return s
 }
+
+// IsInterruptionNotice reports whether s, a user turn's text, is the
+// notice an agent writes there when the user interrupted the model ("[Request
+// interrupted by user]", "[Request interrupted by user for tool use]" in
+// Claude Code) rather than words of the user. A reader marks it as a
+// harness note; text that reaches compact unmarked (through the proxy) is
+// recognised here, so that no summary takes it for a request.
+func IsInterruptionNotice(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "[Request interrupted by user") && strings.HasSuffix(s, "]") && !strings.Contains(s, "\n")
+}

@@ -58,6 +58,10 @@ type Summary struct {
 	// Usage is the summarizer's own token usage, nil for offline
 	// summarizers.
 	Usage *Usage
+	// Refused lists what was wrong with a first reply that the
+	// summarizer refused and asked the model again for (see
+	// ErrSummaryRejected); nil when the first reply was used.
+	Refused []string
 }
 
 // Summarizer turns messages into a summary. Implementations must honour

@@ -271,6 +271,24 @@ func ShortenSummary(summary string, maxTokens int) string {
 
 // Section headings.
 
+// TurnPrefixIntro separates, in a recorded summary, the summary of the
+// history from that of the start of a turn the cut split (see
+// Plan.IsSplitTurn).
+const TurnPrefixIntro = "---\n\n**The current turn began before the kept messages. Its start:**\n\n"
+
+// SplitTurnPrefix splits a recorded summary into the summary of the
+// history and that of a split turn's start (after TurnPrefixIntro), ""
+// when it has none. A summary merging an earlier one reads the two apart:
+// the turn was cut once, and its start is history now.
+func SplitTurnPrefix(summary string) (history, prefix string) {
+	intro := strings.TrimSpace(TurnPrefixIntro)
+	i := strings.LastIndex(summary, intro)
+	if i < 0 {
+		return summary, ""
+	}
+	return strings.TrimSpace(summary[:i]), strings.TrimSpace(summary[i+len(intro):])
+}
+
 // SummaryHeadingKey returns the form in which readers of a summary (the
 // report, the extractive summarizer merging an earlier summary) compare a
 // section heading with the names they know: lower case, "&" read as

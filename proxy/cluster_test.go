@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/proxy/store"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -102,7 +103,7 @@ func TestReplicasCompactOnce(t *testing.T) {
 	if summaries[0] != summaries[1] || summaries[1] != summaries[2] {
 		t.Error("the replicas sent different summaries")
 	}
-	if !strings.Contains(summaries[0], "summary text") {
+	if !strings.Contains(summaries[0], fakeupstream.HandoverMark) {
 		t.Error("the model's summary was not used")
 	}
 }

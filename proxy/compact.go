@@ -122,8 +122,16 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	x.decision = "compacted (" + string(reason) + ")"
 	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
 	if o.res != nil && o.res.FallbackErr != nil {
-		s.metrics.fallback(fallbackExtractive)
-		s.log.Warn("model summary failed; used the offline summary", "conversation", v.id.short, "err", redact.String(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
+		what, msg := fallbackExtractive, "model summary failed; used the offline summary"
+		if errors.Is(o.res.FallbackErr, compact.ErrSummaryRejected) {
+			what, msg = fallbackRejected, "model summary refused by the review; used the offline summary"
+		}
+		s.metrics.fallback(what)
+		s.log.Warn(msg, "conversation", v.id.short, "err", redact.String(o.res.FallbackErr.Error(), secretsOf(x.r.Header)...))
+	}
+	if o.res != nil && len(o.res.Refused) > 0 {
+		s.log.Info("model's first summary refused by the review; its second was used", "conversation", v.id.short,
+			"problems", strings.Join(o.res.Refused, "; "))
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)

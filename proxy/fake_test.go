@@ -50,6 +50,9 @@ type fakeUpstream struct {
 	// echoAuth makes tool-less (summary) requests fail with a 401 whose
 	// body quotes the credential.
 	echoAuth bool
+	// summaryReply, when set, is the text of the answer to the n-th
+	// tool-less (summary) request (from 1) instead of the hand-over.
+	summaryReply func(n int) string
 
 	mu   sync.Mutex
 	reqs []seen
@@ -147,7 +150,10 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fakeupstream.WriteOverflow(w, api, tokens, f.window)
 		return
 	}
-	reply := fakeupstream.Reply{Text: "## Goal\nsummary text"}
+	reply := fakeupstream.Reply{Text: fakeupstream.Handover(fakeupstream.Prompt(api, body))}
+	if !tools && f.summaryReply != nil {
+		reply.Text = f.summaryReply(int(f.summaries.Load()))
+	}
 	if tools {
 		// The shell tool each API's client in these tests offers.
 		reply = fakeupstream.Reply{Tool: "Bash", Args: fmt.Sprintf(`{"command":"seq 1 %d"}`, n)}

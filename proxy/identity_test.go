@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
@@ -90,7 +91,7 @@ func TestUpstreamSummarizer(t *testing.T) {
 			}
 			found := false
 			for _, m := range up.modelRequests() {
-				if bytes.Contains(m.Body, []byte("summary text")) {
+				if bytes.Contains(m.Body, []byte(fakeupstream.HandoverMark)) {
 					found = true
 				}
 			}
@@ -103,7 +104,7 @@ func TestUpstreamSummarizer(t *testing.T) {
 			all := up.requests()
 			after := -1
 			for i, r := range all {
-				if bytes.Contains(r.Body, []byte(`"tools"`)) && bytes.Contains(r.Body, []byte("summary text")) {
+				if bytes.Contains(r.Body, []byte(`"tools"`)) && bytes.Contains(r.Body, []byte(fakeupstream.HandoverMark)) {
 					after = i
 					break
 				}

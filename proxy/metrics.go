@@ -40,6 +40,7 @@ const (
 
 	// Fallbacks (fallback).
 	fallbackExtractive = "extractive" // a model summary failed; the extractive one was used
+	fallbackRejected   = "rejected"   // a model's reply was refused twice by the review; the extractive one was used
 	fallbackTruncate   = "truncate"   // the summary did not fit; the history was truncated
 
 	// Summarizer kinds (compaction): the summarizer name is reduced to one
@@ -62,7 +63,7 @@ var (
 	metricSummarizers = []string{summarizerExtractive, summarizerOpenAI, summarizerAnthropic, summarizerNative, summarizerModel, summarizerNone}
 	metricLookups     = []string{lookupHit, lookupMiss, lookupError, lookupRejected, labelOther}
 	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, stageInternal, labelOther}
-	metricFallbacks   = []string{fallbackExtractive, fallbackTruncate, labelOther}
+	metricFallbacks   = []string{fallbackExtractive, fallbackRejected, fallbackTruncate, labelOther}
 )
 
 // oneOf returns v when it is in set, else labelOther.
@@ -148,7 +149,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		overheadSeconds: histogram("overhead_seconds", "Time the proxy spent on a request before sending it upstream (reading, parsing, compacting).",
 			[]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}),
 		storeLookupsTotal:        counter("store_lookups_total", "Conversation record lookups, by result (hit, miss, error, rejected: failed authentication).", "result"),
-		fallbacksTotal:           counter("fallbacks_total", "Fallbacks taken: extractive summary after a model summary failed, truncation when a summary did not fit.", "what"),
+		fallbacksTotal:           counter("fallbacks_total", "Fallbacks taken: extractive summary after a model summary failed or its reply was refused by the review (rejected), truncation when a summary did not fit.", "what"),
 		failOpenTotal:            counter("fail_open_total", "Requests forwarded unchanged because a stage of compaction failed, by stage.", "stage"),
 		passthroughModifiedTotal: plain("passthrough_bytes_modified_total", "Requests forwarded with modified bytes on a path that must pass them through untouched. Must stay 0."),
 		overflowRetriesTotal:     counter("overflow_retries_total", "Requests retried after compaction because the upstream reported a context overflow.", "api"),

@@ -455,3 +455,44 @@ func TestFallbackWhenWritesFail(t *testing.T) {
 		t.Errorf("full store: %d summaries and %d requests rewritten, want %d and %d as with a healthy store", gotSum, gotRew, wantSum, wantRew)
 	}
 }
+
+// TestRefusedSummaryReplaced: a model that refuses to summarize is asked
+// once more; refusing again, its reply is never used: the offline summary
+// stands in, fallbacks_total{what="rejected"} counts it and the log says
+// so without quoting the conversation.
+func TestRefusedSummaryReplaced(t *testing.T) {
+	const refusal = "I'm sorry, but I can't help with that request."
+	var logs syncbuf.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	up := newFakeUpstream(t)
+	up.summaryReply = func(int) string { return refusal }
+	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Logger: logger})
+	c := newClient(t, Anthropic, ts.URL)
+	for i := 1; i <= 12; i++ {
+		c.step(i)
+	}
+	if n := up.summaries.Load(); n < 2 {
+		t.Fatalf("%d summary requests: the refusal was not asked again", n)
+	}
+	var summary string
+	for _, r := range up.modelRequests() {
+		if s := summaryOf(t, Anthropic, r.Body); s != "" {
+			summary = s
+		}
+	}
+	if summary == "" || strings.Contains(summary, refusal) || !strings.Contains(summary, "the model's summary was refused") {
+		t.Errorf("summary sent upstream: %.300q", summary)
+	}
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := sample(t, string(metrics), `compact_proxy_fallbacks_total{what="rejected"}`); got == "0" || got == "" {
+		t.Errorf(`fallbacks_total{what="rejected"} = %q`, got)
+	}
+	if !strings.Contains(logs.String(), "model summary refused by the review") || strings.Contains(logs.String(), "STEP-") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}

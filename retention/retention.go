@@ -85,10 +85,14 @@ type Invariants struct {
 	// is true when there is no target (Target 0).
 	UnderTarget bool `json:"underTarget"`
 	Target      int  `json:"target,omitempty"`
+	// Smaller is true when the context after is smaller than before (or,
+	// for the cheap strategies, no larger: they may find nothing to do):
+	// a compaction that does not make room is worse than none.
+	Smaller bool `json:"smaller"`
 }
 
 // OK reports whether every invariant holds.
-func (v Invariants) OK() bool { return v.ToolPairs && v.FirstRequest && v.UnderTarget }
+func (v Invariants) OK() bool { return v.ToolPairs && v.FirstRequest && v.UnderTarget && v.Smaller }
 
 // Result is one compaction of one session, measured on its summarized
 // span: the messages the summary replaced (the history and the split
@@ -117,6 +121,13 @@ type Result struct {
 	Identifiers Recall     `json:"identifiers"`
 	UserText    Recall     `json:"userText"`
 	Invariants  Invariants `json:"invariants"`
+}
+
+// shrank reports whether the context after is smaller than before; for
+// the cheap strategies, which may find nothing to do, no larger. A
+// summary always replaces something and must make room.
+func (r *Result) shrank() bool {
+	return r.TokensAfter < r.TokensBefore || (r.Method == CheapMethod && r.TokensAfter == r.TokensBefore)
 }
 
 // Ratio is TokensAfter as a share of TokensBefore, in percent.
@@ -243,7 +254,7 @@ func measure(r *Result, before, after []*compact.Entry, span []*compact.Message,
 		r.UserText.check(text, t, false)
 	}
 
-	r.Invariants = Invariants{ToolPairs: true, UnderTarget: true, Target: target}
+	r.Invariants = Invariants{ToolPairs: true, UnderTarget: true, Target: target, Smaller: r.shrank()}
 	r.Invariants.Orphans = Orphans(ctxAfter)
 	r.Invariants.ToolPairs = len(r.Invariants.Orphans) == 0
 	if first := FirstRequest(before); first != "" {

@@ -251,3 +251,46 @@ func TestGenerateRoundTrip(t *testing.T) {
 		t.Error("Generate is not deterministic")
 	}
 }
+
+// TestGrewRefused: the provider reported a prompt far smaller than its
+// messages look (a cache of its own, say), so the context measures small
+// before; a compaction would leave it estimated larger. The engine
+// records none ("nothing to gain"), and Measure reports the budget as
+// having nothing to compact rather than a compaction that grew the
+// context.
+func TestGrewRefused(t *testing.T) {
+	path := crafted()
+	for i := len(path) - 1; i >= 0; i-- {
+		if m := path[i].Message; m != nil && m.Role == compact.RoleAssistant {
+			m.Usage = &compact.Usage{Input: 10, Output: 5}
+			break
+		}
+	}
+	rs, err := Measure(context.Background(), "crafted", path, Options{KeepRecent: []int{1000}, Summarizer: fixedSummarizer{"short"}, Name: "fixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs[0].Nothing || !strings.Contains(rs[0].Reason, "nothing to gain: the context would be") {
+		t.Errorf("row %+v", rs[0])
+	}
+}
+
+// TestSmallerInvariant: a row whose context did not shrink fails.
+func TestSmallerInvariant(t *testing.T) {
+	for _, tt := range []struct {
+		method        string
+		before, after int
+		ok            bool
+	}{
+		{"fixed", 100, 60, true}, {"fixed", 100, 100, false}, {"fixed", 100, 120, false},
+		{CheapMethod, 100, 100, true}, {CheapMethod, 100, 120, false},
+	} {
+		r := Result{Method: tt.method, TokensBefore: tt.before, TokensAfter: tt.after}
+		if got := r.shrank(); got != tt.ok {
+			t.Errorf("%s %d -> %d: shrank = %v", tt.method, tt.before, tt.after, got)
+		}
+		if (Invariants{ToolPairs: true, FirstRequest: true, UnderTarget: true, Smaller: tt.ok}).OK() != tt.ok {
+			t.Errorf("%s %d -> %d: OK does not follow Smaller", tt.method, tt.before, tt.after)
+		}
+	}
+}

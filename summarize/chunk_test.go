@@ -64,7 +64,7 @@ func TestChunking(t *testing.T) {
 		// Each request merges into the summary so far.
 		wantPrev := "the start"
 		if i > 0 {
-			wantPrev = fmt.Sprintf("summary %d", i)
+			wantPrev = handover(fmt.Sprintf("summary %d", i), reqs[i-1].Prompt)
 		}
 		if got := between(r.Prompt, "<running-summary>\n", "\n</running-summary>"); got != wantPrev {
 			t.Errorf("request %d: running summary %q, want %q", i+1, got, wantPrev)
@@ -108,7 +108,7 @@ func TestChunking(t *testing.T) {
 			t.Errorf("progress %d = %v, want %v", i, p, [2]int{i + 1, n})
 		}
 	}
-	if sum.Text != fmt.Sprintf("summary %d", n) {
+	if sum.Text != handover(fmt.Sprintf("summary %d", n), reqs[n-1].Prompt) {
 		t.Errorf("final summary %q", sum.Text)
 	}
 	if sum.Usage.Input != 10*n || sum.Usage.Output != 2*n {
@@ -169,7 +169,8 @@ func TestChunkingInsideTurns(t *testing.T) {
 		{"running summary longer than planned", history(30), func(n int, req *Request) (*Response, error) {
 			// A summary of max tokens at 6 characters a token: more room
 			// than the plan kept, so the rest is planned again.
-			return &Response{Text: strings.Repeat("s", 6*req.MaxTokens)}, nil
+			text := handover("long", req.Prompt)
+			return &Response{Text: text + strings.Repeat(" s", max(0, 6*req.MaxTokens-len(text))/2)}, nil
 		}, func(t *testing.T, reqs []Request) {
 			if len(reqs) < 3 {
 				t.Errorf("%d requests", len(reqs))
@@ -262,7 +263,7 @@ func TestOverflowResplit(t *testing.T) {
 				if tt.limit == 0 || len(req.System)+len(req.Prompt) > tt.limit {
 					return nil, overflow
 				}
-				return &Response{Text: fmt.Sprintf("summary %d", n)}, nil
+				return &Response{Text: handover(fmt.Sprintf("summary %d", n), req.Prompt)}, nil
 			}}
 			s, clk := newTest(t, f, tt.info, nil)
 			_, err := s.Summarize(context.Background(), &compact.SummaryRequest{Messages: history(tt.turns)})
@@ -359,7 +360,10 @@ func TestChunkedPrompts(t *testing.T) {
 				t.Fatalf("%d requests", len(reqs))
 			}
 			for i, r := range reqs {
-				mark, prev := tt.latter, fmt.Sprintf("summary %d", i)
+				mark, prev := tt.latter, ""
+				if i > 0 {
+					prev = handover(fmt.Sprintf("summary %d", i), reqs[i-1].Prompt)
+				}
 				if i == 0 {
 					mark, prev = tt.firstMark, tt.prev
 				}

@@ -53,7 +53,7 @@ func (p *pathRecaller) recall(req *Request) (*Response, error) {
 	}
 	sort.Strings(paths)
 	var b strings.Builder
-	b.WriteString("## Critical Context\n")
+	b.WriteString(handover("paths", req.Prompt) + "\n\n## Critical Context\n")
 	for _, s := range paths {
 		b.WriteString("- file: `" + s + "`\n")
 	}

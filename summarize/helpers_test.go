@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
 
 // fake is an in-process Completer. It records every request and answers
@@ -33,7 +34,14 @@ func (f *fake) Complete(ctx context.Context, req *Request) (*Response, error) {
 	if f.respond != nil {
 		return f.respond(n, req)
 	}
-	return &Response{Text: fmt.Sprintf("summary %d", n), Usage: compact.Usage{Input: 10, Output: 2}}, nil
+	return &Response{Text: handover(fmt.Sprintf("summary %d", n), req.Prompt), Usage: compact.Usage{Input: 10, Output: 2}}, nil
+}
+
+// handover returns the reply of a model that follows the prompt
+// (fakeupstream.Handover) with label in place of the fake's mark, so that
+// tests tell the replies apart.
+func handover(label, prompt string) string {
+	return strings.Replace(fakeupstream.Handover(prompt), fakeupstream.HandoverMark, label, 1)
 }
 
 func (f *fake) requests() []Request {
@@ -74,7 +82,9 @@ var (
 func newTest(t *testing.T, c Completer, info compact.ModelInfo, edit func(*Options)) (*Summarizer, *clock) {
 	t.Helper()
 	clk := &clock{}
-	opts := Options{Completer: c, Info: info, Sleep: clk.Sleep, Rand: func() float64 { return 0.5 }}
+	// The model's part alone: the tests of the hybrid summary (the
+	// ledger) turn it back on.
+	opts := Options{Completer: c, Info: info, Sleep: clk.Sleep, Rand: func() float64 { return 0.5 }, NoLedger: true}
 	if edit != nil {
 		edit(&opts)
 	}

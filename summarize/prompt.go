@@ -46,29 +46,36 @@ var (
 	prefixUpdateIntro    = mustPrompt("prefix_update.md")
 	prefixSectionsPrompt = mustPrompt("prefix_sections.md")
 	focusIntro           = mustPrompt("focus.md")
+	retryNote            = mustPrompt("retry.md")
+	ledgerNote           = mustPrompt("ledger.md")
 )
 
 // SystemPrompt returns the system prompt sent with every request.
 func SystemPrompt() string { return systemPrompt }
 
 // taskText returns the instructions for a request of the given kind,
-// with or without a running summary to merge into.
-func taskText(kind compact.SummaryKind, merging bool) string {
+// with or without a running summary to merge into, and with the note on
+// the record compact attaches (ledger) for a history summary that gets one.
+func taskText(kind compact.SummaryKind, merging, ledger bool) string {
 	switch {
 	case kind == compact.SummaryTurnPrefix && merging:
 		return prefixUpdateIntro + "\n\n" + prefixSectionsPrompt
 	case kind == compact.SummaryTurnPrefix:
 		return prefixIntro + "\n\n" + prefixSectionsPrompt
-	case merging:
-		return updateIntro + "\n\n" + historySections
-	default:
-		return historyIntro + "\n\n" + historySections
 	}
+	intro := historyIntro
+	if merging {
+		intro = updateIntro
+	}
+	if ledger {
+		return intro + "\n\n" + historySections + "\n\n" + ledgerNote
+	}
+	return intro + "\n\n" + historySections
 }
 
 // buildPrompt assembles the user message: the running summary (if any),
 // the transcript, the task and the focus (if any).
-func buildPrompt(kind compact.SummaryKind, summary, transcript, instructions string) string {
+func buildPrompt(kind compact.SummaryKind, summary, transcript, instructions string, ledger bool) string {
 	var b strings.Builder
 	b.Grow(len(summary) + len(transcript) + len(instructions) + 2048)
 	if summary != "" {
@@ -77,7 +84,7 @@ func buildPrompt(kind compact.SummaryKind, summary, transcript, instructions str
 	}
 	writeTagged(&b, tagTranscript, transcript)
 	b.WriteString("\n\n")
-	b.WriteString(taskText(kind, summary != ""))
+	b.WriteString(taskText(kind, summary != "", ledger))
 	if instructions != "" {
 		b.WriteString("\n\n")
 		b.WriteString(focusIntro)

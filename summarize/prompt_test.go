@@ -74,7 +74,7 @@ func TestPromptSelection(t *testing.T) {
 			if strings.Index(r.Prompt, "</transcript>") > strings.Index(r.Prompt, "Use these headings") {
 				t.Error("task text before the transcript")
 			}
-			if sum.Text != "summary 1" || sum.Summarizer != "big-200k" || sum.Usage == nil || sum.Usage.Input != 10 {
+			if sum.Text != handover("summary 1", r.Prompt) || sum.Summarizer != "big-200k" || sum.Usage == nil || sum.Usage.Input != 10 {
 				t.Errorf("summary = %+v", sum)
 			}
 		})

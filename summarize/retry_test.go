@@ -66,7 +66,7 @@ func TestRetryable(t *testing.T) {
 func TestRetries(t *testing.T) {
 	const j = 1.125 // jitter at Rand() = 0.5: 1 + 0.25 × 0.5
 	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-	ok := &Response{Text: "done", Usage: compact.Usage{Input: 7}}
+	ok := &Response{Text: handover("done", ""), Usage: compact.Usage{Input: 7}}
 	tests := []struct {
 		name      string
 		errs      []error // the first tries fail with these, the next succeeds
@@ -112,7 +112,7 @@ func TestRetries(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if sum.Text != "done" || sum.Usage.Input != 7 {
+				if sum.Text != ok.Text || sum.Usage.Input != 7 {
 					t.Errorf("summary %+v", sum)
 				}
 				return
@@ -189,7 +189,7 @@ func TestCancelledContext(t *testing.T) {
 					// error; the parent's state decides.
 					return nil, &net.OpError{Op: "read", Err: timeoutErr{}}
 				}
-				return &Response{Text: "x"}, nil
+				return &Response{Text: handover("x", req.Prompt)}, nil
 			}}
 			if tt.cancelAt == 0 {
 				cancel()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // Defaults of the Options fields, used when a field is zero.
@@ -117,6 +118,13 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Rand returns the jitter source in [0, 1). nil uses math/rand/v2.
 	Rand func() float64
+	// NoLedger makes a history summary the model's text alone. By
+	// default the summary is hybrid: the model writes the story and the
+	// summarizer appends the record it keeps itself (see
+	// extractive.Summarizer.Ledger: the user's messages word for word,
+	// the errors with their status, the files shell commands touched),
+	// which the prompt tells the model not to copy.
+	NoLedger bool
 }
 
 // Summarizer is a compact.Summarizer backed by a model. It holds no
@@ -212,13 +220,34 @@ func (s *Summarizer) Transcript(msgs []*compact.Message) string {
 // input budget it is summarized in one request; otherwise the transcript
 // is cut into chunks at turn boundaries and summarized chunk by chunk,
 // each request merging its chunk into the summary so far (starting from
-// req.PreviousSummary). Usage is the sum over all requests.
+// req.PreviousSummary). Usage is the sum over all requests. A history
+// summary is hybrid unless Options.NoLedger: the record the summarizer
+// keeps itself (its ledger) is written first, within a third of the
+// output budget, the model gets what is left, and the ledger follows the
+// model's text; the previous summary's ledger is merged into the new one
+// rather than shown to the model.
 func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest) (*compact.Summary, error) {
 	if req == nil || len(req.Messages) == 0 {
 		return nil, ErrNoMessages
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var ledger string
+	if s.ledger(req.Kind) {
+		budget, err := s.MaxTokens(req.Kind, req.MaxTokens)
+		if err != nil {
+			return nil, err
+		}
+		if ledger, err = extractive.New(extractive.Options{}).Ledger(ctx, req, budget/3); err != nil {
+			return nil, err
+		}
+		model := *req
+		model.PreviousSummary, _ = extractive.SplitLedger(req.PreviousSummary)
+		if n := s.tokens(len(ledger)); n > 0 {
+			model.MaxTokens = max(budget-n, budget/2)
+		}
+		req = &model
 	}
 	maxTokens, err := s.MaxTokens(req.Kind, req.MaxTokens)
 	if err != nil {
@@ -234,12 +263,23 @@ func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest)
 		maxTokens:    maxTokens,
 		instructions: defuse(clean(req.Instructions), tagFocus),
 		summary:      defuse(runningSummary(req), tagSummary),
+		req:          req,
 	}
 	if err := r.do(ctx, units); err != nil {
 		return nil, err
 	}
 	usage := r.usage
-	return &compact.Summary{Text: r.summary, Summarizer: s.opts.Model, Usage: &usage}, nil
+	text := r.summary
+	if ledger != "" {
+		text += "\n\n" + ledger
+	}
+	return &compact.Summary{Text: text, Summarizer: s.opts.Model, Usage: &usage, Refused: r.refused}, nil
+}
+
+// ledger reports whether a summary of kind gets the record the summarizer
+// keeps itself: a history summary, unless Options.NoLedger.
+func (s *Summarizer) ledger(kind compact.SummaryKind) bool {
+	return kind == compact.SummaryHistory && !s.opts.NoLedger
 }
 
 // firstRequestLabel opens the line of the running summary that quotes
@@ -272,6 +312,8 @@ type run struct {
 	maxTokens    int
 	instructions string
 	summary      string // running summary
+	req          *compact.SummaryRequest
+	refused      []string // problems of replies refused and asked again for
 	usage        compact.Usage
 	done         int
 }
@@ -290,7 +332,7 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 		total := r.done + len(chunks)
 		next := []unit(nil)
 		for _, c := range chunks {
-			prompt := buildPrompt(r.kind, r.summary, c.text, r.instructions)
+			prompt := buildPrompt(r.kind, r.summary, c.text, r.instructions, s.ledger(r.kind))
 			if est := s.EstimateTokens(systemPrompt, prompt); est > budget {
 				if c.start == 0 {
 					// A fresh plan is built around the current summary, so
@@ -326,13 +368,29 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 				}
 				return r.wrap(err, total)
 			}
-			addUsage(&r.usage, resp.Usage)
-			if resp.Truncated {
-				return &TruncatedError{Model: s.opts.Model, MaxTokens: r.maxTokens, Chunk: r.done + 1, Chunks: total}
+			text, err := r.answer(resp, total)
+			if err != nil {
+				return err
 			}
-			text := cleanSummary(resp.Text)
-			if text == "" {
-				return r.wrap(ErrEmptySummary, total)
+			span := len(strings.Fields(c.text)) + len(strings.Fields(r.summary))
+			if problems := Review(r.req, text, span); len(problems) > 0 {
+				// Asked once more, told what was wrong; a second bad
+				// answer fails the summary, so that the history is never
+				// replaced by it.
+				r.refused = append(r.refused, problems...)
+				req.Prompt = prompt + "\n\n" + strings.ReplaceAll(retryNote, "{problems}", strings.Join(problems, "; "))
+				if resp, err = s.complete(ctx, req); err != nil {
+					if cerr := ctx.Err(); cerr != nil {
+						return cerr
+					}
+					return r.wrap(err, total)
+				}
+				if text, err = r.answer(resp, total); err != nil {
+					return err
+				}
+				if problems := Review(r.req, text, span); len(problems) > 0 {
+					return r.wrap(&compact.SummaryRejectedError{Summarizer: s.opts.Model, Problems: problems}, total)
+				}
 			}
 			r.summary = defuse(text, tagSummary)
 			r.done++
@@ -343,6 +401,20 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 		rest = next
 	}
 	return nil
+}
+
+// answer counts the usage of resp and returns its text as a summary, or
+// the error of a reply cut off or empty.
+func (r *run) answer(resp *Response, total int) (string, error) {
+	addUsage(&r.usage, resp.Usage)
+	if resp.Truncated {
+		return "", &TruncatedError{Model: r.s.opts.Model, MaxTokens: r.maxTokens, Chunk: r.done + 1, Chunks: total}
+	}
+	text := cleanSummary(resp.Text)
+	if text == "" {
+		return "", r.wrap(ErrEmptySummary, total)
+	}
+	return text, nil
 }
 
 func (r *run) wrap(err error, total int) error {
@@ -399,8 +471,8 @@ type split struct {
 // at summaryCharsPerToken characters a token.
 func (s *Summarizer) layout(kind compact.SummaryKind, summary, instructions string, budget, maxTokens int, roomForSummary bool) split {
 	fixed := len(systemPrompt) + max(
-		len(buildPrompt(kind, "", "", instructions)),
-		len(buildPrompt(kind, "x", "", instructions))-1,
+		len(buildPrompt(kind, "", "", instructions, s.ledger(kind))),
+		len(buildPrompt(kind, "x", "", instructions, s.ledger(kind)))-1,
 	)
 	room := s.tokens(len(summary))
 	if roomForSummary {

@@ -141,7 +141,7 @@ func markNote(m *compact.Message, isMeta bool) {
 func noteKind(s string) string {
 	s = strings.TrimSpace(s)
 	switch {
-	case strings.HasPrefix(s, "[Request interrupted by user") && strings.HasSuffix(s, "]") && !strings.Contains(s, "\n"):
+	case compact.IsInterruptionNotice(s):
 		return "interrupted"
 	case strings.HasPrefix(s, "<local-command-caveat>"):
 		return "caveat"

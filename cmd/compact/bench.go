@@ -219,9 +219,21 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 		}
 	}
 	if a.jsonOut {
-		return writeJSON(a.stdout, rep)
+		if err := writeJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printBench(a.stdout, rep.Results, missing)
 	}
-	printBench(a.stdout, rep.Results, missing)
+	grew := 0
+	for _, r := range rep.Results {
+		if !r.Nothing && !r.Invariants.Smaller {
+			grew++
+		}
+	}
+	if grew > 0 {
+		return fmt.Errorf("%s left the context no smaller than before (the rows marked grew)", plural(grew, "compaction"))
+	}
 	return nil
 }
 
@@ -319,6 +331,9 @@ func invariantsCell(v retention.Invariants) string {
 	}
 	if !v.UnderTarget {
 		bad = append(bad, "target")
+	}
+	if !v.Smaller {
+		bad = append(bad, "grew")
 	}
 	return "FAIL: " + strings.Join(bad, ",")
 }

@@ -171,8 +171,9 @@ func TestBenchOtherAgent(t *testing.T) {
 }
 
 // TestBenchModelSummarizer benches a model summarizer through the flags
-// "compact run" uses for it: the rows are named after the model, and the
-// planted facts the fake model does not repeat are missing.
+// "compact run" uses for it: the rows are named after the model; the
+// planted errors the fake model does not repeat are in the record
+// appended to its summary, and missing with --no-ledger.
 func TestBenchModelSummarizer(t *testing.T) {
 	m := newFakeModel(t, summarizerOpenAI)
 	c := newCLI(t)
@@ -190,9 +191,16 @@ func TestBenchModelSummarizer(t *testing.T) {
 	if len(m.seen()) == 0 || r.SummaryTokens == 0 {
 		t.Errorf("the model was not asked: %+v", r)
 	}
-	// The fake summary quotes no error line and no identifier.
-	if r.Errors.Found != 0 || r.Errors.Total < 3 || len(r.Errors.Missing) != r.Errors.Total || r.Identifiers.Percent() == 100 {
-		t.Errorf("fake model summary: errors %+v, identifiers %+v", r.Errors, r.Identifiers)
+	// The record appended to the model's summary quotes every error
+	// line; the fake's own text quotes none and no identifier.
+	if r.Errors.Found != r.Errors.Total || r.Errors.Total < 3 || r.Identifiers.Percent() == 100 {
+		t.Errorf("hybrid summary: errors %+v, identifiers %+v", r.Errors, r.Identifiers)
+	}
+	var alone benchReport
+	c.okJSON(&alone, "bench", "--json", "--missing", "--keep-recent", "20000", "--summarizer", summarizerOpenAI,
+		"--base-url", m.baseURL(), "--summary-model", "m", "--summary-window", "128000", "--no-ledger", file)
+	if r := alone.Results[0]; r.Errors.Found != 0 || len(r.Errors.Missing) != r.Errors.Total || r.Identifiers.Percent() == 100 {
+		t.Errorf("the model's summary alone: errors %+v, identifiers %+v", r.Errors, r.Identifiers)
 	}
 	if _, err := os.Stat(file); err != nil {
 		t.Fatal(err)
@@ -242,5 +250,27 @@ func TestBenchSuite(t *testing.T) {
 		if msg := c.fails(exitUsage, tt.args...); !strings.Contains(msg, tt.want) {
 			t.Errorf("compact %s: %q, want it to name %q", strings.Join(tt.args, " "), msg, tt.want)
 		}
+	}
+}
+
+// TestBenchNothingToGain: a session whose provider reported a prompt far
+// smaller than its messages look would compact into a context estimated
+// larger; the engine records nothing ("nothing to gain"), so bench shows
+// the budget with nothing to compact, and no row that grew.
+func TestBenchNothingToGain(t *testing.T) {
+	c := newCLI(t)
+	const usage = `"usage":{"input":3,"output":144,"cacheRead":52234,"cacheWrite":1849,"totalTokens":54230`
+	data := string(readFile(t, demoSession))
+	i := strings.LastIndex(data, usage)
+	if i < 0 {
+		t.Fatal("the demo's last usage report is not where the test expects it")
+	}
+	data = data[:i] + `"usage":{"input":3,"output":144,"cacheRead":0,"cacheWrite":0,"totalTokens":147` + data[i+len(usage):]
+	file := filepath.Join(t.TempDir(), "small-report.jsonl")
+	writeFile(t, file, data)
+	var rep benchReport
+	c.okJSON(&rep, "bench", "--json", "--keep-recent", "2000", file)
+	if r := rep.Results[0]; !r.Nothing || !strings.Contains(r.Reason, "nothing to gain: the context would be") {
+		t.Errorf("row %+v", r)
 	}
 }

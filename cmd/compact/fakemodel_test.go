@@ -259,14 +259,15 @@ func (m *fakeModel) success(model, text string, truncated bool) any {
 // fakeSummaryMark opens every summary the fake server writes.
 const fakeSummaryMark = "Summary written by the fake model"
 
-// summary is the default answer: a summary in the prompts' headings
-// that names the request and lists every carried-forward path found in
-// the prompt. A path seen in an early chunk is in the running summary of
+// summary is the default answer: the hand-over a model following the
+// prompt writes (fakeupstream.Handover), the fake's mark, and every
+// carried-forward path found in the prompt. A path seen in an early chunk is in the running summary of
 // the next request, and so is listed again: the final summary holds
 // every path any request saw, as a model that follows the prompt would.
 func (m *fakeModel) summary(n int, req *seenRequest) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Goal\n%s, request %d.\n\n## Progress\n### Done\n- [x] Read the transcript.\n\n## Critical Context\n", fakeSummaryMark, n)
+	b.WriteString(fakeupstream.Handover(req.Prompt))
+	fmt.Fprintf(&b, "\n\n## Critical Context\n- %s, request %d.\n", fakeSummaryMark, n)
 	for _, p := range m.paths {
 		if strings.Contains(req.Prompt, p) {
 			fmt.Fprintf(&b, "- Touched `%s`\n", p)

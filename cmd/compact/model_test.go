@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 	"github.com/compactkit/compact/summarize"
+	"github.com/compactkit/compact/summarize/extractive"
 )
 
 // keyVar is the environment variable holding the provider's key.
@@ -92,8 +94,13 @@ func TestModelSummarizer(t *testing.T) {
 					t.Errorf("request %d: model %q, key %q, system prompt %.40q, prompt %.80q", i+1, r.Model, authHeader(r), r.System, r.Prompt)
 				}
 			}
-			if reqs[0].MaxTokens != 10240 || (len(reqs) > 1 && reqs[1].MaxTokens != 5120) {
-				t.Errorf("max tokens %d, %d; want 10240 for the history and 5120 for the turn prefix", reqs[0].MaxTokens, reqs[len(reqs)-1].MaxTokens)
+			// The history's budget less the record appended to it, which
+			// the model does not write.
+			_, ledger := extractive.SplitLedger(rr.Summary)
+			history := max(10240-int(math.Ceil(float64(len(ledger))/summarize.DefaultCharsPerToken)), 10240/2)
+			if ledger == "" || reqs[0].MaxTokens != history || (len(reqs) > 1 && reqs[1].MaxTokens != 5120) {
+				t.Errorf("max tokens %d, %d; want %d for the history (10240 less the record's %d bytes) and 5120 for the turn prefix",
+					reqs[0].MaxTokens, reqs[len(reqs)-1].MaxTokens, history, len(ledger))
 			}
 
 			// The report.
@@ -117,7 +124,7 @@ func TestModelSummarizer(t *testing.T) {
 				t.Fatalf("entry %s is not a compaction", rr.EntryID)
 			}
 			sum := e.Compaction.Summary
-			if sum != rr.Summary || !strings.HasPrefix(sum, "## Goal\n"+fakeSummaryMark+", request 1.") {
+			if sum != rr.Summary || !strings.HasPrefix(sum, "## Goal\n") || !strings.Contains(sum, fakeSummaryMark+", request 1.") {
 				t.Errorf("summary in the file:\n%.300s", sum)
 			}
 			contains(t, "summary", sum, "<read-files>", "<modified-files>")
@@ -175,7 +182,7 @@ func TestModelRetryAfter(t *testing.T) {
 	if len(waits) != 1 || waits[0] != 7*time.Second {
 		t.Errorf("waits %v, want [7s] from Retry-After", waits)
 	}
-	if *rr.Fallback || rr.Summarizer != "m" || !strings.HasPrefix(rr.Summary, "## Goal\n"+fakeSummaryMark+", request 2.") {
+	if *rr.Fallback || rr.Summarizer != "m" || !strings.Contains(rr.Summary, fakeSummaryMark+", request 2.") {
 		t.Errorf("fallback %v, summarizer %q, summary %.80q", *rr.Fallback, rr.Summarizer, rr.Summary)
 	}
 }
@@ -297,7 +304,7 @@ func TestModelTruncated(t *testing.T) {
 			c := newCLI(t)
 			c.env[keyVar(provider)] = "k"
 			file := sharedtest.TempCopy(t, demoSession)
-			msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000")...)
+			msg := c.failsKeeping(file, modelArgs(m, file, "--summary-window", "128000", "--no-ledger")...)
 			contains(t, "error", msg, "the file is unchanged", "cut off at its 10240-token output limit")
 			if n := len(m.seen()); n != 1 {
 				t.Errorf("%d requests; a truncated answer must not be retried", n)
@@ -496,7 +503,9 @@ func TestModelConfig(t *testing.T) {
 		t.Helper()
 		n := len(m.seen())
 		file := sharedtest.TempCopy(t, demoSession)
-		c.ok(append([]string{"run", file, "--config", cfg}, args...)...)
+		// --no-ledger: the whole output budget goes to the model, the
+		// number these cases check.
+		c.ok(append([]string{"run", file, "--config", cfg, "--no-ledger"}, args...)...)
 		reqs := m.seen()
 		if len(reqs) <= n {
 			t.Fatal("no request")
@@ -565,7 +574,7 @@ func TestModelConfig(t *testing.T) {
 	// does not send it.
 	am := newFakeModel(t, summarizerAnthropic)
 	file := sharedtest.TempCopy(t, demoSession)
-	c.ok("run", file, "--config", cfg, "--summarizer", "anthropic", "--base-url", am.baseURL(), "--summary-model", "claude-haiku-4-5")
+	c.ok("run", file, "--config", cfg, "--summarizer", "anthropic", "--base-url", am.baseURL(), "--summary-model", "claude-haiku-4-5", "--no-ledger")
 	if reqs := am.seen(); len(reqs) == 0 {
 		t.Error("anthropic with an openai config: no request")
 	} else if r := reqs[0]; authHeader(r) != "" || r.Model != "claude-haiku-4-5" || r.MaxTokens != 13107 {
@@ -708,5 +717,57 @@ func TestHeadroomAdjustments(t *testing.T) {
 	c.okJSON(&unknown, "run", "--json", "--keep-recent", "1000", mystery)
 	if unknown.Window != 0 || unknown.TargetTokens != 0 || len(unknown.Adjustments) != 0 || unknown.EntryID == "" {
 		t.Errorf("unknown window: window %d, target %d, adjustments %q", unknown.Window, unknown.TargetTokens, unknown.Adjustments)
+	}
+}
+
+// TestModelReplyReviewed: a refusal is asked for again, told why; a good
+// second reply is used and reported; a second refusal gets the offline
+// summary even with --fallback none, with a warning and the entry marked.
+func TestModelReplyReviewed(t *testing.T) {
+	const refusal = "I'm sorry, but I can't help with that request."
+	for _, tt := range []struct {
+		name     string
+		refusals int
+	}{{"refused once", 1}, {"refused twice", 2}} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newFakeModel(t, summarizerOpenAI)
+			m.answer = func(n int, r *seenRequest) answer {
+				if n <= tt.refusals {
+					return answer{text: refusal}
+				}
+				return answer{}
+			}
+			c := newCLI(t)
+			c.env[keyVar(summarizerOpenAI)] = "test-key"
+			file := sharedtest.TempCopy(t, demoSession)
+			res := c.run(append(modelArgs(m, file, "--summary-window", "128000"), "--json")...)
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			var rr runReport
+			if err := json.Unmarshal([]byte(res.stdout), &rr); err != nil {
+				t.Fatal(err)
+			}
+			reqs := m.seen()
+			if len(reqs) < 2 || !strings.Contains(reqs[1].Prompt, "could not be used as the hand-over notes: it is a refusal or an apology") {
+				t.Fatalf("%d requests; the second does not say what was wrong", len(reqs))
+			}
+			if tt.refusals == 1 {
+				if *rr.Fallback || len(rr.Refused) == 0 || !strings.Contains(rr.Summary, fakeSummaryMark) {
+					t.Errorf("fallback %v, refused %q, summary %.200q", *rr.Fallback, rr.Refused, rr.Summary)
+				}
+				contains(t, "stderr", res.stderr, "the model's first reply was refused")
+				return
+			}
+			if !*rr.Fallback || !strings.HasPrefix(rr.Summary, "> Written without a model: the model's summary was refused") ||
+				strings.Contains(rr.Summary, refusal) {
+				t.Errorf("fallback %v, summary %.200q", *rr.Fallback, rr.Summary)
+			}
+			contains(t, "stderr", res.stderr, "gave a reply that was refused twice")
+			e := open(t, file).Entry(rr.EntryID)
+			if e == nil || e.Compaction.Details["summaryRejected"] != true {
+				t.Errorf("entry details %v", e.Compaction.Details)
+			}
+		})
 	}
 }

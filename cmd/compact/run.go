@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +43,9 @@ type runReport struct {
 	// model's failure.
 	Fallback      *bool  `json:"fallback,omitempty"`
 	FallbackError string `json:"fallbackError,omitempty"`
+	// Refused lists what was wrong with a first model reply that the
+	// review refused, when the model's second reply was used.
+	Refused []string `json:"refused,omitempty"`
 	// Adjustments lists what the headroom guarantee changed, one sentence
 	// each; absent when nothing was needed.
 	Adjustments []string `json:"adjustments,omitempty"`
@@ -85,7 +89,12 @@ shows a key: the configured keys, bearer tokens, api-key header values and
 sk- keys that a server quotes back are replaced by REDACTED. When the model
 fails, the command fails and writes nothing, unless --fallback extractive
 is given: the offline summary is then written instead, marked as written
-without a model, and a warning is printed.
+without a model, and a warning is printed. Every model reply is reviewed
+first: a refusal, an apology, a reply far too short for the history, one
+without the headings asked for or one that loses the user's request is
+refused, the model is asked once more and told why, and if the second
+reply is no better the offline summary is written (with --fallback none
+too: such a reply must never replace the history).
 
 The summary's output budget is 0.8 x --reserve tokens. A cut that falls
 inside a turn summarizes that turn's start separately ("split turn"). The
@@ -287,8 +296,16 @@ func (a *app) run(cmd *cobra.Command, file, leaf, instructions, memoryLog string
 	rep.Fallback = &fellBack
 	if fellBack {
 		rep.FallbackError = oneLine(a.redact(res.FallbackErr.Error()))
-		a.warn(fmt.Sprintf("the %s summarizer failed, so the summary was written offline by the extractive summarizer: %s",
-			choice.name, rep.FallbackError))
+		what := "failed"
+		if errors.Is(res.FallbackErr, compact.ErrSummaryRejected) {
+			what = "gave a reply that was refused twice"
+		}
+		a.warn(fmt.Sprintf("the %s summarizer %s, so the summary was written offline by the extractive summarizer: %s",
+			choice.name, what, rep.FallbackError))
+	}
+	if len(res.Refused) > 0 {
+		rep.Refused = res.Refused
+		a.warn(fmt.Sprintf("the model's first reply was refused (%s); its second was used", strings.Join(res.Refused, "; ")))
 	}
 	rep.Adjustments = res.Adjustments
 	rep.DurationMS = res.Duration.Milliseconds()

@@ -149,11 +149,12 @@ type summarizerFlags struct {
 	timeout   time.Duration
 	total     time.Duration
 	fallback  string
+	noLedger  bool
 }
 
 // modelOnlyFlags are the flags that only mean something for a model
 // summarizer.
-var modelOnlyFlags = []string{"summary-model", "base-url", "summary-window", "summary-max-output", "timeout", "total-timeout"}
+var modelOnlyFlags = []string{"summary-model", "base-url", "summary-window", "summary-max-output", "timeout", "total-timeout", "no-ledger"}
 
 func (f *summarizerFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
@@ -164,7 +165,8 @@ func (f *summarizerFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.maxOutput, "summary-max-output", 0, "most output tokens the summary model may write in one answer (default: the registry's value, else no limit)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "time limit of one request to the summary model (default 10m)")
 	fl.DurationVar(&f.total, "total-timeout", 0, "time limit of the whole summary: all requests, retries and waits (default 20m)")
-	fl.StringVar(&f.fallback, "fallback", fallbackNone, "when the model fails: none (fail, write nothing) or extractive (write the offline summary, marked as written without a model)")
+	fl.BoolVar(&f.noLedger, "no-ledger", false, "the model's summary alone, without the record compact appends to it (the user's messages word for word, the errors with their status, the files shell commands touched)")
+	fl.StringVar(&f.fallback, "fallback", fallbackNone, "when the model fails: none (fail, write nothing) or extractive (write the offline summary, marked as written without a model); a reply refused twice by the review always gets the offline summary")
 }
 
 // summarizerChoice is the summarizer setup in effect for one run.
@@ -184,6 +186,8 @@ type summarizerChoice struct {
 	// fallback is true when a failed model summary is replaced by the
 	// extractive one.
 	fallback bool
+	// noLedger leaves the record compact keeps out of model summaries.
+	noLedger bool
 }
 
 // resolveSummarizer combines the configuration file, the environment
@@ -221,6 +225,7 @@ func (a *app) resolveSummarizer(cmd *cobra.Command, st *settings, sf *summarizer
 		fallback = sf.fallback
 	}
 	ch.fallback = fallback == fallbackExtractive
+	ch.noLedger = sf.noLedger
 
 	if ch.name == summarizerExtractive {
 		for _, name := range modelOnlyFlags {
@@ -319,9 +324,10 @@ func (a *app) resolveSummarizer(cmd *cobra.Command, st *settings, sf *summarizer
 // provider's own API without a key is refused here rather than with the
 // provider's 401.
 func (a *app) summarizers(ch *summarizerChoice, reserve int) (primary, fallback compact.Summarizer, err error) {
-	if ch.fallback {
-		fallback = extractive.New(extractive.Options{})
-	}
+	// The offline summarizer is always at hand: --fallback decides
+	// whether a failed model call uses it, and a reply the review refused
+	// always does.
+	fallback = extractive.New(extractive.Options{})
 	switch {
 	case a.summarizer != nil:
 		return a.summarizer, fallback, nil
@@ -357,6 +363,7 @@ func (a *app) summarizers(ch *summarizerChoice, reserve int) (primary, fallback 
 		Model:     ch.model,
 		Info:      ch.info,
 		Reserve:   reserve,
+		NoLedger:  ch.noLedger,
 		Progress: func(done, total int) {
 			if done < total {
 				a.progressf("summarizing chunk %d of %d...", done+1, total)

@@ -13,8 +13,9 @@ import (
 // floor is what the offline summarizer achieves today on one family and
 // length, at every drift cycle: later improvements may only raise the
 // shares and lower shown (the share of superseded decisions shown as
-// current). Measured with DefaultSeeds; the two longest lengths overflow
-// the budget of quoted user messages.
+// current). Measured with DefaultSeeds. The one gap: at 500 tokens one
+// roles case is not compacted at all (nothing to gain), and its
+// conversation, as it stands, names the old owner without a mark.
 type floor struct {
 	family                          Family
 	size                            int
@@ -27,26 +28,26 @@ var extractiveFloors = []floor{
 	{BuriedConstraint, 2000, 100, 100, 100, 100, 0},
 	{BuriedConstraint, 6000, 100, 100, 100, 100, 0},
 	{BuriedConstraint, 15000, 100, 100, 100, 100, 0},
-	{BuriedConstraint, 40000, 93, 100, 100, 100, 0},
-	{BuriedConstraint, 80000, 81, 100, 100, 100, 0},
-	{DecisionOverride, 500, 100, 100, 26.9, 100, 30.8},
-	{DecisionOverride, 2000, 100, 100, 26.9, 100, 30.8},
-	{DecisionOverride, 6000, 100, 100, 26.9, 100, 30.8},
-	{DecisionOverride, 15000, 100, 100, 26.9, 100, 30.8},
-	{DecisionOverride, 40000, 94.6, 87.5, 38.4, 100, 30.8},
-	{DecisionOverride, 80000, 79.4, 37.5, 69.2, 100, 30.8},
-	{Roles, 500, 100, 100, 0, 100, 0},
-	{Roles, 2000, 100, 100, 0, 100, 0},
-	{Roles, 6000, 100, 100, 0, 100, 0},
-	{Roles, 15000, 100, 100, 0, 100, 0},
-	{Roles, 40000, 97.9, 100, 53.8, 66.2, 0},
-	{Roles, 80000, 89.5, 100, 100, 20.9, 0},
-	{References, 500, 70, 100, 100, 100, 0},
-	{References, 2000, 70, 100, 100, 100, 0},
-	{References, 6000, 70, 100, 100, 100, 0},
-	{References, 15000, 70, 100, 100, 100, 0},
-	{References, 40000, 68.1, 100, 100, 100, 0},
-	{References, 80000, 63.7, 100, 100, 100, 0},
+	{BuriedConstraint, 40000, 100, 100, 100, 100, 0},
+	{BuriedConstraint, 80000, 100, 100, 100, 100, 0},
+	{DecisionOverride, 500, 100, 100, 100, 100, 0},
+	{DecisionOverride, 2000, 100, 100, 100, 100, 0},
+	{DecisionOverride, 6000, 100, 100, 100, 100, 0},
+	{DecisionOverride, 15000, 100, 100, 100, 100, 0},
+	{DecisionOverride, 40000, 100, 100, 100, 100, 0},
+	{DecisionOverride, 80000, 100, 100, 100, 100, 0},
+	{Roles, 500, 100, 100, 92, 100, 0},
+	{Roles, 2000, 100, 100, 100, 100, 0},
+	{Roles, 6000, 100, 100, 100, 100, 0},
+	{Roles, 15000, 100, 100, 100, 100, 0},
+	{Roles, 40000, 100, 100, 100, 100, 0},
+	{Roles, 80000, 100, 100, 100, 100, 0},
+	{References, 500, 100, 100, 100, 100, 0},
+	{References, 2000, 100, 100, 100, 100, 0},
+	{References, 6000, 100, 100, 100, 100, 0},
+	{References, 15000, 100, 100, 100, 100, 0},
+	{References, 40000, 100, 100, 100, 100, 0},
+	{References, 80000, 100, 100, 100, 100, 0},
 }
 
 // TestSuiteExtractive runs the suite with the offline summarizer and holds
@@ -81,7 +82,9 @@ func TestSuiteExtractive(t *testing.T) {
 		if r.Grew != 0 || r.CriticalKept != 0 || r.Ratio <= 0 || r.Ratio >= 100 {
 			t.Errorf("%s %d cycle %d: grew %d, critical turns kept %d, ratio %.1f", r.Family, r.Size, r.Cycle, r.Grew, r.CriticalKept, r.Ratio)
 		}
-		if r.Cycle == 1 && r.Skipped != 0 {
+		// A conversation of 500 tokens is not always worth a summary: the
+		// engine then records none ("nothing to gain"), as it should.
+		if r.Cycle == 1 && r.Skipped != 0 && r.Size > 500 {
 			t.Errorf("%s %d: the first compaction was not written in %d cases", r.Family, r.Size, r.Skipped)
 		}
 	}

@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,7 @@ const (
 	titleUsers       = "User messages (newest first)"
 	titleOthers      = "Other messages"
 	titleEarlier     = "Earlier summary"
+	titleRoles       = "Who does what"
 )
 
 // Section titles of a turn-prefix summary.
@@ -46,6 +48,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	critical := newSection(2, titleCritical, true)
 	commands := critical.sub(3, titleCommands, false)
 	resolved := critical.sub(3, titleResolved, false)
+	roles := critical.sub(3, titleRoles, false)
 	users := critical.sub(3, titleUsers, false)
 	users.newestFirst = true
 	shellFiles := critical.sub(3, titleShellFiles, false)
@@ -54,29 +57,47 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	others := critical.sub(3, titleOthers, false)
 	earlier := critical.sub(3, titleEarlier, false)
 	d := &document{sections: []*section{goal, constraints, progress, decisions, next, critical}}
+	h := decisionHistory(f)
 
 	// Goal: where the span started and the latest request. The session's
-	// first request is quoted word for word.
+	// first request is quoted word for word, marked when a later message
+	// replaced it; the plan in force is named.
 	if req.FirstRequest != nil {
 		// The session's first request, summarized by an earlier
 		// compaction, quoted again from the stored message.
 		if t := req.FirstRequest.Text(); t != "" && !strings.Contains(previousSummary(req), t) {
-			goal.blocks = append(goal.blocks, firstRequest(userMsg{text: t}, o))
+			goal.blocks = append(goal.blocks, firstRequest(userMsg{text: t}, o, "Initially: "))
 		}
 	}
 	if n := len(f.users); n > 0 {
 		first, last := f.users[0], f.users[n-1]
-		if previousSummary(req) != "" {
-			goal.add(bullet("First request since the previous summary: " + shorten(userText(first), o.ShortenedChars)))
-		} else {
-			goal.blocks = append(goal.blocks, firstRequest(first, o))
+		mark := ""
+		if h.superseded(0) {
+			mark = " (superseded by a later message, see Key Decisions)"
 		}
-		if n > 1 && last.text != first.text {
-			goal.add(bullet("Most recently: " + shorten(userText(last), o.ShortenedChars)))
+		// With a previous summary the session's request is in its Goal
+		// (the span's first message is quoted with the others).
+		if previousSummary(req) == "" {
+			goal.blocks = append(goal.blocks, firstRequest(first, o, "Initially"+mark+": "))
+		}
+		latest := "Most recently: "
+		if cur := h.current(); cur != 0 && cur != n-1 {
+			goal.add(bullet("Now, replacing the request above: " + shorten(userText(f.users[cur]), o.ShortenedChars)))
+		} else if cur != 0 {
+			latest = "Most recently, replacing the request above: "
+		}
+		if (n > 1 && last.text != first.text) || previousSummary(req) != "" {
+			goal.add(bullet(latest + shorten(userText(last), o.ShortenedChars)))
 		}
 	}
 
-	for _, s := range constraintSentences(f.users, o.MaxItems) {
+	rules := constraintSentences(h.inForce(f.users), o.MaxItems)
+	for _, s := range incidents(h.inForce(f.users), o.MaxItems) {
+		// A story of a past mishap, whole: the lesson is in it.
+		rules = slices.DeleteFunc(rules, func(r string) bool { return strings.Contains(s, r) })
+		rules = append(rules, "Learned the hard way: "+s)
+	}
+	for _, s := range rules {
 		constraints.add("- " + s)
 	}
 
@@ -90,6 +111,9 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	}
 	if len(f.modified) > 0 {
 		done.add("- " + modifiedLine(f.modified))
+		for _, l := range changeLines(f.modified) {
+			done.add(l).short = true
+		}
 	}
 	if n := len(req.ModifiedFiles); n > 0 {
 		done.add("- " + plural(n, "file", "files") + " modified so far in the session (listed at the end)")
@@ -103,12 +127,17 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	addFailures(blocked, open, o.MaxErrors, "earlier unresolved errors", "", "")
 	addFailures(resolved, fixed, o.MaxErrors, "earlier resolved errors", "", " (later succeeded)")
 
-	for _, s := range newestUnique(f.decisions, o.MaxItems) {
-		decisions.add("- " + s)
+	for _, line := range h.decisionLines(f, o, "- ") {
+		decisions.add(line)
 	}
 
 	for _, s := range nextSteps(f, o) {
 		next.add("- " + s)
+	}
+	for _, s := range queuedItems(h.inForce(f.users), 3) {
+		if !slices.ContainsFunc(next.blocks, func(b *block) bool { return strings.Contains(b.text, s) }) {
+			next.add("- Queued by the user for later: " + s)
+		}
 	}
 
 	// Critical Context.
@@ -119,7 +148,10 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	addCommandList(commands, f.commands, o.MaxCommands, "earlier commands", func(c command) string {
 		return "- " + code(oneLine(c.text)) + " (" + statusText(c) + ")"
 	})
-	users.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	for _, l := range roleLines(h.inForce(f.users), o.MaxItems, h.handovers(f.users)) {
+		roles.add("- " + l)
+	}
+	users.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
 	addShellFiles(shellFiles, f.commands, req.ReadFiles, req.ModifiedFiles)
 	for _, m := range f.others {
 		b := others.add(bullet(m.label + ": " + shorten(m.text, o.MaxTextChars)))
@@ -127,22 +159,32 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	}
 
 	if prev := previousSummary(req); prev != "" {
+		// The turn an earlier compaction split is history now: its
+		// request joins the user messages, its work the Done items.
+		prev, prefix := compact.SplitTurnPrefix(prev)
 		mergePrevious(prev, mergeTarget{
 			byKey: map[string]*section{
 				keyGoal: goal, keyConstraints: constraints, keyProgress: progress, keyDone: done,
 				keyActive: active, keyBlocked: blocked, keyDecisions: decisions, keyNext: next,
 				keyCritical: critical, keyCommands: commands, keyResolved: resolved, keyUsers: users,
-				keyOthers: others, keyEarlier: earlier, keyShellFiles: shellFiles, keyIdentifiers: idents,
+				keyOthers: others, keyEarlier: earlier, keyShellFiles: shellFiles, keyIdentifiers: idents, keyRoles: roles,
 			},
 			critical: critical,
 			earlier:  earlier,
 		})
+		mergeTurnPrefix(prefix, users, done)
+		// The previous summary's view of the latest request and of the
+		// work under way is out of date once the span adds its own.
+		goal.prev = slices.DeleteFunc(goal.prev, staleGoalLine)
+		if len(active.blocks) > 0 {
+			active.prev = slices.DeleteFunc(active.prev, staleActiveLine)
+		}
 		dropDoneSteps(next, done, f)
 		// A long turn compacted before has its request only in the
 		// earlier summary's turn-prefix part: make it the goal when the
 		// span itself holds no user message.
-		if len(goal.blocks) == 0 {
-			for _, line := range turnRequestLines(prev) {
+		if len(goal.blocks) == 0 && len(goal.prev) == 0 {
+			for _, line := range turnRequestLines(prefix) {
 				goal.add(line)
 			}
 		}
@@ -152,6 +194,45 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 	// listed.
 	addIdentifiers(d, idents, req.Messages)
 	return d
+}
+
+// staleGoalLine reports whether a Goal item of a previous summary speaks
+// of its latest request, which the new span's replaces.
+func staleGoalLine(b *block) bool {
+	for _, p := range []string{"- Most recently", "- First request since the previous summary", "- Now, replacing"} {
+		if strings.HasPrefix(b.text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// staleActiveLine reports whether an In Progress item of a previous
+// summary is where the work stood then, as this package words it (the
+// last statement, the last action), which the span's own replaces.
+func staleActiveLine(b *block) bool {
+	return strings.HasPrefix(b.text, "- Last assistant statement") || strings.HasPrefix(b.text, "- Last action: ")
+}
+
+// mergeTurnPrefix merges the summary of a turn an earlier compaction split
+// (the part after compact.TurnPrefixIntro): the quotes of its request
+// join the user messages (before the history's, being newer), its work
+// the Done items. What it said of
+// the kept messages is left out: those messages are in the span now.
+func mergeTurnPrefix(prefix string, users, done *section) {
+	for _, p := range parsePrevious(prefix) {
+		switch compact.SummaryHeadingKey(p.title) {
+		case compact.SummaryHeadingKey(titleTurnRequest):
+			// Newer than every message of the history before it.
+			users.prev = append(slices.Clone(p.blocks), users.prev...)
+		case compact.SummaryHeadingKey(titleTurnWork):
+			for _, b := range p.blocks {
+				if strings.TrimSpace(b.text) != "- (none)" {
+					done.prev = append(done.prev, b)
+				}
+			}
+		}
+	}
 }
 
 // turnRequestLines returns the lines under a "## Turn Request" heading of
@@ -183,8 +264,9 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 	work := newSection(2, titleTurnWork, true)
 	kept := newSection(2, titleTurnContext, true)
 	d := &document{sections: []*section{request, work, kept}}
+	h := decisionHistory(f)
 
-	request.blocks = userBlocks(f.users, o, focusWords(req.Instructions))
+	request.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
 	if len(f.users) == 0 {
 		for _, c := range f.commands {
 			if c.byUser {
@@ -206,6 +288,9 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 	addFailures(work, open, o.MaxErrors, "earlier unresolved errors", "Failed: ", "")
 	if len(f.modified) > 0 {
 		work.add("- " + modifiedLine(f.modified))
+		for _, l := range changeLines(f.modified) {
+			work.add(l).short = true
+		}
 	}
 	if len(f.read) > 0 {
 		work.add("- " + readLine(f.read))
@@ -219,8 +304,8 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 		b := kept.add(bullet("Requested focus: " + normalizeNewlines(in)))
 		b.short = true
 	}
-	for _, s := range newestUnique(f.decisions, o.MaxItems) {
-		kept.add("- Decided: " + s)
+	for _, line := range h.decisionLines(f, o, "- Decided: ") {
+		kept.add(line)
 	}
 	for _, s := range nextSteps(f, o) {
 		kept.add("- Next: " + s)
@@ -260,8 +345,9 @@ func userText(u userMsg) string {
 }
 
 // userBlocks quotes the user messages newest first. Messages are taken in
-// order of priority (those mentioning a focus word first, then newest
-// first); each is quoted verbatim if it fits the remaining budget, else
+// order of priority (those mentioning a focus word first, then those that
+// state a rule or change a plan, then the others, newest first within
+// each); each is quoted verbatim if it fits the remaining budget, else
 // shortened if that fits, else left out. Runs of left-out messages are
 // replaced by a line that counts them.
 func userBlocks(users []userMsg, o Options, focus []string) []*block {
@@ -274,21 +360,24 @@ func userBlocks(users []userMsg, o Options, focus []string) []*block {
 	if n == 0 {
 		return nil
 	}
+	// The budget goes first to the messages that mention the focus, then
+	// to those that state a rule or change a plan, then to the others,
+	// newest first within each.
+	rank := func(u userMsg) int {
+		switch {
+		case len(focus) > 0 && mentions(u.text, focus):
+			return 0
+		case statesRule(u.text):
+			return 1
+		}
+		return 2
+	}
 	order := make([]int, 0, n)
-	if len(focus) > 0 {
+	for r := 0; r <= 2; r++ {
 		for i := n - 1; i >= 0; i-- {
-			if mentions(users[i].text, focus) {
+			if rank(users[i]) == r {
 				order = append(order, i)
 			}
-		}
-		for i := n - 1; i >= 0; i-- {
-			if !mentions(users[i].text, focus) {
-				order = append(order, i)
-			}
-		}
-	} else {
-		for i := n - 1; i >= 0; i-- {
-			order = append(order, i)
 		}
 	}
 	choice := make([]int, n)
@@ -357,7 +446,9 @@ func mentions(text string, words []string) bool {
 }
 
 // constraintSentences returns the newest distinct user sentences that
-// state a constraint or preference, oldest first.
+// state a constraint or preference, oldest first. A short one that
+// points back ("let's not do that again") comes with the sentence before
+// it, which says what "that" is.
 func constraintSentences(users []userMsg, max int) []string {
 	var all []string
 	for _, u := range users {
@@ -369,13 +460,74 @@ func constraintSentences(users []userMsg, max int) []string {
 				own = append(own, l)
 			}
 		}
-		for _, s := range matchSentences(strings.Join(own, "\n"), constraintWords) {
-			if !strings.HasSuffix(s, "?") {
-				all = append(all, s)
+		prev := ""
+		for l := range proseLines(strings.Join(own, "\n")) {
+			for s := range sentences(l) {
+				if (constraintWords.match(s) || opensRule(s)) && !strings.HasSuffix(s, "?") {
+					q := s
+					if prev != "" && pointsBack(s) {
+						q = prev + " " + s
+						// The sentence pointed at, if it was a rule of
+						// its own, is now part of this one.
+						if n := len(all); n > 0 && all[n-1] == cutRunes(prev, 300) {
+							all = all[:n-1]
+						}
+					}
+					all = append(all, cutRunes(q, 300))
+				}
+				prev = s
 			}
 		}
 	}
 	return newestUnique(all, max)
+}
+
+// ruleOpenings open a user's sentence that lays down how to work without
+// a rule word: "Use tabs in the Makefile.", "Keep the old flag names.",
+// "No force pushes on main."
+var ruleOpenings = []string{"use ", "keep ", "leave ", "indent ", "no ", "stick to ", "stick with ", "stay ", "only "}
+
+// opensRule reports whether a sentence of four words or more opens with a
+// rule opening.
+func opensRule(s string) bool {
+	return len(strings.Fields(s)) >= 4 && opensWith(s, ruleOpenings) && !opensWith(s, notRules)
+}
+
+// notRules open a sentence that looks like a rule and is not one.
+var notRules = []string{"keep track", "keep going", "keep me ", "keep it up", "keep at it", "keep an eye", "use it", "use this", "use that"}
+
+// pointsBack reports whether a sentence is short and names what it is
+// about only by pointing back ("that", "this", "it").
+func pointsBack(s string) bool {
+	words := strings.Fields(strings.ToLower(normalizeQuotes(s)))
+	if len(words) > 10 {
+		return false
+	}
+	for _, w := range words {
+		switch strings.Trim(w, ".,;:!'\"") {
+		case "that", "this", "it", "those", "these":
+			return true
+		}
+	}
+	return false
+}
+
+// maxChangeLines bounds the edits described in a summary.
+const maxChangeLines = 12
+
+// changeLines describes what the span's edits changed, one line per edit
+// (fileTouch.changes), for the files changed last when there are more
+// than maxChangeLines.
+func changeLines(files []*fileTouch) []string {
+	var out []string
+	for i := len(files) - 1; i >= 0 && len(out) < maxChangeLines; i-- {
+		t := files[i]
+		for j := len(t.changes) - 1; j >= 0 && len(out) < maxChangeLines; j-- {
+			out = append(out, "- Edited "+code(t.path)+": "+t.changes[j])
+		}
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // modifiedLine lists the files changed in the span, in the order they were
@@ -580,9 +732,13 @@ func renderFailure(fl *failure) string {
 	return code(fl.tool) + " failed: " + fl.text
 }
 
-// nextSteps returns the open items of the latest todo list, or else the
-// plan stated in the assistant's last text. When a user message came after
-// that text, the next step is that request.
+// nextSteps says what is still open at the end of the span, never what
+// it shows done: the open items of the latest todo list; else the
+// latest user request when the assistant has not answered it since;
+// else the plan items of the assistant's last statement that are not
+// reports of finished work; else the question it ended on, waiting for
+// the user; else the latest request again, worded as done when the
+// assistant's last statement says so.
 func nextSteps(f *found, o Options) []string {
 	var out []string
 	for _, t := range f.todos {
@@ -596,14 +752,73 @@ func nextSteps(f *found, o Options) []string {
 	if len(out) > 0 {
 		return out
 	}
-	if f.lastUserIdx > f.lastTextIdx && len(f.users) > 0 {
-		last := f.users[len(f.users)-1]
-		return []string{"Continue with the latest user request: " + oneLineText(shorten(userText(last), 200))}
+	var latest string
+	if n := len(f.users); n > 0 {
+		latest = oneLineText(shorten(userText(f.users[n-1]), 200))
+	}
+	if f.lastUserIdx > f.lastTextIdx && latest != "" {
+		return []string{latestRequestStep + latest}
 	}
 	if f.lastText == "" {
 		return nil
 	}
-	return planItems(f.lastText, o.MaxItems)
+	if items := planItems(f.lastText, o.MaxItems); len(items) > 0 {
+		return items
+	}
+	if q := lastQuestion(f.lastText); q != "" {
+		return []string{"Wait for the user's answer to the question the assistant asked: " + q}
+	}
+	if latest == "" {
+		return nil
+	}
+	if strings.HasSuffix(latest, "?") {
+		return []string{"Wait for the user's next request: the assistant answered their latest question (" + latest + ")"}
+	}
+	if reportsDone(f.lastText) {
+		return []string{"Ask the user what comes next: the assistant reported the latest request done (" + latest + ")"}
+	}
+	return []string{latestRequestStep + latest}
+}
+
+// lastQuestion returns the assistant's text's last sentence when it is a
+// question, "" otherwise.
+func lastQuestion(text string) string {
+	var last string
+	for l := range unfencedLines(text) {
+		for s := range sentences(strings.TrimSpace(stripListMarker(l))) {
+			last = s
+		}
+	}
+	if !strings.HasSuffix(last, "?") {
+		return ""
+	}
+	return cutRunes(last, 300)
+}
+
+// doneWords say that work is finished.
+var doneWords = newPhrases("done", "completed", "finished", "all tests pass", "tests pass", "fixed", "implemented",
+	"successfully", "is now", "are now", "now works", "works now", "resolved")
+
+// reportsDone reports whether an assistant's text says its work is done.
+func reportsDone(text string) bool { return doneWords.match(text) || strings.Contains(text, "✅") }
+
+// finishedItem reports whether a list item reports finished work rather
+// than a step to take: it starts with a check mark or with a verb in the
+// past tense ("Added …", "Fixed …", "Wrote …").
+func finishedItem(item string) bool {
+	t := strings.TrimSpace(item)
+	for _, mark := range []string{"✅", "✓", "✔", "[x]", "[X]", "~~"} {
+		if strings.HasPrefix(t, mark) {
+			return true
+		}
+	}
+	w, _, _ := strings.Cut(strings.TrimLeft(t, "*_`"), " ")
+	w = strings.ToLower(strings.TrimRight(w, ":*_`,"))
+	switch w {
+	case "wrote", "made", "ran", "built", "rewrote", "put", "set", "kept", "split", "cut", "found", "got", "did":
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "need") && !strings.HasSuffix(w, "eed")
 }
 
 // planItems returns the numbered list items and plan sentences of a text,
@@ -620,11 +835,13 @@ func planItems(text string, max int) []string {
 	}
 	for t := range unfencedLines(text) {
 		if numbered(t) {
-			add(strings.TrimSpace(stripListMarker(t)))
+			if item := strings.TrimSpace(stripListMarker(t)); !finishedItem(item) {
+				add(item)
+			}
 			continue
 		}
 		for s := range sentences(strings.TrimSpace(stripListMarker(t))) {
-			if planWords.match(s) {
+			if planWords.match(s) && !finishedItem(s) {
 				add(s)
 			}
 		}

@@ -394,6 +394,7 @@ const (
 	keyEarlier     = "earlier"
 	keyShellFiles  = "shellfiles"
 	keyIdentifiers = "identifiers"
+	keyRoles       = "roles"
 )
 
 var headingKeys = map[string]string{
@@ -414,6 +415,7 @@ var headingKeys = map[string]string{
 	"commands run": keyCommands, "errors since resolved": keyResolved, "user messages": keyUsers,
 	"other messages": keyOthers, "earlier summary": keyEarlier,
 	"files touched by shell commands": keyShellFiles, "identifiers": keyIdentifiers,
+	"who does what": keyRoles, "roles": keyRoles, "owners": keyRoles, "ownership": keyRoles,
 }
 
 // headingKey maps a heading to a section key, "" when it is unknown.

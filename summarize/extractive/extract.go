@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 	"github.com/compactkit/compact/summarize/facts"
 )
 
@@ -34,8 +35,9 @@ type found struct {
 	hasTodos bool
 
 	// decisions are the decision sentences of every assistant text, in
-	// order.
-	decisions []string
+	// order; decisionIdx holds the index of each one's message.
+	decisions   []string
+	decisionIdx []int
 }
 
 type userMsg struct {
@@ -76,7 +78,13 @@ type failure struct {
 type fileTouch struct {
 	path          string
 	writes, edits int
+	// changes are what the edits changed, one line each (editChange),
+	// oldest first, at most maxChangesPerFile.
+	changes []string
 }
+
+// maxChangesPerFile bounds the edits described per file.
+const maxChangesPerFile = 3
 
 // setStatus records how the call ended; a nil call (a result without
 // its call) has nowhere to record it.
@@ -136,6 +144,7 @@ func extract(msgs []*compact.Message) *found {
 	toolOK := make([]toolSuccess, 0, nCalls-nShellCalls)
 	files := newFileRecorder()
 	cmds := make(commandCache)
+	var refs refState
 
 	for i, m := range msgs {
 		if m == nil {
@@ -152,10 +161,10 @@ func extract(msgs []*compact.Message) *found {
 					images++
 				}
 			}
-			if text == "" && images == 0 {
+			if (text == "" || compact.IsInterruptionNotice(text)) && images == 0 {
 				continue
 			}
-			f.users = append(f.users, userMsg{idx: i, text: text, images: images})
+			f.users = append(f.users, userMsg{idx: i, text: refs.resolve(text), images: images})
 			f.lastUserIdx = i
 
 		case compact.RoleAssistant:
@@ -172,7 +181,13 @@ func extract(msgs []*compact.Message) *found {
 			}
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				f.lastText, f.lastTextIdx = text, i
-				f.decisions = append(f.decisions, matchSentences(text, decisionWords)...)
+				refs.note(text)
+				for _, d := range matchSentences(text, decisionWords) {
+					if isDecision(d) {
+						f.decisions = append(f.decisions, d)
+						f.decisionIdx = append(f.decisionIdx, i)
+					}
+				}
 			}
 			for k := range m.Content {
 				// m.ToolCalls() without its slice.
@@ -200,6 +215,9 @@ func extract(msgs []*compact.Message) *found {
 				}
 				order = append(order, ci)
 				f.lastCall, f.lastCallIdx = ci, i
+				if p := call.FilePath(); p != "" {
+					refs.file = p
+				}
 			}
 
 		case compact.RoleToolResult:
@@ -487,6 +505,15 @@ func (r *fileRecorder) record(call *compact.ToolCall, f *found) {
 	}
 	touch(r.ops.Written, true)
 	touch(r.ops.Edited, false)
+	if len(r.ops.Edited) == 1 {
+		for p := range r.ops.Edited {
+			if t := r.touched[p]; len(t.changes) < maxChangesPerFile {
+				if c, ok := editChange(call.Arguments); ok {
+					t.changes = append(t.changes, c)
+				}
+			}
+		}
+	}
 	for _, p := range r.sortedKeys(r.ops.Read) {
 		if !r.readSeen[p] {
 			r.readSeen[p] = true
@@ -556,4 +583,44 @@ func commandKey(cmd string) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// editChange describes in one line what an edit call changed, from the
+// old and new text its arguments hold (oldText/newText as pi writes them,
+// old_string/new_string as Claude Code does, old_str/new_str as the
+// str_replace tools do): the first line of each that differs, cut to 80
+// characters ("`a := 1` replaced by `a := 2`"), or the line added or
+// removed.
+func editChange(args json.RawMessage) (string, bool) {
+	for _, k := range [][2]string{{"oldText", "newText"}, {"old_string", "new_string"}, {"old_str", "new_str"}} {
+		o, ok1 := jsontext.TopLevelString(args, k[0])
+		n, ok2 := jsontext.TopLevelString(args, k[1])
+		if !ok1 || !ok2 {
+			continue
+		}
+		ol, nl := strings.Split(o, "\n"), strings.Split(n, "\n")
+		i := 0
+		for i < len(ol) && i < len(nl) && ol[i] == nl[i] {
+			i++
+		}
+		line := func(ls []string) string {
+			if i < len(ls) {
+				if t := strings.TrimSpace(ls[i]); t != "" {
+					return code(cutRunes(t, 80))
+				}
+			}
+			return ""
+		}
+		switch a, b := line(ol), line(nl); {
+		case a == "" && b == "":
+			return "", false
+		case a == "":
+			return "added " + b, true
+		case b == "":
+			return "removed " + a, true
+		default:
+			return a + " replaced by " + b, true
+		}
+	}
+	return "", false
 }

@@ -538,7 +538,7 @@ func TestPreviousSummaryMerged(t *testing.T) {
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("headings = %q\nwant %q\n%s", got, want, out)
 	}
-	if g := sectionBody(t, out, "## Goal"); g != "- Initially: build a CLI\n- First request since the previous summary: add a --verbose flag. Never use cgo." {
+	if g := sectionBody(t, out, "## Goal"); g != "- Initially: build a CLI\n- Most recently: add a --verbose flag. Never use cgo." {
 		t.Errorf("goal = %q", g)
 	}
 	// The exact duplicates appear once, the previous item first.
@@ -572,18 +572,20 @@ func TestPreviousSummaryFromEngine(t *testing.T) {
 	req.PreviousSummary = stored
 	out := run(t, s, req)
 	got := headingsOf(out)
-	want := append(append([]string(nil), historyHeadings...), "### User messages (newest first)", "### Earlier summary",
-		"### Turn Request", "### Context for the Kept Messages") // the empty "Work So Far" has nothing to keep
+	// The split turn is history now: its request joins the user
+	// messages, newer than the history's; nothing of the separator or
+	// of what it said of the kept messages remains.
+	want := append(append([]string(nil), historyHeadings...), "### User messages (newest first)")
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("headings = %q\nwant %q\n%s", got, want, out)
 	}
-	if e := sectionBody(t, out, "### Earlier summary"); e != "**The current turn began before the kept messages. Its start:**" {
-		t.Errorf("earlier summary = %q", e)
+	if u := sectionBody(t, out, "### User messages (newest first)"); u != "- next part\n- now test it\n- build the thing" {
+		t.Errorf("user messages = %q", u)
 	}
-	if r := sectionBody(t, out, "### Turn Request"); r != "- now test it" {
-		t.Errorf("turn request = %q", r)
+	if g := sectionBody(t, out, "## Goal"); g != "- Initially: build the thing\n- Most recently: next part" {
+		t.Errorf("goal = %q", g)
 	}
-	mustContain(t, sectionBody(t, out, "## Goal"), "- Initially: build the thing", "- First request since the previous summary: next part")
+	mustNotContain(t, out, "The current turn began", "Context for the Kept Messages")
 	mustNotContain(t, out, "<read-files>", "<modified-files>", "---")
 }
 
@@ -611,7 +613,12 @@ func TestPreviousSummaryNothingLost(t *testing.T) {
 		mustContain(t, out, "**Checkpoint**", "Ship v2.", "**Key Decisions Made**", "1. **SQLite** - simple",
 			"2. Keep the old API", "**Next Steps (WP3-WP4)**", "**WP3: Port the CLI**", "- Copy main.go", "```\n## not a heading\n```")
 	}
-	mustContain(t, twice, "- First request since the previous summary: continue with WP3", "- continue with WP3")
+	// The earlier request stays quoted with the user's messages; the
+	// Goal speaks of the latest one only.
+	mustContain(t, twice, "- continue with WP3", "- Most recently: and WP4")
+	if strings.Count(twice, "Most recently") != 1 {
+		t.Errorf("the Goal piles up latest requests:\n%s", twice)
+	}
 	if strings.Count(twice, "Ship v2.") != 1 || strings.Count(twice, "- Copy main.go") != 1 {
 		t.Errorf("duplicates after the second merge:\n%s", twice)
 	}
@@ -805,7 +812,7 @@ func TestFirstRequestQuotedAgain(t *testing.T) {
 	req.FirstRequest = user(ask)
 	out := run(t, s, req)
 	goal := sectionBody(t, out, "## Goal")
-	mustContain(t, goal, "- Initially: "+ask, "- First request since the previous summary: next part")
+	mustContain(t, goal, "- Initially: "+ask, "- Most recently: next part")
 	if n := strings.Count(out, ask); n != 1 {
 		t.Errorf("the first request is quoted %d times", n)
 	}

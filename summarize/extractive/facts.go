@@ -110,9 +110,9 @@ func addIdentifiers(d *document, s *section, msgs []*compact.Message) {
 // firstRequest is the Goal item quoting the session's first request word
 // for word (up to MaxFirstRequestChars). Only a budget too small for the
 // rest of the summary shortens it.
-func firstRequest(u userMsg, o Options) *block {
-	b := &block{text: bullet("Initially: " + shorten(userText(u), MaxFirstRequestChars))}
-	b.alt = bullet("Initially: " + shorten(userText(u), o.ShortenedChars))
+func firstRequest(u userMsg, o Options, label string) *block {
+	b := &block{text: bullet(label + shorten(userText(u), MaxFirstRequestChars))}
+	b.alt = bullet(label + shorten(userText(u), o.ShortenedChars))
 	if b.alt == b.text {
 		b.alt, b.short = "", true
 	}
@@ -173,7 +173,7 @@ func dropDoneSteps(next, done *section, f *found) {
 			keep = append(keep, b)
 			continue
 		}
-		done.add(bullet("Next step of the previous summary, done since: " + b.text))
+		done.add(bullet("Next step of the previous summary, done since: " + strings.TrimPrefix(strings.TrimPrefix(b.text, "- "), latestRequestStep)))
 	}
 	next.prev = keep
 }

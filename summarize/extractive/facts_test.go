@@ -88,7 +88,7 @@ func TestDoneStepsNotCarried(t *testing.T) {
 	mustContain(t, done,
 		"- Next step of the previous summary, done since: 1. Fix the tokenizer in `lex/token.go`",
 		"- Next step of the previous summary, done since: 3. [ ] Add the fuzz test",
-		"- Next step of the previous summary, done since: - Continue with the latest user request: rename the package")
+		"- Next step of the previous summary, done since: rename the package")
 	// Without the span showing it, a step stays.
 	req.Messages = []*compact.Message{user("unrelated"), assistant("Looking.")}
 	out = run(t, New(Options{}), req)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compactkit/compact/internal/jsontext"
+	"github.com/compactkit/compact/summarize/facts"
 )
 
 // normalizeNewlines turns CRLF and lone CR line ends into LF.
@@ -150,7 +151,9 @@ var (
 	// constraintWords find user sentences that state a rule or a wish.
 	constraintWords = newPhrases("must", "mustn't", "never", "always", "don't", "dont", "do not", "doesn't",
 		"does not", "prefer", "preferably", "should", "shouldn't", "make sure", "avoid", "only", "ensure",
-		"required", "not allowed", "no need")
+		"required", "not allowed", "no need", "let's not", "lets not", "let us not", "stay away", "steer clear",
+		"hands off", "not again", "no more", "leave it alone", "off limits", "whatever happens",
+		"at all costs", "under no circumstances", "i'd rather", "i would rather")
 	// decisionWords find assistant sentences that announce a choice.
 	decisionWords = newPhrases("i'll use", "i will use", "we'll use", "we will use", "let's use", "let's go with",
 		"instead", "decided", "decide to", "decision", "going with", "go with", "chose", "chosen", "switch to",
@@ -286,32 +289,17 @@ func newestUnique(items []string, max int) []string {
 }
 
 // focusWords returns the distinct words of the instructions worth matching
-// against messages: four letters or more, not a common word, lower case,
-// sorted.
+// against messages (facts.ContentWords, without the words that only ask
+// for a summary: "focus", "keep", "summary", "summarize"), sorted.
 func focusWords(instructions string) []string {
-	seen := make(map[string]bool)
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(instructions), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-' && r != '.'
-	}) {
-		w = strings.Trim(w, "-.")
-		if utf8.RuneCountInString(w) < 4 || stopWords[w] || seen[w] {
+	for _, w := range facts.ContentWords(instructions, -1) {
+		switch w {
+		case "focus", "keep", "summary", "summarize":
 			continue
 		}
-		seen[w] = true
 		out = append(out, w)
 	}
 	sort.Strings(out)
 	return out
-}
-
-var stopWords = map[string]bool{
-	"about": true, "above": true, "after": true, "again": true, "also": true, "been": true, "before": true,
-	"being": true, "both": true, "could": true, "does": true, "doing": true, "each": true, "focus": true,
-	"from": true, "have": true, "having": true, "here": true, "into": true, "just": true, "keep": true,
-	"more": true, "most": true, "much": true, "only": true, "other": true, "over": true, "please": true,
-	"same": true, "should": true, "some": true, "such": true, "than": true, "that": true, "their": true,
-	"them": true, "then": true, "there": true, "these": true, "they": true, "this": true, "those": true,
-	"under": true, "very": true, "what": true, "when": true, "where": true, "which": true, "while": true,
-	"will": true, "with": true, "would": true, "your": true, "summary": true, "summarize": true,
 }

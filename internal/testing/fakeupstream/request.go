@@ -201,8 +201,15 @@ func lastToolResult(api API, items []json.RawMessage) (text string, ok bool) {
 // agent compacting its own history sends its tools along but wants text
 // back (Claude Code: "Respond with TEXT ONLY").
 func summaryRequested(api API, items []json.RawMessage) bool {
+	text, ok := lastUserText(items)
+	return ok && strings.Contains(strings.ToLower(text), "summar")
+}
+
+// lastUserText returns the text of the last list item when it is a user
+// message: its string content, or its text parts joined by newlines.
+func lastUserText(items []json.RawMessage) (string, bool) {
 	if len(items) == 0 {
-		return false
+		return "", false
 	}
 	var m struct {
 		Role    string          `json:"role"`
@@ -210,7 +217,7 @@ func summaryRequested(api API, items []json.RawMessage) bool {
 		Content json.RawMessage `json:"content"`
 	}
 	if json.Unmarshal(items[len(items)-1], &m) != nil || m.Role != "user" {
-		return false
+		return "", false
 	}
 	var text string
 	var blocks []struct {
@@ -219,7 +226,7 @@ func summaryRequested(api API, items []json.RawMessage) bool {
 	}
 	if json.Unmarshal(m.Content, &text) != nil {
 		if json.Unmarshal(m.Content, &blocks) != nil {
-			return false
+			return "", false
 		}
 		for _, b := range blocks {
 			if b.Type == "text" || b.Type == "input_text" {
@@ -227,7 +234,19 @@ func summaryRequested(api API, items []json.RawMessage) bool {
 			}
 		}
 	}
-	return strings.Contains(strings.ToLower(text), "summar")
+	return text, true
+}
+
+// Prompt returns the text of the last message of a request body of api
+// when it is a user message ("" otherwise): for a summary request of
+// compact's, the whole prompt (see Handover).
+func Prompt(api API, raw []byte) string {
+	b, err := parseBody(api, raw)
+	if err != nil {
+		return ""
+	}
+	text, _ := lastUserText(b.items)
+	return text
 }
 
 // contentText flattens a content value: a string, or a list of parts whose
