@@ -26,6 +26,8 @@ type SliceLog struct {
 	// the form Append generates ("m" and digits): until then a generated
 	// id cannot be taken and Append does not look it up.
 	generatedForm bool
+	// stamp formats the timestamps of appended entries.
+	stamp stamper
 }
 
 // NewSliceLog returns a log holding entries, the leaf being the last one.
@@ -135,7 +137,7 @@ func (m *SliceLog) Append(ctx context.Context, e *Entry) error {
 		e.ParentID = m.leaf
 	}
 	if e.Timestamp == "" {
-		e.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
+		e.Timestamp = m.stamp.now()
 	}
 	m.index(e, generated)
 	return nil
@@ -148,4 +150,39 @@ func (m *SliceLog) AppendMessage(ctx context.Context, msg *Message) (*Entry, err
 		return nil, err
 	}
 	return e, nil
+}
+
+// stamper writes the current time as time.RFC3339Nano does, in UTC,
+// formatting the date and the time of day once per second: an agent
+// appends many messages a second, and the layout-driven formatter took a
+// fifth of an append. The zero value is ready to use.
+type stamper struct {
+	sec    int64  // the second prefix is for
+	prefix []byte // "2006-01-02T15:04:05" of that second
+	buf    [40]byte
+}
+
+// now returns the current time in UTC, as Format(time.RFC3339Nano).
+func (s *stamper) now() string { return s.format(time.Now().UTC()) }
+
+// format returns t, a time in UTC, as t.Format(time.RFC3339Nano).
+func (s *stamper) format(t time.Time) string {
+	if sec := t.Unix(); sec != s.sec || s.prefix == nil {
+		s.sec, s.prefix = sec, t.AppendFormat(s.prefix[:0], "2006-01-02T15:04:05")
+	}
+	b := append(s.buf[:0], s.prefix...)
+	if ns := t.Nanosecond(); ns != 0 {
+		// Nine digits, the trailing zeros dropped, as RFC3339Nano does.
+		var d [9]byte
+		for i := 8; i >= 0; i-- {
+			d[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 9
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(append(b, '.'), d[:n]...)
+	}
+	return string(append(b, 'Z'))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // Append gives an entry without an id the next free one of the form
@@ -71,5 +72,27 @@ func TestMemoryGeneratedIDs(t *testing.T) {
 				t.Errorf("an entry named %q like a generated one was accepted", c.want[1])
 			}
 		})
+	}
+}
+
+// TestStamperMatchesRFC3339Nano: the stamper writes what
+// time.RFC3339Nano writes, for whole seconds and every fraction width.
+func TestStamperMatchesRFC3339Nano(t *testing.T) {
+	var s stamper
+	for i := 0; i < 2000; i++ {
+		before := time.Now().UTC()
+		got := s.now()
+		ts, err := time.Parse(time.RFC3339Nano, got)
+		if err != nil || ts.Before(before.Truncate(time.Second)) || ts.Format(time.RFC3339Nano) != got {
+			t.Fatalf("stamp %q: parse %v, round trip %q", got, err, ts.Format(time.RFC3339Nano))
+		}
+	}
+	for _, ns := range []int{0, 1, 10, 120000000, 999999999, 500} {
+		tm := time.Date(2026, 11, 27, 17, 0, 0, ns, time.UTC)
+		var st stamper
+		st.sec, st.prefix = tm.Unix(), tm.AppendFormat(nil, "2006-01-02T15:04:05")
+		if got, want := st.format(tm), tm.Format(time.RFC3339Nano); got != want {
+			t.Errorf("%d ns: %q, want %q", ns, got, want)
+		}
 	}
 }
