@@ -363,19 +363,21 @@ func userBlocks(users []userMsg, o Options, focus []string) []*block {
 	// The budget goes first to the messages that mention the focus, then
 	// to those that state a rule or change a plan, then to the others,
 	// newest first within each.
-	rank := func(u userMsg) int {
+	ranks := make([]uint8, n)
+	for i, u := range users {
 		switch {
 		case len(focus) > 0 && mentions(u.text, focus):
-			return 0
+			ranks[i] = 0
 		case statesRule(u.text):
-			return 1
+			ranks[i] = 1
+		default:
+			ranks[i] = 2
 		}
-		return 2
 	}
 	order := make([]int, 0, n)
-	for r := 0; r <= 2; r++ {
+	for r := uint8(0); r <= 2; r++ {
 		for i := n - 1; i >= 0; i-- {
-			if rank(users[i]) == r {
+			if ranks[i] == r {
 				order = append(order, i)
 			}
 		}

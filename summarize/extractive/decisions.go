@@ -95,6 +95,24 @@ func (h *overrides) superseded(u int) bool {
 // decisionHistory reads the overrides of the span's user messages.
 func decisionHistory(f *found) *overrides {
 	h := &overrides{by: map[int]int{}, rejected: map[int]bool{}, partly: map[int]int{}}
+	// The content words of each user message, found once: the searches
+	// below go back over the earlier messages for every candidate.
+	cw := make([]map[string]bool, len(f.users))
+	shared := func(p int, words []string) int {
+		if cw[p] == nil {
+			cw[p] = map[string]bool{}
+			for _, w := range facts.ContentWords(f.users[p].text, -1) {
+				cw[p][w] = true
+			}
+		}
+		n := 0
+		for _, w := range words {
+			if cw[p][w] {
+				n++
+			}
+		}
+		return n
+	}
 	overrode := map[int]bool{}
 	for u := 1; u < len(f.users); u++ {
 		text := strings.TrimSpace(f.users[u].text)
@@ -121,7 +139,7 @@ func decisionHistory(f *found) *overrides {
 			if nearest < 0 {
 				nearest = p
 			}
-			if n := sharedWords(t, words); n >= 2 || (p == nearest && n >= 1) {
+			if n := shared(p, words); n >= 2 || (p == nearest && n >= 1) {
 				target = p
 				break
 			}
@@ -162,7 +180,7 @@ func decisionHistory(f *found) *overrides {
 		}
 		words := facts.ContentWords(f.users[u].text, -1)
 		for p := u - 1; p >= 0; p-- {
-			if _, done := h.partly[p]; !done && !h.superseded(p) && len(roleLines(f.users[p:p+1], 1, nil)) > 0 && sharedWords(f.users[p].text, words) >= 2 {
+			if _, done := h.partly[p]; !done && !h.superseded(p) && shared(p, words) >= 2 && len(roleLines(f.users[p:p+1], 1, nil)) > 0 {
 				h.partly[p] = u
 				break
 			}
@@ -204,7 +222,11 @@ func (h *overrides) rejectSince(f *found, from, to int, words []string) {
 // opensWith reports whether text starts with one of the openings,
 // lower-cased, with typographic apostrophes made plain.
 func opensWith(text string, openings []string) bool {
-	head := strings.ToLower(normalizeQuotes(strings.TrimLeft(text, " \t\n*_>")))
+	head := strings.TrimLeft(text, " \t\n*_>")
+	if len(head) > 48 {
+		head = head[:48] // the longest opening is far shorter
+	}
+	head = strings.ToLower(normalizeQuotes(head))
 	for _, p := range openings {
 		if strings.HasPrefix(head, p) {
 			return true
@@ -388,7 +410,7 @@ func roleLines(users []userMsg, max int, handovers []userMsg) []string {
 			head = ""
 		}
 		for l := range proseLines(u.text) {
-			if roleArrow.MatchString(l) {
+			if (strings.Contains(l, "->") || strings.Contains(l, "=>") || strings.Contains(l, "→")) && roleArrow.MatchString(l) {
 				all = append(all, cutRunes(l, 300))
 				continue
 			}

@@ -12,13 +12,12 @@ import (
 // points at, in brackets after the user's words: once the messages it
 // points into are summarized away, "the second option" names nothing.
 
-// refState is what a user message can point back at: the items of the
-// assistant's latest numbered list, the latest file a tool touched, and
-// the assistant's statements so far.
+// refState is what a user message can point back at: the assistant's
+// texts so far (their numbered lists and statements are read only when a
+// message points back, which few do) and the latest file a tool touched.
 type refState struct {
-	list       []string
-	file       string
-	statements []string
+	texts []string
+	file  string
 }
 
 var (
@@ -38,30 +37,18 @@ var ordinalIndex = map[string]int{"first": 1, "1st": 1, "second": 2, "2nd": 2, "
 // itself when it points at nothing it can resolve.
 func (st *refState) resolve(text string) string {
 	var notes []string
-	if m := ordinalRe.FindStringSubmatch(text); m != nil && len(st.list) > 0 {
-		n := ordinalIndex[strings.ToLower(m[1])]
-		if m[2] != "" {
-			n = int(m[2][0] - '0')
-		}
-		if strings.EqualFold(m[1], "last") {
-			n = len(st.list)
-		}
-		if n >= 1 && n <= len(st.list) {
-			notes = append(notes, strings.TrimSpace(m[0])+": "+st.list[n-1])
+	// Cheap tests first: most messages point at nothing, and the
+	// expressions are slow on long text.
+	if len(st.texts) > 0 && refOrdinals.match(text) {
+		notes = st.ordinal(text, notes)
+	}
+	if st.file != "" && refFile.match(text) {
+		if m := fileRe.FindString(text); m != "" {
+			notes = append(notes, m+": "+st.file)
 		}
 	}
-	if m := fileRe.FindString(text); m != "" && st.file != "" {
-		notes = append(notes, m+": "+st.file)
-	}
-	if m := redoRe.FindStringSubmatch(text); m != nil {
-		what := strings.ToLower(strings.TrimRight(m[1], ".,;:"))
-		word := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(what) + `\b`)
-		for i := len(st.statements) - 1; i >= 0 && !facts.CommonWord(what); i-- {
-			if s := st.statements[i]; word.MatchString(s) {
-				notes = append(notes, "what was done for the "+what+": "+cutRunes(s, 200))
-				break
-			}
-		}
+	if refRedo.match(text) {
+		notes = st.redo(text, notes)
 	}
 	if len(notes) == 0 {
 		return text
@@ -69,23 +56,81 @@ func (st *refState) resolve(text string) string {
 	return text + " [" + strings.Join(notes, "; ") + "]"
 }
 
-// note records an assistant text: its numbered list, if it has one, and
-// its statements in the first person ("I replaced …").
-func (st *refState) note(text string) {
-	var items []string
-	for l := range unfencedLines(text) {
-		if numbered(l) {
-			items = append(items, cutRunes(strings.TrimSpace(stripListMarker(l)), 200))
+// Words that must be in a message for a reference of each kind to be
+// looked for.
+var (
+	refOrdinals = newPhrases("option", "one", "approach", "choice", "proposal", "suggestion", "way", "number")
+	refFile     = newPhrases("file")
+	refRedo     = newPhrases("what you did", "same thing as", "same change as", "same fix as", "like the", "like you did")
+)
+
+// ordinal appends what "the second option" of text points at.
+func (st *refState) ordinal(text string, notes []string) []string {
+	list := st.latestList()
+	if m := ordinalRe.FindStringSubmatch(text); m != nil && len(list) > 0 {
+		n := ordinalIndex[strings.ToLower(m[1])]
+		if m[2] != "" {
+			n = int(m[2][0] - '0')
+		}
+		if strings.EqualFold(m[1], "last") {
+			n = len(list)
+		}
+		if n >= 1 && n <= len(list) {
+			notes = append(notes, strings.TrimSpace(m[0])+": "+list[n-1])
 		}
 	}
-	if len(items) > 0 {
-		st.list = items
+	return notes
+}
+
+// redo appends what "do what you did for the parser" of text points at.
+func (st *refState) redo(text string, notes []string) []string {
+	if m := redoRe.FindStringSubmatch(text); m != nil {
+		what := strings.ToLower(strings.TrimRight(m[1], ".,;:"))
+		word := regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(what) + `\b`)
+		if s := st.latestStatement(word); s != "" && !facts.CommonWord(what) {
+			notes = append(notes, "what was done for the "+what+": "+cutRunes(s, 200))
+		}
 	}
-	for l := range proseLines(text) {
-		for s := range sentences(l) {
-			if strings.Contains(" "+s, " I ") && len(st.statements) < 10000 {
-				st.statements = append(st.statements, s)
+	return notes
+}
+
+// note records an assistant text.
+func (st *refState) note(text string) { st.texts = append(st.texts, text) }
+
+// latestList returns the items of the assistant's latest numbered list.
+func (st *refState) latestList() []string {
+	for i := len(st.texts) - 1; i >= 0; i-- {
+		var items []string
+		for l := range unfencedLines(st.texts[i]) {
+			if numbered(l) {
+				items = append(items, cutRunes(strings.TrimSpace(stripListMarker(l)), 200))
 			}
 		}
+		if len(items) > 0 {
+			return items
+		}
 	}
+	return nil
+}
+
+// latestStatement returns the assistant's latest statement in the first
+// person ("I replaced …") that word matches, "" if none.
+func (st *refState) latestStatement(word *regexp.Regexp) string {
+	for i := len(st.texts) - 1; i >= 0; i-- {
+		if !word.MatchString(st.texts[i]) {
+			continue
+		}
+		var found string
+		for l := range proseLines(st.texts[i]) {
+			for s := range sentences(l) {
+				if strings.Contains(" "+s, " I ") && word.MatchString(s) {
+					found = s
+				}
+			}
+		}
+		if found != "" {
+			return found
+		}
+	}
+	return ""
 }
