@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -20,6 +23,17 @@ type benchReport struct {
 	Summarizer string             `json:"summarizer"`
 	KeepRecent []int              `json:"keepRecent"`
 	Results    []retention.Result `json:"results"`
+	// Handoff holds the checks of the sessions --labels names.
+	Handoff []handoffReport `json:"handoff,omitempty"`
+}
+
+// handoffReport is one labelled session checked as a handoff: what a
+// person who read it says a correct summary at its cut must hold.
+type handoffReport struct {
+	Session    string               `json:"session"`
+	KeepRecent int                  `json:"keepRecent"`
+	Passed     int                  `json:"passed"`
+	Checks     []handoff.LabelCheck `json:"checks"`
 }
 
 // generateReport is the JSON form of "compact bench --generate".
@@ -35,6 +49,7 @@ func (a *app) benchCommand() *cobra.Command {
 	var generate string
 	var suite bool
 	var seeds int
+	var labels string
 	cmd := &cobra.Command{
 		Use:   "bench FILE...",
 		Short: "Measure what compaction keeps of each session",
@@ -59,7 +74,15 @@ summary replaced):
   user text     user messages present verbatim (blanks aside)
   invariants    no tool result without its call ("pairs"), the session's
                 first request present ("first"), the context under the
-                policy's target when the window is known ("target")
+                policy's target when the window is known ("target"), the
+                context smaller than before ("grew": the command fails)
+
+--labels FILE checks the sessions FILE names as handoffs too: each label,
+written by a person who read the session, says what a correct summary at
+its cut must hold (the current goal, the next step, the decisions in force,
+the files; see retention/handoff/testdata/labels.json). A session FILE
+whose path ends with a label's session path is compacted at the label's
+cut, and each check is printed under its rows, pass or FAIL.
 
 The facts are found by the same rules the extractive summarizer reads
 them with, so 100% means "present in the context", not "used well by a
@@ -126,7 +149,7 @@ One row per family, length and cycle:
 			if suite {
 				return a.benchSuite(cmd, seeds, &lf, &sf)
 			}
-			return a.bench(cmd, args, keeps, missing, &lf, &sf)
+			return a.bench(cmd, args, keeps, missing, labels, &lf, &sf)
 		}),
 	}
 	f := cmd.Flags()
@@ -134,6 +157,7 @@ One row per family, length and cycle:
 	f.BoolVar(&missing, "missing", false, "list the files, error lines, identifiers and user messages that were not found")
 	f.StringVar(&generate, "generate", "", "write planted-needle sessions into DIR and stop")
 	f.BoolVar(&suite, "suite", false, "run the adversarial handoff suite on generated conversations instead of sessions")
+	f.StringVar(&labels, "labels", "", "a labels file: check the sessions it names as handoffs at their cut")
 	f.IntVar(&seeds, "seeds", handoff.DefaultSeeds, "with --suite: the cases of each family and length (fewer for a model summarizer)")
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
@@ -159,7 +183,14 @@ func (a *app) generateNeedles(dir string) error {
 	return nil
 }
 
-func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing bool, lf *limitFlags, sf *summarizerFlags) error {
+func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing bool, labelsFile string, lf *limitFlags, sf *summarizerFlags) error {
+	var labels *handoff.Labels
+	if labelsFile != "" {
+		var err error
+		if labels, err = handoff.ReadLabels(labelsFile); err != nil {
+			return fmt.Errorf("--labels: %w", err)
+		}
+	}
 	largest := 0
 	for _, k := range keeps {
 		if k <= 0 {
@@ -211,6 +242,13 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 			return err
 		}
 		rep.Results = append(rep.Results, results...)
+		if l := labelFor(labels, file); l != nil {
+			h, err := checkHandoff(cmd.Context(), file, s.Path(), l, sum, opts)
+			if err != nil {
+				return err
+			}
+			rep.Handoff = append(rep.Handoff, h)
+		}
 	}
 	if !missing {
 		for i := range rep.Results {
@@ -223,7 +261,7 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 			return err
 		}
 	} else {
-		printBench(a.stdout, rep.Results, missing)
+		printBench(a.stdout, rep.Results, rep.Handoff, missing)
 	}
 	grew := 0
 	for _, r := range rep.Results {
@@ -284,7 +322,7 @@ func (a *app) benchSuite(cmd *cobra.Command, seeds int, lf *limitFlags, sf *summ
 }
 
 // printBench writes the table of results, one block per session.
-func printBench(w io.Writer, results []retention.Result, missing bool) {
+func printBench(w io.Writer, results []retention.Result, handoffs []handoffReport, missing bool) {
 	for i := 0; i < len(results); {
 		file := results[i].Session
 		if i > 0 {
@@ -311,7 +349,60 @@ func printBench(w io.Writer, results []retention.Result, missing bool) {
 		for _, n := range notes {
 			fmt.Fprintln(w, n)
 		}
+		for _, h := range handoffs {
+			if h.Session != file {
+				continue
+			}
+			fmt.Fprintf(w, "  handoff at keep %s: %d/%d label checks pass\n", numfmt.Thousands(h.KeepRecent), h.Passed, len(h.Checks))
+			for _, c := range h.Checks {
+				verdict := "pass"
+				if !c.Pass {
+					verdict = "FAIL"
+				}
+				fmt.Fprintf(w, "    %-4s %-8s %s\n", verdict, c.Kind, c.Item.Text)
+			}
+		}
 	}
+}
+
+// labelFor returns the label whose session path ends file's path, nil
+// when none does (or there are no labels).
+func labelFor(labels *handoff.Labels, file string) *handoff.Label {
+	if labels == nil {
+		return nil
+	}
+	path := filepath.ToSlash(filepath.Clean(file))
+	for i := range labels.Sessions {
+		l := &labels.Sessions[i]
+		_, rel, _ := strings.Cut(l.Session, ":")
+		if rel == "" {
+			rel = l.Session
+		}
+		if path == rel || strings.HasSuffix(path, "/"+strings.TrimPrefix(rel, "/")) {
+			return l
+		}
+	}
+	return nil
+}
+
+// checkHandoff compacts a copy of the path, in memory, at the label's cut
+// with the benchmark's summarizer and budgets, and checks the context
+// after against the label.
+func checkHandoff(ctx context.Context, file string, path []*compact.Entry, l *handoff.Label, sum compact.Summarizer, opts retention.Options) (handoffReport, error) {
+	log := compact.NewSliceLog(path...)
+	eng := &compact.Engine{Summarizer: sum, KeepRecentTokens: l.KeepRecent}
+	_, err := eng.Compact(ctx, log, compact.Request{Reason: compact.ReasonManual, MaxTokens: opts.MaxTokens,
+		TargetTokens: opts.TargetTokens, Fallback: compact.FallbackOff})
+	if err != nil && !errors.Is(err, compact.ErrNothingToCompact) {
+		return handoffReport{}, fmt.Errorf("%s: handoff at keep %d: %w", file, l.KeepRecent, err)
+	}
+	h := handoffReport{Session: file, KeepRecent: l.KeepRecent, Checks: l.Check(compact.BuildContext(log.Path()))}
+	for _, c := range h.Checks {
+		if c.Pass {
+			h.Passed++
+		}
+	}
+	return h, nil
 }
 
 func recallCell(r retention.Recall) string {

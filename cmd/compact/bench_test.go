@@ -274,3 +274,29 @@ func TestBenchNothingToGain(t *testing.T) {
 		t.Errorf("row %+v", r)
 	}
 }
+
+// TestBenchLabels: --labels checks each labelled session as a handoff at
+// its cut, beside the recall rows; a session without a label gets none;
+// a bad labels file is an error naming the flag.
+func TestBenchLabels(t *testing.T) {
+	c := newCLI(t)
+	labels := filepath.Join("..", "..", "retention", "handoff", "testdata", "labels.json")
+	labelled := filepath.Join("..", "..", "agents", "claudecode", "testdata", "pomodoro.jsonl")
+	file := sharedtest.TempCopy(t, demoSession)
+	var rep benchReport
+	c.okJSON(&rep, "bench", "--json", "--keep-recent", "20000", "--labels", labels, labelled, file)
+	if len(rep.Handoff) != 1 || !strings.HasSuffix(rep.Handoff[0].Session, "pomodoro.jsonl") || rep.Handoff[0].KeepRecent != 2000 {
+		t.Fatalf("handoff reports %+v", rep.Handoff)
+	}
+	h := rep.Handoff[0]
+	if len(h.Checks) != 7 || h.Checks[0].Kind != "goal" || !h.Checks[0].Pass || h.Passed < 1 {
+		t.Errorf("checks %+v", h.Checks)
+	}
+	out := c.ok("bench", "--keep-recent", "20000", "--labels", labels, labelled)
+	contains(t, "bench --labels", out, "handoff at keep 2,000: ", "label checks pass", "pass goal     add smooth transitions")
+
+	bad := filepath.Join(t.TempDir(), "labels.json")
+	writeFile(t, bad, `{"sessions":[{"session":"x.jsonl"}]}`)
+	msg := c.fails(1, "bench", "--labels", bad, file)
+	contains(t, "bad labels", msg, "--labels", "needs a session, a positive keepRecent and a goal")
+}
