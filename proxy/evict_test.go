@@ -1,10 +1,8 @@
 package proxy
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -48,14 +46,8 @@ func TestEvictionsNotSilent(t *testing.T) {
 	if n == 0 {
 		t.Fatal("the second tenant's records did not push the first one's out; the store is too large for this test")
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body bytes.Buffer
-	body.ReadFrom(resp.Body)
-	if want := fmt.Sprintf("\ncompact_proxy_store_evictions_total %d\n", n); !strings.Contains(body.String(), want) {
+	body := served(t, ts.URL)
+	if want := fmt.Sprintf("\ncompact_proxy_store_evictions_total %d\n", n); !strings.Contains(body, want) {
 		t.Errorf("/metrics does not say %q", strings.TrimSpace(want))
 	}
 	if !strings.Contains(logs.String(), "store full") {

@@ -34,6 +34,21 @@ func scrape(t *testing.T, reg *prometheus.Registry) string {
 	return string(b)
 }
 
+// served returns the metrics a proxy serves at base + "/metrics".
+func served(t *testing.T, base string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // sample returns the value of the series written exactly as series (name
 // and labels) in a scrape, failing when it is absent.
 func sample(t *testing.T, text, series string) string {

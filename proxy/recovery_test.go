@@ -172,13 +172,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 			c.step(i)
 		}
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	all := logs.String() + string(metrics) + st.written()
+	metrics := served(t, ts.URL)
+	all := logs.String() + metrics + st.written()
 	if !strings.Contains(st.written(), "checkpoints") {
 		t.Error("nothing was stored: the test proves nothing")
 	}
@@ -187,7 +182,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 			t.Errorf("%q found in logs, metrics or the store", canary)
 		}
 	}
-	if !strings.Contains(string(metrics), "compact_proxy_compactions_total") {
+	if !strings.Contains(metrics, "compact_proxy_compactions_total") {
 		t.Errorf("metrics lack compact_proxy_compactions_total")
 	}
 	_ = srv
@@ -483,13 +478,7 @@ func TestRefusedSummaryReplaced(t *testing.T) {
 	if summary == "" || strings.Contains(summary, refusal) || !strings.Contains(summary, "the model's summary was refused") {
 		t.Errorf("summary sent upstream: %.300q", summary)
 	}
-	resp, err := http.Get(ts.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if got := sample(t, string(metrics), `compact_proxy_fallbacks_total{what="rejected"}`); got == "0" || got == "" {
+	if got := sample(t, served(t, ts.URL), `compact_proxy_fallbacks_total{what="rejected"}`); got == "0" || got == "" {
 		t.Errorf(`fallbacks_total{what="rejected"} = %q`, got)
 	}
 	if !strings.Contains(logs.String(), "model summary refused by the review") || strings.Contains(logs.String(), "STEP-") {
