@@ -19,25 +19,24 @@ func scrape(t *testing.T, reg *prometheus.Registry) string {
 	t.Helper()
 	srv := httptest.NewServer(metricsHandler(reg))
 	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
+	status, b := get(t, srv.URL)
+	if status != http.StatusOK {
+		t.Fatalf("scrape: HTTP %d: %s", status, b)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape: %s: %s", resp.Status, b)
-	}
-	return string(b)
+	return b
 }
 
 // served returns the metrics a proxy serves at base + "/metrics".
 func served(t *testing.T, base string) string {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	_, b := get(t, base+"/metrics")
+	return b
+}
+
+// get fetches url and returns the status and the body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +45,7 @@ func served(t *testing.T, base string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return resp.StatusCode, string(b)
 }
 
 // sample returns the value of the series written exactly as series (name

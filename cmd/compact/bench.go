@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -385,19 +384,15 @@ func labelFor(labels *handoff.Labels, file string) *handoff.Label {
 	return nil
 }
 
-// checkHandoff compacts a copy of the path, in memory, at the label's cut
-// with the benchmark's summarizer and budgets, and checks the context
-// after against the label.
+// checkHandoff checks the path against its label at the label's cut,
+// with the benchmark's summarizer and budgets (handoff.Label.CheckPath).
 func checkHandoff(ctx context.Context, file string, path []*compact.Entry, l *handoff.Label, sum compact.Summarizer, opts retention.Options) (handoffReport, error) {
-	log := compact.NewSliceLog(path...)
-	eng := &compact.Engine{Summarizer: sum, KeepRecentTokens: l.KeepRecent}
-	_, err := eng.Compact(ctx, log, compact.Request{Reason: compact.ReasonManual, MaxTokens: opts.MaxTokens,
-		TargetTokens: opts.TargetTokens, Fallback: compact.FallbackOff})
-	if err != nil && !errors.Is(err, compact.ErrNothingToCompact) {
+	checks, err := l.CheckPath(ctx, path, sum, opts.MaxTokens, opts.TargetTokens)
+	if checks == nil {
 		return handoffReport{}, fmt.Errorf("%s: handoff at keep %d: %w", file, l.KeepRecent, err)
 	}
-	h := handoffReport{Session: file, KeepRecent: l.KeepRecent, Checks: l.Check(compact.BuildContext(log.Path()))}
-	for _, c := range h.Checks {
+	h := handoffReport{Session: file, KeepRecent: l.KeepRecent, Checks: checks}
+	for _, c := range checks {
 		if c.Pass {
 			h.Passed++
 		}

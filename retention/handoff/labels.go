@@ -1,7 +1,9 @@
 package handoff
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 
@@ -109,4 +111,21 @@ func (l *Label) Check(ctx *compact.Context) []LabelCheck {
 		}
 	}
 	return out
+}
+
+// CheckPath compacts a copy of a conversation's root-to-leaf path, in
+// memory, at the label's cut with sum (maxTokens and targetTokens as in
+// compact.Request, 0 for none), and checks the context after against the
+// label. The entries given are not changed. When the engine records no
+// compaction (ErrNothingToCompact, ErrNothingToGain) the checks are of the
+// context as it stands, returned with that error; any other error fails.
+func (l *Label) CheckPath(ctx context.Context, path []*compact.Entry, sum compact.Summarizer, maxTokens, targetTokens int) ([]LabelCheck, error) {
+	log := compact.NewSliceLog(path...)
+	eng := &compact.Engine{Summarizer: sum, KeepRecentTokens: l.KeepRecent}
+	_, err := eng.Compact(ctx, log, compact.Request{Reason: compact.ReasonManual, MaxTokens: maxTokens,
+		TargetTokens: targetTokens, Fallback: compact.FallbackOff})
+	if err != nil && !errors.Is(err, compact.ErrNothingToCompact) {
+		return nil, err
+	}
+	return l.Check(compact.BuildContext(log.Path())), err
 }

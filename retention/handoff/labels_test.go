@@ -82,8 +82,8 @@ func TestLabels(t *testing.T) {
 	for _, l := range ls.Sessions {
 		t.Run(l.Session, func(t *testing.T) {
 			s := openLabelled(t, l.Session)
-			eng := &compact.Engine{Summarizer: extractive.New(extractive.Options{}), KeepRecentTokens: l.KeepRecent}
-			if _, err := eng.Compact(context.Background(), s, compact.Request{Reason: compact.ReasonManual, Fallback: compact.FallbackOff}); err != nil {
+			checks, err := l.CheckPath(context.Background(), s.Path(), extractive.New(extractive.Options{}), 0, 0)
+			if err != nil {
 				t.Fatal(err)
 			}
 			known := map[string]bool{}
@@ -91,7 +91,6 @@ func TestLabels(t *testing.T) {
 				known[m] = true
 			}
 			pass := 0
-			checks := l.Check(compact.BuildContext(s.Path()))
 			for _, c := range checks {
 				mark := "pass"
 				if c.Pass {
