@@ -164,23 +164,31 @@ func askedHeadings(kind compact.SummaryKind) []string {
 	return out
 }
 
-// sessionRequest returns the request the summary must keep: the session's
-// first request when an earlier compaction summarized it, else the first
-// user message of a span that starts the session (or the turn, for a turn
-// prefix). "" when the span does not hold it.
+// sessionRequest returns the request the summary must keep, in the user's
+// words (without the harness's reminders): the session's first request
+// when an earlier compaction summarized it, else the first user message
+// of a span that starts the session (or the turn, for a turn prefix). ""
+// when the span does not hold it.
 func sessionRequest(req *compact.SummaryRequest) string {
 	if req.FirstRequest != nil {
-		return strings.TrimSpace(req.FirstRequest.Text())
+		return usersWords(req.FirstRequest)
 	}
 	if req.Kind == compact.SummaryHistory && req.PreviousSummary != "" {
 		return "" // the previous summary carries it, in its own words
 	}
 	for _, m := range req.Messages {
-		if m.Role == compact.RoleUser {
-			return strings.TrimSpace(m.Text())
+		if t := usersWords(m); m.Role == compact.RoleUser && t != "" && !compact.IsInterruptionNotice(t) {
+			return t
 		}
 	}
 	return ""
+}
+
+// usersWords is a user message's text without the reminders an agent's
+// harness writes into it (Claude Code's <system-reminder> blocks): the
+// words a summary must carry over are the user's.
+func usersWords(m *compact.Message) string {
+	return strings.TrimSpace(compact.WithoutReminders(m.Text()))
 }
 
 // requestWords is how many distinct content words of the request are

@@ -118,6 +118,10 @@ func TestReviewRequestSources(t *testing.T) {
 		{"continues a summary", &compact.SummaryRequest{PreviousSummary: "old", Messages: []*compact.Message{user("Migrate the storage layer from SQLite to Postgres")}}, false},
 		{"starts the session", &compact.SummaryRequest{Messages: []*compact.Message{user("Tidy the README"), assistant("ok")}}, false},
 		{"starts the session elsewhere", &compact.SummaryRequest{Messages: []*compact.Message{first}}, true},
+		// Claude Code writes reminders into the user's turn; the words to
+		// keep are the user's, not the reminder's.
+		{"reminders are not the request", &compact.SummaryRequest{FirstRequest: user("<system-reminder>\nThe todo list is empty. Use the TodoWrite tool when starting work that spans several steps.\n</system-reminder>\n\nTidy the README")}, false},
+		{"interruption notice skipped", &compact.SummaryRequest{Messages: []*compact.Message{user("[Request interrupted by user]"), user("Tidy the README")}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,5 +195,19 @@ func TestSummarizeAsksAgain(t *testing.T) {
 				t.Errorf("Refused = %q after %d requests", sum.Refused, len(reqs))
 			}
 		})
+	}
+}
+
+// TestRunningSummaryUsersWords: the session's first request is quoted to
+// the model in the user's words, without the reminders Claude Code writes
+// into the user's turn.
+func TestRunningSummaryUsersWords(t *testing.T) {
+	req := &compact.SummaryRequest{
+		PreviousSummary: "## Goal\n- earlier",
+		FirstRequest:    user("<system-reminder>\nThe todo list is empty.\n</system-reminder>\n\nTidy the README"),
+	}
+	got := runningSummary(req)
+	if !strings.HasPrefix(got, firstRequestLabel+"Tidy the README") || strings.Contains(got, "system-reminder") {
+		t.Errorf("running summary %q", got)
 	}
 }

@@ -288,14 +288,15 @@ const firstRequestLabel = "The session's first request, word for word: "
 
 // runningSummary is the summary the first request merges into: the
 // previous summary without its file lists, preceded by the session's
-// first request when an earlier compaction summarized it and the
-// previous summary does not quote it.
+// first request, in the user's words (without the harness's reminders),
+// when an earlier compaction summarized it and the previous summary does
+// not quote it.
 func runningSummary(req *compact.SummaryRequest) string {
 	prev := strings.TrimSpace(compact.StripFileLists(req.PreviousSummary))
 	if req.FirstRequest == nil {
 		return prev
 	}
-	first := strings.TrimSpace(req.FirstRequest.Text())
+	first := usersWords(req.FirstRequest)
 	if first == "" || strings.Contains(prev, first) {
 		return prev
 	}
