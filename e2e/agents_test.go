@@ -393,6 +393,19 @@ func TestAgents(t *testing.T) {
 						if asked == 0 {
 							t.Error("no summary request reached the upstream")
 						}
+						// The model's hand-overs passed the review and
+						// stood for the history: none fell back to the
+						// offline summary, and a later request carries one.
+						if fb := p.metric(t, "compact_proxy_fallbacks_total"); fb != 0 {
+							t.Errorf("compact_proxy_fallbacks_total = %v: a model summary failed or was refused\nproxy log tail:\n%s", fb, tail(p.log.String(), 3000))
+						}
+						used := false
+						for _, r := range f.Requests() {
+							used = used || bytes.Contains(r.Body, []byte(fakeupstream.HandoverMark))
+						}
+						if !used {
+							t.Error("no request upstream carries the model's hand-over")
+						}
 						t.Logf("%s proxy: %d summary requests written by the upstream model", a.name, asked)
 					}
 				}

@@ -111,6 +111,13 @@ func freeAddr(t *testing.T) string {
 // series on the proxy's /metrics, -1 when the proxy serves no such metric.
 func (p *proxyProc) compactions(t *testing.T) float64 {
 	t.Helper()
+	return p.metric(t, "compact_proxy_compactions_total")
+}
+
+// metric sums the series of the proxy's metric name (every label set),
+// -1 when the proxy serves none or cannot be reached.
+func (p *proxyProc) metric(t *testing.T, name string) float64 {
+	t.Helper()
 	resp, err := http.Get(p.url + "/metrics")
 	if err != nil {
 		t.Logf("GET /metrics: %v", err)
@@ -121,7 +128,7 @@ func (p *proxyProc) compactions(t *testing.T) float64 {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "compact_proxy_compactions_total") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
 		fields := strings.Fields(line)

@@ -12,11 +12,33 @@ const HandoverMark = "Hand-over written by the fake model."
 // would stumble on shows up as a failing test.
 const (
 	transcriptTag   = "<transcript>\n"
-	runningTag      = "<running-summary>\n"
 	firstRequestTag = "The session's first request, word for word: "
 	userBlock       = "[user]\n"
 	turnHeading     = "## Turn Request"
 )
+
+// withoutReminders drops the <system-reminder>…</system-reminder> blocks
+// of s and returns its first paragraph that is left.
+func withoutReminders(s string) string {
+	for {
+		i := strings.Index(s, "<system-reminder>")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(s[i:], "</system-reminder>")
+		if j < 0 {
+			s = s[:i]
+			break
+		}
+		s = s[:i] + s[i+j+len("</system-reminder>"):]
+	}
+	for _, p := range strings.Split(s, "\n\n") {
+		if p = strings.TrimSpace(p); p != "" {
+			return p
+		}
+	}
+	return ""
+}
 
 // IsSummaryPrompt reports whether text is the prompt of one of compact's
 // summary requests: it quotes a transcript.
@@ -25,23 +47,48 @@ func IsSummaryPrompt(text string) bool { return strings.Contains(text, transcrip
 // Handover is what a model that follows compact's summary prompt answers
 // to prompt: the headings the prompt asks for (a split turn's when it asks
 // for Turn Request, else Goal, Progress and Next Steps), the session's
-// request carried over word for word (the Goal of the running summary, its
-// quote of the first request, or the transcript's first user message, in
-// that order), HandoverMark, and enough words that a review of replies far
+// request carried over word for word (the running summary's quote of the
+// first request, its Goal or Turn Request, or the transcript's first user
+// message without the harness's reminders: the first of them that is not
+// empty), HandoverMark, and enough words that a review of replies far
 // too short for the history they replace lets it through.
 func Handover(prompt string) string {
 	request := ""
-	if _, after, ok := strings.Cut(prompt, runningTag+"## Goal\n- "); ok {
-		request, _, _ = strings.Cut(after, "\n")
-	} else if _, after, ok := strings.Cut(prompt, firstRequestTag); ok {
-		request, _, _ = strings.Cut(after, "\n")
-	} else if _, after, ok := strings.Cut(prompt, transcriptTag+userBlock); ok {
+	if _, after, ok := strings.Cut(prompt, firstRequestTag); ok {
+		// The whole quote: a request runs over several lines.
 		request, _, _ = strings.Cut(after, "\n\n")
+		request = withoutReminders(request)
+	}
+	if running, _, ok := strings.Cut(prompt, "</running-summary>"); ok && strings.TrimSpace(request) == "" {
+		// The running summary's Goal, else the request of a turn an
+		// earlier compaction split ("No earlier history." then its Turn
+		// Request).
+		for _, h := range []string{"## Goal\n- ", "## Turn Request\n- "} {
+			if _, after, ok := strings.Cut(running, h); ok {
+				request, _, _ = strings.Cut(after, "\n")
+				break
+			}
+		}
+	}
+	if _, after, ok := strings.Cut(prompt, transcriptTag); ok && strings.TrimSpace(request) == "" {
+		// The transcript's first user block (it may open with system
+		// text), without the reminders an agent writes into the user's
+		// turn (Claude Code's <system-reminder>).
+		if _, block, ok := strings.Cut(after, userBlock); ok {
+			block, _, _ = strings.Cut(block, "\n\n[")
+			request = withoutReminders(block)
+		}
 	}
 	request = strings.Join(strings.Fields(request), " ")
 	const next = "Carry on with the request above from where the transcript ends, running the next step " +
 		"and checking its output before moving on to the one after it."
-	if strings.Contains(prompt, turnHeading) {
+	// The task follows the transcript; a running summary or the
+	// transcript may quote a Turn Request heading of their own.
+	task := prompt
+	if i := strings.LastIndex(prompt, "</transcript>"); i >= 0 {
+		task = prompt[i:]
+	}
+	if strings.Contains(task, turnHeading) {
 		return "## Turn Request\n- " + request + "\n\n## Work So Far in This Turn\n- " + HandoverMark +
 			"\n\n## Context for the Kept Messages\n- " + next
 	}
