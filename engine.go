@@ -571,6 +571,7 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 		s, err := sum.Summarize(ctx, &SummaryRequest{
 			Kind: SummaryTurnPrefix, Messages: plan.TurnPrefix, Instructions: req.Instructions,
 			ReadFiles: plan.ReadFiles, ModifiedFiles: plan.ModifiedFiles, MaxTokens: req.MaxTokens / 2,
+			Asked: askedBefore(plan),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("summarize turn prefix: %w", err)
@@ -579,6 +580,20 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 		out.prefix = strings.TrimSpace(s.Text)
 	}
 	return out, nil
+}
+
+// askedBefore returns the text of the assistant's message just before a
+// split turn, "" when the message before it is not the assistant's.
+func askedBefore(plan *Plan) string {
+	for i := plan.TurnStartIndex - 1; i >= 0 && i < len(plan.Path); i-- {
+		if e := plan.Path[i]; e.IsContextMessage() {
+			if e.Message.Role != RoleAssistant {
+				return ""
+			}
+			return strings.TrimSpace(e.Message.Text())
+		}
+	}
+	return ""
 }
 
 // firstRequestBefore returns the path's first user message when it lies

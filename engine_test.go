@@ -60,6 +60,10 @@ func TestEngineCompact(t *testing.T) {
 	if rec.reqs[0].Instructions != "focus on tests" || len(rec.reqs[0].Messages) == 0 || len(rec.reqs[1].Messages) == 0 {
 		t.Fatal("requests lack instructions or messages")
 	}
+	if before := res.Plan.Path[res.Plan.TurnStartIndex-1].Message; before.Role != RoleAssistant ||
+		rec.reqs[1].Asked == "" || rec.reqs[1].Asked != strings.TrimSpace(before.Text()) || rec.reqs[0].Asked != "" {
+		t.Errorf("turn prefix Asked = %q, want the assistant's text before the turn; history Asked = %q", rec.reqs[1].Asked, rec.reqs[0].Asked)
+	}
 	s := res.Summary
 	if !strings.Contains(s, "history") || !strings.Contains(s, "turn-prefix") {
 		t.Fatalf("summary does not merge both parts:\n%s", s)

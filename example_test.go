@@ -44,7 +44,7 @@ func ExampleEngine_Compact() {
 	}
 	// Output:
 	// 54230 tokens are within the default threshold of 183616
-	// 54230 -> 20847 tokens; 22 messages summarized, kept from entry 844b43c7
+	// 54230 -> 20876 tokens; 22 messages summarized, kept from entry 844b43c7
 }
 
 // Give the engine a ladder: an automatic compaction tries the cheap

@@ -47,6 +47,11 @@ type SummaryRequest struct {
 	// quotes it from here, since an earlier summary may have paraphrased
 	// it.
 	FirstRequest *Message
+	// Asked is, for a turn prefix, the text of the assistant's message
+	// just before the turn, "" when there is none: a turn whose request
+	// is a short reply ("yes, do it all") means what the question it
+	// answers proposed. It is context, not a message to summarize.
+	Asked string
 }
 
 // Summary is what a summarizer returns.

@@ -55,20 +55,9 @@ func openLabelled(t *testing.T, name string) *session.Session {
 	return s
 }
 
-// labelFloor lists, per session, the label items the offline summarizer
-// misses today: every other item must pass. A fix that makes one pass
-// should remove it here.
-var labelFloor = map[string][]string{
-	// The Goal quotes the session's first message ("/mode") and the
-	// latest one ("minor, this is a big change"), not the release.
-	"shared:sessions/pi/large-session.jsonl": {"release v0.8.0 of the pi monorepo (the theme system)"},
-	// The Goal is pi's own earlier summary's (the refactor); the bash
-	// issue the user raised since is not the goal.
-	"shared:sessions/pi/before-compaction.jsonl": {"bash commands the user runs with ! while the agent streams: show them in the pending area and add them to the context on the next user submit"},
-}
-
 // TestLabels compacts each labelled real session at its cut with the
-// offline summarizer and checks the hand-written labels; the table of
+// offline summarizer and checks the hand-written labels, every one of
+// which must pass; the table of
 // passes is in the log with -v.
 func TestLabels(t *testing.T) {
 	ls, err := ReadLabels(filepath.Join("testdata", "labels.json"))
@@ -86,10 +75,6 @@ func TestLabels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			known := map[string]bool{}
-			for _, m := range labelFloor[l.Session] {
-				known[m] = true
-			}
 			pass := 0
 			for _, c := range checks {
 				mark := "pass"
@@ -97,9 +82,7 @@ func TestLabels(t *testing.T) {
 					pass++
 				} else {
 					mark = "FAIL"
-					if !known[c.Item.Text] {
-						t.Errorf("%s %q is missing from the handoff", c.Kind, c.Item.Text)
-					}
+					t.Errorf("%s %q is missing from the handoff", c.Kind, c.Item.Text)
 				}
 				fmt.Fprintf(&report, "%s  %-8s %s  %s\n", l.Session, c.Kind, mark, c.Item.Text)
 			}

@@ -70,7 +70,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 		}
 	}
 	if n := len(f.users); n > 0 {
-		first, last := f.users[0], f.users[n-1]
+		first := f.users[0]
 		mark := ""
 		if h.superseded(0) {
 			mark = " (superseded by a later message, see Key Decisions)"
@@ -80,14 +80,22 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 		if previousSummary(req) == "" {
 			goal.blocks = append(goal.blocks, firstRequest(first, o, "Initially"+mark+": "))
 		}
+		// The latest message that says something (not "ok"), and the
+		// latest that set work going when that is an earlier one.
+		said, task := latestSaid(f.users), latestTask(f.users)
+		last := f.users[said]
 		latest := "Most recently: "
-		if cur := h.current(); cur != 0 && cur != n-1 {
-			goal.add(bullet("Now, replacing the request above: " + shorten(userText(f.users[cur]), o.ShortenedChars)))
+		cur := h.current()
+		if cur != 0 && cur != said {
+			goal.add(bullet("Now, replacing the request above: " + requestText(f.users[cur], o.ShortenedChars)))
 		} else if cur != 0 {
 			latest = "Most recently, replacing the request above: "
 		}
+		if task > 0 && task != said && task != cur {
+			goal.add(bullet(latestTaskLabel + requestText(f.users[task], o.ShortenedChars)))
+		}
 		if (n > 1 && last.text != first.text) || previousSummary(req) != "" {
-			goal.add(bullet(latest + shorten(userText(last), o.ShortenedChars)))
+			goal.add(bullet(latest + requestText(last, o.ShortenedChars)))
 		}
 	}
 
@@ -199,7 +207,7 @@ func buildHistory(f *found, req *compact.SummaryRequest, o Options) *document {
 // staleGoalLine reports whether a Goal item of a previous summary speaks
 // of its latest request, which the new span's replaces.
 func staleGoalLine(b *block) bool {
-	for _, p := range []string{"- Most recently", "- First request since the previous summary", "- Now, replacing"} {
+	for _, p := range []string{"- Most recently", "- First request since the previous summary", "- Now, replacing", "- " + latestTaskLabel} {
 		if strings.HasPrefix(b.text, p) {
 			return true
 		}
@@ -267,6 +275,10 @@ func buildTurnPrefix(f *found, req *compact.SummaryRequest, o Options) *document
 	h := decisionHistory(f)
 
 	request.blocks = userBlocks(h.marked(f.users), o, focusWords(req.Instructions))
+	if i := latestSaid(f.users); i >= 0 && isShortReply(f.users[i]) {
+		// A short reply is the request only with the question it answers.
+		request.add(bullet("In reply to the assistant: «" + replyContext(f.users[i].asked) + "»"))
+	}
 	if len(f.users) == 0 {
 		for _, c := range f.commands {
 			if c.byUser {
@@ -755,8 +767,8 @@ func nextSteps(f *found, o Options) []string {
 		return out
 	}
 	var latest string
-	if n := len(f.users); n > 0 {
-		latest = oneLineText(shorten(userText(f.users[n-1]), 200))
+	if i := latestSaid(f.users); i >= 0 {
+		latest = strings.Join(strings.Fields(requestText(f.users[i], 200)), " ")
 	}
 	if f.lastUserIdx > f.lastTextIdx && latest != "" {
 		return []string{latestRequestStep + latest}
@@ -764,11 +776,13 @@ func nextSteps(f *found, o Options) []string {
 	if f.lastText == "" {
 		return nil
 	}
+	// A question at the end of the text waits for its answer, whatever
+	// plan it proposes.
+	if openQuestion(f.lastText) {
+		return []string{"Wait for the user's answer to the question the assistant asked: «" + replyContext(f.lastText) + "»"}
+	}
 	if items := planItems(f.lastText, o.MaxItems); len(items) > 0 {
 		return items
-	}
-	if q := lastQuestion(f.lastText); q != "" {
-		return []string{"Wait for the user's answer to the question the assistant asked: " + q}
 	}
 	if latest == "" {
 		return nil
@@ -780,21 +794,6 @@ func nextSteps(f *found, o Options) []string {
 		return []string{"Ask the user what comes next: the assistant reported the latest request done (" + latest + ")"}
 	}
 	return []string{latestRequestStep + latest}
-}
-
-// lastQuestion returns the assistant's text's last sentence when it is a
-// question, "" otherwise.
-func lastQuestion(text string) string {
-	var last string
-	for l := range unfencedLines(text) {
-		for s := range sentences(strings.TrimSpace(stripListMarker(l))) {
-			last = s
-		}
-	}
-	if !strings.HasSuffix(last, "?") {
-		return ""
-	}
-	return cutRunes(last, 300)
 }
 
 // doneWords say that work is finished.

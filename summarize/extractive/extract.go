@@ -44,6 +44,13 @@ type userMsg struct {
 	idx    int
 	text   string
 	images int
+	// asked is the assistant's text the message answers: the last one
+	// between the previous user message and this one, when it asks a
+	// question ("" otherwise).
+	asked string
+	// worked reports whether the assistant called a tool after the
+	// message, before the next user message: the message set work going.
+	worked bool
 }
 
 type otherMsg struct {
@@ -145,6 +152,8 @@ func extract(msgs []*compact.Message) *found {
 	files := newFileRecorder()
 	cmds := make(commandCache)
 	var refs refState
+	// ask is the assistant's last text since the last user message.
+	ask := ""
 
 	for i, m := range msgs {
 		if m == nil {
@@ -164,8 +173,13 @@ func extract(msgs []*compact.Message) *found {
 			if (text == "" || compact.IsInterruptionNotice(text)) && images == 0 {
 				continue
 			}
-			f.users = append(f.users, userMsg{idx: i, text: refs.resolve(text), images: images})
+			u := userMsg{idx: i, text: refs.resolve(text), images: images}
+			if openQuestion(ask) {
+				u.asked = ask
+			}
+			f.users = append(f.users, u)
 			f.lastUserIdx = i
+			ask = ""
 
 		case compact.RoleAssistant:
 			switch m.StopReason {
@@ -181,6 +195,7 @@ func extract(msgs []*compact.Message) *found {
 			}
 			if text := strings.TrimSpace(normalizeNewlines(messageText(m))); text != "" {
 				f.lastText, f.lastTextIdx = text, i
+				ask = text
 				refs.note(text)
 				for _, d := range matchSentences(text, decisionWords) {
 					if isDecision(d) {
@@ -215,6 +230,9 @@ func extract(msgs []*compact.Message) *found {
 				}
 				order = append(order, ci)
 				f.lastCall, f.lastCallIdx = ci, i
+				if n := len(f.users); n > 0 {
+					f.users[n-1].worked = true
+				}
 				if p := call.FilePath(); p != "" {
 					refs.file = p
 				}

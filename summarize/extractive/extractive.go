@@ -112,6 +112,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest)
 	opts = opts.withDefaults()
 
 	f := extract(req.Messages)
+	f.askedBefore(req.Asked)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
