@@ -22,7 +22,7 @@ type benchReport struct {
 	Summarizer string             `json:"summarizer"`
 	KeepRecent []int              `json:"keepRecent"`
 	Results    []retention.Result `json:"results"`
-	// Handoff holds the checks of the sessions --labels names.
+	// Handoff holds the checks of the labelled sessions benched.
 	Handoff []handoffReport `json:"handoff,omitempty"`
 }
 
@@ -76,12 +76,14 @@ summary replaced):
                 policy's target when the window is known ("target"), the
                 context smaller than before ("grew": the command fails)
 
---labels FILE checks the sessions FILE names as handoffs too: each label,
-written by a person who read the session, says what a correct summary at
-its cut must hold (the current goal, the next step, the decisions in force,
-the files; see retention/handoff/testdata/labels.json). A session FILE
-whose path ends with a label's session path is compacted at the label's
-cut, and each check is printed under its rows, pass or FAIL.
+Labelled sessions are checked as handoffs too: each label, written by a
+person who read the session, says what a correct summary at its cut must
+hold (the current goal, the next step, the decisions in force, the files).
+A session FILE whose path ends with a label's session path is compacted at
+the label's cut, and each check is printed under its rows, pass or FAIL.
+The labels shipped with compact (retention/handoff/testdata/labels.json)
+name the real sessions of ../shared/testdata and of this repository;
+--labels FILE checks against the labels in FILE instead.
 
 The facts are found by the same rules the extractive summarizer reads
 them with, so 100% means "present in the context", not "used well by a
@@ -156,7 +158,7 @@ One row per family, length and cycle:
 	f.BoolVar(&missing, "missing", false, "list the files, error lines, identifiers and user messages that were not found")
 	f.StringVar(&generate, "generate", "", "write planted-needle sessions into DIR and stop")
 	f.BoolVar(&suite, "suite", false, "run the adversarial handoff suite on generated conversations instead of sessions")
-	f.StringVar(&labels, "labels", "", "a labels file: check the sessions it names as handoffs at their cut")
+	f.StringVar(&labels, "labels", "", "a labels file to check labelled sessions against, instead of the shipped labels")
 	f.IntVar(&seeds, "seeds", handoff.DefaultSeeds, "with --suite: the cases of each family and length (fewer for a model summarizer)")
 	lf.addReserve(cmd)
 	lf.addWindow(cmd)
@@ -183,7 +185,7 @@ func (a *app) generateNeedles(dir string) error {
 }
 
 func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing bool, labelsFile string, lf *limitFlags, sf *summarizerFlags) error {
-	var labels *handoff.Labels
+	labels := handoff.ShippedLabels()
 	if labelsFile != "" {
 		var err error
 		if labels, err = handoff.ReadLabels(labelsFile); err != nil {

@@ -275,9 +275,10 @@ func TestBenchNothingToGain(t *testing.T) {
 	}
 }
 
-// TestBenchLabels: --labels checks each labelled session as a handoff at
-// its cut, beside the recall rows; a session without a label gets none;
-// a bad labels file is an error naming the flag.
+// TestBenchLabels: each labelled session (by the shipped labels, or by
+// --labels FILE instead) is checked as a handoff at its cut, beside the
+// recall rows; a session without a label gets none; a bad labels file is
+// an error naming the flag.
 func TestBenchLabels(t *testing.T) {
 	c := newCLI(t)
 	labels := filepath.Join("..", "..", "retention", "handoff", "testdata", "labels.json")
@@ -292,8 +293,15 @@ func TestBenchLabels(t *testing.T) {
 	if len(h.Checks) != 7 || h.Checks[0].Kind != "goal" || !h.Checks[0].Pass || h.Passed < 1 {
 		t.Errorf("checks %+v", h.Checks)
 	}
-	out := c.ok("bench", "--keep-recent", "20000", "--labels", labels, labelled)
-	contains(t, "bench --labels", out, "handoff at keep 2,000: ", "label checks pass", "pass goal     add smooth transitions")
+	// Without --labels, the shipped labels.
+	out := c.ok("bench", "--keep-recent", "20000", labelled)
+	contains(t, "bench with the shipped labels", out, "handoff at keep 2,000: ", "label checks pass", "pass goal     add smooth transitions")
+	// --labels replaces them: a file that labels another session only.
+	other := filepath.Join(t.TempDir(), "other.json")
+	writeFile(t, other, `{"sessions":[{"session":"repo:x/other.jsonl","keepRecent":100,"goal":{"text":"g","keys":["g"]}}]}`)
+	if out := c.ok("bench", "--keep-recent", "20000", "--labels", other, labelled); strings.Contains(out, "handoff at keep") {
+		t.Errorf("--labels naming another session still checked this one:\n%s", out)
+	}
 
 	bad := filepath.Join(t.TempDir(), "labels.json")
 	writeFile(t, bad, `{"sessions":[{"session":"x.jsonl"}]}`)

@@ -2,6 +2,7 @@ package handoff
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,17 +44,37 @@ func ReadLabels(path string) (*Labels, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseLabels(path, data)
+}
+
+//go:embed testdata/labels.json
+var shippedLabels []byte
+
+// ShippedLabels returns the labels this package ships
+// (testdata/labels.json): the real sessions of the shared test data
+// folder and of this repository, read and labelled by hand.
+func ShippedLabels() *Labels {
+	ls, err := parseLabels("labels.json", shippedLabels)
+	if err != nil {
+		panic("handoff: the shipped labels do not parse: " + err.Error()) // TestShippedLabels
+	}
+	return ls
+}
+
+// parseLabels parses and checks a labels file's contents; name says
+// where they came from in errors.
+func parseLabels(name string, data []byte) (*Labels, error) {
 	var ls Labels
 	if err := json.Unmarshal(data, &ls); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for i, l := range ls.Sessions {
 		if l.Session == "" || l.KeepRecent <= 0 || l.Goal.Text == "" {
-			return nil, fmt.Errorf("%s: session %d: needs a session, a positive keepRecent and a goal", path, i+1)
+			return nil, fmt.Errorf("%s: session %d: needs a session, a positive keepRecent and a goal", name, i+1)
 		}
 		for _, c := range l.Checks() {
 			if len(c.Item.Keys) == 0 {
-				return nil, fmt.Errorf("%s: %s: %s %q has no key words", path, l.Session, c.Kind, c.Item.Text)
+				return nil, fmt.Errorf("%s: %s: %s %q has no key words", name, l.Session, c.Kind, c.Item.Text)
 			}
 		}
 	}

@@ -139,3 +139,15 @@ func TestReadLabelsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedLabels: the embedded labels are the testdata file's.
+func TestShippedLabels(t *testing.T) {
+	want, err := ReadLabels(filepath.Join("testdata", "labels.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ShippedLabels()
+	if len(got.Sessions) != len(want.Sessions) || got.Sessions[0].Session != want.Sessions[0].Session {
+		t.Fatalf("shipped labels name %d sessions, the file %d", len(got.Sessions), len(want.Sessions))
+	}
+}
