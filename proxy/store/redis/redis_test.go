@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/proxy/store/storetest"
 )
@@ -109,8 +110,9 @@ func TestStoredForm(t *testing.T) {
 	sealKey := []byte("0123456789abcdef0123456789abcdef")
 	st := srv.open(t, Options{RecordKey: sealKey})
 	ctx := context.Background()
-	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s"}}, Updated: time.Unix(1700000000, 0).UTC()}
-	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10}
+	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s"}}, Updated: time.Unix(1700000000, 0).UTC(),
+		Pending: &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
+	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, At: time.Unix(1700000060, 0).UTC()}
 	rec := body
 	rec.Last = last
 	if err := st.Put(ctx, "c:f", &rec); err != nil {
@@ -128,7 +130,8 @@ func TestStoredForm(t *testing.T) {
 		}
 	}
 	got, err := st.Get(ctx, "c:f")
-	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" {
+	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" ||
+		got.Pending == nil || got.Pending.Prepared.Summary != "ahead" || got.Pending.Covered != 2 {
 		t.Errorf("read back %+v (%v)", got, err)
 	}
 }

@@ -234,6 +234,18 @@ func fullRecord() *store.Record {
 			Chain:    strings.Repeat("cd", 32),
 			Usage:    compact.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, Total: 100},
 			Overflow: true,
+			At:       at.Add(-time.Minute),
+		},
+		Pending: &store.Pending{
+			Covered: 20, Chain: strings.Repeat("ef", 32), Units: 31, UnitsChain: strings.Repeat("01", 32), Base: strings.Repeat("ab", 32),
+			Prepared: compact.Prepared{
+				Base: "cp", LeafID: "u30.1", FirstKeptID: "u20.0", Summary: "written ahead – «early» ✓",
+				ReadFiles: []string{"a.go"}, ModifiedFiles: []string{"b.go"}, PinnedIDs: []string{"u3.0"},
+				SummaryTokens: 900, SpanTokens: 40000, KeptTokens: 12000, TokensBefore: 150000, MessagesSummarized: 33,
+				Reason: compact.ReasonThreshold, Summarizer: "claude", Usage: &compact.Usage{Input: 5, CacheRead: 7},
+				FallbackError: "timeout", Refused: []string{"a refusal"}, Details: map[string]any{"reason": "threshold"},
+				Adjustments: []string{"kept part reduced"}, Duration: 3 * time.Second, Created: at,
+			},
 		},
 		Updated: at,
 	}
