@@ -36,6 +36,11 @@ const (
 	ReasonThreshold Reason = "threshold"
 	// ReasonOverflow follows a context-overflow error from the provider.
 	ReasonOverflow Reason = "overflow"
+	// ReasonIdle is an automatic compaction of a conversation that was
+	// idle longer than the provider's prompt-cache lifetime: its next
+	// request writes the whole cache again anyway, so a smaller context
+	// costs nothing extra in cache and saves on every later request.
+	ReasonIdle Reason = "idle"
 )
 
 // EventType distinguishes the events of a compaction.

@@ -59,7 +59,8 @@ const (
 
 var (
 	metricAPIs        = []string{string(Anthropic), string(Chat), string(Responses), labelOther}
-	metricReasons     = []string{string(compact.ReasonThreshold), string(compact.ReasonOverflow), string(compact.ReasonManual), string(reasonAgent), labelOther}
+	metricReasons     = []string{string(compact.ReasonThreshold), string(compact.ReasonOverflow), string(compact.ReasonIdle), string(compact.ReasonManual), string(reasonAgent), labelOther}
+	metricAhead       = []string{aheadStarted, aheadStored, aheadFailed, aheadSkipped, aheadSwapped, aheadStale, aheadNotReady, aheadWaited, labelOther}
 	metricSummarizers = []string{summarizerExtractive, summarizerOpenAI, summarizerAnthropic, summarizerNative, summarizerModel, summarizerNone}
 	metricLookups     = []string{lookupHit, lookupMiss, lookupError, lookupRejected, labelOther}
 	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, stageInternal, labelOther}
@@ -115,6 +116,7 @@ type metrics struct {
 	overflowRetriesTotal     *prometheus.CounterVec
 	streamTruncatedTotal     *prometheus.CounterVec
 	lockWaitsTotal           prometheus.Counter
+	aheadTotal               *prometheus.CounterVec
 }
 
 // newMetrics creates the proxy's metrics and registers them with reg
@@ -155,6 +157,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		overflowRetriesTotal:     counter("overflow_retries_total", "Requests retried after compaction because the upstream reported a context overflow.", "api"),
 		streamTruncatedTotal:     counter("stream_truncated_total", "Responses that ended without their terminal event (message_stop, [DONE], response.completed).", "api"),
 		lockWaitsTotal:           plain("lock_waits_total", "Compactions left to another replica that held the conversation's lock (this replica waited for its result)."),
+		aheadTotal: counter("summaries_ahead_total", "Summaries written ahead of time, by outcome: started, stored, failed, skipped (another replica prepares), "+
+			"swapped (in at the trigger), stale (no longer fitted; compacted in line), not_ready (a request over the trigger passed uncompacted), waited (a request that would overflow waited).", "outcome"),
+	}
+	for _, v := range metricAhead {
+		m.aheadTotal.WithLabelValues(v)
 	}
 	for _, api := range metricAPIs {
 		m.upstreamLatencySeconds.WithLabelValues(api)
@@ -280,4 +287,13 @@ func (m *metrics) lockWait() {
 		return
 	}
 	m.lockWaitsTotal.Inc()
+}
+
+// ahead counts an event of a summary written ahead of time (an aheadX
+// outcome).
+func (m *metrics) ahead(outcome string) {
+	if m == nil {
+		return
+	}
+	m.aheadTotal.WithLabelValues(oneOf(outcome, metricAhead)).Inc()
 }

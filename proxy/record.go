@@ -22,7 +22,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 		applied = v.cp.Chain
 	}
 	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
-		Bytes: len(x.decoded)}
+		Bytes: len(x.decoded), At: s.now().UTC()}
 	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
 	}
@@ -143,7 +143,7 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 		return
 	}
 	ctx := context.WithoutCancel(x.r.Context())
-	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage}
+	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage, At: s.now().UTC()}
 	if o.Usage != nil {
 		last.Usage = *o.Usage
 	}

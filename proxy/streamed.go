@@ -53,6 +53,9 @@ func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
 		return streaming{}
 	}
 	est := l.Usage.PromptTokens() + l.Usage.Output + growth/2
+	if s.maybeCold(l, est) {
+		return streaming{} // read first: it may be compacted for idleness
+	}
 	if est < l.Threshold*7/10 {
 		return streaming{ok: true, key: id.key, light: id, last: l}
 	}
