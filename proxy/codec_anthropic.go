@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -244,6 +245,48 @@ func dropThinking(item []byte) ([]byte, bool) {
 	out = append(out, ']')
 	out = append(out, item[c.Value.End:]...)
 	return out, true
+}
+
+// bindingBeta is the anthropic-beta value a request needs for the API to
+// accept thinking.block_binding (without it: 400 "thinking.<type>.
+// block_binding: Extra inputs are not permitted").
+const bindingBeta = "thinking-binding-controls-2026-08-01"
+
+// anthropicBetas returns the anthropic-beta values a rewritten body needs
+// that the client may not send: bindingBeta when its thinking object sets
+// block_binding.
+func anthropicBetas(body []byte) []string {
+	ms, err := jsontext.Object(body)
+	if err != nil {
+		return nil
+	}
+	t := jsontext.Find(ms, "thinking")
+	if t == nil || body[t.Value.Start] != '{' {
+		return nil
+	}
+	inner, _, err := jsontext.ObjectMembers(body, t.Value.Start)
+	if err != nil || jsontext.Find(inner, "block_binding") == nil {
+		return nil
+	}
+	return []string{bindingBeta}
+}
+
+// addBetas adds each beta to h's anthropic-beta values unless one of them
+// (a comma-separated list) already holds it.
+func addBetas(h http.Header, betas []string) {
+	for _, b := range betas {
+		have := false
+		for _, v := range h.Values("Anthropic-Beta") {
+			for part := range strings.SplitSeq(v, ",") {
+				if strings.TrimSpace(part) == b {
+					have = true
+				}
+			}
+		}
+		if !have {
+			h.Add("Anthropic-Beta", b)
+		}
+	}
 }
 
 // setDropBlock adds block_binding.prefix_mismatch_behavior = "drop_block"
