@@ -461,11 +461,20 @@ func (f *Fake) pause(r *http.Request, d time.Duration) bool {
 
 // deltas is how many delta events a streamed answer a has (at least 1).
 func deltas(a answer) int {
-	n := len(chunks(a.text, 24)) + len(chunks(a.args, 24))
-	if a.signature != "" {
-		n += len(chunks(a.thinking, 24))
+	if a.compaction {
+		return 1
 	}
-	return max(n, 1)
+	n := len(chunks(a.text, 24))
+	if a.tool != "" {
+		n = len(chunks(a.args, 24))
+	}
+	if a.signature != "" {
+		n++ // the signature_delta
+		if a.thinking != "" {
+			n += len(chunks(a.thinking, 24))
+		}
+	}
+	return n
 }
 
 // Reply is an answer a test decides itself (see Fake.Answer): the text
