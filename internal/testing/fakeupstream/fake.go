@@ -398,7 +398,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request, api API, rec *Reque
 			f.responsesFailed(w, b, rec)
 			return
 		}
-		rec.Status = http.StatusBadRequest
+		rec.Status, rec.Error = http.StatusBadRequest, overflowMessage(api, rec.Tokens, f.cfg.Window)
 		f.overflow(w, api, rec.Tokens)
 		return
 	}

@@ -186,8 +186,8 @@ func TestThinkingRules(t *testing.T) {
 				if e.Type != "error" || e.Error.Type != "invalid_request_error" || !last.ThinkingRejected || !last.Rejected {
 					t.Errorf("error shape %s, recorded rejected=%v thinking=%v", out, last.Rejected, last.ThinkingRejected)
 				}
-				if len(f.ThinkingRefusals()) != 1 {
-					t.Errorf("ThinkingRefusals = %d", len(f.ThinkingRefusals()))
+				if len(f.ThinkingRefusals()) != 1 || len(f.Check(last)) != 1 || !strings.Contains(f.Check(last)[0], tc.wantErr) {
+					t.Errorf("ThinkingRefusals = %d, Check = %q", len(f.ThinkingRefusals()), f.Check(last))
 				}
 			} else if last.ThinkingRejected || len(f.ThinkingRefusals()) != 0 {
 				t.Errorf("passing request recorded as refused by the thinking rules")
