@@ -237,30 +237,8 @@ func abbreviate(s string) string {
 // compact answers POST /v1/responses/compact: the user messages of the
 // input, then a compaction item sealed to the credential, and usage.
 func (f *Fake) compact(w http.ResponseWriter, r *http.Request, rec *Request) {
-	rec.API = Responses
-	rec.Credential = credential(r.Header)
-	b, err := parseBody(Responses, rec.Body)
-	if err != nil {
-		f.refuse(w, Responses, rec, "", "fakeupstream: request body: "+err.Error())
-		return
-	}
-	rec.Model, rec.Items, rec.Tools = b.model, b.items, len(b.tools)
-	if b.model == "" {
-		b.model = f.cfg.Model
-	}
-	rec.Problems = Pairing(Responses, b.items)
-	if len(rec.Problems) > 0 && !f.cfg.AllowUnpaired {
-		f.refuse(w, Responses, rec, "", "fakeupstream: "+rec.Problems[0])
-		return
-	}
-	if msg := f.responsesCompaction(rec.Credential, b.items); msg != "" {
-		f.refuse(w, Responses, rec, "invalid_encrypted_content", msg)
-		return
-	}
-	if f.cfg.Window > 0 && rec.Tokens > f.cfg.Window {
-		rec.Rejected, rec.Overflow = true, true
-		rec.Status = http.StatusBadRequest
-		f.overflow(w, Responses, rec.Tokens)
+	b, ok := f.admit(w, r, Responses, rec)
+	if !ok || f.overWindow(w, Responses, b, rec) {
 		return
 	}
 	rec.Compaction, rec.Summary = true, true
