@@ -20,10 +20,11 @@ import (
 // messages.
 //
 // OpenAI POST /v1/responses/compact (PROXY.md §1.8; codex
-// endpoint/compact.rs): answered with {"output": [...]}, the window to send
-// as the next input: the user messages of the input followed by one
-// encrypted compaction item. Both blobs are sealed to the credential that
-// made them.
+// endpoint/compact.rs; openai-python types/responses/compacted_response.py):
+// answered with {"id", "object": "response.compaction", "created_at",
+// "output", "usage"}, output being the window to send as the next input:
+// every user message of the input followed by one encrypted compaction
+// item. Both blobs are sealed to the credential that made them.
 
 // CompactBeta is the anthropic-beta value on-demand compaction needs.
 const CompactBeta = "compact-2026-09-04"
