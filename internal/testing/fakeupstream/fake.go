@@ -536,6 +536,12 @@ func (f *Fake) next(api API, b *body) answer {
 	if text, ok := lastUserText(b.items); ok && IsSummaryPrompt(text) {
 		return answer{text: Handover(text), summary: true}
 	}
+	if text, ok := lastUserText(b.items); ok && asksForHandover(text) {
+		// A summary request that is the conversation itself plus compact's
+		// closing instruction: the model reads the conversation as the
+		// transcript.
+		return answer{text: Handover(transcript(api, b.items[:len(b.items)-1]) + text), summary: true}
+	}
 	if summaryRequested(api, b.items) {
 		return answer{text: SummaryText, summary: true}
 	}
