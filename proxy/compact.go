@@ -35,7 +35,8 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		defer cancel()
 		cctx, stop := context.WithCancelCause(cctx)
 		defer stop(nil)
-		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secretsOf(x.r.Header)}
+		calls := &summaryCalls{}
+		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop), calls), s, secretsOf(x.r.Header)}
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -92,6 +93,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		if err != nil {
 			return nil, err
 		}
+		cp.SummaryCalls = calls.list()
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
 			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
@@ -134,7 +136,8 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 			"problems", strings.Join(o.res.Refused, "; "))
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
-		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)
+		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
+		"summary_requests", summaryCallsLog(cp.SummaryCalls))
 	return true
 }
 

@@ -72,6 +72,32 @@ type Checkpoint struct {
 	Summarizer string `json:"summarizer"`
 	// Created is when the compaction was recorded.
 	Created time.Time `json:"created"`
+	// SummaryCalls are the requests to the summarizer model that wrote
+	// the summary, in order, with the usage each reported (none for an
+	// offline summary, or when the provider reported none): what the
+	// summary cost, and how much of its input the provider read from its
+	// prompt cache.
+	SummaryCalls []SummaryCall `json:"summaryCalls,omitempty"`
+}
+
+// SummaryCall is one request to the summarizer model.
+type SummaryCall struct {
+	// OnConversation is true for a request that was the conversation
+	// itself plus one closing instruction (it reads the history from the
+	// provider's prompt cache), false for one quoting a transcript.
+	OnConversation bool `json:"onConversation,omitempty"`
+	// Usage is what the provider reported for it.
+	Usage compact.Usage `json:"usage"`
+}
+
+// CacheReadShare is the share of the request's prompt the provider read
+// from its cache: Usage.CacheRead over Usage.PromptTokens, 0 when the
+// usage has no prompt tokens.
+func (c SummaryCall) CacheReadShare() float64 {
+	if n := c.Usage.PromptTokens(); n > 0 {
+		return float64(c.Usage.CacheRead) / float64(n)
+	}
+	return 0
 }
 
 // LastCall is the accounting of a conversation's latest response.
