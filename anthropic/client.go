@@ -200,9 +200,13 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 // the client's headers and key, its model and limits left to the body.
 // The answer is read as Complete reads it (the text blocks; thinking
 // blocks are skipped) and the errors are Complete's. The body must ask
-// for a non-streamed answer.
-func (c *Client) Send(ctx context.Context, body []byte) (*summarize.Response, error) {
-	set := http.Header{}
+// for a non-streamed answer. header replaces the client's headers of
+// the same names for this request (an anthropic-beta list, say).
+func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*summarize.Response, error) {
+	set := header.Clone()
+	if set == nil {
+		set = http.Header{}
+	}
 	set.Set("Anthropic-Version", APIVersion)
 	if c.apiKey != "" {
 		set.Set("X-Api-Key", c.apiKey)

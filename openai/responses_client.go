@@ -158,9 +158,13 @@ func decodeResponsesAnswer(body []byte, model string) (*summarize.Response, erro
 // conversation of its own, say), exactly as given: not re-encoded, with
 // the client's headers and key. The answer is read as Complete reads it
 // and the errors are Complete's. The body must ask for a non-streamed
-// answer.
-func (r *ResponsesClient) Send(ctx context.Context, body []byte) (*summarize.Response, error) {
-	set := http.Header{}
+// answer. header replaces the client's headers of the same names for
+// this request.
+func (r *ResponsesClient) Send(ctx context.Context, body []byte, header http.Header) (*summarize.Response, error) {
+	set := header.Clone()
+	if set == nil {
+		set = http.Header{}
+	}
 	if r.c.apiKey != "" {
 		set.Set("Authorization", "Bearer "+r.c.apiKey)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -59,7 +60,7 @@ func (c recordingCompleter) Complete(ctx context.Context, req *summarize.Request
 // sender posts a request body built by the caller, unchanged (the
 // anthropic and openai clients' Send).
 type sender interface {
-	Send(ctx context.Context, body []byte) (*summarize.Response, error)
+	Send(ctx context.Context, body []byte, header http.Header) (*summarize.Response, error)
 }
 
 // rider asks for one compaction's summaries on the conversation itself
@@ -75,6 +76,23 @@ type rider struct {
 	lim     *callLimit
 	calls   *summaryCalls
 	secrets []string
+	// betas is the client's anthropic-beta header.
+	betas []string
+}
+
+// header returns the headers a fork needs beyond the client's: the beta
+// values its body uses (see betasNeeded), added to the client's.
+func (r *rider) header(body []byte) http.Header {
+	if r.v.api != Anthropic {
+		return nil
+	}
+	need := betasNeeded(body)
+	if len(need) == 0 {
+		return nil
+	}
+	h := http.Header{"Anthropic-Beta": append([]string(nil), r.betas...)}
+	addBetas(h, need...)
+	return h
 }
 
 // ask implements summarize.ConversationFunc.
@@ -95,7 +113,7 @@ func (r *rider) ask(ctx context.Context, req *summarize.ConversationRequest) (*s
 	if err := r.lim.take(); err != nil {
 		return nil, err
 	}
-	resp, err := r.send.Send(ctx, body)
+	resp, err := r.send.Send(ctx, body, r.header(body))
 	if err != nil {
 		var pe *compact.ProviderError
 		if errors.As(err, &pe) && pe.StatusCode == 400 && !compact.IsContextOverflow(err) {

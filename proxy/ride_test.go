@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -206,6 +207,72 @@ func TestForkRequest(t *testing.T) {
 
 type senderFunc func(ctx context.Context, body []byte) (*summarize.Response, error)
 
-func (f senderFunc) Send(ctx context.Context, body []byte) (*summarize.Response, error) {
+func (f senderFunc) Send(ctx context.Context, body []byte, _ http.Header) (*summarize.Response, error) {
 	return f(ctx, body)
+}
+
+// TestSummaryReadsTheCache runs conversations through the proxy against
+// the scripted provider (fakeupstream.Fake: prompt-cache accounting by
+// prefix, signed thinking and its rules): every summary asked on the
+// conversation reads at least 80 % of its input from the provider's
+// cache, the checkpoint records it, and no request is refused by the
+// thinking rules.
+func TestSummaryReadsTheCache(t *testing.T) {
+	cases := []struct {
+		api     API
+		members string
+	}{
+		// Automatic caching: a breakpoint at the last block of every turn.
+		{Anthropic, `"thinking":{"type":"enabled","budget_tokens":1024},"cache_control":{"type":"ephemeral"},`},
+		{Chat, ""},
+		{Responses, ""},
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.api), func(t *testing.T) {
+			fake, base := fakeupstream.Start(t, fakeupstream.Config{Steps: 60, CacheMinTokens: 1})
+			var logs syncbuf.Buffer
+			// A window the prefix and the summary's output (with the
+			// thinking budget) fit together.
+			_, ts := proxyIn(t, base, Config{Window: 30000, Policy: compact.Reserve{Tokens: 3000},
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			c := newClient(t, tc.api, ts.URL)
+			c.marker, c.members = true, tc.members
+			for i := 1; i <= 45; i++ {
+				c.step(i)
+			}
+			rides := 0
+			for _, r := range fake.Requests() {
+				if r.ThinkingRejected {
+					t.Errorf("request %d refused by the thinking rules: %s", r.Seq, r.Error)
+				}
+				if text, ok := lastUserTextOf(fakeupstream.API(tc.api), r.Body); !ok || !strings.Contains(text, "Do not call any tool") {
+					continue
+				}
+				rides++
+				if r.Status != 200 {
+					t.Errorf("summary request %d: status %d: %s", r.Seq, r.Status, r.Error)
+					continue
+				}
+				if share := float64(r.CacheRead) / float64(r.Tokens); share < 0.8 {
+					t.Errorf("summary request %d read %d of %d tokens from the cache (%.0f%%), want at least 80%%", r.Seq, r.CacheRead, r.Tokens, 100*share)
+				}
+			}
+			if rides < 2 {
+				t.Fatalf("%d summary requests on the conversation, want at least 2\n%s", rides, logs.String())
+			}
+			if strings.Contains(logs.String(), "used the offline summary") {
+				t.Errorf("a model summary fell back:\n%s", logs.String())
+			}
+			if !strings.Contains(logs.String(), "% cached") || strings.Contains(logs.String(), `summary_requests="conversation 0 tokens`) {
+				t.Errorf("the log lines do not record the cache read share:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// lastUserTextOf is the text of the last message of body when it is a
+// user message.
+func lastUserTextOf(api fakeupstream.API, body []byte) (string, bool) {
+	text := fakeupstream.Prompt(api, body)
+	return text, text != ""
 }

@@ -75,7 +75,7 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit, 
 	}
 	opts := summarize.Options{Completer: lim.wrap(recordingCompleter{comp, calls}), Model: model, Info: info, MaxTries: 2}
 	if snd, ok := comp.(sender); ok && model == v.p.Model {
-		opts.Conversation = (&rider{s: s, v: v, info: info, send: snd, lim: lim, calls: calls, secrets: secretsOf(h)}).ask
+		opts.Conversation = (&rider{s: s, v: v, info: info, send: snd, lim: lim, calls: calls, secrets: secretsOf(h), betas: h.Values("Anthropic-Beta")}).ask
 	}
 	sum, err := summarize.New(opts)
 	if err != nil {
