@@ -35,7 +35,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		defer cancel()
 		cctx, stop := context.WithCancelCause(cctx)
 		defer stop(nil)
-		calls := &summaryCalls{}
+		calls := &summaryRun{}
 		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop), calls), s, secretsOf(x.r.Header)}
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
@@ -93,7 +93,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		if err != nil {
 			return nil, err
 		}
-		cp.SummaryCalls = calls.list()
+		s.finishCheckpoint(v, cp, calls)
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
 			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
@@ -312,7 +312,9 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		return true
 	}
 	err := s.update(ctx, id.key, add)
-	if id.session != "" {
+	// A provider compaction works only with the credential that made it:
+	// it does not follow the session to another (see adopt).
+	if id.session != "" && cp.Credential == "" {
 		err = errors.Join(err, s.update(ctx, id.session, add))
 	}
 	return err

@@ -29,20 +29,20 @@ type member struct {
 }
 
 // forkList returns body with its list (p.ListStart..p.ListEnd) made of
-// items and then closing, every byte outside the list as in body.
+// items and then closing (none when nil), every byte outside the list as
+// in body.
 func forkList(p *Parsed, body []byte, items [][]byte, closing []byte) []byte {
 	out := make([]byte, 0, len(body)+len(closing)+16)
 	out = append(out, body[:p.ListStart+1]...)
+	if closing != nil {
+		items = append(items[:len(items):len(items)], closing)
+	}
 	for i, it := range items {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, it...)
 	}
-	if len(items) > 0 {
-		out = append(out, ',')
-	}
-	out = append(out, closing...)
 	out = append(out, ']')
 	return append(out, body[p.ListEnd:]...)
 }

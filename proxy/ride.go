@@ -14,15 +14,39 @@ import (
 	"github.com/compactkit/compact/summarize"
 )
 
-// summaryCalls records the requests a compaction's summarizer made to its
-// model, with their usage (store.Checkpoint.SummaryCalls). Safe for
-// concurrent use; a nil *summaryCalls records nothing.
-type summaryCalls struct {
-	mu    sync.Mutex
-	calls []store.SummaryCall
+// summaryRun is what a compaction's summarizer leaves for its checkpoint:
+// the requests it made to its model with their usage
+// (store.Checkpoint.SummaryCalls), and the window of a provider
+// compaction (see native). Safe for concurrent use; a nil *summaryRun
+// records nothing.
+type summaryRun struct {
+	mu     sync.Mutex
+	calls  []store.SummaryCall
+	native *nativeWindow
 }
 
-func (c *summaryCalls) add(onConversation bool, u compact.Usage) {
+// setNative records the window a provider compaction returned.
+func (c *summaryRun) setNative(w *nativeWindow) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.native = w
+	c.mu.Unlock()
+}
+
+// window returns the window a provider compaction returned, nil
+// when none did.
+func (c *summaryRun) window() *nativeWindow {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.native
+}
+
+func (c *summaryRun) add(onConversation bool, u compact.Usage) {
 	if c == nil {
 		return
 	}
@@ -32,7 +56,7 @@ func (c *summaryCalls) add(onConversation bool, u compact.Usage) {
 }
 
 // list returns the calls recorded so far.
-func (c *summaryCalls) list() []store.SummaryCall {
+func (c *summaryRun) list() []store.SummaryCall {
 	if c == nil {
 		return nil
 	}
@@ -45,7 +69,7 @@ func (c *summaryCalls) list() []store.SummaryCall {
 // request.
 type recordingCompleter struct {
 	summarize.Completer
-	calls *summaryCalls
+	calls *summaryRun
 }
 
 // Complete sends the request and records its usage.
@@ -74,7 +98,7 @@ type rider struct {
 	info    compact.ModelInfo // the summarizer model, the conversation's own
 	send    sender
 	lim     *callLimit
-	calls   *summaryCalls
+	calls   *summaryRun
 	secrets []string
 	// betas is the client's anthropic-beta header.
 	betas []string
@@ -133,36 +157,11 @@ func (r *rider) ask(ctx context.Context, req *summarize.ConversationRequest) (*s
 func (r *rider) body(req *summarize.ConversationRequest) ([]byte, int, error) {
 	v := r.v
 	p := v.p
-	end, ok := spanEnd(p.Units, req.Summary.Messages)
-	if !ok {
-		return nil, 0, errors.New("the summarized messages are not in the request")
+	_, items, envelope, err := sentPrefix(v, req.Summary.Messages)
+	if err != nil {
+		return nil, 0, err
 	}
-	start := 0
-	if v.cp != nil {
-		start = v.cp.Covered
-	}
-	for end > start && unanswered(p.Units[end-1]) {
-		end--
-	}
-	if end <= start {
-		return nil, 0, errors.New("nothing before the cut but unanswered tool calls")
-	}
-	c := codecFor(v.api)
-	items := append([][]byte(nil), p.Items[:p.Head]...)
-	var envelope func([]byte) []byte
-	if v.cp != nil {
-		// The thinking kept is that of the tool loop in progress at the
-		// end of the span, as the proxy sent it while that loop ran.
-		short := *p
-		short.Items = p.Items[:p.Units[end-1].End]
-		short.Units = p.Units[:end]
-		kept, env := c.prepareKept(&short, p.Units[start].Start)
-		items = append(append(items, v.cp.Item), kept...)
-		envelope = env
-	} else {
-		items = append(items, p.Items[p.Head:p.Units[end-1].End]...)
-	}
-	body, out, err := c.fork(p, p.Body, items, req.Instruction, req.MaxTokens)
+	body, out, err := codecFor(v.api).fork(p, p.Body, items, req.Instruction, req.MaxTokens)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -172,6 +171,41 @@ func (r *rider) body(req *summarize.ConversationRequest) ([]byte, int, error) {
 	return body, out, nil
 }
 
+// sentPrefix returns the list of v's request as the proxy sends it
+// upstream (the head, the applied compaction's item, the kept items as
+// the codec prepares them), up to the end of the unit holding the last of
+// msgs, without a trailing unit whose tool calls that prefix does not
+// answer; end is the number of units it covers, envelope the change
+// outside the list the kept items need (nil when none).
+func sentPrefix(v *view, msgs []*compact.Message) (end int, items [][]byte, envelope func([]byte) []byte, err error) {
+	p := v.p
+	end, ok := spanEnd(p.Units, msgs)
+	if !ok {
+		return 0, nil, nil, errors.New("the summarized messages are not in the request")
+	}
+	start := 0
+	if v.cp != nil {
+		start = v.cp.Covered
+	}
+	for end > start && unanswered(p.Units[end-1]) {
+		end--
+	}
+	if end <= start {
+		return 0, nil, nil, errors.New("nothing before the cut but unanswered tool calls")
+	}
+	items = append([][]byte(nil), p.Items[:p.Head]...)
+	if v.cp == nil {
+		return end, append(items, p.Items[p.Head:p.Units[end-1].End]...), nil, nil
+	}
+	// The thinking kept is that of the tool loop in progress at the end
+	// of the span, as the proxy sent it while that loop ran.
+	short := *p
+	short.Items = p.Items[:p.Units[end-1].End]
+	short.Units = p.Units[:end]
+	kept, envelope := keptItems(codecFor(v.api), &short, v.cp)
+	return end, append(append(items, v.cp.Item), kept...), envelope, nil
+}
+
 // spanEnd returns the index after the unit holding the last of msgs (the
 // engine's messages, the units' own or a copy of a folded tool result, see
 // unitMessages).
@@ -179,12 +213,18 @@ func spanEnd(units []Unit, msgs []*compact.Message) (int, bool) {
 	if len(msgs) == 0 {
 		return 0, false
 	}
-	last := msgs[len(msgs)-1]
+	i, ok := unitOf(units, msgs[len(msgs)-1])
+	return i + 1, ok
+}
+
+// unitOf returns the index of the unit holding the engine message m (one
+// of the units' own, or a copy of a folded tool result, see unitMessages).
+func unitOf(units []Unit, m *compact.Message) (int, bool) {
 	for i := len(units) - 1; i >= 0; i-- {
-		for _, m := range units[i].Messages {
-			if m == last || (last.Role == compact.RoleToolResult && m.Role == compact.RoleToolResult &&
-				last.ToolCallID != "" && m.ToolCallID == last.ToolCallID) {
-				return i + 1, true
+		for _, um := range units[i].Messages {
+			if um == m || (m.Role == compact.RoleToolResult && um.Role == compact.RoleToolResult &&
+				m.ToolCallID != "" && um.ToolCallID == m.ToolCallID) {
+				return i, true
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func (s *Server) extractive() compact.Summarizer { return extractive.New(extract
 // messages, plus one closing instruction, so that the provider reads the
 // history from its prompt cache. Otherwise, and with another model, the
 // history is quoted as a transcript.
-func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit, calls *summaryCalls) compact.Summarizer {
+func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit, calls *summaryRun) compact.Summarizer {
 	if s.cfg.Summarizer == SummarizerExtractive {
 		return s.extractive()
 	}
@@ -84,7 +84,11 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit, 
 	// A time of its own for the whole summary, so that when it runs out
 	// the engine's fallback still has the caller's time to write the
 	// offline summary.
-	return summarize.WithDeadline(sum, s.summaryTTL)
+	up := summarize.WithDeadline(sum, s.summaryTTL)
+	if s.cfg.Summarizer == SummarizerNative {
+		return s.newNative(api, h, v, up, lim, calls)
+	}
+	return up
 }
 
 // failing is a summarizer that always fails, so that the fallback writes

@@ -54,8 +54,19 @@ type Checkpoint struct {
 	// units hash to the same chain.
 	Chain string `json:"chain"`
 	// Item is the summary list element exactly as sent upstream; every
-	// later request of the conversation carries these same bytes.
+	// later request of the conversation carries these same bytes. A
+	// provider compaction's window may be several elements, separated by
+	// commas as in the list.
 	Item []byte `json:"item"`
+	// Native names the provider compaction Item came from ("" for a
+	// summary of compact's own): "anthropic" for an on-demand compaction
+	// block, "responses" for the window of POST /v1/responses/compact.
+	// The items kept after it are sent unchanged.
+	Native string `json:"native,omitempty"`
+	// Credential, for a provider compaction, identifies (as a hash) the
+	// credential that made it: the provider accepts Item only from that
+	// credential, so the checkpoint is never applied under another.
+	Credential string `json:"credential,omitempty"`
 	// Summary is the summary text (file lists included), merged into the
 	// next compaction.
 	Summary string `json:"summary"`
