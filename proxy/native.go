@@ -220,14 +220,10 @@ func (n *native) anthropic(ctx context.Context, end int, items [][]byte, envelop
 		StopReason string            `json:"stop_reason"`
 		Usage      *anthropic.Usage  `json:"usage"`
 	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNativeEmpty, err)
+	usage, err := readAnswer(n.run, raw, &resp, func() *anthropic.Usage { return resp.Usage })
+	if err != nil {
+		return nil, err
 	}
-	var usage compact.Usage
-	if resp.Usage != nil {
-		usage = resp.Usage.Usage()
-	}
-	n.run.add(true, usage)
 	for _, blk := range resp.Content {
 		var b struct {
 			Type    string  `json:"type"`
@@ -273,14 +269,10 @@ func (n *native) responses(ctx context.Context, req *compact.SummaryRequest, end
 		Output []json.RawMessage      `json:"output"`
 		Usage  *openai.ResponsesUsage `json:"usage"`
 	}
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNativeEmpty, err)
+	usage, err := readAnswer(n.run, raw, &resp, func() *openai.ResponsesUsage { return resp.Usage })
+	if err != nil {
+		return nil, err
 	}
-	var usage compact.Usage
-	if resp.Usage != nil {
-		usage = resp.Usage.Usage()
-	}
-	n.run.add(true, usage)
 	if len(resp.Output) == 0 {
 		return nil, fmt.Errorf("%w: empty output", errNativeEmpty)
 	}
@@ -294,6 +286,21 @@ func (n *native) responses(ctx context.Context, req *compact.SummaryRequest, end
 	}
 	n.run.setNative(&nativeWindow{end: end, item: bytes.Join(out, []byte(",")), kind: "responses", cred: n.cred})
 	return &compact.Summary{Text: text.Text, Summarizer: p.Model, Usage: &usage}, nil
+}
+
+// readAnswer decodes a compaction endpoint's answer into v and records
+// the usage it reports (read by usage after decoding; nil when none) as
+// one summary request.
+func readAnswer[U interface{ Usage() compact.Usage }](run *summaryRun, raw []byte, v any, usage func() *U) (compact.Usage, error) {
+	if err := json.Unmarshal(raw, v); err != nil {
+		return compact.Usage{}, fmt.Errorf("%w: %v", errNativeEmpty, err)
+	}
+	var u compact.Usage
+	if r := usage(); r != nil {
+		u = (*r).Usage()
+	}
+	run.add(true, u)
+	return u, nil
 }
 
 // finishCheckpoint completes a compaction's checkpoint with what its
