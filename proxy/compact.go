@@ -147,7 +147,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
-		"summary_requests", summaryCallsLog(cp.SummaryCalls))
+		"summary_requests", summaryCallsLog(cp))
 	return true
 }
 

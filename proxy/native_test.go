@@ -110,6 +110,9 @@ func TestNativeSummarizer(t *testing.T) {
 			if tc.native && (cp.Native == "" || cp.Credential == "") {
 				t.Errorf("checkpoint: native %q, credential %q", cp.Native, cp.Credential)
 			}
+			if tc.native && !strings.Contains(logs.String(), `summary_requests="`+cp.Native+` compaction: conversation`) {
+				t.Errorf("the compaction's log line does not say the provider compacted:\n%s", logs.String())
+			}
 			if !tc.native && cp.Native != "" {
 				t.Errorf("checkpoint: native %q", cp.Native)
 			}

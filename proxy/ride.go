@@ -252,10 +252,15 @@ func unanswered(u Unit) bool {
 // summaryCallsLog describes a compaction's summary requests for its log
 // line: per request, where it was asked ("conversation" or "transcript"),
 // its prompt tokens and the share of them read from the provider's cache,
-// as in "conversation 41200 tokens 97% cached". "" when there were none.
-func summaryCallsLog(calls []store.SummaryCall) string {
+// as in "conversation 41200 tokens 97% cached", after "anthropic
+// compaction: " or "responses compaction: " when the provider's own
+// compaction made the checkpoint's item. "" when there were none.
+func summaryCallsLog(cp *store.Checkpoint) string {
 	var b strings.Builder
-	for i, c := range calls {
+	if cp.Native != "" && len(cp.SummaryCalls) > 0 {
+		b.WriteString(cp.Native + " compaction: ")
+	}
+	for i, c := range cp.SummaryCalls {
 		if i > 0 {
 			b.WriteString("; ")
 		}
