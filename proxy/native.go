@@ -179,6 +179,12 @@ func (n *native) compact(ctx context.Context, req *compact.SummaryRequest) (*com
 		return nil, fmt.Errorf("%w: %v", errNativeUnsuited, err)
 	}
 	if v.api == Anthropic {
+		if end < len(v.p.Units) && v.p.Units[end].Messages[0].Role != compact.RoleAssistant {
+			// The block (in a user message) must be followed by the
+			// assistant's: a cut before a user message is compact's to
+			// summarize (see finishCheckpoint).
+			return nil, fmt.Errorf("%w: the kept part does not open with the assistant's message", errNativeUnsuited)
+		}
 		return n.anthropic(ctx, end, items, envelope)
 	}
 	return n.responses(ctx, req, end, items)
