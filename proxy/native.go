@@ -216,7 +216,7 @@ func (n *native) anthropic(ctx context.Context, end int, items [][]byte, envelop
 	if len(n.betas) > 0 {
 		set["Anthropic-Beta"] = append([]string(nil), n.betas...)
 	}
-	addBetas(set, betasNeeded(body)...)
+	addBetas(set, anthropicBetas(body))
 	raw, err := n.post(ctx, body, set)
 	if err != nil {
 		return nil, err

@@ -105,17 +105,17 @@ type rider struct {
 }
 
 // header returns the headers a fork needs beyond the client's: the beta
-// values its body uses (see betasNeeded), added to the client's.
+// values its body uses (see anthropicBetas), added to the client's.
 func (r *rider) header(body []byte) http.Header {
 	if r.v.api != Anthropic {
 		return nil
 	}
-	need := betasNeeded(body)
+	need := anthropicBetas(body)
 	if len(need) == 0 {
 		return nil
 	}
 	h := http.Header{"Anthropic-Beta": append([]string(nil), r.betas...)}
-	addBetas(h, need...)
+	addBetas(h, need)
 	return h
 }
 

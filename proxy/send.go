@@ -28,9 +28,8 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			writeError(w, x.api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
 			return
 		}
-		if x.body != nil && x.api == Anthropic {
-			// A rewrite may use a beta feature the client did not ask for.
-			addBetas(req.Header, betasNeeded(x.body)...)
+		if x.body != nil {
+			addBetas(req.Header, x.betas)
 		}
 		s.metrics.overhead(x.api, since(s.now, x.start))
 		sent := s.now()

@@ -15,6 +15,9 @@ func (s *Server) rewrite(x *exchange) {
 		return
 	}
 	x.body = body
+	if x.api == Anthropic {
+		x.betas = anthropicBetas(body)
+	}
 	if x.compacted == nil {
 		x.decision = "rewritten"
 	}

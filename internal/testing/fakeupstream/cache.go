@@ -12,8 +12,8 @@ import (
 // Anthropic (docs build-with-claude/prompt-caching; PROXY.md §3.1): the
 // prompt is read as blocks in render order — tools, system, then each
 // message's content blocks. A block with cache_control is a breakpoint
-// (the top-level cache_control, automatic caching, sets one at the last
-// block). A request reads the longest stored prefix that ends at a block
+// (the top-level cache_control, "automatic caching" in the docs, sets one
+// at the last block). A request reads the longest stored prefix that ends at a block
 // boundary no more than CacheLookback blocks before one of its
 // breakpoints, writes entries at each of its breakpoints after that, and
 // is billed: cache_read_input_tokens for the prefix read,

@@ -3,28 +3,11 @@ package fakeupstream
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/compactkit/compact/proxy/store/storetest"
 )
-
-// clock is a settable Config.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // anthropicCached is a Messages body: a system block marked for caching,
 // n user/assistant text messages of a few hundred bytes, and markers on
@@ -67,7 +50,7 @@ type anthropicUsageFields struct {
 func TestAnthropicCache(t *testing.T) {
 	const eph = `{"type":"ephemeral"}`
 	const eph1h = `{"type":"ephemeral","ttl":"1h"}`
-	clk := &clock{now: fixedNow()}
+	clk := storetest.NewClock()
 	f, url := Start(t, Config{Now: clk.Now, CacheMinTokens: 1})
 	var prev []Request // earlier requests of the run, by step name
 	byName := map[string]Request{}
@@ -149,7 +132,7 @@ func TestAnthropicCache(t *testing.T) {
 		}},
 	}
 	for _, s := range steps {
-		clk.advance(s.advance)
+		clk.Advance(s.advance)
 		status, out := postWith(t, url, "/v1/messages", s.body, "x-api-key", s.key)
 		if status != 200 {
 			t.Fatalf("%s: status %d: %s", s.name, status, out)
@@ -231,7 +214,7 @@ func openaiTurns(api API, n int) string {
 func TestOpenAICache(t *testing.T) {
 	for _, api := range []API{Chat, Responses} {
 		t.Run(string(api), func(t *testing.T) {
-			clk := &clock{now: fixedNow()}
+			clk := storetest.NewClock()
 			f, url := Start(t, Config{Now: clk.Now})
 			path := "/v1/chat/completions"
 			if api == Responses {
@@ -252,7 +235,7 @@ func TestOpenAICache(t *testing.T) {
 			}
 			var prev []Request
 			for i, s := range steps {
-				clk.advance(s.advance)
+				clk.Advance(s.advance)
 				status, out := postWith(t, url, path, openaiTurns(api, s.n), "Authorization", "Bearer "+s.key)
 				if status != 200 {
 					t.Fatalf("%s: status %d: %s", s.name, status, out)

@@ -20,10 +20,11 @@ import (
 // messages.
 //
 // OpenAI POST /v1/responses/compact (PROXY.md §1.8; codex
-// endpoint/compact.rs): answered with {"output": [...]}, the window to send
-// as the next input: the user messages of the input followed by one
-// encrypted compaction item. Both blobs are sealed to the credential that
-// made them.
+// endpoint/compact.rs; openai-python types/responses/compacted_response.py):
+// answered with {"id", "object": "response.compaction", "created_at",
+// "output", "usage"}, output being the window to send as the next input:
+// every user message of the input followed by one encrypted compaction
+// item. Both blobs are sealed to the credential that made them.
 
 // CompactBeta is the anthropic-beta value on-demand compaction needs.
 const CompactBeta = "compact-2026-09-04"
@@ -237,30 +238,8 @@ func abbreviate(s string) string {
 // compact answers POST /v1/responses/compact: the user messages of the
 // input, then a compaction item sealed to the credential, and usage.
 func (f *Fake) compact(w http.ResponseWriter, r *http.Request, rec *Request) {
-	rec.API = Responses
-	rec.Credential = credential(r.Header)
-	b, err := parseBody(Responses, rec.Body)
-	if err != nil {
-		f.refuse(w, Responses, rec, "", "fakeupstream: request body: "+err.Error())
-		return
-	}
-	rec.Model, rec.Items, rec.Tools = b.model, b.items, len(b.tools)
-	if b.model == "" {
-		b.model = f.cfg.Model
-	}
-	rec.Problems = Pairing(Responses, b.items)
-	if len(rec.Problems) > 0 && !f.cfg.AllowUnpaired {
-		f.refuse(w, Responses, rec, "", "fakeupstream: "+rec.Problems[0])
-		return
-	}
-	if msg := f.responsesCompaction(rec.Credential, b.items); msg != "" {
-		f.refuse(w, Responses, rec, "invalid_encrypted_content", msg)
-		return
-	}
-	if f.cfg.Window > 0 && rec.Tokens > f.cfg.Window {
-		rec.Rejected, rec.Overflow = true, true
-		rec.Status = http.StatusBadRequest
-		f.overflow(w, Responses, rec.Tokens)
+	b, ok := f.admit(w, r, Responses, rec)
+	if !ok || f.overWindow(w, Responses, b, rec) {
 		return
 	}
 	rec.Compaction, rec.Summary = true, true

@@ -90,17 +90,8 @@ func TestAnthropicCompaction(t *testing.T) {
 			if status == 200 && last.Step != 3 {
 				t.Errorf("the script did not carry on after the compaction: step %d", last.Step)
 			}
-			if status == 400 {
-				var e struct {
-					Type  string `json:"type"`
-					Error struct {
-						Type string `json:"type"`
-					} `json:"error"`
-				}
-				decode(t, string(out), &e)
-				if e.Type != "error" || e.Error.Type != "invalid_request_error" {
-					t.Errorf("error shape %s", out)
-				}
+			if status == 400 && !isAnthropicError(t, out) {
+				t.Errorf("error shape %s", out)
 			}
 		})
 	}

@@ -151,25 +151,13 @@ type Request struct {
 
 // ThinkingRefusals returns the requests refused by the thinking rules.
 func (f *Fake) ThinkingRefusals() []Request {
-	var out []Request
-	for _, r := range f.Requests() {
-		if r.ThinkingRejected {
-			out = append(out, r)
-		}
-	}
-	return out
+	return f.where(func(r Request) bool { return r.ThinkingRejected })
 }
 
 // Summaries returns the summary requests (see Request.Summary) that were
 // answered.
 func (f *Fake) Summaries() []Request {
-	var out []Request
-	for _, r := range f.Requests() {
-		if r.Summary && !r.Rejected {
-			out = append(out, r)
-		}
-	}
-	return out
+	return f.where(func(r Request) bool { return r.Summary && !r.Rejected })
 }
 
 // Requests returns a copy of every request recorded so far, in order.
@@ -181,9 +169,14 @@ func (f *Fake) Requests() []Request {
 
 // Overflows returns the requests refused for exceeding the window.
 func (f *Fake) Overflows() []Request {
+	return f.where(func(r Request) bool { return r.Overflow })
+}
+
+// where returns the recorded requests for which keep is true.
+func (f *Fake) where(keep func(Request) bool) []Request {
 	var out []Request
 	for _, r := range f.Requests() {
-		if r.Overflow {
+		if keep(r) {
 			out = append(out, r)
 		}
 	}
@@ -343,31 +336,65 @@ type answer struct {
 	pace time.Duration
 }
 
-// serve handles one model call in any of the three APIs.
-func (f *Fake) serve(w http.ResponseWriter, r *http.Request, api API, rec *Request) {
+// admit reads a model call's body and applies the checks every endpoint
+// of api shares: a body that parses, tool pairing, and (Responses) the
+// compaction items' credential. It records what it read; false means the
+// request was refused.
+func (f *Fake) admit(w http.ResponseWriter, r *http.Request, api API, rec *Request) (*body, bool) {
 	rec.API = api
 	rec.Credential = credential(r.Header)
 	b, err := parseBody(api, rec.Body)
 	if err != nil {
 		f.refuse(w, api, rec, "", "fakeupstream: request body: "+err.Error())
-		return
+		return nil, false
 	}
 	b.cred = rec.Credential
 	rec.Model, rec.Stream, rec.Items, rec.Tools = b.model, b.stream, b.items, len(b.tools)
 	if b.model == "" {
 		b.model = f.cfg.Model
 	}
-	if b.thinking != nil {
-		rec.Thinking = b.thinking.Type
-	}
 	rec.Problems = Pairing(api, b.items)
 	if len(rec.Problems) > 0 && !f.cfg.AllowUnpaired {
 		f.refuse(w, api, rec, "", "fakeupstream: "+rec.Problems[0])
+		return nil, false
+	}
+	if api == Responses {
+		if msg := f.responsesCompaction(rec.Credential, b.items); msg != "" {
+			f.refuse(w, api, rec, "invalid_encrypted_content", msg)
+			return nil, false
+		}
+	}
+	return b, true
+}
+
+// overWindow refuses a request over the window with the provider's
+// overflow error (true), or returns false.
+func (f *Fake) overWindow(w http.ResponseWriter, api API, b *body, rec *Request) bool {
+	if f.cfg.Window <= 0 || rec.Tokens <= f.cfg.Window {
+		return false
+	}
+	rec.Rejected, rec.Overflow = true, true
+	if api == Responses && b.stream && f.cfg.OverflowInStream {
+		rec.Status = http.StatusOK
+		f.responsesFailed(w, b, rec)
+		return true
+	}
+	rec.Status, rec.Error = http.StatusBadRequest, overflowMessage(api, rec.Tokens, f.cfg.Window)
+	f.overflow(w, api, rec.Tokens)
+	return true
+}
+
+// serve handles one model call in any of the three APIs.
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request, api API, rec *Request) {
+	b, ok := f.admit(w, r, api, rec)
+	if !ok {
 		return
 	}
+	if b.thinking != nil {
+		rec.Thinking = b.thinking.Type
+	}
 	var think thinkingCheck
-	switch api {
-	case Anthropic:
+	if api == Anthropic {
 		if b.thinking != nil && b.thinking.BlockBinding != nil && !hasBeta(r.Header, BindingBeta) {
 			rec.ThinkingRejected = true
 			f.refuse(w, api, rec, "", fmt.Sprintf(errBindingBeta, b.thinking.Type))
@@ -385,21 +412,8 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request, api API, rec *Reque
 			f.refuse(w, api, rec, "", think.refusal)
 			return
 		}
-	case Responses:
-		if msg := f.responsesCompaction(rec.Credential, b.items); msg != "" {
-			f.refuse(w, api, rec, "invalid_encrypted_content", msg)
-			return
-		}
 	}
-	if f.cfg.Window > 0 && rec.Tokens > f.cfg.Window {
-		rec.Rejected, rec.Overflow = true, true
-		if api == Responses && b.stream && f.cfg.OverflowInStream {
-			rec.Status = http.StatusOK
-			f.responsesFailed(w, b, rec)
-			return
-		}
-		rec.Status, rec.Error = http.StatusBadRequest, overflowMessage(api, rec.Tokens, f.cfg.Window)
-		f.overflow(w, api, rec.Tokens)
+	if f.overWindow(w, api, b, rec) {
 		return
 	}
 	var a answer
@@ -521,6 +535,12 @@ func (f *Fake) write(w http.ResponseWriter, api API, b *body, a answer, u usage)
 func (f *Fake) next(api API, b *body) answer {
 	if text, ok := lastUserText(b.items); ok && IsSummaryPrompt(text) {
 		return answer{text: Handover(text), summary: true}
+	}
+	if text, ok := lastUserText(b.items); ok && asksForHandover(text) {
+		// A summary request that is the conversation itself plus compact's
+		// closing instruction: the model reads the conversation as the
+		// transcript.
+		return answer{text: Handover(transcript(api, b.items[:len(b.items)-1]) + text), summary: true}
 	}
 	if summaryRequested(api, b.items) {
 		return answer{text: SummaryText, summary: true}

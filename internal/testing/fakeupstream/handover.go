@@ -52,6 +52,20 @@ func IsSummaryPrompt(text string) bool {
 	return strings.Contains(text, transcriptTag) || strings.Contains(text, conversationMark)
 }
 
+// headingsTask is the sentence of compact's summary task that asks for
+// the hand-over headings (summarize/prompts/sections.md and
+// prefix_sections.md). A summary written from it holds the headings but
+// not the sentence.
+const headingsTask = "Use these headings"
+
+// asksForHandover reports whether text, the last user message of a
+// request that quotes no transcript, closes a conversation with compact's
+// summary task. Such a request is answered with Handover of the
+// conversation before it.
+func asksForHandover(text string) bool {
+	return strings.Contains(text, headingsTask)
+}
+
 // Handover is what a model that follows compact's summary prompt answers
 // to prompt: the headings the prompt asks for (a split turn's when it asks
 // for Turn Request, else Goal, Progress and Next Steps), the session's

@@ -3,35 +3,9 @@ package fakeupstream
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
-
-// postWith sends body to url+path with headers (name, value pairs) and
-// returns the status and the whole body.
-func postWith(t *testing.T, url, path, body string, headers ...string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Add(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, out
-}
 
 // convo is an Anthropic conversation under construction: the request
 // fields around the message list, and the messages as sent.
@@ -176,14 +150,7 @@ func TestThinkingRules(t *testing.T) {
 			reqs := f.Requests()
 			last := reqs[len(reqs)-1]
 			if status == 400 {
-				var e struct {
-					Type  string `json:"type"`
-					Error struct {
-						Type string `json:"type"`
-					} `json:"error"`
-				}
-				decode(t, string(out), &e)
-				if e.Type != "error" || e.Error.Type != "invalid_request_error" || !last.ThinkingRejected || !last.Rejected {
+				if !isAnthropicError(t, out) || !last.ThinkingRejected || !last.Rejected {
 					t.Errorf("error shape %s, recorded rejected=%v thinking=%v", out, last.Rejected, last.ThinkingRejected)
 				}
 				if len(f.ThinkingRefusals()) != 1 || len(f.Check(last)) != 1 || !strings.Contains(f.Check(last)[0], tc.wantErr) {
