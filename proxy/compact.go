@@ -40,7 +40,8 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		defer cancel()
 		cctx, stop := context.WithCancelCause(cctx)
 		defer stop(nil)
-		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secretsOf(x.r.Header)}
+		calls := &summaryRun{}
+		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop), calls), s, secretsOf(x.r.Header)}
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -97,6 +98,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		if err != nil {
 			return nil, err
 		}
+		s.finishCheckpoint(v, cp, calls)
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
 			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
@@ -144,7 +146,8 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 			"problems", strings.Join(o.res.Refused, "; "))
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
-		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)
+		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
+		"summary_requests", summaryCallsLog(cp))
 	return true
 }
 
@@ -319,7 +322,9 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		return true
 	}
 	err := s.update(ctx, id.key, add)
-	if id.session != "" {
+	// A provider compaction works only with the credential that made it:
+	// it does not follow the session to another (see adopt).
+	if id.session != "" && cp.Credential == "" {
 		err = errors.Join(err, s.update(ctx, id.session, add))
 	}
 	return err
