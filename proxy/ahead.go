@@ -169,7 +169,8 @@ func (s *Server) writeAhead(in aheadInput) {
 		}
 	}
 	secrets := secretsOf(in.header)
-	sum := safeSummarizer{s.summarizerFor(in.api, in.header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secrets}
+	run := &summaryRun{}
+	sum := safeSummarizer{s.summarizerFor(in.api, in.header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop), run), s, secrets}
 	b := s.budgetsFor(v, in.threshold)
 	// The kept part grows until the trigger is crossed: keep that much
 	// less now, so that the swap lands near the target.
@@ -195,7 +196,8 @@ func (s *Server) writeAhead(in aheadInput) {
 		prep.Details["summarizerError"] = redact.String(e, secrets...)
 	}
 	ui, _, _ := parseEntryID(prep.FirstKeptID)
-	pd := &store.Pending{Covered: ui, Chain: hexChain(v.chain[ui]), Units: len(p.Units), UnitsChain: hexChain(v.chain[len(p.Units)]), Prepared: *prep}
+	pd := &store.Pending{Covered: ui, Chain: hexChain(v.chain[ui]), Units: len(p.Units), UnitsChain: hexChain(v.chain[len(p.Units)]),
+		Prepared: *prep, SummaryCalls: run.list()}
 	if v.cp != nil {
 		pd.Base = v.cp.Chain
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -22,6 +24,10 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	type out struct {
 		cp  *store.Checkpoint
 		res *compact.Result
+		// written is set when this flight wrote the compaction (not when
+		// it found one another request or replica wrote): the requests
+		// sharing the flight count it once between them.
+		written *atomic.Bool
 	}
 	key := v.id.key
 	if v.pending == nil {
@@ -46,7 +52,8 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		defer cancel()
 		cctx, stop := context.WithCancelCause(cctx)
 		defer stop(nil)
-		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secretsOf(x.r.Header)}
+		calls := &summaryRun{}
+		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop), calls), s, secretsOf(x.r.Header)}
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -113,13 +120,18 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		if err != nil {
 			return nil, err
 		}
+		s.finishCheckpoint(v, cp, calls)
+		if res.Ahead != nil && pend != nil {
+			// The summary's own requests were made ahead of time.
+			cp.SummaryCalls = append(slices.Clone(pend.SummaryCalls), cp.SummaryCalls...)
+		}
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
 			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
 				s.failOpen(stageStore, err)
 			}
 		}
-		return out{cp, res}, nil
+		return out{cp, res, new(atomic.Bool)}, nil
 	})
 	o, ok := ch.(out)
 	if errors.Is(ferr, errAheadElsewhere) {
@@ -146,6 +158,11 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	v.cp = cp
 	x.compacted = cp
 	x.decision = "compacted (" + string(reason) + ")"
+	if o.written == nil || !o.written.CompareAndSwap(false, true) {
+		// Written by another request of the conversation (here or on
+		// another replica), which counted and logged it.
+		return true
+	}
 	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
 	if o.res != nil && o.res.FallbackErr != nil {
 		what, msg := fallbackExtractive, "model summary failed; used the offline summary"
@@ -165,7 +182,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	}
 	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
-		"ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized())
+		"summary_requests", summaryCallsLog(cp), "ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized())
 	return true
 }
 
@@ -378,7 +395,9 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		return true
 	}
 	err := s.update(ctx, id.key, add)
-	if id.session != "" {
+	// A provider compaction works only with the credential that made it:
+	// it does not follow the session to another (see adopt).
+	if id.session != "" && cp.Credential == "" {
 		err = errors.Join(err, s.update(ctx, id.session, add))
 	}
 	return err

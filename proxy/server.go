@@ -40,6 +40,14 @@ const (
 	SummarizerUpstream = "upstream"
 	// SummarizerExtractive writes the summary offline, with no model.
 	SummarizerExtractive = "extractive"
+	// SummarizerNative has the provider compact the history itself, with
+	// the client's credentials: Anthropic on-demand compaction (a signed
+	// compaction block that keeps later thinking valid) and OpenAI's
+	// POST /v1/responses/compact (an encrypted window, replayed only with
+	// the credential that made it). Chat Completions has no such endpoint
+	// and uses SummarizerUpstream, and so does a model the provider
+	// refuses it for (remembered per model until the proxy restarts).
+	SummarizerNative = "native"
 )
 
 // Config configures a Server. The zero value proxies to the providers'
@@ -68,9 +76,9 @@ type Config struct {
 	// means compact.DefaultKeepRecentTokens. It shrinks on small windows;
 	// set, it is positive and smaller than Window.
 	KeepRecentTokens int
-	// Summarizer is SummarizerUpstream ("" means it) or
-	// SummarizerExtractive. A failed model summary falls back to the
-	// extractive one.
+	// Summarizer is SummarizerUpstream ("" means it),
+	// SummarizerExtractive or SummarizerNative. A failed model summary
+	// falls back to the extractive one.
 	Summarizer string
 	// SummaryModel, with SummarizerUpstream, is the model that writes
 	// summaries instead of the conversation's own.
@@ -98,10 +106,12 @@ type Config struct {
 	// AheadMark is the share of a conversation's trigger at which its
 	// summary starts being written ahead of time, in the background: the
 	// request that crosses the trigger then swaps the ready summary in
-	// at once instead of waiting for it (see Server's doc, "Summary ahead
-	// of time"). 0 means DefaultAheadMark with SummarizerUpstream and off
-	// with SummarizerExtractive (in line it costs nothing); a negative
-	// value switches it off. At most 0.95.
+	// at once instead of waiting for it; one over the trigger before it
+	// is ready goes uncompacted unless it would overflow the window (then
+	// it waits). 0 means DefaultAheadMark with SummarizerUpstream, off
+	// with SummarizerExtractive (in line it costs nothing) and with
+	// SummarizerNative (the provider's compaction belongs to the request
+	// that asks for it); a negative value switches it off. At most 0.95.
 	AheadMark float64
 	// NoColdCompaction switches cold-cache compaction off: by default a
 	// request that arrives after its conversation was idle longer than
@@ -228,13 +238,16 @@ type Server struct {
 	log           *slog.Logger
 	reg           *prometheus.Registry
 	metrics       *metrics
-	metricsH      http.Handler
-	now           func() time.Time
-	registry      *compact.Registry
-	policy        compact.Policy
-	summaryTTL    time.Duration
-	lockTTL       time.Duration
-	lockWait      time.Duration
+	// nativeOff holds the "api model" pairs whose provider refused its own
+	// compaction (see SummarizerNative): they use the upstream summarizer.
+	nativeOff  sync.Map
+	metricsH   http.Handler
+	now        func() time.Time
+	registry   *compact.Registry
+	policy     compact.Policy
+	summaryTTL time.Duration
+	lockTTL    time.Duration
+	lockWait   time.Duration
 
 	// authOn is set when Config.AuthToken is; authSum is its SHA-256.
 	authOn  bool
@@ -290,9 +303,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	switch cfg.Summarizer {
-	case "", SummarizerUpstream, SummarizerExtractive:
+	case "", SummarizerUpstream, SummarizerExtractive, SummarizerNative:
 	default:
-		return nil, fmt.Errorf("proxy: summarizer %q: want %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive)
+		return nil, fmt.Errorf("proxy: summarizer %q: want %q, %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive, SummarizerNative)
 	}
 	// The settings the proxy shares with the library and the command
 	// line follow their rules (compact.Config.Validate).
@@ -392,8 +405,13 @@ func (s *Server) setMarks() error {
 	case c.AheadMark > 0.95:
 		return fmt.Errorf("proxy: ahead mark %g: want a share of the trigger below 0.95 (negative: off)", c.AheadMark)
 	case c.AheadMark < 0:
+	case c.AheadMark > 0 && c.Summarizer == SummarizerNative:
+		return fmt.Errorf("proxy: ahead mark %g: not with the native summarizer (its compaction is bound to the request that asks it)", c.AheadMark)
 	case c.AheadMark > 0:
 		s.aheadMark = c.AheadMark
+	case c.Summarizer == SummarizerNative:
+		// The provider's compaction block belongs to the request that
+		// asked for it: it is not written ahead.
 	case c.Summarizer != SummarizerExtractive:
 		s.aheadMark = DefaultAheadMark
 	}

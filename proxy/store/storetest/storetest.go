@@ -246,6 +246,7 @@ func fullRecord() *store.Record {
 				FallbackError: "timeout", Refused: []string{"a refusal"}, Details: map[string]any{"reason": "threshold"},
 				Adjustments: []string{"kept part reduced"}, Duration: 3 * time.Second, Created: at,
 			},
+			SummaryCalls: []store.SummaryCall{{OnConversation: true, Usage: compact.Usage{Input: 100, CacheRead: 9000, Output: 700}}},
 		},
 		Updated: at,
 	}
