@@ -340,17 +340,8 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	if e.BeforeCompaction != nil || e.OnEvent != nil {
 		usage = e.measure(log)
 	}
-	if e.BeforeCompaction != nil {
-		d, err := e.BeforeCompaction(ctx, req, usage)
-		if err != nil {
-			return nil, fmt.Errorf("before-compaction hook: %w", err)
-		}
-		if d.Skip {
-			return nil, fmt.Errorf("%s compaction: %w", req.Reason, ErrSkipped)
-		}
-		if d.Summary != "" {
-			req.Summary = d.Summary
-		}
+	if err := e.askBefore(ctx, &req, usage); err != nil {
+		return nil, err
 	}
 	started := e.now()
 	var ladder *LadderResult
@@ -432,6 +423,26 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 		e.AfterCompaction(ctx, res)
 	}
 	return res, nil
+}
+
+// askBefore asks Engine.BeforeCompaction, when set, about req with the
+// context's measure u: an error when it fails or skips the compaction
+// (wrapping ErrSkipped), req.Summary set when it supplies the summary.
+func (e *Engine) askBefore(ctx context.Context, req *Request, u ContextUsage) error {
+	if e.BeforeCompaction == nil {
+		return nil
+	}
+	d, err := e.BeforeCompaction(ctx, *req, u)
+	if err != nil {
+		return fmt.Errorf("before-compaction hook: %w", err)
+	}
+	if d.Skip {
+		return fmt.Errorf("%s compaction: %w", req.Reason, ErrSkipped)
+	}
+	if d.Summary != "" {
+		req.Summary = d.Summary
+	}
+	return nil
 }
 
 // remember gives the compaction in res to the memory log.

@@ -98,15 +98,8 @@ func (e *Engine) Prepare(ctx context.Context, log Log, req Request) (*Prepared, 
 		return nil, err
 	}
 	if e.BeforeCompaction != nil {
-		d, err := e.BeforeCompaction(ctx, req, e.measure(log))
-		if err != nil {
-			return nil, fmt.Errorf("before-compaction hook: %w", err)
-		}
-		if d.Skip {
-			return nil, fmt.Errorf("%s compaction: %w", req.Reason, ErrSkipped)
-		}
-		if d.Summary != "" {
-			req.Summary = d.Summary
+		if err := e.askBefore(ctx, &req, e.measure(log)); err != nil {
+			return nil, err
 		}
 	}
 	started := e.now()

@@ -1,13 +1,17 @@
-package proxy
+package proxy_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/compactkit/compact/internal/testing/agentloop"
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
+	"github.com/compactkit/compact/proxy"
 )
 
 // BenchmarkCompactionTurn measures what the client feels at a compaction:
@@ -36,14 +40,20 @@ func BenchmarkCompactionTurn(b *testing.B) {
 				_, base := fakeupstream.Start(b, fakeupstream.Config{Steps: 60, OutputLines: 900,
 					TurnLatency:    fakeupstream.Latency{FirstByte: 60 * time.Millisecond, Stream: 40 * time.Millisecond},
 					SummaryLatency: fakeupstream.Latency{FirstByte: 400 * time.Millisecond, Stream: 100 * time.Millisecond}})
-				srv, ts := proxyIn(b, base, Config{Window: 30000, AheadMark: mode.ahead})
+				srv, err := proxy.New(proxy.Config{AnthropicUpstream: base, Window: 30000, AheadMark: mode.ahead,
+					Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ts := httptest.NewServer(srv)
+				b.Cleanup(func() { ts.Close(); srv.Close() })
 				counted := 0
 				var turnsCompacted []int
 				res, err := agentloop.Run(context.Background(), agentloop.Options{API: agentloop.Anthropic, BaseURL: ts.URL,
 					Turns: 45, Stream: true, Thinking: "adaptive",
 					Between: func(turn int) {
 						// (Counted while the request is prepared, before it goes upstream.)
-						if n := compactionsOf(b, srv); n > counted {
+						if n := int(metricSum(b, srv, "compact_proxy_compactions_total")); n > counted {
 							counted = n
 							turnsCompacted = append(turnsCompacted, turn)
 						}
@@ -66,24 +76,6 @@ func BenchmarkCompactionTurn(b *testing.B) {
 			b.ReportMetric(float64(compactions)/float64(b.N), "compactions/run")
 		})
 	}
-}
-
-// compactionsOf sums compact_proxy_compactions_total.
-func compactionsOf(tb testing.TB, srv *Server) int {
-	tb.Helper()
-	mfs, err := srv.Metrics().Gather()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() == "compact_proxy_compactions_total" {
-			for _, m := range mf.GetMetric() {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return int(n)
 }
 
 // pct is the p-th percentile of ds, in milliseconds.
