@@ -302,19 +302,7 @@ func TestColdCacheCompaction(t *testing.T) {
 			st := store.NewMemory(store.MemoryOptions{Now: clock})
 			cfg.Summarizer, cfg.Now, cfg.Store = SummarizerExtractive, clock, st
 			srv, ts := newTestProxy(t, up, aheadConfig(cfg))
-			// stored waits until the last call of the step just answered
-			// (its body of n bytes) is stored: the accounting is written
-			// after the answer, maybe after the client has read it.
-			stored := func(n int) {
-				eventually(t, "the last call stored", func() bool {
-					for _, k := range st.Keys() {
-						if rec, err := st.Get(t.Context(), k); err == nil && rec.Last != nil && rec.Last.Bytes == n {
-							return true
-						}
-					}
-					return false
-				})
-			}
+			stored := func(n int) { lastStored(t, st, n) }
 			c := newClient(t, Anthropic, ts.URL)
 			c.header.Set("X-Session-Id", "cold")
 			c.outBytes = 2000
@@ -351,4 +339,51 @@ func TestColdCacheCompaction(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestColdCacheUsesPreparedSummary: a conversation idle past the cache
+// lifetime with a summary written ahead is compacted with it (reason
+// idle), with no summary request of its own.
+func TestColdCacheUsesPreparedSummary(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	up := newFakeUpstream(t)
+	up.window = aheadWindow
+	st := store.NewMemory(store.MemoryOptions{Now: clock})
+	srv, ts := newTestProxy(t, up, aheadConfig(Config{Now: clock, Store: st}))
+	c := newClient(t, Chat, ts.URL)
+	c.outBytes = 2000
+	i := toEarlyMark(t, []*Server{srv}, up, c, func(int) string { return ts.URL })
+	eventually(t, "the pending summary stored", func() bool { return aheadCount(srv, aheadStored) == 1 })
+	if isSummaryItem(lastModel(t, up).Body) {
+		t.Fatal("compacted before the idle time")
+	}
+	n := len(c.body())
+	c.step(i)
+	lastStored(t, st, n)
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	c.step(i + 1)
+	idle := int(testutil.ToFloat64(srv.metrics.compactionsTotal.WithLabelValues(string(compact.ReasonIdle), summarizerModel)))
+	if !isSummaryItem(lastModel(t, up).Body) || idle != 1 || aheadCount(srv, aheadSwapped) != 1 || up.summaries.Load() != 1 {
+		t.Errorf("after an hour idle: compacted %v, %d idle compactions, %d swapped, %d summary requests; want the prepared summary swapped in for idleness",
+			isSummaryItem(lastModel(t, up).Body), idle, aheadCount(srv, aheadSwapped), up.summaries.Load())
+	}
+}
+
+// lastStored waits until the last call of the step just answered (its body
+// of n bytes) is in st: the accounting is written after the answer, maybe
+// after the client has read it.
+func lastStored(t *testing.T, st *store.Memory, n int) {
+	t.Helper()
+	eventually(t, "the last call stored", func() bool {
+		for _, k := range st.Keys() {
+			if rec, err := st.Get(t.Context(), k); err == nil && rec.Last != nil && rec.Last.Bytes == n {
+				return true
+			}
+		}
+		return false
+	})
 }
