@@ -133,8 +133,13 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		s.log.Info("model's first summary refused by the review; its second was used", "conversation", v.id.short,
 			"problems", strings.Join(o.res.Refused, "; "))
 	}
-	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
-		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer)
+	args := []any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
+		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer}
+	if o.res != nil {
+		// Only the request that wrote the summary counts it.
+		args = append(args, s.noteSummary(x.api, cp)...)
+	}
+	s.log.Info("compacted", args...)
 	return true
 }
 
@@ -181,6 +186,7 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		TokensBefore:  v.tokens,
 		Reason:        reason,
 		Summarizer:    res.Summarizer,
+		SummaryUsage:  res.Usage,
 		Created:       s.now().UTC(),
 	}
 	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
@@ -308,7 +314,10 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		rec.Checkpoints = withCheckpoint(rec.Checkpoints, cp)
 		return true
 	}
-	err := s.update(ctx, id.key, add)
+	err := s.update(ctx, id.key, func(rec *store.Record) bool {
+		rec.Summaries = s.summaryTally(rec.Summaries, cp)
+		return add(rec)
+	})
 	if id.session != "" {
 		err = errors.Join(err, s.update(ctx, id.session, add))
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 
@@ -11,18 +12,43 @@ import (
 )
 
 // record stores the usage of a finished response for the next request's
-// measurement, and feeds the calibrator.
+// measurement, and feeds the calibrator. The conversation's totals
+// (store.LastCall.Totals) and the metrics count the usage, the tokens the
+// applied compaction saved and the estimated cost.
 func (s *Server) record(x *exchange, obs Observed) {
 	v := x.v
-	if v == nil || (obs.Usage == nil && !obs.Overflow) || strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+	if strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+		return
+	}
+	if v == nil {
+		if obs.Usage != nil {
+			s.account(x.api, "", *obs.Usage, 0)
+		}
+		return
+	}
+	if obs.Usage == nil && !obs.Overflow {
 		return
 	}
 	applied := ""
+	saved := 0
 	if v.cp != nil {
 		applied = v.cp.Chain
+		saved = tokensSaved(v.cp)
 	}
 	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
-		Bytes: len(x.decoded)}
+		Bytes: len(x.decoded), Model: v.p.Model}
+	// tally counts this answer over the totals before it.
+	tally := func(prev *store.LastCall) {
+		if prev != nil {
+			last.Totals = prev.Totals
+		}
+		if obs.Usage != nil {
+			last.Totals = s.tallied(last.Totals, v.p.Model, *obs.Usage, saved)
+		}
+	}
+	if obs.Usage != nil {
+		s.account(x.api, v.p.Model, *obs.Usage, saved)
+	}
 	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
 	}
@@ -55,9 +81,11 @@ func (s *Server) record(x *exchange, obs Observed) {
 			last.Usage = *obs.Usage
 			calibrate(lastFor(v.rec, v.chain, applied))
 		}
+		tally(v.rec.Last)
 		err = ls.PutLast(ctx, v.id.key, last)
 	} else {
 		err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
+			tally(rec.Last)
 			if obs.Usage == nil {
 				if rec.Last != nil {
 					last.Usage = rec.Last.Usage
@@ -143,9 +171,13 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 		return
 	}
 	ctx := context.WithoutCancel(x.r.Context())
-	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage}
+	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage,
+		Model: x.lightLast.Model, Totals: x.lightLast.Totals}
 	if o.Usage != nil {
 		last.Usage = *o.Usage
+		// A request that is not read has no compaction: it saved nothing.
+		last.Totals = s.tallied(last.Totals, last.Model, *o.Usage, 0)
+		s.account(x.api, last.Model, *o.Usage, 0)
 	}
 	var err error
 	s.cacheLight(x.light.key, last) // last is not modified from here on
@@ -191,4 +223,79 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 		args = append(args, "stream_overflow", true)
 	}
 	s.log.Info("request", args...)
+}
+
+// tokensSaved is what a request sent with cp applied did not send: the
+// context before the compaction minus the context after it, both
+// measured when it was written. Later requests replace the same covered
+// units by the same summary, so each saves the same.
+func tokensSaved(cp *store.Checkpoint) int { return max(cp.TokensBefore-cp.TokensAfter, 0) }
+
+// pricesFor returns the registry's prices of model (the configuration's
+// models applied), nil when they are not known.
+func (s *Server) pricesFor(model string) *compact.Prices {
+	if model == "" {
+		return nil
+	}
+	m, ok := s.registry.Lookup(model)
+	if !ok {
+		return nil
+	}
+	return m.Prices
+}
+
+// costOf prices u at model's prices; priced is false when they are not
+// known.
+func (s *Server) costOf(model string, u compact.Usage) (c compact.Cost, priced bool) {
+	p := s.pricesFor(model)
+	if p == nil {
+		return compact.Cost{}, false
+	}
+	return p.Cost(u), true
+}
+
+// tallied returns t with one more answer of model counted.
+func (s *Server) tallied(t store.Tally, model string, u compact.Usage, saved int) store.Tally {
+	c, priced := s.costOf(model, u)
+	return t.Add(u, saved, c, priced)
+}
+
+// account counts an answer's usage, the tokens it saved and its
+// estimated cost in the metrics.
+func (s *Server) account(api API, model string, u compact.Usage, saved int) {
+	c, priced := s.costOf(model, u)
+	s.metrics.usage(api, whatRequests, u, saved, c, priced)
+}
+
+// summaryTally returns t with cp's summary counted, when a model wrote it
+// (cp.SummaryUsage set), priced at the prices of the model that wrote it
+// (cp.Summarizer names it).
+func (s *Server) summaryTally(t store.Tally, cp *store.Checkpoint) store.Tally {
+	if cp.SummaryUsage == nil {
+		return t
+	}
+	c, priced := s.costOf(cp.Summarizer, *cp.SummaryUsage)
+	return t.Add(*cp.SummaryUsage, 0, c, priced)
+}
+
+// noteSummary counts the summary cp holds in the metrics, when a model
+// wrote it, and returns what the log line of its compaction says about
+// it: its tokens, the share of its prompt read from the cache and its
+// estimated cost.
+func (s *Server) noteSummary(api API, cp *store.Checkpoint) []any {
+	if cp.SummaryUsage == nil {
+		return nil
+	}
+	u := *cp.SummaryUsage
+	c, priced := s.costOf(cp.Summarizer, u)
+	s.metrics.usage(api, whatSummaries, u, 0, c, priced)
+	args := []any{"summary_prompt", u.PromptTokens() + u.Compaction.Input + u.Compaction.CacheRead + u.Compaction.CacheWrite,
+		"summary_output", u.Output + u.Compaction.Output}
+	if share, ok := u.CacheReadShare(); ok {
+		args = append(args, "summary_cache_read_share", math.Round(share*1000)/1000)
+	}
+	if priced {
+		args = append(args, "summary_cost_usd", c.Total())
+	}
+	return args
 }

@@ -76,6 +76,11 @@ type Checkpoint struct {
 	Reason compact.Reason `json:"reason"`
 	// Summarizer names what wrote the summary.
 	Summarizer string `json:"summarizer"`
+	// SummaryUsage is what writing the summary used (all its model calls
+	// added), nil when no model call reported usage (the offline
+	// summarizer). Its cache read share says whether the summary request
+	// rode the conversation's prompt cache.
+	SummaryUsage *compact.Usage `json:"summaryUsage,omitempty"`
 	// Created is when the compaction was recorded.
 	Created time.Time `json:"created"`
 }
@@ -104,6 +109,10 @@ type LastCall struct {
 	// inside an already started stream: the next request is compacted
 	// first.
 	Overflow bool `json:"overflow,omitempty"`
+	// Model is the model the request named, "" when unknown: the light
+	// path, which does not read the next request, prices its answer
+	// with it.
+	Model string `json:"model,omitempty"`
 	// Totals counts every answered request of the conversation so far,
 	// this one included: carried from the previous last call and
 	// rewritten with it, so keeping them costs no extra write (on Redis
