@@ -92,6 +92,21 @@ func dollars(u compact.Usage) float64 {
 		float64(u.CacheWrite1h)*6 + float64(u.Output)*15) / 1e6
 }
 
+// byHand adds up usages field by field, each priced with dollars.
+func byHand(usages []compact.Usage) store.Tally {
+	var t store.Tally
+	for _, u := range usages {
+		t.Requests++
+		t.Input += u.Input
+		t.Output += u.Output
+		t.CacheRead += u.CacheRead
+		t.CacheWrite += u.CacheWrite
+		t.CacheWrite1h += u.CacheWrite1h
+		t.Cost += dollars(u)
+	}
+	return t
+}
+
 // lastOnly hides a store's PutLast, so that the proxy records the last
 // call by reading and rewriting the whole record.
 type lastOnly struct{ store.Store }
@@ -133,15 +148,8 @@ func TestConversationCosts(t *testing.T) {
 			requests, summaries, bodies := up.requests, up.summaries, up.bodies
 			up.mu.Unlock()
 			// The requests' totals, added up by hand.
-			var want store.Tally
-			for i, u := range requests {
-				want.Requests++
-				want.Input += u.Input
-				want.Output += u.Output
-				want.CacheRead += u.CacheRead
-				want.CacheWrite += u.CacheWrite
-				want.CacheWrite1h += u.CacheWrite1h
-				want.Cost += dollars(u)
+			want := byHand(requests)
+			for i := range requests {
 				// What this request did not send: its compaction's before
 				// minus after.
 				for _, cp := range rec.Checkpoints {
@@ -169,14 +177,7 @@ func TestConversationCosts(t *testing.T) {
 			if len(summaries) != len(rec.Checkpoints) {
 				t.Fatalf("%d summary requests for %d compactions", len(summaries), len(rec.Checkpoints))
 			}
-			var wantSum store.Tally
-			for _, u := range summaries {
-				wantSum.Requests++
-				wantSum.Input += u.Input
-				wantSum.Output += u.Output
-				wantSum.CacheRead += u.CacheRead
-				wantSum.Cost += dollars(u)
-			}
+			wantSum := byHand(summaries)
 			gotSum := rec.Summaries
 			if math.Abs(gotSum.Cost-wantSum.Cost) > 1e-9 {
 				t.Errorf("summaries cost $%v, want $%v", gotSum.Cost, wantSum.Cost)
