@@ -313,3 +313,33 @@ func TestObserverReadsCacheLifetimesAndIterations(t *testing.T) {
 		t.Errorf("cost $%v, want $%v", c.Total(), wantCost)
 	}
 }
+
+// Requests far from the trigger that the proxy does not read (the light
+// path) are counted and priced too, by the model the last call named.
+func TestLightRequestsCosted(t *testing.T) {
+	up := newCachingUpstream(t)
+	mem := store.NewMemory(store.MemoryOptions{})
+	reg := compact.NewRegistry([]compact.ModelInfo{{ID: "claude-test", ContextWindow: 200000, Prices: &testPrices}})
+	_, ts := proxyIn(t, up.srv.URL, Config{Window: 200000, Store: mem, Registry: reg, Summarizer: SummarizerExtractive})
+	c := newClient(t, Anthropic, ts.URL)
+	c.header.Set("X-Session-Id", "light")
+	const steps = 5
+	for i := 1; i <= steps; i++ {
+		c.step(i)
+	}
+	rec := conversationRecord(t, mem, steps)
+	if rec.Last.Units != 0 || rec.Last.Model != "claude-test" {
+		t.Fatalf("last call %+v: want one recorded by the light path (no units), naming the model", rec.Last)
+	}
+	up.mu.Lock()
+	want := byHand(up.requests)
+	up.mu.Unlock()
+	got := rec.Last.Totals
+	if math.Abs(got.Cost-want.Cost) > 1e-9 {
+		t.Errorf("cost $%v, want $%v", got.Cost, want.Cost)
+	}
+	got.Cost = want.Cost
+	if got != want {
+		t.Errorf("totals\n got %+v\nwant %+v", got, want)
+	}
+}

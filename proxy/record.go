@@ -39,9 +39,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 		Bytes: len(x.decoded), Model: v.p.Model}
 	// tally counts this answer over the totals before it.
 	tally := func(prev *store.LastCall) {
-		if prev != nil {
-			last.Totals = prev.Totals
-		}
+		last.Totals = s.newestTotals(v.id.key, prev)
 		if obs.Usage != nil {
 			last.Totals = s.tallied(last.Totals, v.p.Model, *obs.Usage, saved)
 		}
@@ -172,15 +170,21 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	}
 	ctx := context.WithoutCancel(x.r.Context())
 	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage,
-		Model: x.lightLast.Model, Totals: x.lightLast.Totals}
+		Model: x.lightLast.Model}
 	if o.Usage != nil {
 		last.Usage = *o.Usage
-		// A request that is not read has no compaction: it saved nothing.
-		last.Totals = s.tallied(last.Totals, last.Model, *o.Usage, 0)
 		s.account(x.api, last.Model, *o.Usage, 0)
 	}
-	var err error
+	mu := s.lockFor(x.light.key)
+	mu.Lock()
+	last.Totals = s.newestTotals(x.light.key, x.lightLast)
+	if o.Usage != nil {
+		// A request that is not read has no compaction: it saved nothing.
+		last.Totals = s.tallied(last.Totals, last.Model, *o.Usage, 0)
+	}
 	s.cacheLight(x.light.key, last) // last is not modified from here on
+	mu.Unlock()
+	var err error
 	if ls, ok := s.store.(store.LastStore); ok {
 		// One write, no read: the checkpoints are not touched.
 		err = ls.PutLast(ctx, x.light.key, last)
@@ -298,4 +302,22 @@ func (s *Server) noteSummary(api API, cp *store.Checkpoint) []any {
 		args = append(args, "summary_cost_usd", c.Total())
 	}
 	return args
+}
+
+// newestTotals returns the totals a conversation's next answer is counted
+// over: those of prev (the last call as the request read it, nil for
+// none) or those of the last call this replica cached since, whichever
+// counted more requests (both only grow). The client's next request can
+// leave before an answer is recorded and read the last call before it, so
+// without the cache that answer would be counted over the same totals as
+// the one before it, and one of them lost.
+func (s *Server) newestTotals(key string, prev *store.LastCall) store.Tally {
+	var t store.Tally
+	if prev != nil {
+		t = prev.Totals
+	}
+	if cur := s.lightLast(key); cur != nil && cur.Totals.Requests > t.Requests {
+		t = cur.Totals
+	}
+	return t
 }
