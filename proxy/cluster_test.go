@@ -15,7 +15,9 @@ import (
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/proxy/store"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // TestReplicasCompactOnce: three replicas sharing one store receive the
@@ -88,6 +90,14 @@ func TestReplicasCompactOnce(t *testing.T) {
 	wg.Wait()
 	if n := up.summaries.Load(); n != 1 {
 		t.Errorf("%d summary requests reached the model, want exactly 1", n)
+	}
+	// One compaction, counted once: by the replica that wrote it.
+	var counted float64
+	for _, r := range replicas {
+		counted += sumOf(r.metrics.compactionsTotal)
+	}
+	if counted != 1 {
+		t.Errorf("the replicas counted %v compactions, want 1", counted)
 	}
 	var summaries []string
 	for _, r := range up.modelRequests() {
@@ -212,4 +222,18 @@ func TestLockLetGoWithoutCompaction(t *testing.T) {
 	if !isSummaryItem(lastOf(t, up.modelRequests()).Body) {
 		t.Error("not compacted after the holder let the lock go")
 	}
+}
+
+// sumOf adds up every series of a counter vector (none is 0).
+func sumOf(v *prometheus.CounterVec) float64 {
+	ch := make(chan prometheus.Metric, 64)
+	go func() { v.Collect(ch); close(ch) }()
+	var n float64
+	for m := range ch {
+		var pb dto.Metric
+		if m.Write(&pb) == nil && pb.Counter != nil {
+			n += pb.Counter.GetValue()
+		}
+	}
+	return n
 }

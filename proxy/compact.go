@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/compactkit/compact"
@@ -22,6 +23,10 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	type out struct {
 		cp  *store.Checkpoint
 		res *compact.Result
+		// written is set when this flight wrote the compaction (not when
+		// it found one another request or replica wrote): the requests
+		// sharing the flight count it once between them.
+		written *atomic.Bool
 	}
 	key := v.id.key
 	ch, ferr, _ := s.flight.Do(key, func() (_ any, err error) {
@@ -98,7 +103,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 				s.failOpen(stageStore, err)
 			}
 		}
-		return out{cp, res}, nil
+		return out{cp, res, new(atomic.Bool)}, nil
 	})
 	o, ok := ch.(out)
 	if !ok || o.cp == nil {
@@ -120,6 +125,11 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	v.cp = cp
 	x.compacted = cp
 	x.decision = "compacted (" + string(reason) + ")"
+	if o.written == nil || !o.written.CompareAndSwap(false, true) {
+		// Written by another request of the conversation (here or on
+		// another replica), which counted and logged it.
+		return true
+	}
 	s.metrics.compaction(reason, summarizerLabel(cp.Summarizer), v.tokens, after)
 	if o.res != nil && o.res.FallbackErr != nil {
 		what, msg := fallbackExtractive, "model summary failed; used the offline summary"

@@ -158,7 +158,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	m := &metrics{
 		requestsTotal:     counter("requests_total", "Requests answered, by API and HTTP status sent to the client.", "api", "status"),
-		compactionsTotal:  counter("compactions_total", "Compactions applied, by reason and summarizer kind.", "reason", "summarizer"),
+		compactionsTotal:  counter("compactions_total", "Compactions written, by reason and summarizer kind (each counted once, by the request that wrote it).", "reason", "summarizer"),
 		tokensBeforeTotal: plain("tokens_before_total", "Sum of the context sizes, in tokens, before each compaction."),
 		tokensAfterTotal:  plain("tokens_after_total", "Sum of the context sizes, in tokens, after each compaction."),
 		tokensSavedTotal:  plain("tokens_saved_total", "Sum of the tokens each compaction removed from the context."),
