@@ -146,7 +146,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	args := []any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer}
 	if o.res != nil {
-		// Only the request that wrote the summary counts it.
+		// The summary's usage, cache read share and cost.
 		args = append(args, s.noteSummary(x.api, cp)...)
 	}
 	s.log.Info("compacted", args...)
