@@ -221,7 +221,8 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 		}
 	}
 	if o != nil && o.Usage != nil {
-		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output)
+		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output,
+			"usage_cache_read", o.Usage.CacheRead, "usage_cache_write", o.Usage.CacheWrite)
 	}
 	if o != nil && o.Overflow {
 		args = append(args, "stream_overflow", true)
