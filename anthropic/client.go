@@ -194,3 +194,24 @@ func (c *Client) Complete(ctx context.Context, req *summarize.Request) (*summari
 		return decodeResponse(body, model)
 	})
 }
+
+// Send sends body, a complete Messages API request the caller built (a
+// conversation of its own, say), exactly as given: not re-encoded, with
+// the client's headers and key, its model and limits left to the body.
+// The answer is read as Complete reads it (the text blocks; thinking
+// blocks are skipped) and the errors are Complete's. The body must ask
+// for a non-streamed answer. header replaces the client's headers of
+// the same names for this request (an anthropic-beta list, say).
+func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*summarize.Response, error) {
+	set := header.Clone()
+	if set == nil {
+		set = http.Header{}
+	}
+	set.Set("Anthropic-Version", APIVersion)
+	if c.apiKey != "" {
+		set.Set("X-Api-Key", c.apiKey)
+	}
+	return apihttp.PostBody(ctx, c.call, set, body, func(b []byte) (*summarize.Response, error) {
+		return decodeResponse(b, c.model)
+	})
+}

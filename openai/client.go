@@ -214,3 +214,22 @@ func (c *Client) post(ctx context.Context, wire any, decode func(body []byte) (*
 	}
 	return apihttp.PostJSON(ctx, c.call, set, wire, decode)
 }
+
+// Send sends body, a complete Chat Completions request the caller built
+// (a conversation of its own, say), exactly as given: not re-encoded,
+// with the client's headers and key. The answer is read as Complete
+// reads it and the errors are Complete's. The body must ask for a
+// non-streamed answer. header replaces the client's headers of the same
+// names for this request.
+func (c *Client) Send(ctx context.Context, body []byte, header http.Header) (*summarize.Response, error) {
+	set := header.Clone()
+	if set == nil {
+		set = http.Header{}
+	}
+	if c.apiKey != "" {
+		set.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return apihttp.PostBody(ctx, c.call, set, body, func(b []byte) (*summarize.Response, error) {
+		return decodeResponse(b, c.model)
+	})
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/apihttp"
 	"github.com/compactkit/compact/summarize"
 )
 
@@ -150,4 +152,23 @@ func decodeResponsesAnswer(body []byte, model string) (*summarize.Response, erro
 		return nil, fmt.Errorf("openai: %w (status %q)", ErrEmptySummary, a.Status)
 	}
 	return out, nil
+}
+
+// Send sends body, a complete Responses API request the caller built (a
+// conversation of its own, say), exactly as given: not re-encoded, with
+// the client's headers and key. The answer is read as Complete reads it
+// and the errors are Complete's. The body must ask for a non-streamed
+// answer. header replaces the client's headers of the same names for
+// this request.
+func (r *ResponsesClient) Send(ctx context.Context, body []byte, header http.Header) (*summarize.Response, error) {
+	set := header.Clone()
+	if set == nil {
+		set = http.Header{}
+	}
+	if r.c.apiKey != "" {
+		set.Set("Authorization", "Bearer "+r.c.apiKey)
+	}
+	return apihttp.PostBody(ctx, r.c.call, set, body, func(b []byte) (*summarize.Response, error) {
+		return decodeResponsesAnswer(b, r.c.model)
+	})
 }

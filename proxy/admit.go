@@ -329,6 +329,19 @@ func (l *callLimit) wrap(c summarize.Completer) summarize.Completer {
 	return limitedCompleter{c, l}
 }
 
+// take counts one call against l (none when l is nil); past the limit it
+// ends the compaction and returns errWorkBound.
+func (l *callLimit) take() error {
+	if l == nil {
+		return nil
+	}
+	if l.left.Add(-1) < 0 {
+		l.cancel(errWorkBound)
+		return errWorkBound
+	}
+	return nil
+}
+
 // limitedCompleter is a Completer whose calls count against a callLimit.
 type limitedCompleter struct {
 	summarize.Completer
@@ -337,9 +350,8 @@ type limitedCompleter struct {
 
 // Complete makes the call while calls are left.
 func (c limitedCompleter) Complete(ctx context.Context, req *summarize.Request) (*summarize.Response, error) {
-	if c.l.left.Add(-1) < 0 {
-		c.l.cancel(errWorkBound)
-		return nil, errWorkBound
+	if err := c.l.take(); err != nil {
+		return nil, err
 	}
 	return c.Completer.Complete(ctx, req)
 }

@@ -126,13 +126,19 @@ func checkThinkingTurn(p *Parsed) error {
 // starts after the last user message that is not made of tool results.
 func currentTurn(items [][]byte) (first int, active bool) {
 	first = -1
+	last := true // no user or assistant message seen yet, from the end
 	for i := len(items) - 1; i >= 0; i-- {
 		var m anthropicMessage
 		if json.Unmarshal(items[i], &m) != nil {
 			return -1, false
 		}
 		switch m.Role {
+		case "system":
+			// A mid-conversation system message (Claude Code appends
+			// one at times) neither ends nor opens a turn.
+			continue
 		case "assistant":
+			last = false
 			first = i
 		case "user":
 			results := false
@@ -141,9 +147,10 @@ func currentTurn(items [][]byte) (first int, active bool) {
 					results = true
 				}
 			}
-			if i == len(items)-1 {
+			if last {
 				active = results
 			}
+			last = false
 			if !results {
 				return first, active
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -244,6 +245,81 @@ func dropThinking(item []byte) ([]byte, bool) {
 	out = append(out, ']')
 	out = append(out, item[c.Value.End:]...)
 	return out, true
+}
+
+// bindingBeta is the anthropic-beta value a request needs for the API to
+// accept thinking.block_binding (without it: 400 "thinking.<type>.
+// block_binding: Extra inputs are not permitted").
+const bindingBeta = "thinking-binding-controls-2026-08-01"
+
+// betaCompact enables on-demand compaction: the compaction request field
+// and the compaction block sent back first in messages (PROXY.md §1.7,
+// §8). anthropicBetas asks for it.
+const betaCompact = "compact-2026-09-04"
+
+// opensWithCompaction reports whether a Messages API message's content
+// starts with a compaction block.
+func opensWithCompaction(item []byte) bool {
+	ms, _, err := jsontext.ObjectMembers(item, jsontext.SkipSpace(item, 0))
+	if err != nil {
+		return false
+	}
+	c := jsontext.Find(ms, "content")
+	if c == nil || item[c.Value.Start] != '[' {
+		return false
+	}
+	els, _, err := jsontext.ArrayElements(item, c.Value.Start)
+	if err != nil || len(els) == 0 {
+		return false
+	}
+	typ, _ := jsontext.TopLevelString(item[els[0].Start:els[0].End], "type")
+	return typ == "compaction"
+}
+
+// anthropicBetas returns the anthropic-beta values a body the proxy built
+// needs that the client may not send: bindingBeta when its thinking object
+// sets block_binding, betaCompact when it asks for an on-demand compaction
+// or its first message opens with a compaction block (see native.go).
+func anthropicBetas(body []byte) []string {
+	ms, err := jsontext.Object(body)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if t := jsontext.Find(ms, "thinking"); t != nil && body[t.Value.Start] == '{' {
+		inner, _, err := jsontext.ObjectMembers(body, t.Value.Start)
+		if err == nil && jsontext.Find(inner, "block_binding") != nil {
+			out = append(out, bindingBeta)
+		}
+	}
+	compaction := jsontext.Find(ms, "compaction") != nil
+	if m := jsontext.Find(ms, "messages"); !compaction && m != nil && body[m.Value.Start] == '[' {
+		if els, _, err := jsontext.ArrayElements(body, m.Value.Start); err == nil && len(els) > 0 {
+			compaction = opensWithCompaction(body[els[0].Start:els[0].End])
+		}
+	}
+	if compaction {
+		out = append(out, betaCompact)
+	}
+	return out
+}
+
+// addBetas adds each beta to h's anthropic-beta values unless one of them
+// (a comma-separated list) already holds it.
+func addBetas(h http.Header, betas []string) {
+	for _, b := range betas {
+		have := false
+		for _, v := range h.Values("Anthropic-Beta") {
+			for part := range strings.SplitSeq(v, ",") {
+				if strings.TrimSpace(part) == b {
+					have = true
+				}
+			}
+		}
+		if !have {
+			h.Add("Anthropic-Beta", b)
+		}
+	}
 }
 
 // setDropBlock adds block_binding.prefix_mismatch_behavior = "drop_block"

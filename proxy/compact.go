@@ -40,7 +40,8 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		defer cancel()
 		cctx, stop := context.WithCancelCause(cctx)
 		defer stop(nil)
-		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop)), s, secretsOf(x.r.Header)}
+		calls := &summaryRun{}
+		sum := safeSummarizer{s.summarizerFor(x.api, x.r.Header, v, newCallLimit(s.cfg.MaxSummaryCalls, stop), calls), s, secretsOf(x.r.Header)}
 		// A compaction that finished while this request was on its way
 		// (another request of the conversation wrote it) is used as it is:
 		// one crossing of the trigger, one summary.
@@ -97,6 +98,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		if err != nil {
 			return nil, err
 		}
+		s.finishCheckpoint(v, cp, calls)
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
 			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
@@ -143,13 +145,9 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		s.log.Info("model's first summary refused by the review; its second was used", "conversation", v.id.short,
 			"problems", strings.Join(o.res.Refused, "; "))
 	}
-	args := []any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
-		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer}
-	if o.res != nil {
-		// The summary's usage, cache read share and cost.
-		args = append(args, s.noteSummary(x.api, cp)...)
-	}
-	s.log.Info("compacted", args...)
+	s.log.Info("compacted", append([]any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
+		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
+		"summary_requests", summaryCallsLog(cp)}, s.noteSummary(x.api, cp)...)...)
 	return true
 }
 
@@ -196,7 +194,6 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		TokensBefore:  v.tokens,
 		Reason:        reason,
 		Summarizer:    res.Summarizer,
-		SummaryUsage:  res.Usage,
 		Created:       s.now().UTC(),
 	}
 	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
@@ -328,7 +325,9 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		rec.Summaries = s.summaryTally(rec.Summaries, cp)
 		return add(rec)
 	})
-	if id.session != "" {
+	// A provider compaction works only with the credential that made it:
+	// it does not follow the session to another (see adopt).
+	if id.session != "" && cp.Credential == "" {
 		err = errors.Join(err, s.update(ctx, id.session, add))
 	}
 	return err

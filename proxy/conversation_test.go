@@ -55,6 +55,13 @@ type client struct {
 	outBytes int
 	// encoding, when set, compresses each request body ("gzip", "zstd").
 	encoding string
+	// marker opens each tool result with "STEP-n", as the output of the
+	// command fakeupstream.Fake's script asks for (it reads where it is
+	// from the last one).
+	marker bool
+	// members, when set, is added to every request body's top level
+	// (`"thinking":{...},` say: a comma-terminated member list).
+	members string
 }
 
 func newClient(t *testing.T, api API, base string) *client {
@@ -88,11 +95,11 @@ func (c *client) body() []byte {
 	list := strings.Join(c.items, ",")
 	switch c.api {
 	case Anthropic:
-		return []byte(`{"model":"claude-test","max_tokens":1000,"system":"You are a test agent.","messages":[` + list + `],"tools":[{"name":"Bash","input_schema":{"type":"object"}}],"stream":` + fmt.Sprint(c.stream) + `}`)
+		return []byte(`{"model":"claude-test","max_tokens":1000,` + c.members + `"system":"You are a test agent.","messages":[` + list + `],"tools":[{"name":"Bash","input_schema":{"type":"object"}}],"stream":` + fmt.Sprint(c.stream) + `}`)
 	case Chat:
-		return []byte(`{"model":"gpt-test","messages":[` + list + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object"}}}],"stream":` + fmt.Sprint(c.stream) + `}`)
+		return []byte(`{"model":"gpt-test",` + c.members + `"messages":[` + list + `],"tools":[{"type":"function","function":{"name":"bash","parameters":{"type":"object"}}}],"stream":` + fmt.Sprint(c.stream) + `}`)
 	}
-	return []byte(`{"model":"gpt-test","instructions":"You are Codex.","input":[` + list + `],"tools":[{"type":"function","name":"exec_command","parameters":{"type":"object"}}],"store":false,"stream":false,"prompt_cache_key":"conv-1"}`)
+	return []byte(`{"model":"gpt-test",` + c.members + `"instructions":"You are Codex.","input":[` + list + `],"tools":[{"type":"function","name":"exec_command","parameters":{"type":"object"}}],"store":false,"stream":false,"prompt_cache_key":"conv-1"}`)
 }
 
 // step sends the history, appends the answer and a tool result of ~6 KB.
@@ -118,6 +125,9 @@ func (c *client) step(n int) *http.Response {
 	out := toolOutput(n)
 	if c.outBytes > 0 {
 		out = out[:c.outBytes]
+	}
+	if c.marker {
+		out = fmt.Sprintf("STEP-%d\n", n) + out
 	}
 	q, _ := json.Marshal(out)
 	switch c.api {

@@ -49,7 +49,7 @@ func newCachingUpstream(t *testing.T) *cachingUpstream {
 func (u *cachingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	total := fakeupstream.CountTokens(body)
-	tools := bytes.Contains(body, []byte(`"tools"`))
+	tools := isAgentRequest(r.URL.Path, body)
 	var usage compact.Usage
 	var content string
 	u.mu.Lock()
@@ -186,8 +186,8 @@ func TestConversationCosts(t *testing.T) {
 			if gotSum != wantSum {
 				t.Errorf("summaries' tally\n got %+v\nwant %+v", gotSum, wantSum)
 			}
-			if cp := rec.Checkpoints[len(rec.Checkpoints)-1]; cp.SummaryUsage == nil || *cp.SummaryUsage != summaries[0] {
-				t.Errorf("first checkpoint's summary usage %+v, want %+v", cp.SummaryUsage, summaries[0])
+			if cp := rec.Checkpoints[len(rec.Checkpoints)-1]; len(cp.SummaryCalls) != 1 || cp.SummaryCalls[0].Usage != summaries[0] {
+				t.Errorf("first checkpoint's summary calls %+v, want one with %+v", cp.SummaryCalls, summaries[0])
 			}
 			if share, ok := gotSum.CacheReadShare(); !ok || share < 0.85 {
 				t.Errorf("summaries' cache read share %v", share)
@@ -214,9 +214,9 @@ func TestConversationCosts(t *testing.T) {
 			}
 
 			// The compaction's log line says how much of the summary
-			// request's prompt came from the cache.
+			// request's prompt came from the cache, and what it cost.
 			first := summaries[0]
-			share := math.Round(float64(first.CacheRead)/float64(first.Input+first.CacheRead)*1000) / 1000
+			share := 100 * float64(first.CacheRead) / float64(first.Input+first.CacheRead)
 			var line string
 			for _, l := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(l, "msg=compacted") {
@@ -224,8 +224,9 @@ func TestConversationCosts(t *testing.T) {
 					break
 				}
 			}
-			if !strings.Contains(line, fmt.Sprintf("summary_cache_read_share=%v", share)) || !strings.Contains(line, "summary_cost_usd=") {
-				t.Errorf("compaction log line without the summary's cache read share %v and cost: %s", share, line)
+			cost := fmt.Sprintf("summary_cost_usd=%v", math.Round(dollars(first)*1e6)/1e6)
+			if !strings.Contains(line, fmt.Sprintf("%.0f%% cached", share)) || !strings.Contains(line, cost) {
+				t.Errorf("compaction log line without the summary's cache read share (%.0f%%) and %s: %s", share, cost, line)
 			}
 		})
 	}

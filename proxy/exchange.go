@@ -19,8 +19,10 @@ type exchange struct {
 	// v is the request read for compaction, nil when it is passed through
 	// unread (not parsed, unknown window, the client manages its context).
 	v *view
-	// body is the rewritten (decoded) body, nil when the original goes.
-	body []byte
+	// body is the rewritten (decoded) body, nil when the original goes;
+	// betas are the anthropic-beta values it needs on top of the client's.
+	body  []byte
+	betas []string
 	// decision says what was done, for the log line.
 	decision string
 	// compacted is set when this request wrote a new compaction.

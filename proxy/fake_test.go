@@ -79,11 +79,22 @@ func (f *fakeUpstream) requests() []seen {
 func (f *fakeUpstream) modelRequests() []seen {
 	var out []seen
 	for _, r := range f.requests() {
-		if bytes.Contains(r.Body, []byte(`"tools"`)) {
+		if isAgentRequest(r.Path, r.Body) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// isAgentRequest reports whether body is an agent's own turn: it offers
+// tools and is not a summary request asked on the conversation itself
+// (which carries the conversation's tools, not callable).
+func isAgentRequest(path string, body []byte) bool {
+	if !bytes.Contains(body, []byte(`"tools"`)) {
+		return false
+	}
+	api, ok := fakeAPIs[path]
+	return !ok || !fakeupstream.IsSummaryPrompt(fakeupstream.Prompt(api, body))
 }
 
 func tokensOf(body []byte) int { return fakeupstream.CountTokens(body) }
@@ -115,7 +126,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reject != nil && reject(n, body) {
 		over = true
 	}
-	tools := bytes.Contains(body, []byte(`"tools"`))
+	tools := isAgentRequest(r.URL.Path, body)
 	if f.reject400 != nil && f.reject400(body) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(400)

@@ -228,7 +228,9 @@ func (s *Server) adopt(ctx context.Context, v *view) {
 		return
 	}
 	found := findCheckpoint(rec, v.chain)
-	if found == nil {
+	if found == nil || found.Credential != "" {
+		// (A provider compaction is bound to its credential; none is
+		// stored under the session, but an older record may hold one.)
 		return
 	}
 	cp := *found

@@ -75,7 +75,7 @@ func TestUpstreamSummarizer(t *testing.T) {
 			}
 			var summaryReqs []seen
 			for _, r := range up.requests() {
-				if !bytes.Contains(r.Body, []byte(`"tools"`)) {
+				if !isAgentRequest(r.Path, r.Body) {
 					summaryReqs = append(summaryReqs, r)
 				}
 			}
@@ -104,14 +104,14 @@ func TestUpstreamSummarizer(t *testing.T) {
 			all := up.requests()
 			after := -1
 			for i, r := range all {
-				if bytes.Contains(r.Body, []byte(`"tools"`)) && bytes.Contains(r.Body, []byte(fakeupstream.HandoverMark)) {
+				if isAgentRequest(r.Path, r.Body) && bytes.Contains(r.Body, []byte(fakeupstream.HandoverMark)) {
 					after = i
 					break
 				}
 			}
 			later := 0
 			for _, r := range all[after+1:] {
-				if bytes.Contains(r.Body, []byte(`"tools"`)) {
+				if isAgentRequest(r.Path, r.Body) {
 					continue
 				}
 				later++

@@ -22,7 +22,7 @@ func TestSummaryTimeoutCoversTheWholeSummary(t *testing.T) {
 	defer srv.Close()
 	v := &view{p: &Parsed{Model: "claude-sonnet-4-5"}, info: compact.ModelInfo{ID: "claude-sonnet-4-5", ContextWindow: 200000}}
 	for _, api := range []API{Anthropic, Chat, Responses} {
-		d, ok := srv.summarizerFor(api, http.Header{}, v, nil).(*summarize.Deadline)
+		d, ok := srv.summarizerFor(api, http.Header{}, v, nil, nil).(*summarize.Deadline)
 		if !ok || d.Limit != 42*time.Second {
 			t.Errorf("%v: summarizer %#v, want a summarize.Deadline of 42s", api, d)
 		}

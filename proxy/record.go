@@ -272,37 +272,55 @@ func (s *Server) account(api API, model string, u compact.Usage, saved int) {
 	s.metrics.usage(api, whatRequests, u, saved, c, priced)
 }
 
-// summaryTally returns t with cp's summary counted, when a model wrote it
-// (cp.SummaryUsage set), priced at the prices of the model that wrote it
-// (cp.Summarizer names it).
+// summaryTally returns t with the requests that wrote cp's summary
+// counted (cp.SummaryCalls; none for the offline summarizer), priced at
+// the prices of the model that answered them (see summaryPrices).
 func (s *Server) summaryTally(t store.Tally, cp *store.Checkpoint) store.Tally {
-	if cp.SummaryUsage == nil {
-		return t
+	p := s.summaryPrices(cp)
+	for _, c := range cp.SummaryCalls {
+		var cost compact.Cost
+		if p != nil {
+			cost = p.Cost(c.Usage)
+		}
+		t = t.Add(c.Usage, 0, cost, p != nil)
 	}
-	c, priced := s.costOf(cp.Summarizer, *cp.SummaryUsage)
-	return t.Add(*cp.SummaryUsage, 0, c, priced)
+	return t
 }
 
-// noteSummary counts the summary cp holds in the metrics, when a model
-// wrote it, and returns what the log line of its compaction says about
-// it: its tokens, the share of its prompt read from the cache and its
-// estimated cost.
+// summaryPrices are the prices of the model that wrote cp's summary: the
+// one cp.Summarizer names (a model summary names its model), else
+// Config.SummaryModel; nil when unknown (a model summary refused by the
+// review and replaced by the offline one names no model: its calls'
+// cost is then unknown, not zero).
+func (s *Server) summaryPrices(cp *store.Checkpoint) *compact.Prices {
+	if p := s.pricesFor(cp.Summarizer); p != nil {
+		return p
+	}
+	return s.pricesFor(s.cfg.SummaryModel)
+}
+
+// noteSummary counts the requests that wrote cp's summary in the metrics
+// and returns what the compaction's log line adds about them: their
+// estimated cost, when their model's prices are known (their tokens and
+// cache read shares are in summary_requests, see summaryCallsLog).
 func (s *Server) noteSummary(api API, cp *store.Checkpoint) []any {
-	if cp.SummaryUsage == nil {
+	if len(cp.SummaryCalls) == 0 {
 		return nil
 	}
-	u := *cp.SummaryUsage
-	c, priced := s.costOf(cp.Summarizer, u)
-	s.metrics.usage(api, whatSummaries, u, 0, c, priced)
-	args := []any{"summary_prompt", u.PromptTokens() + u.Compaction.Input + u.Compaction.CacheRead + u.Compaction.CacheWrite,
-		"summary_output", u.Output + u.Compaction.Output}
-	if share, ok := u.CacheReadShare(); ok {
-		args = append(args, "summary_cache_read_share", math.Round(share*1000)/1000)
+	p := s.summaryPrices(cp)
+	var total float64
+	for _, c := range cp.SummaryCalls {
+		var cost compact.Cost
+		if p != nil {
+			cost = p.Cost(c.Usage)
+			total += cost.Total()
+		}
+		s.metrics.usage(api, whatSummaries, c.Usage, 0, cost, p != nil)
 	}
-	if priced {
-		args = append(args, "summary_cost_usd", c.Total())
+	if p == nil {
+		return nil
 	}
-	return args
+	return []any{"summary_cost_usd", math.Round(total*1e6) / 1e6}
 }
 
 // newestTotals returns the totals a conversation's next answer is counted

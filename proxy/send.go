@@ -28,6 +28,9 @@ func (s *Server) send(w http.ResponseWriter, x *exchange) {
 			writeError(w, x.api, http.StatusBadGateway, "api_error", "compact proxy: bad upstream request")
 			return
 		}
+		if x.body != nil {
+			addBetas(req.Header, x.betas)
+		}
 		s.metrics.overhead(x.api, since(s.now, x.start))
 		sent := s.now()
 		resp, err := s.client.Do(req)

@@ -39,6 +39,14 @@ const (
 	SummarizerUpstream = "upstream"
 	// SummarizerExtractive writes the summary offline, with no model.
 	SummarizerExtractive = "extractive"
+	// SummarizerNative has the provider compact the history itself, with
+	// the client's credentials: Anthropic on-demand compaction (a signed
+	// compaction block that keeps later thinking valid) and OpenAI's
+	// POST /v1/responses/compact (an encrypted window, replayed only with
+	// the credential that made it). Chat Completions has no such endpoint
+	// and uses SummarizerUpstream, and so does a model the provider
+	// refuses it for (remembered per model until the proxy restarts).
+	SummarizerNative = "native"
 )
 
 // Config configures a Server. The zero value proxies to the providers'
@@ -67,9 +75,9 @@ type Config struct {
 	// means compact.DefaultKeepRecentTokens. It shrinks on small windows;
 	// set, it is positive and smaller than Window.
 	KeepRecentTokens int
-	// Summarizer is SummarizerUpstream ("" means it) or
-	// SummarizerExtractive. A failed model summary falls back to the
-	// extractive one.
+	// Summarizer is SummarizerUpstream ("" means it),
+	// SummarizerExtractive or SummarizerNative. A failed model summary
+	// falls back to the extractive one.
 	Summarizer string
 	// SummaryModel, with SummarizerUpstream, is the model that writes
 	// summaries instead of the conversation's own.
@@ -192,13 +200,16 @@ type Server struct {
 	log           *slog.Logger
 	reg           *prometheus.Registry
 	metrics       *metrics
-	metricsH      http.Handler
-	now           func() time.Time
-	registry      *compact.Registry
-	policy        compact.Policy
-	summaryTTL    time.Duration
-	lockTTL       time.Duration
-	lockWait      time.Duration
+	// nativeOff holds the "api model" pairs whose provider refused its own
+	// compaction (see SummarizerNative): they use the upstream summarizer.
+	nativeOff  sync.Map
+	metricsH   http.Handler
+	now        func() time.Time
+	registry   *compact.Registry
+	policy     compact.Policy
+	summaryTTL time.Duration
+	lockTTL    time.Duration
+	lockWait   time.Duration
 
 	// authOn is set when Config.AuthToken is; authSum is its SHA-256.
 	authOn  bool
@@ -245,9 +256,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	switch cfg.Summarizer {
-	case "", SummarizerUpstream, SummarizerExtractive:
+	case "", SummarizerUpstream, SummarizerExtractive, SummarizerNative:
 	default:
-		return nil, fmt.Errorf("proxy: summarizer %q: want %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive)
+		return nil, fmt.Errorf("proxy: summarizer %q: want %q, %q or %q", cfg.Summarizer, SummarizerUpstream, SummarizerExtractive, SummarizerNative)
 	}
 	// The settings the proxy shares with the library and the command
 	// line follow their rules (compact.Config.Validate).

@@ -15,6 +15,9 @@ func (s *Server) rewrite(x *exchange) {
 		return
 	}
 	x.body = body
+	if x.api == Anthropic {
+		x.betas = anthropicBetas(body)
+	}
 	if x.compacted == nil {
 		x.decision = "rewritten"
 	}
@@ -25,8 +28,7 @@ func (s *Server) rewrite(x *exchange) {
 // kept items (as the codec prepares them), the client's bytes after the
 // list. Nothing else is re-encoded.
 func splice(c codec, p *Parsed, cp *store.Checkpoint) []byte {
-	from := p.Units[cp.Covered].Start
-	kept, envelope := c.prepareKept(p, from)
+	kept, envelope := keptItems(c, p, cp)
 	n := len(p.Body) + len(cp.Item)
 	out := make([]byte, 0, n)
 	out = append(out, p.Body[:p.ListStart+1]...)
@@ -51,4 +53,16 @@ func splice(c codec, p *Parsed, cp *store.Checkpoint) []byte {
 		out = envelope(out)
 	}
 	return out
+}
+
+// keptItems returns the items of p that follow compaction cp, made valid
+// for the provider (codec.prepareKept). After a provider compaction they
+// go unchanged: the provider's own summary keeps the signatures of the
+// thinking after it valid.
+func keptItems(c codec, p *Parsed, cp *store.Checkpoint) ([][]byte, func([]byte) []byte) {
+	from := p.Units[cp.Covered].Start
+	if cp.Native != "" {
+		return p.Items[from:], nil
+	}
+	return c.prepareKept(p, from)
 }

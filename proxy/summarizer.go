@@ -30,8 +30,15 @@ func (s *Server) extractive() compact.Summarizer { return extractive.New(extract
 // summarizerFor returns the summarizer of one compaction: offline, or the
 // conversation's model (or Config.SummaryModel) through the same upstream
 // with the client's own credentials. Its model calls count against lim
-// (none when nil).
-func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit) compact.Summarizer {
+// (none when nil) and are recorded in calls (not when nil).
+//
+// With the conversation's own model, a summary is asked on the
+// conversation itself when its prefix fits the model's window (see
+// rider): the request the proxy sends upstream, cut after the summarized
+// messages, plus one closing instruction, so that the provider reads the
+// history from its prompt cache. Otherwise, and with another model, the
+// history is quoted as a transcript.
+func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit, calls *summaryRun) compact.Summarizer {
 	if s.cfg.Summarizer == SummarizerExtractive {
 		return s.extractive()
 	}
@@ -66,14 +73,22 @@ func (s *Server) summarizerFor(api API, h http.Header, v *view, lim *callLimit) 
 	if err != nil {
 		return failing{err}
 	}
-	sum, err := summarize.New(summarize.Options{Completer: lim.wrap(comp), Model: model, Info: info, MaxTries: 2})
+	opts := summarize.Options{Completer: lim.wrap(recordingCompleter{comp, calls}), Model: model, Info: info, MaxTries: 2}
+	if snd, ok := comp.(sender); ok && model == v.p.Model {
+		opts.Conversation = (&rider{s: s, v: v, info: info, send: snd, lim: lim, calls: calls, secrets: secretsOf(h), betas: h.Values("Anthropic-Beta")}).ask
+	}
+	sum, err := summarize.New(opts)
 	if err != nil {
 		return failing{err}
 	}
 	// A time of its own for the whole summary, so that when it runs out
 	// the engine's fallback still has the caller's time to write the
 	// offline summary.
-	return summarize.WithDeadline(sum, s.summaryTTL)
+	up := summarize.WithDeadline(sum, s.summaryTTL)
+	if s.cfg.Summarizer == SummarizerNative {
+		return s.newNative(api, h, v, up, lim, calls)
+	}
+	return up
 }
 
 // failing is a summarizer that always fails, so that the fallback writes

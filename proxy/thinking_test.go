@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -139,4 +140,71 @@ func TestNoCompactionWhenTheEnvelopeFillsTheTrigger(t *testing.T) {
 			t.Fatalf("request %d was compacted though no summary can bring it under the trigger", k)
 		}
 	}
+}
+
+// TestThinkingTurnWithTrailingSystem: a mid-conversation system message at
+// the end of the list (Claude Code appends one at times) does not end the
+// turn in progress: the kept messages, thinking included, are the same
+// bytes with and without it, so the prefix the cache holds stays stable.
+func TestThinkingTurnWithTrailingSystem(t *testing.T) {
+	body := thinkingConversation()
+	withSystem := bytes.Replace(body, []byte(`],"tools"`), []byte(`,{"role":"system","content":"Reminder: keep going."}],"tools"`), 1)
+	p, err := codecFor(Anthropic).parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := codecFor(Anthropic).parse(withSystem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := len(p.Units) - 3
+	for p.Units[cut].Messages[0].Role == compact.RoleToolResult {
+		cut--
+	}
+	cp := &store.Checkpoint{Covered: cut, Item: codecFor(Anthropic).summaryItem("summary")}
+	a, b := splice(codecFor(Anthropic), p, cp), splice(codecFor(Anthropic), q, cp)
+	want := a[:bytes.LastIndex(a, []byte(`],"tools"`))]
+	if !bytes.HasPrefix(b, want) {
+		t.Fatalf("the trailing system message changed the kept messages (%d bytes without it, %d with; they part at byte %d)", len(a), len(b), commonPrefix(a, b))
+	}
+	if !bytes.Contains(want, []byte(`"signature":"sig-10-AbCd=="`)) {
+		t.Fatal("the turn in progress lost its thinking")
+	}
+}
+
+// TestDropBlockBeta: a rewrite that sets thinking.block_binding needs the
+// thinking-binding-controls beta, added to the client's own values once.
+func TestDropBlockBeta(t *testing.T) {
+	p, err := codecFor(Anthropic).parse(thinkingConversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := len(p.Units) - 3
+	for p.Units[cut].Messages[0].Role == compact.RoleToolResult {
+		cut--
+	}
+	out := splice(codecFor(Anthropic), p, &store.Checkpoint{Covered: cut, Item: codecFor(Anthropic).summaryItem("summary")})
+	betas := anthropicBetas(out)
+	if len(betas) != 1 || betas[0] != bindingBeta {
+		t.Fatalf("betas of a drop_block rewrite: %v", betas)
+	}
+	if got := anthropicBetas(thinkingConversation()); got != nil {
+		t.Errorf("the client's own body needs no beta: %v", got)
+	}
+	h := http.Header{}
+	h.Set("Anthropic-Beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14")
+	addBetas(h, betas)
+	addBetas(h, betas)
+	if got := strings.Join(h.Values("Anthropic-Beta"), ","); got != "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14,"+bindingBeta {
+		t.Errorf("anthropic-beta = %q", got)
+	}
+}
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b []byte) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }

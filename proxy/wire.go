@@ -97,6 +97,13 @@ type codec interface {
 	// as the same slices. envelope rewrites the body outside the list when
 	// the kept items need it (nil when not).
 	prepareKept(p *Parsed, from int) (items [][]byte, envelope func(body []byte) []byte)
+	// fork returns the summary request made on the conversation itself
+	// (see fork.go): body (the request as it goes upstream, its list
+	// described by p) with its list replaced by items plus instruction as
+	// a closing user message, the tools not callable, no stream, and an
+	// output limit of maxTokens plus any reasoning room, which it also
+	// returns.
+	fork(p *Parsed, body []byte, items [][]byte, instruction string, maxTokens int) ([]byte, int, error)
 	// newObserver returns a reader of one response body, fed the bytes as
 	// they pass to the client. stream says whether the response is an SSE
 	// stream (Content-Type text/event-stream).

@@ -10,7 +10,13 @@
 // conversation) and one user message: the running summary in
 // <running-summary> when there is one, the conversation in <transcript>,
 // then the task, then the user's focus in <focus> when instructions were
-// given. The conversation is never sent as chat turns. History summaries
+// given. The conversation is never sent as chat turns by this package;
+// a caller that holds the conversation's own request (the proxy) can ask
+// for the summary on it instead (Options.Conversation: the conversation
+// as the provider last saw it plus one closing instruction, so that it is
+// read from the provider's prompt cache), with the same task, headings,
+// review and retry, and this package's transcript request when that does
+// not fit. History summaries
 // use the same headings as package extractive (Goal, Constraints &
 // Preferences, Progress with Done / In Progress / Blocked, Key Decisions,
 // Next Steps, Critical Context); turn prefixes use Turn Request, Work So

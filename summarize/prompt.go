@@ -48,6 +48,9 @@ var (
 	focusIntro           = mustPrompt("focus.md")
 	retryNote            = mustPrompt("retry.md")
 	ledgerNote           = mustPrompt("ledger.md")
+	conversationIntro    = mustPrompt("conversation.md")
+	conversationHistory  = mustPrompt("conversation_history.md")
+	conversationPrefix   = mustPrompt("conversation_prefix.md")
 )
 
 // SystemPrompt returns the system prompt sent with every request.

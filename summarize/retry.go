@@ -75,11 +75,17 @@ func Retryable(err error) bool {
 // exponential backoff, up to MaxTries tries in all. A context overflow is
 // returned at once for the caller to split the request.
 func (s *Summarizer) complete(ctx context.Context, req *Request) (*Response, error) {
+	return s.retry(ctx, func(ctx context.Context) (*Response, error) { return s.opts.Completer.Complete(ctx, req) })
+}
+
+// retry makes one call with complete's retries: what Retryable allows,
+// with exponential backoff, up to MaxTries tries in all.
+func (s *Summarizer) retry(ctx context.Context, call func(context.Context) (*Response, error)) (*Response, error) {
 	for try := 1; ; try++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		resp, err := s.opts.Completer.Complete(ctx, req)
+		resp, err := call(ctx)
 		if err == nil {
 			if resp == nil {
 				return nil, fmt.Errorf("completer returned no response and no error")

@@ -125,6 +125,16 @@ type Options struct {
 	// the errors with their status, the files shell commands touched),
 	// which the prompt tells the model not to copy.
 	NoLedger bool
+	// Conversation, when set, asks for a summary on the conversation
+	// itself: the caller sends the conversation as it last went to the
+	// provider plus one closing instruction (see ConversationRequest), so
+	// that the provider reads the history from its prompt cache instead
+	// of a transcript written anew. Prompts, the review with its one
+	// retry and the hybrid record stay the summarizer's. When it reports
+	// ErrNotOnConversation, or the request overflows or is refused as
+	// invalid, the summary is written from a transcript as without it.
+	// nil (the default) always writes from a transcript.
+	Conversation ConversationFunc
 }
 
 // Summarizer is a compact.Summarizer backed by a model. It holds no
@@ -253,6 +263,22 @@ func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest)
 	if err != nil {
 		return nil, err
 	}
+	var spent compact.Usage
+	if s.opts.Conversation != nil {
+		text, usage, refused, err := s.onConversation(ctx, req, maxTokens)
+		if err == nil {
+			if ledger != "" {
+				text += "\n\n" + ledger
+			}
+			return &compact.Summary{Text: text, Summarizer: s.opts.Model, Usage: usage, Refused: refused}, nil
+		}
+		if !errors.Is(err, ErrNotOnConversation) {
+			return nil, err
+		}
+		// Whatever the refused request cost is counted with the
+		// transcript's requests.
+		spent = *usage
+	}
 	units := serializer{capChars: s.opts.ToolResultChars}.units(req.Messages)
 	if len(units) == 0 {
 		return nil, fmt.Errorf("%w: the %d messages hold no text", ErrNoMessages, len(req.Messages))
@@ -264,6 +290,7 @@ func (s *Summarizer) Summarize(ctx context.Context, req *compact.SummaryRequest)
 		instructions: defuse(clean(req.Instructions), tagFocus),
 		summary:      defuse(runningSummary(req), tagSummary),
 		req:          req,
+		usage:        spent,
 	}
 	if err := r.do(ctx, units); err != nil {
 		return nil, err

@@ -153,9 +153,9 @@ never appear in logs, metrics or the store.`,
 				return usagef("--lock-ttl must be at least 1s, got %s", lockTTL)
 			}
 			switch summarizer {
-			case proxy.SummarizerUpstream, proxy.SummarizerExtractive:
+			case proxy.SummarizerUpstream, proxy.SummarizerExtractive, proxy.SummarizerNative:
 			default:
-				return usagef("--summarizer %q: want upstream or extractive", summarizer)
+				return usagef("--summarizer %q: want upstream, extractive or native", summarizer)
 			}
 			if summaryModel != "" && summarizer == proxy.SummarizerExtractive {
 				return usagef("--summary-model needs --summarizer upstream")
@@ -319,7 +319,7 @@ never appear in logs, metrics or the store.`,
 	f.DurationVar(&lockTTL, "lock-ttl", proxy.DefaultLockTTL, "with --redis: lifetime of a conversation's lock, extended while its summary is written")
 	f.IntVar(&storeMaxMB, "store-max-mb", int(store.DefaultMaxBytes>>20), "size cap of the stored state in MiB; the least recently used conversations go first")
 	f.DurationVar(&storeTTL, "store-ttl", store.DefaultTTL, "how long a conversation's state is kept after its last use")
-	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials) or extractive (offline)")
+	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials), extractive (offline) or native (the provider's own compaction where the API has one, else upstream)")
 	f.StringVar(&summaryModel, "summary-model", "", "model that writes summaries through the upstream, instead of the conversation's own")
 	f.DurationVar(&summaryTimeout, "summary-timeout", 3*time.Minute, "how long a model summary may take before the offline one is used instead")
 	f.Int64Var(&maxBody, "max-body", proxy.DefaultMaxBodyBytes, "largest request body accepted, in bytes; larger ones get 413")

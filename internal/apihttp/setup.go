@@ -102,6 +102,15 @@ func PostJSON[T any](ctx context.Context, c Call, set http.Header, v any, decode
 	if err != nil {
 		return zero, fmt.Errorf("%s: encoding request: %w", c.Provider, err)
 	}
+	return PostBody(ctx, c, set, payload, decode)
+}
+
+// PostBody is PostJSON for a body that is already JSON: payload is sent
+// exactly as given, not re-encoded (a proxy forwarding its client's bytes
+// keeps them byte for byte, so that the provider's prompt cache still
+// matches them).
+func PostBody[T any](ctx context.Context, c Call, set http.Header, payload []byte, decode func(body []byte) (T, error)) (T, error) {
+	var zero T
 	h := c.Header.Clone()
 	if h == nil {
 		h = http.Header{}

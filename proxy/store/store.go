@@ -60,8 +60,19 @@ type Checkpoint struct {
 	// units hash to the same chain.
 	Chain string `json:"chain"`
 	// Item is the summary list element exactly as sent upstream; every
-	// later request of the conversation carries these same bytes.
+	// later request of the conversation carries these same bytes. A
+	// provider compaction's window may be several elements, separated by
+	// commas as in the list.
 	Item []byte `json:"item"`
+	// Native names the provider compaction Item came from ("" for a
+	// summary of compact's own): "anthropic" for an on-demand compaction
+	// block, "responses" for the window of POST /v1/responses/compact.
+	// The items kept after it are sent unchanged.
+	Native string `json:"native,omitempty"`
+	// Credential, for a provider compaction, identifies (as a hash) the
+	// credential that made it: the provider accepts Item only from that
+	// credential, so the checkpoint is never applied under another.
+	Credential string `json:"credential,omitempty"`
 	// Summary is the summary text (file lists included), merged into the
 	// next compaction.
 	Summary string `json:"summary"`
@@ -76,13 +87,32 @@ type Checkpoint struct {
 	Reason compact.Reason `json:"reason"`
 	// Summarizer names what wrote the summary.
 	Summarizer string `json:"summarizer"`
-	// SummaryUsage is what writing the summary used (all its model calls
-	// added), nil when no model call reported usage (the offline
-	// summarizer). Its cache read share says whether the summary request
-	// rode the conversation's prompt cache.
-	SummaryUsage *compact.Usage `json:"summaryUsage,omitempty"`
 	// Created is when the compaction was recorded.
 	Created time.Time `json:"created"`
+	// SummaryCalls are the requests to the summarizer model that wrote
+	// the summary, in order, with the usage each reported (none for an
+	// offline summary, or when the provider reported none): what the
+	// summary cost, and how much of its input the provider read from its
+	// prompt cache.
+	SummaryCalls []SummaryCall `json:"summaryCalls,omitempty"`
+}
+
+// SummaryCall is one request to the summarizer model.
+type SummaryCall struct {
+	// OnConversation is true for a request that was the conversation
+	// itself plus one closing instruction (it reads the history from the
+	// provider's prompt cache), false for one quoting a transcript.
+	OnConversation bool `json:"onConversation,omitempty"`
+	// Usage is what the provider reported for it.
+	Usage compact.Usage `json:"usage"`
+}
+
+// CacheReadShare is the share of the request's prompt the provider read
+// from its cache: Usage.CacheRead over Usage.PromptTokens, 0 when the
+// usage has no prompt tokens.
+func (c SummaryCall) CacheReadShare() float64 {
+	share, _ := c.Usage.CacheReadShare()
+	return share
 }
 
 // LastCall is the accounting of a conversation's latest response.

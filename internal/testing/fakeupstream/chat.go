@@ -5,19 +5,21 @@ import (
 )
 
 // chatUsage is the Chat Completions usage object.
-func chatUsage(in, out int) ordered {
+// prompt_tokens counts the whole prompt, cached_tokens the part of it
+// read from the cache.
+func chatUsage(u usage, out int) ordered {
 	return ordered{
-		{"prompt_tokens", in},
+		{"prompt_tokens", u.Total},
 		{"completion_tokens", out},
-		{"total_tokens", in + out},
-		{"prompt_tokens_details", ordered{{"cached_tokens", 0}}},
+		{"total_tokens", u.Total + out},
+		{"prompt_tokens_details", ordered{{"cached_tokens", u.Read}}},
 	}
 }
 
 // chat answers a Chat Completions request, streamed or not. A stream
 // carries "usage": null in every chunk and a final usage chunk with empty
 // choices only when stream_options.include_usage is true, as OpenAI does.
-func (f *Fake) chat(w http.ResponseWriter, b *body, a answer, in int, id string) {
+func (f *Fake) chat(w http.ResponseWriter, b *body, a answer, in usage, id string) {
 	out := outputTokens(a)
 	created := f.cfg.Now().Unix()
 	cmplID := "chatcmpl-fake" + id
@@ -65,6 +67,7 @@ func (f *Fake) chat(w http.ResponseWriter, b *body, a answer, in int, id string)
 			{"function", ordered{{"name", a.tool}, {"arguments", ""}}},
 		}}}}, nil))
 		for _, part := range chunks(a.args, 24) {
+			s.pause(a.pace)
 			s.event("", chunk(ordered{{"tool_calls", []ordered{{
 				{"index", 0}, {"function", ordered{{"arguments", part}}},
 			}}}}, nil))
@@ -72,6 +75,7 @@ func (f *Fake) chat(w http.ResponseWriter, b *body, a answer, in int, id string)
 	} else {
 		s.event("", chunk(ordered{{"role", "assistant"}, {"content", ""}, {"refusal", nil}}, nil))
 		for _, part := range chunks(a.text, 24) {
+			s.pause(a.pace)
 			s.event("", chunk(ordered{{"content", part}}, nil))
 		}
 	}

@@ -7,10 +7,14 @@ import (
 )
 
 // Check returns what a real provider would object to in a recorded
-// request, one line each, nil when nothing: a body over the window, and
-// tool results and tool calls that do not pair up (see Pairing).
+// request, one line each, nil when nothing: a body over the window, tool
+// results and tool calls that do not pair up (see Pairing), and a refusal
+// by the thinking rules (see Request.ThinkingRejected).
 func (f *Fake) Check(r Request) []string {
 	var problems []string
+	if r.ThinkingRejected {
+		problems = append(problems, fmt.Sprintf("request %d: %s", r.Seq, r.Error))
+	}
 	if f.cfg.Window > 0 && r.Tokens > f.cfg.Window {
 		problems = append(problems, fmt.Sprintf("request %d: %d tokens > window %d", r.Seq, r.Tokens, f.cfg.Window))
 	}

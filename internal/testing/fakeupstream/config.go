@@ -47,9 +47,48 @@ type Config struct {
 	// names none, and the first entry of GET /v1/models. Default
 	// "fake-model".
 	Model string
-	// Now stamps the created fields of responses. Default time.Now.
+	// Now stamps the created fields of responses and is the clock of the
+	// prompt cache's lifetimes. Default time.Now.
 	Now func() time.Time
+
+	// The fake behaves like the providers by default, as for an account
+	// created after 2026-08-31: Anthropic thinking blocks are signed and
+	// checked (see checkThinking), prompt caching is accounted (see
+	// account), provider compaction is served and checked. The switches
+	// below turn part of that off; a test that sets one says why.
+
+	// OldAccount makes the Anthropic prefix check of thinking blocks
+	// behave as for an account created before 2026-08-31: a block whose
+	// prefix changed is accepted, unless the request sets
+	// thinking.block_binding. Forged signatures and the tool-loop rule
+	// are still refused.
+	OldAccount bool
+	// NoCache turns prompt-cache accounting off: every request reads and
+	// writes nothing, as before a cache existed.
+	NoCache bool
+	// CacheMinTokens is the smallest prefix, in tokens, that is cached.
+	// Default DefaultCacheMinTokens (1024); set 1 to cache every prefix.
+	CacheMinTokens int
+
+	// TurnLatency is how long the fake takes to answer a model call that
+	// is not a summary request, SummaryLatency a summary request's: one
+	// IsSummaryPrompt recognises, one that asks for a summary (an agent's
+	// own compaction), an Anthropic compaction request or POST
+	// /v1/responses/compact. The zero Latency answers at once (the
+	// default, so that tests stay fast); a model takes about a second for
+	// a turn and ten or more for a long summary.
+	TurnLatency, SummaryLatency Latency
 }
+
+// Latency is how a model's answer arrives: FirstByte after the request,
+// then the rest of a stream spread over Stream (a non-streamed answer
+// arrives whole after FirstByte+Stream).
+type Latency struct {
+	FirstByte, Stream time.Duration
+}
+
+// total is the time until a whole non-streamed answer is there.
+func (l Latency) total() time.Duration { return l.FirstByte + l.Stream }
 
 // DefaultSteps, DefaultOutputLines and DefaultModel are the values an
 // unset Config field stands for.
@@ -86,6 +125,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.CacheMinTokens <= 0 {
+		c.CacheMinTokens = DefaultCacheMinTokens
 	}
 	return c
 }

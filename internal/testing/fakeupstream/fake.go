@@ -15,6 +15,16 @@
 //
 // Every request is recorded (path, headers without credentials, body,
 // counted tokens, list items, what was answered) for assertions.
+//
+// Where it matters to a proxy it behaves like the providers, by default:
+// Anthropic thinking blocks are signed and bound to their prefix, and a
+// request that breaks the thinking rules gets the API's 400 (thinking.go);
+// prompt caching is billed by prefix with the providers' lifetimes
+// (cache.go); Anthropic on-demand compaction and OpenAI
+// /v1/responses/compact are served and their blobs checked
+// (compaction.go); answers can take a model's time (Config.TurnLatency,
+// Config.SummaryLatency). Config has a switch for each where a test needs
+// the lenient behaviour.
 package fakeupstream
 
 import (
@@ -27,11 +37,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Fake is the scripted provider. It is safe for concurrent use.
 type Fake struct {
 	cfg Config
+	// key signs thinking blocks and seals compaction blobs.
+	key   [32]byte
+	cache promptCache
 
 	ids atomic.Int64 // numbers the ids in responses
 
@@ -46,7 +60,7 @@ func (f *Fake) nextID() string {
 
 // New returns a Fake following cfg (see Config for the defaults).
 func New(cfg Config) *Fake {
-	return &Fake{cfg: cfg.withDefaults()}
+	return &Fake{cfg: cfg.withDefaults(), key: newKey(), cache: promptCache{entries: map[cacheKey]*cacheEntry{}}}
 }
 
 // Start serves a new Fake on a loopback httptest server that is closed
@@ -96,8 +110,54 @@ type Request struct {
 	// Step is the step number of the shell call the fake answered with,
 	// 0 when it answered with text.
 	Step int
-	// Text is the text the fake answered with, "" for a tool call.
+	// Text is the text the fake answered with, "" for a tool call; for a
+	// compaction, the summary.
 	Text string
+	// Error is the message of the error the fake answered with.
+	Error string
+
+	// Credential names the key the request carried (see credential): a
+	// hash, never the key.
+	Credential string
+
+	// Thinking is the request's thinking.type ("enabled", "adaptive",
+	// "disabled"; "" without a thinking object).
+	Thinking string
+	// ThinkingVerified is how many thinking and redacted_thinking blocks
+	// the request carried whose signature and prefix held.
+	ThinkingVerified int
+	// ThinkingDropped is how many were dropped because their prefix
+	// changed (thinking.block_binding.prefix_mismatch_behavior
+	// "drop_block").
+	ThinkingDropped int
+	// ThinkingRejected is true when the request was refused by the
+	// thinking rules: a forged or altered signature, a prefix that
+	// changed without drop_block, block_binding without its beta, or a
+	// tool loop whose final assistant message does not start with
+	// thinking.
+	ThinkingRejected bool
+
+	// CacheRead and CacheWrite are the prompt-cache tokens billed: read
+	// from the cache, written to it (CacheWrite1h of them with a 1-hour
+	// TTL). The rest of Tokens is uncached input.
+	CacheRead, CacheWrite, CacheWrite1h int
+
+	// Summary is true for a summary request (see Config.SummaryLatency).
+	Summary bool
+	// Compaction is true for a provider compaction the fake answered
+	// (Anthropic on-demand compaction, /v1/responses/compact).
+	Compaction bool
+}
+
+// ThinkingRefusals returns the requests refused by the thinking rules.
+func (f *Fake) ThinkingRefusals() []Request {
+	return f.where(func(r Request) bool { return r.ThinkingRejected })
+}
+
+// Summaries returns the summary requests (see Request.Summary) that were
+// answered.
+func (f *Fake) Summaries() []Request {
+	return f.where(func(r Request) bool { return r.Summary && !r.Rejected })
 }
 
 // Requests returns a copy of every request recorded so far, in order.
@@ -109,9 +169,14 @@ func (f *Fake) Requests() []Request {
 
 // Overflows returns the requests refused for exceeding the window.
 func (f *Fake) Overflows() []Request {
+	return f.where(func(r Request) bool { return r.Overflow })
+}
+
+// where returns the recorded requests for which keep is true.
+func (f *Fake) where(keep func(Request) bool) []Request {
 	var out []Request
 	for _, r := range f.Requests() {
-		if r.Overflow {
+		if keep(r) {
 			out = append(out, r)
 		}
 	}
@@ -219,11 +284,13 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = http.StatusOK
 		writeJSON(w, rec.Status, ordered{{"input_tokens", rec.Tokens}})
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/v1/messages"):
-		f.serve(w, Anthropic, rec)
+		f.serve(w, r, Anthropic, rec)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/v1/chat/completions"):
-		f.serve(w, Chat, rec)
+		f.serve(w, r, Chat, rec)
 	case r.Method == http.MethodPost && strings.HasSuffix(path, "/v1/responses"):
-		f.serve(w, Responses, rec)
+		f.serve(w, r, Responses, rec)
+	case r.Method == http.MethodPost && strings.HasSuffix(path, "/v1/responses/compact"):
+		f.compact(w, r, rec)
 	default:
 		rec.Status = http.StatusNotFound
 		writeJSON(w, rec.Status, ordered{{"error", ordered{{"message", "fakeupstream: no route for " + r.Method + " " + r.URL.Path}, {"type", "not_found_error"}}}})
@@ -256,41 +323,172 @@ type answer struct {
 	tool string // tool name, "" for a text answer
 	args string // the call's arguments as JSON
 	step int
+	// summary is true when the script answered a summary request.
+	summary bool
+	// compaction is true for an Anthropic compaction block: text is its
+	// content, blob its encrypted_content.
+	compaction bool
+	blob       string
+	// thinking and signature, when signature is set, make an Anthropic
+	// answer open with a thinking block.
+	thinking, signature string
+	// pace is the pause between the deltas of a stream.
+	pace time.Duration
 }
 
-// serve handles one model call in any of the three APIs.
-func (f *Fake) serve(w http.ResponseWriter, api API, rec *Request) {
+// admit reads a model call's body and applies the checks every endpoint
+// of api shares: a body that parses, tool pairing, and (Responses) the
+// compaction items' credential. It records what it read; false means the
+// request was refused.
+func (f *Fake) admit(w http.ResponseWriter, r *http.Request, api API, rec *Request) (*body, bool) {
 	rec.API = api
+	rec.Credential = credential(r.Header)
 	b, err := parseBody(api, rec.Body)
 	if err != nil {
-		rec.Rejected, rec.Status = true, http.StatusBadRequest
-		writeError(w, api, rec.Status, "invalid_request_error", "", "fakeupstream: request body: "+err.Error())
-		return
+		f.refuse(w, api, rec, "", "fakeupstream: request body: "+err.Error())
+		return nil, false
 	}
+	b.cred = rec.Credential
 	rec.Model, rec.Stream, rec.Items, rec.Tools = b.model, b.stream, b.items, len(b.tools)
 	if b.model == "" {
 		b.model = f.cfg.Model
 	}
 	rec.Problems = Pairing(api, b.items)
 	if len(rec.Problems) > 0 && !f.cfg.AllowUnpaired {
-		rec.Rejected, rec.Status = true, http.StatusBadRequest
-		writeError(w, api, rec.Status, "invalid_request_error", "", "fakeupstream: "+rec.Problems[0])
+		f.refuse(w, api, rec, "", "fakeupstream: "+rec.Problems[0])
+		return nil, false
+	}
+	if api == Responses {
+		if msg := f.responsesCompaction(rec.Credential, b.items); msg != "" {
+			f.refuse(w, api, rec, "invalid_encrypted_content", msg)
+			return nil, false
+		}
+	}
+	return b, true
+}
+
+// overWindow refuses a request over the window with the provider's
+// overflow error (true), or returns false.
+func (f *Fake) overWindow(w http.ResponseWriter, api API, b *body, rec *Request) bool {
+	if f.cfg.Window <= 0 || rec.Tokens <= f.cfg.Window {
+		return false
+	}
+	rec.Rejected, rec.Overflow = true, true
+	if api == Responses && b.stream && f.cfg.OverflowInStream {
+		rec.Status = http.StatusOK
+		f.responsesFailed(w, b, rec)
+		return true
+	}
+	rec.Status, rec.Error = http.StatusBadRequest, overflowMessage(api, rec.Tokens, f.cfg.Window)
+	f.overflow(w, api, rec.Tokens)
+	return true
+}
+
+// serve handles one model call in any of the three APIs.
+func (f *Fake) serve(w http.ResponseWriter, r *http.Request, api API, rec *Request) {
+	b, ok := f.admit(w, r, api, rec)
+	if !ok {
 		return
 	}
-	if f.cfg.Window > 0 && rec.Tokens > f.cfg.Window {
-		rec.Rejected, rec.Overflow = true, true
-		if api == Responses && b.stream && f.cfg.OverflowInStream {
-			rec.Status = http.StatusOK
-			f.responsesFailed(w, b, rec)
+	if b.thinking != nil {
+		rec.Thinking = b.thinking.Type
+	}
+	var think thinkingCheck
+	if api == Anthropic {
+		if b.thinking != nil && b.thinking.BlockBinding != nil && !hasBeta(r.Header, BindingBeta) {
+			rec.ThinkingRejected = true
+			f.refuse(w, api, rec, "", fmt.Sprintf(errBindingBeta, b.thinking.Type))
 			return
 		}
-		rec.Status = http.StatusBadRequest
-		f.overflow(w, api, rec.Tokens)
+		comp, msg := f.anthropicCompaction(r.Header, rec.Credential, b)
+		if msg != "" {
+			f.refuse(w, api, rec, "", msg)
+			return
+		}
+		think = f.checkThinking(b, comp)
+		rec.ThinkingVerified, rec.ThinkingDropped = think.verified, think.dropped
+		if think.refusal != "" {
+			rec.ThinkingRejected = true
+			f.refuse(w, api, rec, "", think.refusal)
+			return
+		}
+	}
+	if f.overWindow(w, api, b, rec) {
 		return
 	}
-	a := f.next(api, b)
-	rec.Step, rec.Text, rec.Status = a.step, a.text, http.StatusOK
-	f.write(w, api, b, a, rec.Tokens)
+	var a answer
+	if api == Anthropic && compactionRequested(b) {
+		a = answer{compaction: true, summary: true, text: Handover(transcript(api, b.items))}
+		a.blob = f.seal("anthropic-compaction", rec.Credential, compactionBlob{
+			State: think.state, Step: f.stepsIn(api, rec.Credential, b.items), Items: len(b.items)})
+		rec.Compaction = true
+	} else {
+		a = f.next(api, b)
+	}
+	if api == Anthropic && b.thinking.on() && !a.compaction {
+		a.thinking = thinkingText(a)
+		if b.thinking.Display == "omitted" {
+			a.thinking = ""
+		}
+		a.signature = f.sign(messagePrefix(think.state, "assistant", nil), think.sys, think.tools, a.thinking)
+	}
+	rec.Step, rec.Text, rec.Summary = a.step, a.text, a.summary
+	f.account(api, b, rec)
+	lat := f.cfg.TurnLatency
+	if a.summary {
+		lat = f.cfg.SummaryLatency
+	}
+	wait := lat.FirstByte
+	if b.stream {
+		a.pace = lat.Stream / time.Duration(deltas(a))
+	} else {
+		wait += lat.Stream
+	}
+	if !f.pause(r, wait) {
+		return
+	}
+	rec.Status = http.StatusOK
+	f.write(w, api, b, a, usageOf(rec))
+}
+
+// refuse answers a request with api's 400 invalid_request_error carrying
+// msg (and code, for the OpenAI APIs), and records it.
+func (f *Fake) refuse(w http.ResponseWriter, api API, rec *Request, code, msg string) {
+	rec.Rejected, rec.Status, rec.Error = true, http.StatusBadRequest, msg
+	writeError(w, api, rec.Status, "invalid_request_error", code, msg)
+}
+
+// pause waits d, or until the client gives up on the request (false).
+func (f *Fake) pause(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// deltas is how many delta events a streamed answer a has (at least 1).
+func deltas(a answer) int {
+	if a.compaction {
+		return 1
+	}
+	n := len(chunks(a.text, 24))
+	if a.tool != "" {
+		n = len(chunks(a.args, 24))
+	}
+	if a.signature != "" {
+		n++ // the signature_delta
+		if a.thinking != "" {
+			n += len(chunks(a.thinking, 24))
+		}
+	}
+	return n
 }
 
 // Reply is an answer a test decides itself (see Fake.Answer): the text
@@ -317,29 +515,35 @@ func (f *Fake) Answer(w http.ResponseWriter, api API, raw []byte, tokens int, r 
 	if b.model == "" {
 		b.model = f.cfg.Model
 	}
-	f.write(w, api, b, answer{text: r.Text, tool: r.Tool, args: r.Args}, tokens)
+	f.write(w, api, b, answer{text: r.Text, tool: r.Tool, args: r.Args}, usage{Total: tokens})
 }
 
-// write sends a in api's wire format under a new id.
-func (f *Fake) write(w http.ResponseWriter, api API, b *body, a answer, tokens int) {
+// write sends a in api's wire format under a new id, billing u.
+func (f *Fake) write(w http.ResponseWriter, api API, b *body, a answer, u usage) {
 	id := f.nextID()
 	switch api {
 	case Anthropic:
-		f.anthropic(w, b, a, tokens, id)
+		f.anthropic(w, b, a, u, id)
 	case Chat:
-		f.chat(w, b, a, tokens, id)
+		f.chat(w, b, a, u, id)
 	case Responses:
-		f.responses(w, b, a, tokens, id)
+		f.responses(w, b, a, u, id)
 	}
 }
 
 // next runs the script on a parsed request.
 func (f *Fake) next(api API, b *body) answer {
 	if text, ok := lastUserText(b.items); ok && IsSummaryPrompt(text) {
-		return answer{text: Handover(text)}
+		return answer{text: Handover(text), summary: true}
+	}
+	if text, ok := lastUserText(b.items); ok && asksForHandover(text) {
+		// A summary request that is the conversation itself plus compact's
+		// closing instruction: the model reads the conversation as the
+		// transcript.
+		return answer{text: Handover(transcript(api, b.items[:len(b.items)-1]) + text), summary: true}
 	}
 	if summaryRequested(api, b.items) {
-		return answer{text: SummaryText}
+		return answer{text: SummaryText, summary: true}
 	}
 	if len(b.tools) == 0 {
 		return answer{text: TitleText}
@@ -368,6 +572,10 @@ func (f *Fake) next(api API, b *body) answer {
 			return answer{text: "STOPPED: the last tool result has no STEP marker"}
 		}
 		done = n
+	} else {
+		// A provider compaction replaced the results: its blob says how
+		// far the script had come.
+		done = f.stepsIn(api, b.cred, items)
 	}
 	if done >= f.cfg.Steps {
 		return answer{text: fmt.Sprintf("DONE after %d steps", done)}

@@ -15,6 +15,11 @@ const (
 	firstRequestTag = "The session's first request, word for word: "
 	userBlock       = "[user]\n"
 	turnHeading     = "## Turn Request"
+	// A summary asked on the conversation itself (summarize's
+	// Options.Conversation) quotes a split turn's request under this
+	// label, and says that tools are off.
+	turnRequestTag   = "The turn's request, word for word: "
+	conversationMark = "Do not call any tool"
 )
 
 // withoutReminders drops the <system-reminder>…</system-reminder> blocks
@@ -41,8 +46,25 @@ func withoutReminders(s string) string {
 }
 
 // IsSummaryPrompt reports whether text is the prompt of one of compact's
-// summary requests: it quotes a transcript.
-func IsSummaryPrompt(text string) bool { return strings.Contains(text, transcriptTag) }
+// summary requests: it quotes a transcript, or it is the closing
+// instruction of a summary asked on the conversation itself.
+func IsSummaryPrompt(text string) bool {
+	return strings.Contains(text, transcriptTag) || strings.Contains(text, conversationMark)
+}
+
+// headingsTask is the sentence of compact's summary task that asks for
+// the hand-over headings (summarize/prompts/sections.md and
+// prefix_sections.md). A summary written from it holds the headings but
+// not the sentence.
+const headingsTask = "Use these headings"
+
+// asksForHandover reports whether text, the last user message of a
+// request that quotes no transcript, closes a conversation with compact's
+// summary task. Such a request is answered with Handover of the
+// conversation before it.
+func asksForHandover(text string) bool {
+	return strings.Contains(text, headingsTask)
+}
 
 // Handover is what a model that follows compact's summary prompt answers
 // to prompt: the headings the prompt asks for (a split turn's when it asks
@@ -54,10 +76,12 @@ func IsSummaryPrompt(text string) bool { return strings.Contains(text, transcrip
 // too short for the history they replace lets it through.
 func Handover(prompt string) string {
 	request := ""
-	if _, after, ok := strings.Cut(prompt, firstRequestTag); ok {
-		// The whole quote: a request runs over several lines.
-		request, _, _ = strings.Cut(after, "\n\n")
-		request = withoutReminders(request)
+	for _, tag := range []string{firstRequestTag, turnRequestTag} {
+		if _, after, ok := strings.Cut(prompt, tag); ok && strings.TrimSpace(request) == "" {
+			// The whole quote: a request runs over several lines.
+			request, _, _ = strings.Cut(after, "\n\n")
+			request = withoutReminders(request)
+		}
 	}
 	if running, _, ok := strings.Cut(prompt, "</running-summary>"); ok && strings.TrimSpace(request) == "" {
 		// The running summary's Goal, else the request of a turn an

@@ -17,7 +17,21 @@ func fixedNow() time.Time { return time.Unix(1767225600, 0) }
 // post sends body to url+path and returns the status and the whole body.
 func post(t *testing.T, url, path, body string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
+	return postWith(t, url, path, body)
+}
+
+// postWith is post with headers (name, value pairs).
+func postWith(t *testing.T, url, path, body string, headers ...string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +41,20 @@ func post(t *testing.T, url, path, body string) (int, []byte) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, out
+}
+
+// isAnthropicError reports whether out is an Anthropic error body of
+// type invalid_request_error.
+func isAnthropicError(t *testing.T, out []byte) bool {
+	t.Helper()
+	var e struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	decode(t, string(out), &e)
+	return e.Type == "error" && e.Error.Type == "invalid_request_error"
 }
 
 // postOK is post for a request that must succeed: a status other than

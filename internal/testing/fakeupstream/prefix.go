@@ -8,10 +8,14 @@ import (
 
 // MainLoop returns the requests of reqs that an agent's own turns made:
 // model calls that offered tools and were not rejected. Side requests
-// (titles, summaries without tools) and refused requests are left out.
+// (titles, summaries without tools, summaries asked on the conversation
+// itself, which carry its tools) and refused requests are left out.
 func MainLoop(reqs []Request) []Request {
 	var out []Request
 	for _, r := range reqs {
+		if text, ok := lastUserText(r.Items); ok && IsSummaryPrompt(text) {
+			continue
+		}
 		if r.API != "" && r.Tools > 0 && !r.Rejected {
 			out = append(out, r)
 		}

@@ -2,6 +2,7 @@ package fakeupstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,21 @@ type body struct {
 	includeUsage bool
 	items        []json.RawMessage
 	tools        []tool
+	// rawTools are the tools entries as sent.
+	rawTools []json.RawMessage
+	// system is Anthropic's top-level system (a string or a block list),
+	// instructions the Responses field of that name; nil when absent.
+	system       json.RawMessage
+	instructions json.RawMessage
+	// thinking is Anthropic's thinking object, nil when absent.
+	thinking *thinkingConfig
+	// compaction and contextManagement are Anthropic's top-level fields
+	// of those names; cacheControl is the top-level automatic cache_control.
+	compaction        json.RawMessage
+	contextManagement json.RawMessage
+	cacheControl      json.RawMessage
+	// cred is the request's credential (see credential).
+	cred string
 }
 
 // tool is one entry of a request's tools list: its name and the names and
@@ -47,11 +63,25 @@ func parseBody(api API, raw []byte) (*body, error) {
 		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
+		System            json.RawMessage `json:"system"`
+		Instructions      json.RawMessage `json:"instructions"`
+		Thinking          json.RawMessage `json:"thinking"`
+		Compaction        json.RawMessage `json:"compaction"`
+		ContextManagement json.RawMessage `json:"context_management"`
+		CacheControl      json.RawMessage `json:"cache_control"`
 	}
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, err
 	}
-	b := &body{model: top.Model, stream: top.Stream}
+	b := &body{model: top.Model, stream: top.Stream, rawTools: top.Tools, system: top.System,
+		instructions: top.Instructions, compaction: top.Compaction,
+		contextManagement: top.ContextManagement, cacheControl: top.CacheControl}
+	if api == Anthropic && len(top.Thinking) > 0 && top.Thinking[0] == '{' {
+		b.thinking = new(thinkingConfig)
+		if err := json.Unmarshal(top.Thinking, b.thinking); err != nil {
+			return nil, fmt.Errorf("thinking: %w", err)
+		}
+	}
 	if top.StreamOptions != nil {
 		b.includeUsage = top.StreamOptions.IncludeUsage
 	}

@@ -5,13 +5,15 @@ import (
 )
 
 // responsesUsage is the Responses usage object.
-func responsesUsage(in, out int) ordered {
+// input_tokens counts the whole prompt, cached_tokens the part of it read
+// from the cache.
+func responsesUsage(u usage, out int) ordered {
 	return ordered{
-		{"input_tokens", in},
-		{"input_tokens_details", ordered{{"cached_tokens", 0}}},
+		{"input_tokens", u.Total},
+		{"input_tokens_details", ordered{{"cached_tokens", u.Read}}},
 		{"output_tokens", out},
 		{"output_tokens_details", ordered{{"reasoning_tokens", 0}}},
-		{"total_tokens", in + out},
+		{"total_tokens", u.Total + out},
 	}
 }
 
@@ -31,7 +33,7 @@ func (f *Fake) response(b *body, id, status string, output []ordered, usage, err
 
 // responses answers a Responses request, streamed or not. Every stream
 // event carries its sequence_number, counted from 0.
-func (f *Fake) responses(w http.ResponseWriter, b *body, a answer, in int, id string) {
+func (f *Fake) responses(w http.ResponseWriter, b *body, a answer, in usage, id string) {
 	out := outputTokens(a)
 	var done ordered
 	if a.tool != "" {
@@ -61,6 +63,7 @@ func (f *Fake) responses(w http.ResponseWriter, b *body, a answer, in int, id st
 			{"arguments", ""}, {"call_id", "call_fake" + id}, {"name", a.tool}}
 		emit("response.output_item.added", kv{"output_index", 0}, kv{"item", added})
 		for _, part := range chunks(a.args, 24) {
+			s.pause(a.pace)
 			emit("response.function_call_arguments.delta", kv{"item_id", "fc_fake" + id}, kv{"output_index", 0}, kv{"delta", part})
 		}
 		emit("response.function_call_arguments.done", kv{"item_id", "fc_fake" + id}, kv{"output_index", 0}, kv{"arguments", a.args})
@@ -71,6 +74,7 @@ func (f *Fake) responses(w http.ResponseWriter, b *body, a answer, in int, id st
 		emit("response.content_part.added", kv{"item_id", itemID}, kv{"output_index", 0}, kv{"content_index", 0},
 			kv{"part", ordered{{"type", "output_text"}, {"annotations", []any{}}, {"text", ""}}})
 		for _, part := range chunks(a.text, 24) {
+			s.pause(a.pace)
 			emit("response.output_text.delta", kv{"item_id", itemID}, kv{"output_index", 0}, kv{"content_index", 0},
 				kv{"delta", part}, kv{"logprobs", []any{}})
 		}

@@ -41,6 +41,14 @@ func TestScript(t *testing.T) {
 		{"no marker stops", Anthropic, anthropicTurns(anthropicBashTool, "command not found"), 0, "STOPPED: the last tool result has no STEP marker", ""},
 		{"no tools: title", Anthropic, `{"model":"m","messages":[{"role":"user","content":"Name this conversation"}]}`, 0, TitleText, ""},
 		{"summary asked with tools", Anthropic, `{"model":"m","tools":[` + anthropicBashTool + `],"messages":[{"role":"user","content":[{"type":"text","text":"Respond with TEXT ONLY. Write a summary."}]}]}`, 0, SummaryText, ""},
+		{"conversation-form summary request", Anthropic, `{"model":"m","tools":[` + anthropicBashTool + `],"messages":[{"role":"user","content":"Fix the flaky test in pkg/x"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"x"}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"STEP-1"},{"type":"text","text":"Write the hand-over notes for the conversation above.\n\nUse these headings, in this order, and no others:\n\n## Goal\nWhat the user wants."}]}]}`,
+			0, Handover("<transcript>\n[user]\nFix the flaky test in pkg/x\n\n</transcript>\n"), ""},
+		// A last message that holds hand-over headings (a summary the proxy
+		// put in) but not the task asking for them is a turn.
+		{"hand-over headings without the task", Anthropic, `{"model":"m","tools":[` + anthropicBashTool + `],"messages":[{"role":"user","content":"## Goal\n- Fix it\n\n## Progress\n- None."}]}`,
+			1, "", ""},
 		{"no shell tool", Anthropic, `{"model":"m","tools":[{"name":"Read","input_schema":{}}],"messages":[{"role":"user","content":"go"}]}`, 0, "fakeupstream: no shell tool among Read", ""},
 		{"chat bash with description", Chat,
 			`{"model":"m","tools":[` + chatBashTool + `],"messages":[{"role":"user","content":"go"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"STEP-4\n1"}]}`,
