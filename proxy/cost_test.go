@@ -92,6 +92,19 @@ func dollars(u compact.Usage) float64 {
 		float64(u.CacheWrite1h)*6 + float64(u.Output)*15) / 1e6
 }
 
+// converse runs a proxy with cfg in front of up and an Anthropic agent of
+// one conversation through it for steps turns, and returns the proxy.
+func converse(t *testing.T, up *cachingUpstream, cfg Config, steps int) *httptest.Server {
+	t.Helper()
+	_, ts := proxyIn(t, up.srv.URL, cfg)
+	c := newClient(t, Anthropic, ts.URL)
+	c.header.Set("X-Session-Id", "costs")
+	for i := 1; i <= steps; i++ {
+		c.step(i)
+	}
+	return ts
+}
+
 // byHand adds up usages field by field, each priced with dollars.
 func byHand(usages []compact.Usage) store.Tally {
 	var t store.Tally
@@ -130,14 +143,9 @@ func TestConversationCosts(t *testing.T) {
 			}
 			var logs syncbuf.Buffer
 			reg := compact.NewRegistry([]compact.ModelInfo{{ID: "claude-test", ContextWindow: 12000, Prices: &testPrices}})
-			_, ts := proxyIn(t, up.srv.URL, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st, Registry: reg,
-				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			c := newClient(t, Anthropic, ts.URL)
-			c.header.Set("X-Session-Id", "costs")
 			const steps = 14
-			for i := 1; i <= steps; i++ {
-				c.step(i)
-			}
+			ts := converse(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st, Registry: reg,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))}, steps)
 			// The record is written after the answer: wait for it.
 			rec := conversationRecord(t, mem, steps)
 			if len(rec.Checkpoints) == 0 {
@@ -238,12 +246,7 @@ func TestUnpricedModelCost(t *testing.T) {
 	up := newCachingUpstream(t)
 	mem := store.NewMemory(store.MemoryOptions{})
 	reg := compact.NewRegistry([]compact.ModelInfo{{ID: "claude-test", ContextWindow: 200000}})
-	_, ts := proxyIn(t, up.srv.URL, Config{Window: 200000, Store: mem, Registry: reg, Summarizer: SummarizerExtractive})
-	c := newClient(t, Anthropic, ts.URL)
-	c.header.Set("X-Session-Id", "unpriced")
-	for i := 1; i <= 3; i++ {
-		c.step(i)
-	}
+	ts := converse(t, up, Config{Window: 200000, Store: mem, Registry: reg, Summarizer: SummarizerExtractive}, 3)
 	rec := conversationRecord(t, mem, 3)
 	if tl := rec.Last.Totals; tl.Unpriced != 3 || tl.Cost != 0 || tl.CacheRead == 0 {
 		t.Errorf("totals %+v, want 3 unpriced requests with their tokens", tl)
@@ -321,13 +324,8 @@ func TestLightRequestsCosted(t *testing.T) {
 	up := newCachingUpstream(t)
 	mem := store.NewMemory(store.MemoryOptions{})
 	reg := compact.NewRegistry([]compact.ModelInfo{{ID: "claude-test", ContextWindow: 200000, Prices: &testPrices}})
-	_, ts := proxyIn(t, up.srv.URL, Config{Window: 200000, Store: mem, Registry: reg, Summarizer: SummarizerExtractive})
-	c := newClient(t, Anthropic, ts.URL)
-	c.header.Set("X-Session-Id", "light")
 	const steps = 5
-	for i := 1; i <= steps; i++ {
-		c.step(i)
-	}
+	converse(t, up, Config{Window: 200000, Store: mem, Registry: reg, Summarizer: SummarizerExtractive}, steps)
 	rec := conversationRecord(t, mem, steps)
 	if rec.Last.Units != 0 || rec.Last.Model != "claude-test" {
 		t.Fatalf("last call %+v: want one recorded by the light path (no units), naming the model", rec.Last)
