@@ -77,17 +77,12 @@ func (s *Summarizer) onConversation(ctx context.Context, req *compact.SummaryReq
 		return "", &usage, nil, s.wrapConversation(err)
 	}
 	span := len(strings.Fields(s.Transcript(req.Messages))) + len(strings.Fields(req.PreviousSummary))
-	problems := Review(req, text, span)
-	if len(problems) == 0 {
-		return text, &usage, nil, nil
-	}
-	refused := problems
-	creq.Instruction = instruction + "\n\n" + strings.ReplaceAll(retryNote, "{problems}", strings.Join(problems, "; "))
-	if text, err = ask(); err != nil {
+	text, refused, err := s.review(req, text, span, func(note string) (string, error) {
+		creq.Instruction = instruction + note
+		return ask()
+	})
+	if err != nil {
 		return "", &usage, refused, s.wrapConversation(err)
-	}
-	if problems := Review(req, text, span); len(problems) > 0 {
-		return "", &usage, refused, s.wrapConversation(&compact.SummaryRejectedError{Summarizer: s.opts.Model, Problems: problems})
 	}
 	return text, &usage, refused, nil
 }

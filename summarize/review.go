@@ -216,3 +216,24 @@ func keepsRequest(text, request string) bool {
 	}
 	return n >= min(max(1, len(want)/4), 3)
 }
+
+// review is the gate every model reply passes, on either path: a reply
+// Review refuses is asked for once more with again, given the retry note
+// that names its problems; a second refused reply fails the summary with
+// a *compact.SummaryRejectedError, so that the history is never replaced
+// by it. It returns the text to use, the first reply's problems (none when
+// it passed) and the error of the second ask or the rejection.
+func (s *Summarizer) review(req *compact.SummaryRequest, text string, spanWords int, again func(note string) (string, error)) (string, []string, error) {
+	problems := Review(req, text, spanWords)
+	if len(problems) == 0 {
+		return text, nil, nil
+	}
+	text, err := again("\n\n" + strings.ReplaceAll(retryNote, "{problems}", strings.Join(problems, "; ")))
+	if err != nil {
+		return "", problems, err
+	}
+	if second := Review(req, text, spanWords); len(second) > 0 {
+		return "", problems, &compact.SummaryRejectedError{Summarizer: s.opts.Model, Problems: second}
+	}
+	return text, problems, nil
+}

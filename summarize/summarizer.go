@@ -401,24 +401,22 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 				return err
 			}
 			span := len(strings.Fields(c.text)) + len(strings.Fields(r.summary))
-			if problems := Review(r.req, text, span); len(problems) > 0 {
-				// Asked once more, told what was wrong; a second bad
-				// answer fails the summary, so that the history is never
-				// replaced by it.
-				r.refused = append(r.refused, problems...)
-				req.Prompt = prompt + "\n\n" + strings.ReplaceAll(retryNote, "{problems}", strings.Join(problems, "; "))
-				if resp, err = s.complete(ctx, req); err != nil {
+			text, refused, err := s.review(r.req, text, span, func(note string) (string, error) {
+				req.Prompt = prompt + note
+				resp, err := s.complete(ctx, req)
+				if err != nil {
 					if cerr := ctx.Err(); cerr != nil {
-						return cerr
+						return "", cerr
 					}
-					return r.wrap(err, total)
+					return "", r.wrap(err, total)
 				}
-				if text, err = r.answer(resp, total); err != nil {
-					return err
-				}
-				if problems := Review(r.req, text, span); len(problems) > 0 {
-					return r.wrap(&compact.SummaryRejectedError{Summarizer: s.opts.Model, Problems: problems}, total)
-				}
+				return r.answer(resp, total)
+			})
+			r.refused = append(r.refused, refused...)
+			if rej := (*compact.SummaryRejectedError)(nil); errors.As(err, &rej) {
+				return r.wrap(err, total)
+			} else if err != nil {
+				return err
 			}
 			r.summary = defuse(text, tagSummary)
 			r.done++
