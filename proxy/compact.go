@@ -145,9 +145,9 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		s.log.Info("model's first summary refused by the review; its second was used", "conversation", v.id.short,
 			"problems", strings.Join(o.res.Refused, "; "))
 	}
-	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
+	s.log.Info("compacted", append([]any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
-		"summary_requests", summaryCallsLog(cp))
+		"summary_requests", summaryCallsLog(cp)}, s.noteSummary(x.api, cp)...)...)
 	return true
 }
 
@@ -321,7 +321,10 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		rec.Checkpoints = withCheckpoint(rec.Checkpoints, cp)
 		return true
 	}
-	err := s.update(ctx, id.key, add)
+	err := s.update(ctx, id.key, func(rec *store.Record) bool {
+		rec.Summaries = s.summaryTally(rec.Summaries, cp)
+		return add(rec)
+	})
 	// A provider compaction works only with the credential that made it:
 	// it does not follow the session to another (see adopt).
 	if id.session != "" && cp.Credential == "" {
