@@ -170,6 +170,11 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	for i, m := range c.Models {
+		if err := m.Prices.check(); err != nil {
+			return &FieldError{Field: fmt.Sprintf("models[%d]", i), Problem: fmt.Sprintf("model %q: %v", m.ID, err)}
+		}
+	}
 	policy, err := c.TriggerPolicy()
 	if err != nil {
 		return err

@@ -568,11 +568,7 @@ func (e *Engine) summarize(ctx context.Context, sum Summarizer, plan *Plan, req 
 			if out.usage == nil {
 				out.usage = &usage
 			}
-			usage.Input += s.Usage.Input
-			usage.Output += s.Usage.Output
-			usage.CacheRead += s.Usage.CacheRead
-			usage.CacheWrite += s.Usage.CacheWrite
-			usage.Total += s.Usage.Total
+			usage = usage.Plus(*s.Usage)
 		}
 		out.refused = append(out.refused, s.Refused...)
 	}

@@ -108,6 +108,12 @@ func (c *ToolCall) FilePath() string {
 }
 
 // Usage is the token usage a provider reported for one model call.
+//
+// Input, CacheRead and CacheWrite are the prompt the answer saw, in three
+// disjoint parts (tokens sent uncached, read from the prompt cache and
+// written to it); Output is what the answer wrote. They measure the
+// context (see ContextTokens). What the call billed beyond that context
+// is kept apart, in CacheWrite1h's split and in Compaction.
 type Usage struct {
 	Input      int
 	Output     int
@@ -116,11 +122,63 @@ type Usage struct {
 	// Total is the provider's own total, when it reports one.
 	Total int
 
+	// CacheWrite1h is the part of CacheWrite written to a one-hour cache
+	// (Anthropic's cache_creation.ephemeral_1h_input_tokens), billed
+	// higher than the five-minute writes that make up the rest of
+	// CacheWrite. 0 when the provider reports no split.
+	CacheWrite1h int `json:",omitempty"`
+	// Compaction is what the provider's own compaction step billed in the
+	// same call: Anthropic's threshold compaction summarizes the
+	// conversation before answering and reports that step in
+	// usage.iterations (entries of type "compaction"), leaving it out of
+	// the counts above, which are the answer's own. It costs money (see
+	// Prices.Cost) but is not the context the answer saw.
+	Compaction StepUsage `json:",omitzero"`
+
 	// Stored is the JSON text of the usage object as a session file
 	// stored it, when it holds more than the counts above (pi's cost,
 	// say); "" otherwise. Codecs write it back while its counts still
 	// agree with the fields. (A string keeps Usage comparable.)
 	Stored string
+}
+
+// StepUsage is the token usage of one step a provider billed inside a
+// call apart from the answer (see Usage.Compaction); its counts mean what
+// Usage's do. It is comparable.
+type StepUsage struct {
+	Input        int `json:",omitempty"`
+	Output       int `json:",omitempty"`
+	CacheRead    int `json:",omitempty"`
+	CacheWrite   int `json:",omitempty"`
+	CacheWrite1h int `json:",omitempty"`
+}
+
+// Plus returns the counts of s and t added.
+func (s StepUsage) Plus(t StepUsage) StepUsage {
+	return StepUsage{Input: s.Input + t.Input, Output: s.Output + t.Output, CacheRead: s.CacheRead + t.CacheRead,
+		CacheWrite: s.CacheWrite + t.CacheWrite, CacheWrite1h: s.CacheWrite1h + t.CacheWrite1h}
+}
+
+// Plus returns the usage of two calls counted together: every count
+// added, Compaction included; Stored is dropped (it described one call).
+// Summarizers that make several calls report their sum this way.
+func (u Usage) Plus(v Usage) Usage {
+	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output, CacheRead: u.CacheRead + v.CacheRead,
+		CacheWrite: u.CacheWrite + v.CacheWrite, Total: u.Total + v.Total, CacheWrite1h: u.CacheWrite1h + v.CacheWrite1h,
+		Compaction: u.Compaction.Plus(v.Compaction)}
+}
+
+// CacheReadShare is the share of the prompt read from the cache, from 0
+// to 1: CacheRead over Input + CacheRead + CacheWrite (the provider's own
+// compaction step included in both). ok is false when there is no prompt
+// to measure.
+func (u Usage) CacheReadShare() (share float64, ok bool) {
+	read := u.CacheRead + u.Compaction.CacheRead
+	prompt := u.PromptTokens() + u.Compaction.Input + u.Compaction.CacheRead + u.Compaction.CacheWrite
+	if prompt <= 0 {
+		return 0, false
+	}
+	return float64(read) / float64(prompt), true
 }
 
 // ContextTokens is the size of the context the call saw plus what it

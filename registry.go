@@ -24,6 +24,10 @@ type ModelInfo struct {
 	InputLimit int `json:"inputLimit,omitempty"`
 	// Aliases are other names the model is known by.
 	Aliases []string `json:"aliases,omitempty"`
+	// Prices are the model's list prices with their source and date; nil
+	// when they are not known (its cost is then unknown, not zero). See
+	// Cost.
+	Prices *Prices `json:"prices,omitempty"`
 }
 
 // UsableInput is the most input tokens a request to m may hold: the
@@ -51,12 +55,19 @@ func LoadRegistry() (*Registry, error) {
 	if err := json.Unmarshal(modelsJSON, &doc); err != nil {
 		return nil, fmt.Errorf("embedded models.json: %w", err)
 	}
+	for _, m := range doc.Models {
+		if err := m.Prices.check(); err != nil {
+			return nil, fmt.Errorf("embedded models.json: model %q: %w", m.ID, err)
+		}
+	}
 	return NewRegistry(doc.Models), nil
 }
 
 // NewRegistry returns a registry of the given models. A later model with
 // the same id or alias as an earlier one replaces it, which is how
-// overrides from configuration are applied.
+// overrides from configuration are applied; a later model that gives no
+// prices keeps those of the model it replaces (an override of the window
+// alone keeps the model's known prices).
 func NewRegistry(models []ModelInfo) *Registry {
 	r := &Registry{}
 	for _, m := range models {
@@ -71,6 +82,9 @@ func (r *Registry) add(m ModelInfo) {
 	}
 	key := strings.ToLower(m.ID)
 	if i, ok := r.byName[key]; ok {
+		if m.Prices == nil {
+			m.Prices = r.models[i].Prices
+		}
 		r.models[i] = m
 	} else {
 		r.models = append(r.models, m)

@@ -17,12 +17,44 @@ type Usage struct {
 	OutputTokens             *int `json:"output_tokens"`
 	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
 	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	// CacheCreation splits cache_creation_input_tokens by the cache's
+	// lifetime.
+	CacheCreation *CacheCreation `json:"cache_creation"`
+	// Iterations are the sampling steps of the call, each with its own
+	// counts, when the API ran more than one: threshold compaction
+	// (compact_20260112) summarizes the conversation in a step of type
+	// "compaction" before the answer's step of type "message", and the
+	// counts above are the answer's alone (SDK BetaIterationsUsage;
+	// Anthropic's "Compaction at a token threshold" page).
+	Iterations []Iteration `json:"iterations"`
+}
+
+// CacheCreation is the "cache_creation" member of a usage object: the
+// tokens written to the five-minute and to the one-hour cache (SDK
+// BetaCacheCreation).
+type CacheCreation struct {
+	Ephemeral5m int `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1h int `json:"ephemeral_1h_input_tokens"`
+}
+
+// Iteration is one entry of usage.iterations (SDK
+// BetaMessageIterationUsage and its compaction sibling).
+type Iteration struct {
+	Type                     string         `json:"type"`
+	InputTokens              int            `json:"input_tokens"`
+	OutputTokens             int            `json:"output_tokens"`
+	CacheReadInputTokens     int            `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int            `json:"cache_creation_input_tokens"`
+	CacheCreation            *CacheCreation `json:"cache_creation"`
 }
 
 // Over returns prev with each count u holds put in its place: Input =
 // input_tokens, Output = output_tokens, CacheRead =
-// cache_read_input_tokens, CacheWrite = cache_creation_input_tokens.
-// The proxy applies a stream's events this way, one over the other.
+// cache_read_input_tokens, CacheWrite = cache_creation_input_tokens,
+// CacheWrite1h = cache_creation.ephemeral_1h_input_tokens, Compaction =
+// the sum of the "compaction" entries of iterations (the top-level counts
+// leave that step out; add it to count what the call billed). The proxy
+// applies a stream's events this way, one over the other.
 func (u Usage) Over(prev compact.Usage) compact.Usage {
 	for _, c := range [...]struct {
 		dst *int
@@ -34,6 +66,25 @@ func (u Usage) Over(prev compact.Usage) compact.Usage {
 		if c.v != nil {
 			*c.dst = *c.v
 		}
+	}
+	if u.CacheCreation != nil {
+		prev.CacheWrite1h = u.CacheCreation.Ephemeral1h
+	}
+	if u.Iterations != nil {
+		var step compact.StepUsage
+		for _, it := range u.Iterations {
+			if it.Type != "compaction" {
+				continue
+			}
+			step.Input += it.InputTokens
+			step.Output += it.OutputTokens
+			step.CacheRead += it.CacheReadInputTokens
+			step.CacheWrite += it.CacheCreationInputTokens
+			if it.CacheCreation != nil {
+				step.CacheWrite1h += it.CacheCreation.Ephemeral1h
+			}
+		}
+		prev.Compaction = step
 	}
 	return prev
 }

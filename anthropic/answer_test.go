@@ -19,6 +19,24 @@ func TestUsage(t *testing.T) {
 		// A message_delta over message_start: only the counts it holds change.
 		{"delta over start", `{"output_tokens":90}`,
 			compact.Usage{Input: 12, Output: 1, CacheRead: 300, Total: 313}, compact.Usage{Input: 12, Output: 90, CacheRead: 300, Total: 313}},
+		// Writes split by the cache's lifetime.
+		{"cache lifetimes", `{"input_tokens":3,"output_tokens":9,"cache_read_input_tokens":0,"cache_creation_input_tokens":5000,"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":4000}}`,
+			compact.Usage{}, compact.Usage{Input: 3, Output: 9, CacheWrite: 5000, CacheWrite1h: 4000}},
+		// Threshold compaction: the top-level counts are the answer's
+		// step; the compaction step is in iterations only (the figures of
+		// Anthropic's "Compaction at a token threshold" example).
+		{"threshold compaction iterations", `{"input_tokens":23000,"output_tokens":1000,"iterations":[` +
+			`{"type":"compaction","input_tokens":180000,"output_tokens":3500,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},` +
+			`{"type":"message","input_tokens":23000,"output_tokens":1000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}]}`,
+			compact.Usage{}, compact.Usage{Input: 23000, Output: 1000, Compaction: compact.StepUsage{Input: 180000, Output: 3500}}},
+		// Iterations without a compaction step (a server tool loop) add
+		// nothing: the top-level counts hold them.
+		{"message iterations only", `{"input_tokens":50,"output_tokens":7,"iterations":[{"type":"message","input_tokens":20,"output_tokens":3},{"type":"message","input_tokens":30,"output_tokens":4}]}`,
+			compact.Usage{}, compact.Usage{Input: 50, Output: 7}},
+		// A delta that carries no iterations keeps the step counted so far.
+		{"delta keeps the compaction step", `{"output_tokens":1200}`,
+			compact.Usage{Input: 23000, Output: 1, Compaction: compact.StepUsage{Input: 180000, Output: 3500, CacheRead: 10, CacheWrite: 20, CacheWrite1h: 5}},
+			compact.Usage{Input: 23000, Output: 1200, Compaction: compact.StepUsage{Input: 180000, Output: 3500, CacheRead: 10, CacheWrite: 20, CacheWrite1h: 5}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

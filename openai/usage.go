@@ -13,16 +13,21 @@ type ChatUsage struct {
 }
 
 // CachedDetails is the part of a usage object's input details this
-// package reads.
+// package reads: the prompt tokens read from the cache, and those written
+// to it where the model bills cache writes apart (explicit prompt caching
+// on GPT-5.6 and later; the member is absent, so 0, elsewhere; its name as
+// the Azure AI Projects SDK's ResponseUsageInputTokensDetails mirrors it).
 type CachedDetails struct {
-	CachedTokens int `json:"cached_tokens"`
+	CachedTokens     int `json:"cached_tokens"`
+	CacheWriteTokens int `json:"cache_write_tokens"`
 }
 
 // Usage maps u onto compact.Usage, the cached prompt tokens split out:
-// Input = prompt_tokens - cached_tokens (never below 0), CacheRead =
-// cached_tokens, Output = completion_tokens, Total = total_tokens.
+// Input = prompt_tokens - cached_tokens - cache_write_tokens (never below
+// 0), CacheRead = cached_tokens, CacheWrite = cache_write_tokens, Output =
+// completion_tokens, Total = total_tokens.
 func (u ChatUsage) Usage() compact.Usage {
-	return splitCached(u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, u.TotalTokens)
+	return splitCached(u.PromptTokens, u.PromptTokensDetails, u.CompletionTokens, u.TotalTokens)
 }
 
 // ResponsesUsage is the "usage" object of a Responses answer (and of the
@@ -36,12 +41,14 @@ type ResponsesUsage struct {
 }
 
 // Usage maps u onto compact.Usage as ChatUsage.Usage does: Input =
-// input_tokens - cached_tokens (never below 0), CacheRead =
-// cached_tokens, Output = output_tokens, Total = total_tokens.
+// input_tokens - cached_tokens - cache_write_tokens (never below 0),
+// CacheRead = cached_tokens, CacheWrite = cache_write_tokens, Output =
+// output_tokens, Total = total_tokens.
 func (u ResponsesUsage) Usage() compact.Usage {
-	return splitCached(u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens, u.TotalTokens)
+	return splitCached(u.InputTokens, u.InputTokensDetails, u.OutputTokens, u.TotalTokens)
 }
 
-func splitCached(input, cached, output, total int) compact.Usage {
-	return compact.Usage{Input: max(input-cached, 0), CacheRead: cached, Output: output, Total: total}
+func splitCached(input int, d CachedDetails, output, total int) compact.Usage {
+	return compact.Usage{Input: max(input-d.CachedTokens-d.CacheWriteTokens, 0), CacheRead: d.CachedTokens, CacheWrite: d.CacheWriteTokens,
+		Output: output, Total: total}
 }

@@ -18,6 +18,11 @@ func TestUsage(t *testing.T) {
 		{"no details", `{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"prompt_tokens_details":null}`,
 			`{"input_tokens":10,"output_tokens":2,"total_tokens":12}`,
 			compact.Usage{Input: 10, Output: 2, Total: 12}},
+		// Explicit prompt caching bills the prompt written to the cache
+		// apart.
+		{"cache writes split out", `{"prompt_tokens":1200,"completion_tokens":3,"total_tokens":1203,"prompt_tokens_details":{"cached_tokens":800,"cache_write_tokens":300}}`,
+			`{"input_tokens":1200,"output_tokens":3,"total_tokens":1203,"input_tokens_details":{"cached_tokens":800,"cache_write_tokens":300}}`,
+			compact.Usage{Input: 100, CacheRead: 800, CacheWrite: 300, Output: 3, Total: 1203}},
 		// The proxy's observer used to report Input -5 here.
 		{"more cached than sent", `{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":10}}`,
 			`{"input_tokens":5,"input_tokens_details":{"cached_tokens":10}}`,

@@ -201,14 +201,23 @@ func (s *Server) writeAhead(in aheadInput) {
 	if v.cp != nil {
 		pd.Base = v.cp.Chain
 	}
-	if err := s.update(ctx, key, func(rec *store.Record) bool { rec.Pending = pd; return true }); err != nil {
+	// The summary's requests are counted now, when they were made (the
+	// checkpoint of the swap carries only what is summarized in line
+	// then): a summary written ahead and never swapped in still cost.
+	calls := &store.Checkpoint{Summarizer: prep.Summarizer, SummaryCalls: pd.SummaryCalls}
+	if err := s.update(ctx, key, func(rec *store.Record) bool {
+		rec.Pending = pd
+		rec.Summaries = s.summaryTally(rec.Summaries, calls)
+		return true
+	}); err != nil {
 		s.failOpen(stageStore, err)
 		s.metrics.ahead(aheadFailed)
 		return
 	}
 	s.metrics.ahead(aheadStored)
-	s.log.Info("summary prepared ahead", "conversation", short, "units_summarized", ui, "tokens", in.tokens,
-		"threshold", in.threshold, "summarizer", prep.Summarizer, "ms", prep.Duration.Milliseconds())
+	s.log.Info("summary prepared ahead", append([]any{"conversation", short, "units_summarized", ui, "tokens", in.tokens,
+		"threshold", in.threshold, "summarizer", prep.Summarizer, "ms", prep.Duration.Milliseconds(),
+		"summary_requests", summaryCallsLog(calls)}, s.noteSummary(in.api, calls)...)...)
 }
 
 // checkPrepared checks that a prepared compaction's cut maps onto v's

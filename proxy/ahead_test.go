@@ -270,6 +270,23 @@ func TestSummaryAheadSurvivesRestart(t *testing.T) {
 		t.Errorf("after the restart: swapped %d, %d summary requests; want the stored summary swapped in",
 			aheadCount(second, aheadSwapped), up.summaries.Load())
 	}
+	// The summary request was counted once, when it was made.
+	second.bg.Wait()
+	found := false
+	for _, k := range st.Keys() {
+		rec, err := st.Get(t.Context(), k)
+		if err != nil || len(rec.Checkpoints) == 0 || rec.Last == nil {
+			continue // (a session's record holds its compactions alone)
+		}
+		found = true
+		if rec.Pending != nil || rec.Summaries.Requests != 1 || len(rec.Checkpoints[0].SummaryCalls) != 0 {
+			t.Errorf("record after the swap: pending %v, %d summary calls counted, checkpoint's %d; want none left, 1, 0",
+				rec.Pending != nil, rec.Summaries.Requests, len(rec.Checkpoints[0].SummaryCalls))
+		}
+	}
+	if !found {
+		t.Error("no conversation record with a compaction")
+	}
 }
 
 // TestColdCacheCompaction: a request after the conversation was idle

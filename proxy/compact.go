@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -121,10 +120,6 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 			return nil, err
 		}
 		s.finishCheckpoint(v, cp, calls)
-		if res.Ahead != nil && pend != nil {
-			// The summary's own requests were made ahead of time.
-			cp.SummaryCalls = append(slices.Clone(pend.SummaryCalls), cp.SummaryCalls...)
-		}
 		// With the store down the compaction serves this request only.
 		if !v.storeDown {
 			if err := s.saveCheckpoint(cctx, v.id, cp); err != nil {
@@ -180,9 +175,10 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 	if ahead {
 		x.decision = "compacted (" + string(reason) + ", summary ahead)"
 	}
-	s.log.Info("compacted", "conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
+	s.log.Info("compacted", append([]any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
-		"summary_requests", summaryCallsLog(cp), "ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized())
+		"summary_requests", summaryCallsLog(cp), "ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized()},
+		s.noteSummary(x.api, cp)...)...)
 	return true
 }
 
@@ -394,7 +390,10 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 		}
 		return true
 	}
-	err := s.update(ctx, id.key, add)
+	err := s.update(ctx, id.key, func(rec *store.Record) bool {
+		rec.Summaries = s.summaryTally(rec.Summaries, cp)
+		return add(rec)
+	})
 	// A provider compaction works only with the credential that made it:
 	// it does not follow the session to another (see adopt).
 	if id.session != "" && cp.Credential == "" {

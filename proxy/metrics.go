@@ -52,6 +52,17 @@ const (
 	summarizerModel      = "model"
 	summarizerNone       = "none"
 
+	// What a model call was (usage): a client's request forwarded, or a
+	// summary the proxy had a model write.
+	whatRequests  = "requests"
+	whatSummaries = "summaries"
+
+	// Kinds of tokens (usage): the provider's usage fields.
+	tokensInput      = "input"
+	tokensOutput     = "output"
+	tokensCacheRead  = "cache_read"
+	tokensCacheWrite = "cache_write"
+
 	// reasonAgent is the compaction reason label of a compaction the
 	// agent itself asked for (its own /compact request).
 	reasonAgent compact.Reason = "agent"
@@ -65,6 +76,8 @@ var (
 	metricLookups     = []string{lookupHit, lookupMiss, lookupError, lookupRejected, labelOther}
 	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, stageInternal, labelOther}
 	metricFallbacks   = []string{fallbackExtractive, fallbackRejected, fallbackTruncate, labelOther}
+	metricWhats       = []string{whatRequests, whatSummaries}
+	metricTokenKinds  = []string{tokensInput, tokensOutput, tokensCacheRead, tokensCacheWrite}
 )
 
 // oneOf returns v when it is in set, else labelOther.
@@ -117,6 +130,11 @@ type metrics struct {
 	streamTruncatedTotal     *prometheus.CounterVec
 	lockWaitsTotal           prometheus.Counter
 	aheadTotal               *prometheus.CounterVec
+	callsTotal               *prometheus.CounterVec
+	usageTokensTotal         *prometheus.CounterVec
+	requestTokensSavedTotal  prometheus.Counter
+	costDollarsTotal         *prometheus.CounterVec
+	unpricedTotal            *prometheus.CounterVec
 }
 
 // newMetrics creates the proxy's metrics and registers them with reg
@@ -157,6 +175,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		overflowRetriesTotal:     counter("overflow_retries_total", "Requests retried after compaction because the upstream reported a context overflow.", "api"),
 		streamTruncatedTotal:     counter("stream_truncated_total", "Responses that ended without their terminal event (message_stop, [DONE], response.completed).", "api"),
 		lockWaitsTotal:           plain("lock_waits_total", "Compactions left to another replica that held the conversation's lock (this replica waited for its result)."),
+		callsTotal: counter("model_calls_total", "Model calls that reported usage, by API and what they were: requests (answers forwarded to clients) or summaries "+
+			"(summaries the proxy had a model write; one summary may take several calls).", "api", "what"),
+		usageTokensTotal: counter("usage_tokens_total", "Tokens the provider reported, by API, what the call was (requests, summaries) and kind "+
+			"(input: uncached prompt; cache_read, cache_write: prompt read from or written to the prompt cache; output). A provider's own compaction step (Anthropic usage.iterations) is included.", "api", "what", "kind"),
+		requestTokensSavedTotal: plain("request_tokens_saved_total", "Tokens the requests sent with a compaction applied did not send: for each, the context before the compaction minus the context after it (estimated)."),
+		costDollarsTotal:        counter("cost_dollars_total", "Estimated cost in US dollars of the model calls whose model has known prices (the model registry's), by API and what the calls were.", "api", "what"),
+		unpricedTotal:           counter("unpriced_calls_total", "Model calls whose model has no known prices: their cost is not in cost_dollars_total.", "api", "what"),
 		aheadTotal: counter("summaries_ahead_total", "Summaries written ahead of time, by outcome: started, stored, failed, skipped (another replica prepares), "+
 			"swapped (in at the trigger), stale (no longer fitted; compacted in line), not_ready (a request over the trigger passed uncompacted), waited (a request that would overflow waited).", "outcome"),
 	}
@@ -177,6 +202,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	for _, v := range metricFallbacks {
 		m.fallbacksTotal.WithLabelValues(v)
+	}
+	for _, api := range metricAPIs {
+		for _, what := range metricWhats {
+			m.callsTotal.WithLabelValues(api, what)
+			m.costDollarsTotal.WithLabelValues(api, what)
+			m.unpricedTotal.WithLabelValues(api, what)
+			for _, kind := range metricTokenKinds {
+				m.usageTokensTotal.WithLabelValues(api, what, kind)
+			}
+		}
 	}
 	return m
 }
@@ -296,4 +331,38 @@ func (m *metrics) ahead(outcome string) {
 		return
 	}
 	m.aheadTotal.WithLabelValues(oneOf(outcome, metricAhead)).Inc()
+}
+
+// usage counts one model call: what it was (whatRequests or
+// whatSummaries), its tokens by kind (a provider's compaction step
+// included), the tokens it saved and its estimated cost (priced false:
+// unknown, counted in unpriced_calls_total instead).
+func (m *metrics) usage(api API, what string, u compact.Usage, saved int, c compact.Cost, priced bool) {
+	if m == nil {
+		return
+	}
+	a, w := apiLabel(api), oneOf(what, metricWhats)
+	if w == labelOther {
+		w = whatRequests
+	}
+	m.callsTotal.WithLabelValues(a, w).Inc()
+	for _, k := range []struct {
+		kind string
+		n    int
+	}{
+		{tokensInput, u.Input + u.Compaction.Input}, {tokensOutput, u.Output + u.Compaction.Output},
+		{tokensCacheRead, u.CacheRead + u.Compaction.CacheRead}, {tokensCacheWrite, u.CacheWrite + u.Compaction.CacheWrite},
+	} {
+		if k.n > 0 {
+			m.usageTokensTotal.WithLabelValues(a, w, k.kind).Add(float64(k.n))
+		}
+	}
+	if saved > 0 {
+		m.requestTokensSavedTotal.Add(float64(saved))
+	}
+	if priced {
+		m.costDollarsTotal.WithLabelValues(a, w).Add(max(c.Total(), 0))
+	} else {
+		m.unpricedTotal.WithLabelValues(a, w).Inc()
+	}
 }

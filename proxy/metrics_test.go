@@ -156,12 +156,13 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 	m.overhead(API(secret), time.Second)
 	m.overflowRetry(API(secret))
 	m.streamTruncated(API(secret))
+	m.usage(API(secret), secret, compact.Usage{Input: 1}, 1, compact.Cost{Input: 1}, true)
 	text := scrape(t, reg)
 	if strings.Contains(text, "SECRET") {
 		t.Fatalf("a string passed to the metrics reached the scrape:\n%s", text)
 	}
 	allowed := map[string]bool{}
-	for _, set := range [][]string{metricAPIs, metricReasons, metricSummarizers, metricLookups, metricStages, metricFallbacks, metricAhead} {
+	for _, set := range [][]string{metricAPIs, metricReasons, metricSummarizers, metricLookups, metricStages, metricFallbacks, metricWhats, metricTokenKinds, metricAhead} {
 		for _, v := range set {
 			allowed[v] = true
 		}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 
@@ -11,18 +12,41 @@ import (
 )
 
 // record stores the usage of a finished response for the next request's
-// measurement, and feeds the calibrator.
+// measurement, and feeds the calibrator. The conversation's totals
+// (store.LastCall.Totals) and the metrics count the usage, the tokens the
+// applied compaction saved and the estimated cost.
 func (s *Server) record(x *exchange, obs Observed) {
 	v := x.v
-	if v == nil || (obs.Usage == nil && !obs.Overflow) || strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+	if strings.HasSuffix(x.r.URL.Path, "/count_tokens") {
+		return
+	}
+	if v == nil {
+		if obs.Usage != nil {
+			s.account(x.api, "", *obs.Usage, 0)
+		}
+		return
+	}
+	if obs.Usage == nil && !obs.Overflow {
 		return
 	}
 	applied := ""
+	saved := 0
 	if v.cp != nil {
 		applied = v.cp.Chain
+		saved = tokensSaved(v.cp)
 	}
 	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
-		Bytes: len(x.decoded), At: s.now().UTC()}
+		Bytes: len(x.decoded), Model: v.p.Model, At: s.now().UTC()}
+	// tally counts this answer over the totals before it.
+	tally := func(prev *store.LastCall) {
+		last.Totals = s.newestTotals(v.id.key, prev)
+		if obs.Usage != nil {
+			last.Totals = s.tallied(last.Totals, v.p.Model, *obs.Usage, saved)
+		}
+	}
+	if obs.Usage != nil {
+		s.account(x.api, v.p.Model, *obs.Usage, saved)
+	}
 	if th, ok := s.policyFor(v.info).Threshold(v.info); ok {
 		last.Threshold = th
 	}
@@ -55,9 +79,11 @@ func (s *Server) record(x *exchange, obs Observed) {
 			last.Usage = *obs.Usage
 			calibrate(lastFor(v.rec, v.chain, applied))
 		}
+		tally(v.rec.Last)
 		err = ls.PutLast(ctx, v.id.key, last)
 	} else {
 		err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
+			tally(rec.Last)
 			if obs.Usage == nil {
 				if rec.Last != nil {
 					last.Usage = rec.Last.Usage
@@ -143,12 +169,22 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 		return
 	}
 	ctx := context.WithoutCancel(x.r.Context())
-	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage, At: s.now().UTC()}
+	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage,
+		Model: x.lightLast.Model, At: s.now().UTC()}
 	if o.Usage != nil {
 		last.Usage = *o.Usage
+		s.account(x.api, last.Model, *o.Usage, 0)
 	}
-	var err error
+	mu := s.lockFor(x.light.key)
+	mu.Lock()
+	last.Totals = s.newestTotals(x.light.key, x.lightLast)
+	if o.Usage != nil {
+		// A request that is not read has no compaction: it saved nothing.
+		last.Totals = s.tallied(last.Totals, last.Model, *o.Usage, 0)
+	}
 	s.cacheLight(x.light.key, last) // last is not modified from here on
+	mu.Unlock()
+	var err error
 	if ls, ok := s.store.(store.LastStore); ok {
 		// One write, no read: the checkpoints are not touched.
 		err = ls.PutLast(ctx, x.light.key, last)
@@ -185,10 +221,122 @@ func (s *Server) logRequest(x *exchange, status int, o *Observed) {
 		}
 	}
 	if o != nil && o.Usage != nil {
-		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output)
+		args = append(args, "usage_prompt", o.Usage.PromptTokens(), "usage_output", o.Usage.Output,
+			"usage_cache_read", o.Usage.CacheRead, "usage_cache_write", o.Usage.CacheWrite)
 	}
 	if o != nil && o.Overflow {
 		args = append(args, "stream_overflow", true)
 	}
 	s.log.Info("request", args...)
+}
+
+// tokensSaved is what a request sent with cp applied did not send: the
+// context before the compaction minus the context after it, both
+// measured when it was written. Later requests replace the same covered
+// units by the same summary, so each saves the same.
+func tokensSaved(cp *store.Checkpoint) int { return max(cp.TokensBefore-cp.TokensAfter, 0) }
+
+// pricesFor returns the registry's prices of model (the configuration's
+// models applied), nil when they are not known.
+func (s *Server) pricesFor(model string) *compact.Prices {
+	if model == "" {
+		return nil
+	}
+	m, ok := s.registry.Lookup(model)
+	if !ok {
+		return nil
+	}
+	return m.Prices
+}
+
+// costOf prices u at model's prices; priced is false when they are not
+// known.
+func (s *Server) costOf(model string, u compact.Usage) (c compact.Cost, priced bool) {
+	p := s.pricesFor(model)
+	if p == nil {
+		return compact.Cost{}, false
+	}
+	return p.Cost(u), true
+}
+
+// tallied returns t with one more answer of model counted.
+func (s *Server) tallied(t store.Tally, model string, u compact.Usage, saved int) store.Tally {
+	c, priced := s.costOf(model, u)
+	return t.Add(u, saved, c, priced)
+}
+
+// account counts an answer's usage, the tokens it saved and its
+// estimated cost in the metrics.
+func (s *Server) account(api API, model string, u compact.Usage, saved int) {
+	c, priced := s.costOf(model, u)
+	s.metrics.usage(api, whatRequests, u, saved, c, priced)
+}
+
+// summaryTally returns t with the requests that wrote cp's summary
+// counted (cp.SummaryCalls; none for the offline summarizer), priced at
+// the prices of the model that answered them (see summaryPrices).
+func (s *Server) summaryTally(t store.Tally, cp *store.Checkpoint) store.Tally {
+	p := s.summaryPrices(cp)
+	for _, c := range cp.SummaryCalls {
+		var cost compact.Cost
+		if p != nil {
+			cost = p.Cost(c.Usage)
+		}
+		t = t.Add(c.Usage, 0, cost, p != nil)
+	}
+	return t
+}
+
+// summaryPrices are the prices of the model that wrote cp's summary: the
+// one cp.Summarizer names (a model summary names its model), else
+// Config.SummaryModel; nil when unknown (a model summary refused by the
+// review and replaced by the offline one names no model: its calls'
+// cost is then unknown, not zero).
+func (s *Server) summaryPrices(cp *store.Checkpoint) *compact.Prices {
+	if p := s.pricesFor(cp.Summarizer); p != nil {
+		return p
+	}
+	return s.pricesFor(s.cfg.SummaryModel)
+}
+
+// noteSummary counts the requests that wrote cp's summary in the metrics
+// and returns what the compaction's log line adds about them: their
+// estimated cost, when their model's prices are known (their tokens and
+// cache read shares are in summary_requests, see summaryCallsLog).
+func (s *Server) noteSummary(api API, cp *store.Checkpoint) []any {
+	if len(cp.SummaryCalls) == 0 {
+		return nil
+	}
+	p := s.summaryPrices(cp)
+	var total float64
+	for _, c := range cp.SummaryCalls {
+		var cost compact.Cost
+		if p != nil {
+			cost = p.Cost(c.Usage)
+			total += cost.Total()
+		}
+		s.metrics.usage(api, whatSummaries, c.Usage, 0, cost, p != nil)
+	}
+	if p == nil {
+		return nil
+	}
+	return []any{"summary_cost_usd", math.Round(total*1e6) / 1e6}
+}
+
+// newestTotals returns the totals a conversation's next answer is counted
+// over: those of prev (the last call as the request read it, nil for
+// none) or those of the last call this replica cached since, whichever
+// counted more requests (both only grow). The client's next request can
+// leave before an answer is recorded and read the last call before it, so
+// without the cache that answer would be counted over the same totals as
+// the one before it, and one of them lost.
+func (s *Server) newestTotals(key string, prev *store.LastCall) store.Tally {
+	var t store.Tally
+	if prev != nil {
+		t = prev.Totals
+	}
+	if cur := s.lightLast(key); cur != nil && cur.Totals.Requests > t.Requests {
+		t = cur.Totals
+	}
+	return t
 }

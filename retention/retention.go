@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -39,6 +40,78 @@ type Options struct {
 	// Cheap adds, for each budget, a row for the cheap strategies alone
 	// (CheapMethod), measured on the same span as the summary.
 	Cheap bool
+	// Prices are the session model's prices, which price what a
+	// compaction saves (Economics); SummaryPrices those of the model that
+	// writes the summaries, which price what it cost (a zero Prices for
+	// the offline summarizer: it costs nothing). nil: unknown, and the
+	// figures that need them are left out.
+	Prices, SummaryPrices *compact.Prices
+}
+
+// Economics is what one compaction cost and what it saves, in US dollars
+// at list prices (compact.Prices). A figure is nil (null in JSON) when a
+// price it needs is unknown, never 0 for unknown.
+type Economics struct {
+	// Usage is what the summarizer's model calls used, added up (zero
+	// for the offline summarizer and the cheap strategies, which make
+	// none).
+	Usage Tokens `json:"usage"`
+	// Compaction is what writing the summary cost: Usage at the summary
+	// model's prices (0 for the offline summarizer and the cheap
+	// strategies).
+	Compaction *float64 `json:"compaction"`
+	// TokensRemoved is TokensBefore - TokensAfter: what every later
+	// request no longer sends.
+	TokensRemoved int `json:"tokensRemoved"`
+	// SavedCached is what each later request saves when its prefix would
+	// have been read from the prompt cache, as in an agent's loop:
+	// TokensRemoved at the session model's cache-read price.
+	// SavedUncached is the saving when it would not (a cache gone cold):
+	// TokensRemoved at its input price.
+	SavedCached   *float64 `json:"savedPerRequestCached"`
+	SavedUncached *float64 `json:"savedPerRequestUncached"`
+	// Rewrite is what the compaction adds, once, to the next request:
+	// the rewritten prefix (TokensAfter) is written to the cache instead
+	// of read from it (the cache-write price minus the cache-read price).
+	Rewrite *float64 `json:"cacheRewrite"`
+	// BreakEven is the number of later requests whose cached savings
+	// pay for Compaction and Rewrite; 0 when a figure is unknown or
+	// nothing was removed.
+	BreakEven int `json:"breakEven,omitempty"`
+}
+
+// Tokens are the token counts of a usage (compact.Usage's, the provider's
+// own compaction step added in).
+type Tokens struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead"`
+	CacheWrite int `json:"cacheWrite"`
+}
+
+// economics prices one compaction: its summarizer's usage u (nil: none
+// reported) at summaryPrices, what it removed at prices (nil: unknown).
+func economics(r *Result, u *compact.Usage, summaryPrices, prices *compact.Prices) *Economics {
+	e := &Economics{TokensRemoved: max(r.TokensBefore-r.TokensAfter, 0)}
+	var usage compact.Usage
+	if u != nil {
+		usage = *u
+	}
+	e.Usage = Tokens{Input: usage.Input + usage.Compaction.Input, Output: usage.Output + usage.Compaction.Output,
+		CacheRead: usage.CacheRead + usage.Compaction.CacheRead, CacheWrite: usage.CacheWrite + usage.Compaction.CacheWrite}
+	dollars := func(v float64) *float64 { return &v }
+	if summaryPrices != nil {
+		e.Compaction = dollars(summaryPrices.Cost(usage).Total())
+	}
+	if p := prices; p != nil {
+		e.SavedCached = dollars(p.CacheReadCost(e.TokensRemoved))
+		e.SavedUncached = dollars(p.InputCost(e.TokensRemoved))
+		e.Rewrite = dollars(max(p.CacheWriteCost(r.TokensAfter)-p.CacheReadCost(r.TokensAfter), 0))
+		if e.Compaction != nil && *e.SavedCached > 0 {
+			e.BreakEven = int(math.Ceil((*e.Compaction + *e.Rewrite) / *e.SavedCached))
+		}
+	}
+	return e
 }
 
 // Recall is how many of the facts of one kind the rebuilt context holds.
@@ -121,6 +194,9 @@ type Result struct {
 	Identifiers Recall     `json:"identifiers"`
 	UserText    Recall     `json:"userText"`
 	Invariants  Invariants `json:"invariants"`
+	// Cost is what the compaction cost and what it saves (nil when there
+	// was nothing to compact).
+	Cost *Economics `json:"cost,omitempty"`
 }
 
 // shrank reports whether the context after is smaller than before; for
@@ -199,6 +275,7 @@ func measureSummary(ctx context.Context, name string, path []*compact.Entry, kee
 	span := append(append([]*compact.Message{}, res.Plan.Messages...), res.Plan.TurnPrefix...)
 	r.SummaryTokens = compact.TextMessage(compact.RoleCompactionSummary, res.Summary).Tokens()
 	measure(&r, path, mem.Path(), span, opts.TargetTokens)
+	r.Cost = economics(&r, res.Usage, opts.SummaryPrices, opts.Prices)
 	return r, nil
 }
 
@@ -221,6 +298,8 @@ func measureCheap(ctx context.Context, name string, path []*compact.Entry, keep 
 	}
 	span := append(append([]*compact.Message{}, plan.Messages...), plan.TurnPrefix...)
 	measure(&r, path, mem.Path(), span, opts.TargetTokens)
+	// The cheap strategies call no model: they cost nothing to run.
+	r.Cost = economics(&r, nil, &compact.Prices{}, opts.Prices)
 	return r, nil
 }
 

@@ -189,7 +189,7 @@ func EncodeMessage(m *compact.Message) ([]byte, error) {
 		}
 		if m.Usage != nil {
 			u := m.Usage
-			wu := wireUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total}
+			wu := wireUsage{Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, TotalTokens: u.Total, CacheWrite1h: u.CacheWrite1h}
 			// A stored usage object (kept whole because it has members
 			// Usage does not model, such as cost) is written back when
 			// its counts still agree with Usage. Messages built before

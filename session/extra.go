@@ -48,7 +48,7 @@ func messageExtras(line []byte, m *compact.Message) {
 			// The usage object is modelled only in part (cost is not):
 			// keep it whole, in Usage.Stored, when it has more than the
 			// modelled counts.
-			if !onlyKeys(val, "input", "output", "cacheRead", "cacheWrite", "totalTokens") {
+			if !onlyKeys(val, usageNames...) {
 				if m.Usage != nil {
 					m.Usage.Stored = string(val)
 				} else {

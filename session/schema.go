@@ -37,7 +37,7 @@ var messageNames = []string{"role", "usage", "stopReason", "provider", "model", 
 var blockNames = []string{"type", "text", "thinking", "data", "mimeType", "id", "name", "arguments"}
 
 // Names of the members of a usage object the reference decoder reads.
-var usageNames = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens"}
+var usageNames = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cacheWrite1h"}
 
 // foldsTo reports whether key equals one of names when ASCII case is
 // ignored. It is asked only about keys that match no name exactly, and
@@ -542,6 +542,8 @@ func (d *fastDecoder) usage(u *compact.Usage) (other, ok bool) {
 			dst, bit = &u.CacheWrite, 3
 		case "totalTokens":
 			dst, bit = &u.Total, 4
+		case "cacheWrite1h":
+			dst, bit = &u.CacheWrite1h, 5
 		default:
 			other = true
 			return !foldsTo(key, usageNames) && d.skip(0)

@@ -79,6 +79,10 @@ type wireUsage struct {
 	CacheRead   int `json:"cacheRead"`
 	CacheWrite  int `json:"cacheWrite"`
 	TotalTokens int `json:"totalTokens"`
+	// CacheWrite1h is compact.Usage.CacheWrite1h, written only when not
+	// 0 (pi does not write it; a file imported from Claude Code keeps
+	// its one-hour cache writes).
+	CacheWrite1h int `json:"cacheWrite1h,omitempty"`
 }
 
 type wireBlock struct {
@@ -304,7 +308,7 @@ func (w *wireMessage) message() *compact.Message {
 	}
 	if w.Usage != nil {
 		m.Usage = &compact.Usage{Input: w.Usage.Input, Output: w.Usage.Output, CacheRead: w.Usage.CacheRead,
-			CacheWrite: w.Usage.CacheWrite, Total: w.Usage.TotalTokens}
+			CacheWrite: w.Usage.CacheWrite, Total: w.Usage.TotalTokens, CacheWrite1h: w.Usage.CacheWrite1h}
 	}
 	return m
 }

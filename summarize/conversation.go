@@ -62,7 +62,7 @@ func (s *Summarizer) onConversation(ctx context.Context, req *compact.SummaryReq
 			}
 			return "", err
 		}
-		addUsage(&usage, resp.Usage)
+		usage = usage.Plus(resp.Usage)
 		if resp.Truncated {
 			return "", &TruncatedError{Model: s.opts.Model, MaxTokens: maxTokens, Chunk: 1, Chunks: 1}
 		}

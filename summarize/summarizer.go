@@ -432,7 +432,7 @@ func (r *run) do(ctx context.Context, rest []unit) error {
 // answer counts the usage of resp and returns its text as a summary, or
 // the error of a reply cut off or empty.
 func (r *run) answer(resp *Response, total int) (string, error) {
-	addUsage(&r.usage, resp.Usage)
+	r.usage = r.usage.Plus(resp.Usage)
 	if resp.Truncated {
 		return "", &TruncatedError{Model: r.s.opts.Model, MaxTokens: r.maxTokens, Chunk: r.done + 1, Chunks: total}
 	}
@@ -594,12 +594,4 @@ func cleanSummary(s string) string {
 		}
 	}
 	return strings.TrimSpace(compact.StripFileLists(s))
-}
-
-func addUsage(sum *compact.Usage, u compact.Usage) {
-	sum.Input += u.Input
-	sum.Output += u.Output
-	sum.CacheRead += u.CacheRead
-	sum.CacheWrite += u.CacheWrite
-	sum.Total += u.Total
 }

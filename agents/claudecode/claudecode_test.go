@@ -194,9 +194,10 @@ func TestUsageLastLineWins(t *testing.T) {
 		want compact.Usage
 		stop compact.StopReason
 	}{
-		// Two lines: output_tokens 25 on the first, 173 on the last.
-		{"9c0157de", compact.Usage{Input: 47, CacheWrite: 1115, CacheRead: 26504, Output: 173}, compact.StopToolUse},
-		{"8565db80", compact.Usage{Input: 3, CacheWrite: 7883, CacheRead: 17915, Output: 27}, compact.StopToolUse},
+		// Two lines: output_tokens 25 on the first, 173 on the last. Claude
+		// Code writes its cache for an hour (cache_creation).
+		{"9c0157de", compact.Usage{Input: 47, CacheWrite: 1115, CacheWrite1h: 1115, CacheRead: 26504, Output: 173}, compact.StopToolUse},
+		{"8565db80", compact.Usage{Input: 3, CacheWrite: 7883, CacheWrite1h: 7883, CacheRead: 17915, Output: 27}, compact.StopToolUse},
 	}
 	for _, tc := range tests {
 		e := findEntry(tr, tc.id)

@@ -75,6 +75,19 @@ summary replaced):
                 first request present ("first"), the context under the
                 policy's target when the window is known ("target"), the
                 context smaller than before ("grew": the command fails)
+  cost          what writing the summary cost: the summarizer's reported
+                usage at the summary model's prices (the registry's, or
+                the config's models); the offline summarizer and the
+                cheap strategies cost nothing; "?" when unknown
+  saves/request what each later request saves: the tokens removed at
+                the session model's cache-read price, since in an agent's
+                loop the prefix they would have been part of is read
+                from the prompt cache (--json also gives the saving at
+                the input price, for a cache gone cold)
+  pays back     how many later requests it takes for those savings to
+    after       pay for the summary and for writing the rewritten prefix
+                to the cache once (cache-write minus cache-read price of
+                the context after)
 
 Labelled sessions are checked as handoffs too: each label, written by a
 person who read the session, says what a correct summary at its cut must
@@ -234,7 +247,7 @@ func (a *app) bench(cmd *cobra.Command, files []string, keeps []int, missing boo
 			return err
 		}
 		opts := retention.Options{KeepRecent: keeps, Summarizer: sum, Name: name, Cheap: true,
-			MaxTokens: summarize.ReserveBudget(reserve)}
+			MaxTokens: summarize.ReserveBudget(reserve), Prices: info.Prices, SummaryPrices: summaryPrices(choice)}
 		if info.ContextWindow > 0 {
 			opts.TargetTokens = policy.Target(info)
 		}
@@ -331,17 +344,21 @@ func printBench(w io.Writer, results []retention.Result, handoffs []handoffRepor
 		}
 		fmt.Fprintln(w, file)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "  keep\tmethod\tcontext before → after\tfiles\terrors\tidentifiers\tuser text\tinvariants")
+		fmt.Fprintln(tw, "  keep\tmethod\tcontext before → after\tfiles\terrors\tidentifiers\tuser text\tinvariants\tcost\tsaves/request\tpays back after")
 		var notes []string
 		for ; i < len(results) && results[i].Session == file; i++ {
 			r := results[i]
 			if r.Nothing {
-				fmt.Fprintf(tw, "  %s\t%s\tnothing to compact\t\t\t\t\t\n", numfmt.Thousands(r.KeepRecent), r.Method)
+				fmt.Fprintf(tw, "  %s\t%s\tnothing to compact\t\t\t\t\t\t\t\t\n", numfmt.Thousands(r.KeepRecent), r.Method)
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s → %s (%.1f%%)\t%s\t%s\t%s\t%s\t%s\n", numfmt.Thousands(r.KeepRecent), r.Method,
+			cost, saves, back := "?", "?", "?"
+			if e := r.Cost; e != nil {
+				cost, saves, back = dollarsCell(e.Compaction), dollarsCell(e.SavedCached), breakEvenCell(e)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s → %s (%.1f%%)\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", numfmt.Thousands(r.KeepRecent), r.Method,
 				numfmt.Thousands(r.TokensBefore), numfmt.Thousands(r.TokensAfter), r.Ratio(), recallCell(r.Files), recallCell(r.Errors),
-				recallCell(r.Identifiers), recallCell(r.UserText), invariantsCell(r.Invariants))
+				recallCell(r.Identifiers), recallCell(r.UserText), invariantsCell(r.Invariants), cost, saves, back)
 			if missing {
 				notes = append(notes, missingNotes(r)...)
 			}
@@ -364,6 +381,35 @@ func printBench(w io.Writer, results []retention.Result, handoffs []handoffRepor
 			}
 		}
 	}
+}
+
+// summaryPrices are the prices of what writes the summaries: none to pay
+// for the offline summarizer, the summary model's (registry and config)
+// for a model, nil when they are not known.
+func summaryPrices(choice *summarizerChoice) *compact.Prices {
+	if choice.name == summarizerExtractive {
+		return &compact.Prices{}
+	}
+	return choice.info.Prices
+}
+
+// dollarsCell writes a dollar figure for the table, "?" when unknown.
+func dollarsCell(v *float64) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprintf("$%.4f", *v)
+}
+
+// breakEvenCell writes the requests a compaction needs to pay back.
+func breakEvenCell(e *retention.Economics) string {
+	switch {
+	case e.BreakEven > 0:
+		return plural(e.BreakEven, "request")
+	case e.Compaction != nil && e.SavedCached != nil && *e.SavedCached > 0:
+		return "at once"
+	}
+	return "?"
 }
 
 // labelFor returns the label whose session path ends file's path, nil

@@ -43,6 +43,12 @@ type Record struct {
 	Pending *Pending `json:"pending,omitempty"`
 	// Last is the last response's accounting, nil before the first one.
 	Last *LastCall `json:"last,omitempty"`
+	// Summaries counts the summaries the proxy had a model write for this
+	// conversation and what they used and cost. It is written with the
+	// checkpoints (a compaction is rare), the requests' own counts with
+	// the last call (LastCall.Totals), so that neither write clobbers the
+	// other.
+	Summaries Tally `json:"summaries,omitzero"`
 	// Updated is when the record was last written.
 	Updated time.Time `json:"updated"`
 }
@@ -109,10 +115,8 @@ type SummaryCall struct {
 // from its cache: Usage.CacheRead over Usage.PromptTokens, 0 when the
 // usage has no prompt tokens.
 func (c SummaryCall) CacheReadShare() float64 {
-	if n := c.Usage.PromptTokens(); n > 0 {
-		return float64(c.Usage.CacheRead) / float64(n)
-	}
-	return 0
+	share, _ := c.Usage.CacheReadShare()
+	return share
 }
 
 // Pending is a compaction summarized ahead of time (compact.Prepared)
@@ -136,7 +140,8 @@ type Pending struct {
 	// Prepared is the compaction as the engine wrote it.
 	Prepared compact.Prepared `json:"prepared"`
 	// SummaryCalls are the summarizer's requests that wrote it (see
-	// Checkpoint.SummaryCalls); the checkpoint it becomes carries them.
+	// Checkpoint.SummaryCalls), counted in Record.Summaries when it was
+	// stored.
 	SummaryCalls []SummaryCall `json:"summaryCalls,omitempty"`
 }
 
@@ -167,6 +172,71 @@ type LastCall struct {
 	// At is when the response ended: the conversation has been idle
 	// since (see the proxy's cold-cache compaction). Zero when unknown.
 	At time.Time `json:"at,omitzero"`
+	// Model is the model the request named, "" when unknown: the light
+	// path, which does not read the next request, prices its answer
+	// with it.
+	Model string `json:"model,omitempty"`
+	// Totals counts every answered request of the conversation so far,
+	// this one included: carried from the previous last call and
+	// rewritten with it, so keeping them costs no extra write (on Redis
+	// no extra round trip). Two requests of one conversation answered at
+	// the same moment may count as one.
+	Totals Tally `json:"totals,omitzero"`
+}
+
+// Tally is what a conversation's model calls used and cost so far: the
+// requests the client sent through the proxy (LastCall.Totals) or the
+// summaries the proxy had written (Record.Summaries).
+type Tally struct {
+	// Requests is the number of calls counted: answered requests, or
+	// summaries written by a model (one summary may take several calls).
+	Requests int `json:"requests"`
+	// Input, Output, CacheRead and CacheWrite are the tokens the provider
+	// reported (compact.Usage's counts, the provider's own compaction
+	// step added in); CacheWrite1h is the part of CacheWrite written to
+	// a one-hour cache.
+	Input        int `json:"input,omitempty"`
+	Output       int `json:"output,omitempty"`
+	CacheRead    int `json:"cacheRead,omitempty"`
+	CacheWrite   int `json:"cacheWrite,omitempty"`
+	CacheWrite1h int `json:"cacheWrite1h,omitempty"`
+	// TokensSaved is what the requests would have sent without the
+	// conversation's compaction minus what they sent (estimated; 0 for
+	// summaries).
+	TokensSaved int `json:"tokensSaved,omitempty"`
+	// Cost is the estimated cost in US dollars of the calls whose model
+	// has known prices (compact.Prices); Unpriced counts the calls whose
+	// cost is unknown and not in Cost.
+	Cost     float64 `json:"cost,omitempty"`
+	Unpriced int     `json:"unpriced,omitempty"`
+}
+
+// Add returns t with one more call counted: its usage, the tokens it saved,
+// and its cost (priced false: unknown).
+func (t Tally) Add(u compact.Usage, saved int, cost compact.Cost, priced bool) Tally {
+	t.Requests++
+	t.Input += u.Input + u.Compaction.Input
+	t.Output += u.Output + u.Compaction.Output
+	t.CacheRead += u.CacheRead + u.Compaction.CacheRead
+	t.CacheWrite += u.CacheWrite + u.Compaction.CacheWrite
+	t.CacheWrite1h += u.CacheWrite1h + u.Compaction.CacheWrite1h
+	t.TokensSaved += max(saved, 0)
+	if priced {
+		t.Cost += cost.Total()
+	} else {
+		t.Unpriced++
+	}
+	return t
+}
+
+// CacheReadShare is the share of the prompt tokens read from the cache,
+// from 0 to 1; ok is false when nothing was counted.
+func (t Tally) CacheReadShare() (share float64, ok bool) {
+	prompt := t.Input + t.CacheRead + t.CacheWrite
+	if prompt <= 0 {
+		return 0, false
+	}
+	return float64(t.CacheRead) / float64(prompt), true
 }
 
 // LastStore is implemented by a Store that can replace a record's Last on

@@ -110,9 +110,12 @@ func TestStoredForm(t *testing.T) {
 	sealKey := []byte("0123456789abcdef0123456789abcdef")
 	st := srv.open(t, Options{RecordKey: sealKey})
 	ctx := context.Background()
+	// The summaries' tally lives with the checkpoints, the requests'
+	// totals with the last call (rewritten after every answer).
 	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s"}}, Updated: time.Unix(1700000000, 0).UTC(),
-		Pending: &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
-	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, At: time.Unix(1700000060, 0).UTC()}
+		Summaries: store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01},
+		Pending:   &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
+	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, Totals: store.Tally{Requests: 3, CacheRead: 2000, TokensSaved: 700, Unpriced: 3}, At: time.Unix(1700000060, 0).UTC()}
 	rec := body
 	rec.Last = last
 	if err := st.Put(ctx, "c:f", &rec); err != nil {
@@ -130,9 +133,16 @@ func TestStoredForm(t *testing.T) {
 		}
 	}
 	got, err := st.Get(ctx, "c:f")
-	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" ||
+	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" || got.Summaries != body.Summaries ||
 		got.Pending == nil || got.Pending.Prepared.Summary != "ahead" || got.Pending.Covered != 2 {
 		t.Errorf("read back %+v (%v)", got, err)
+	}
+	// Values written before the tallies existed load with empty ones.
+	old := store.SealRecord(sealKey, "last:c:old", []byte(`{"units":2,"chain":"y","usage":{"Input":5,"Output":1,"CacheRead":0,"CacheWrite":0,"Total":0,"Stored":""}}`))
+	st.c.Set(ctx, DefaultPrefix+"last:c:old", old, 0)
+	got, err = st.Get(ctx, "c:old")
+	if err != nil || got.Last == nil || got.Last.Usage.Input != 5 || got.Last.Totals != (store.Tally{}) || got.Summaries != (store.Tally{}) {
+		t.Errorf("an earlier version's last call read back as %+v (%v)", got, err)
 	}
 }
 

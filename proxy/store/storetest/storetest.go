@@ -230,11 +230,14 @@ func fullRecord() *store.Record {
 			{Covered: 3, Chain: "00", Item: []byte(`{}`), Summary: "older", Reason: compact.ReasonOverflow, Created: at.Add(-time.Hour)},
 		},
 		Last: &store.LastCall{
-			Units:    40,
-			Chain:    strings.Repeat("cd", 32),
-			Usage:    compact.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, Total: 100},
+			Units: 40,
+			Chain: strings.Repeat("cd", 32),
+			Usage: compact.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, Total: 100, CacheWrite1h: 15,
+				Compaction: compact.StepUsage{Input: 180000, Output: 3500}},
 			Overflow: true,
-			At:       at.Add(-time.Minute),
+			Totals: store.Tally{Requests: 41, Input: 5000, Output: 9000, CacheRead: 1200000, CacheWrite: 90000, CacheWrite1h: 40000,
+				TokensSaved: 2400000, Cost: 1.8375, Unpriced: 2},
+			At: at.Add(-time.Minute),
 		},
 		Pending: &store.Pending{
 			Covered: 20, Chain: strings.Repeat("ef", 32), Units: 31, UnitsChain: strings.Repeat("01", 32), Base: strings.Repeat("ab", 32),
@@ -248,7 +251,8 @@ func fullRecord() *store.Record {
 			},
 			SummaryCalls: []store.SummaryCall{{OnConversation: true, Usage: compact.Usage{Input: 100, CacheRead: 9000, Output: 700}}},
 		},
-		Updated: at,
+		Summaries: store.Tally{Requests: 2, Input: 300, Output: 4000, CacheRead: 150000, CacheWrite: 2000, Cost: 0.1234},
+		Updated:   at,
 	}
 }
 
@@ -310,7 +314,8 @@ func RunBasic(t *testing.T, open Opener) {
 		// The last call is replaced, the checkpoints kept.
 		full := fullRecord()
 		h.put("k", full)
-		last := &store.LastCall{Bytes: 4321, Threshold: 9000, Usage: compact.Usage{Input: 77, Output: 5}}
+		last := &store.LastCall{Bytes: 4321, Threshold: 9000, Usage: compact.Usage{Input: 77, Output: 5},
+			Totals: store.Tally{Requests: 42, Input: 5077, Cost: 1.9}}
 		if err := ls.PutLast(ctx, "k", last); err != nil {
 			t.Fatalf("PutLast: %v", err)
 		}
