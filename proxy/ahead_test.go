@@ -58,6 +58,11 @@ func lastModel(t *testing.T, up *fakeUpstream) seen {
 // the request before it was under the mark, this one is under the
 // trigger. It returns the next step number.
 func toEarlyMark(t *testing.T, srvs []*Server, up *fakeUpstream, c *client, url func(i int) string) int {
+	return toMark(t, 0.8, srvs, up, c, url)
+}
+
+// toMark is toEarlyMark for an early mark of mark (Config.AheadMark).
+func toMark(t *testing.T, mark float64, srvs []*Server, up *fakeUpstream, c *client, url func(i int) string) int {
 	t.Helper()
 	started := func() int {
 		n := 0
@@ -67,23 +72,28 @@ func toEarlyMark(t *testing.T, srvs []*Server, up *fakeUpstream, c *client, url 
 		return n
 	}
 	// A request far from its trigger goes upstream while it is read
-	// (see streamable): its summary may start once its answer is sent,
-	// and be seen a step later.
+	// (see streamable): its summary starts once its answer is sent, before
+	// its last call is stored.
 	var tokens []int
 	for i := 1; i <= 40; i++ {
 		c.base = url(i)
+		n := len(c.body())
 		c.step(i)
+		if st := memoryOf(srvs[0]); st != nil {
+			lastStored(t, st, n) // (the summary starts before)
+		}
 		tokens = append(tokens, tokensOf(lastModel(t, up).Body))
 		if started() == 0 {
 			continue
 		}
-		n := len(tokens)
-		if tokens[n-1] >= aheadThreshold || (n >= 3 && tokens[n-3] >= aheadThreshold*85/100) {
-			t.Fatalf("summary ahead seen at %d tokens (the requests before: %v); want it at the first request past %d",
-				tokens[n-1], tokens[max(n-3, 0):], aheadThreshold*8/10)
+		at := int(mark * aheadThreshold)
+		k := len(tokens)
+		if tokens[k-1] >= aheadThreshold || (k >= 2 && tokens[k-2] >= at+aheadThreshold/20) {
+			t.Fatalf("summary ahead seen at %d tokens (the request before: %v); want it at the first request past %d",
+				tokens[k-1], tokens[max(k-2, 0):], at)
 		}
-		if tokens[n-1] < aheadThreshold*7/10 {
-			t.Fatalf("summary ahead started at %d tokens, well before the early mark %d", tokens[n-1], aheadThreshold*8/10)
+		if tokens[k-1] < at-aheadThreshold/10 {
+			t.Fatalf("summary ahead started at %d tokens, well before the early mark %d", tokens[k-1], at)
 		}
 		return i + 1
 	}
@@ -403,4 +413,29 @@ func lastStored(t *testing.T, st *store.Memory, n int) {
 		}
 		return false
 	})
+}
+
+// TestSummaryAheadEarlyMark: a configured early mark below the default
+// starts the summary there, also for requests that go upstream while they
+// are read.
+func TestSummaryAheadEarlyMark(t *testing.T) {
+	up := newFakeUpstream(t)
+	up.window = aheadWindow
+	srv, ts := newTestProxy(t, up, aheadConfig(Config{AheadMark: 0.5}))
+	c := newClient(t, Anthropic, ts.URL)
+	c.header.Set("X-Session-Id", "ahead-early") // (streamed far from the trigger)
+	c.outBytes = 2000
+	toMark(t, 0.5, []*Server{srv}, up, c, func(int) string { return ts.URL })
+}
+
+// memoryOf returns the memory store srv keeps its records in, nil for
+// another store.
+func memoryOf(srv *Server) *store.Memory {
+	switch st := srv.store.(type) {
+	case *store.Memory:
+		return st
+	case nopCloser:
+		return st.Memory
+	}
+	return nil
 }
