@@ -36,6 +36,11 @@ const (
 	ReasonThreshold Reason = "threshold"
 	// ReasonOverflow follows a context-overflow error from the provider.
 	ReasonOverflow Reason = "overflow"
+	// ReasonIdle is an automatic compaction of a conversation that was
+	// idle longer than the provider's prompt-cache lifetime: its next
+	// request writes the whole cache again anyway, so a smaller context
+	// costs nothing extra in cache and saves on every later request.
+	ReasonIdle Reason = "idle"
 )
 
 // EventType distinguishes the events of a compaction.
@@ -240,6 +245,14 @@ type Result struct {
 	// planner then found nothing to summarize, no summary was written:
 	// Entry is nil and Summary empty.
 	Ladder *LadderResult
+	// Ahead is the prepared compaction Engine.Apply recorded, nil for a
+	// compaction summarized in line.
+	Ahead *Prepared
+	// Remainder is the in-line compaction Apply ran after the prepared
+	// one when the context was still above Request.TargetTokens (nil when
+	// none ran); RemainderErr is its failure.
+	Remainder    *Result
+	RemainderErr error
 }
 
 // Summarized reports whether a compaction entry was written (rather than
@@ -327,17 +340,8 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 	if e.BeforeCompaction != nil || e.OnEvent != nil {
 		usage = e.measure(log)
 	}
-	if e.BeforeCompaction != nil {
-		d, err := e.BeforeCompaction(ctx, req, usage)
-		if err != nil {
-			return nil, fmt.Errorf("before-compaction hook: %w", err)
-		}
-		if d.Skip {
-			return nil, fmt.Errorf("%s compaction: %w", req.Reason, ErrSkipped)
-		}
-		if d.Summary != "" {
-			req.Summary = d.Summary
-		}
+	if err := e.askBefore(ctx, &req, usage); err != nil {
+		return nil, err
 	}
 	started := e.now()
 	var ladder *LadderResult
@@ -419,6 +423,26 @@ func (e *Engine) Compact(ctx context.Context, log Log, req Request) (*Result, er
 		e.AfterCompaction(ctx, res)
 	}
 	return res, nil
+}
+
+// askBefore asks Engine.BeforeCompaction, when set, about req with the
+// context's measure u: an error when it fails or skips the compaction
+// (wrapping ErrSkipped), req.Summary set when it supplies the summary.
+func (e *Engine) askBefore(ctx context.Context, req *Request, u ContextUsage) error {
+	if e.BeforeCompaction == nil {
+		return nil
+	}
+	d, err := e.BeforeCompaction(ctx, *req, u)
+	if err != nil {
+		return fmt.Errorf("before-compaction hook: %w", err)
+	}
+	if d.Skip {
+		return fmt.Errorf("%s compaction: %w", req.Reason, ErrSkipped)
+	}
+	if d.Summary != "" {
+		req.Summary = d.Summary
+	}
+	return nil
 }
 
 // remember gives the compaction in res to the memory log.
@@ -661,6 +685,22 @@ func (e *Engine) planWithin(log Log, req Request, res *Result) (*Plan, error) {
 }
 
 func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, req Request, adjustments []string) (*Result, error) {
+	res, entry, err := e.summarizeEntry(ctx, plan, req, adjustments)
+	if err != nil {
+		return nil, err
+	}
+	if err := log.Append(ctx, entry); err != nil {
+		return nil, fmt.Errorf("record compaction: %w", err)
+	}
+	res.Entry = entry
+	return res, nil
+}
+
+// summarizeEntry has the plan summarized (the fallback on failure, the
+// budgets and the headroom guarantee applied, the gain checked) and
+// returns the compaction entry to record, with the result it will have
+// once recorded (its Entry still nil). Nothing is appended.
+func (e *Engine) summarizeEntry(ctx context.Context, plan *Plan, req Request, adjustments []string) (*Result, *Entry, error) {
 	res := &Result{Plan: plan, TokensBefore: plan.TokensBefore, Adjustments: adjustments}
 
 	var parts *summaryParts
@@ -676,12 +716,12 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 		// offline summary keeps what the reply lost.
 		rejected := errors.Is(err, ErrSummaryRejected)
 		if ctx.Err() != nil || e.Fallback == nil || (!rejected && !req.Fallback.enabled(req.Reason)) {
-			return nil, err
+			return nil, nil, err
 		}
 		e.logger().Warn("summarizer failed; writing the fallback summary", "err", err, "rejected", rejected)
 		fb, ferr := e.summarize(ctx, e.Fallback, plan, req)
 		if ferr != nil {
-			return nil, fmt.Errorf("%w (and the fallback failed too: %v)", err, ferr)
+			return nil, nil, fmt.Errorf("%w (and the fallback failed too: %v)", err, ferr)
 		}
 		res.FallbackErr = err
 		if fb.history == "" && fb.prefix != "" {
@@ -732,9 +772,9 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	// else changes; and the context after, as estimated, must be smaller
 	// than before, as the provider last reported it.
 	if have := res.TokensAfter - plan.KeptTokens; have >= plan.SpanTokens {
-		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens}
+		return nil, nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens}
 	} else if plan.TokensBefore > 0 && res.TokensAfter >= plan.TokensBefore {
-		return nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens, TokensBefore: plan.TokensBefore, TokensAfter: res.TokensAfter}
+		return nil, nil, &GainError{SummaryTokens: have, SpanTokens: plan.SpanTokens, TokensBefore: plan.TokensBefore, TokensAfter: res.TokensAfter}
 	}
 	if req.TargetTokens > 0 && res.TokensAfter > req.TargetTokens {
 		res.Adjustments = append(res.Adjustments, fmt.Sprintf(
@@ -742,7 +782,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 	}
 
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	details := map[string]any{
 		"reason":     string(req.Reason),
@@ -774,11 +814,7 @@ func (e *Engine) summarizeAndRecord(ctx context.Context, log Log, plan *Plan, re
 			Details:        details,
 		},
 	}
-	if err := log.Append(ctx, entry); err != nil {
-		return nil, fmt.Errorf("record compaction: %w", err)
-	}
-	res.Entry = entry
-	return res, nil
+	return res, entry, nil
 }
 
 // oneLine keeps the first line of s, shortened to 300 characters.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
@@ -144,6 +145,47 @@ func ExampleGuard() {
 	// compacted 54230 -> 4147 tokens, summary written: true
 	// adjusted: kept part reduced from ~12419 to ~2828 tokens so that the context fits under 13107
 	// I see 13 messages.
+}
+
+// A Guard that writes the summary ahead of time: once a call leaves the
+// context past 80 % of the threshold, the summary of the history so far is
+// written in the background while the agent goes on, and the call that
+// crosses the threshold records it at once.
+func ExampleGuard_ahead() {
+	ctx := context.Background()
+	conv := compact.NewSliceLog()
+	if _, err := conv.AppendMessage(ctx, compact.TextMessage(compact.RoleUser, "Read every file of the project and fix the failing test.")); err != nil {
+		log.Fatal(err)
+	}
+	// callMyModel stands for the agent's real model call.
+	callMyModel := func(ctx context.Context, messages []*compact.Message) (*compact.Message, error) {
+		reply := compact.TextMessage(compact.RoleAssistant, "Reading the next file.")
+		reply.StopReason = compact.StopEnd
+		return reply, nil
+	}
+	g := &compact.Guard{
+		Engine: &compact.Engine{Summarizer: extractive.New(extractive.Options{}), KeepRecentTokens: 4000},
+		Log:    conv,
+		Model:  compact.ModelInfo{ID: "small", ContextWindow: 16000},
+		Policy: compact.Reserve{Tokens: 4000}, // the threshold is at 12,000 tokens
+		Ahead:  0.8,                           // the summary starts at 9,600
+		AfterCompaction: func(ctx context.Context, res *compact.Result) {
+			fmt.Printf("compacted %d -> %d tokens, summary written ahead: %v\n", res.TokensBefore, res.TokensAfter, res.Ahead != nil)
+		},
+	}
+	defer g.Close() // stops a summary still being written
+	for i := range 12 {
+		if _, err := g.Call(ctx, callMyModel); err != nil {
+			log.Fatal(err)
+		}
+		// The agent reads the next file.
+		text := fmt.Sprintf("file%d.go: %s", i, strings.Repeat("func f() {} ", 400))
+		if _, err := conv.AppendMessage(ctx, compact.TextMessage(compact.RoleUser, text)); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// Output:
+	// compacted 12104 -> 8883 tokens, summary written ahead: true
 }
 
 // Pin the first request and a tool result, then compact: both stay in

@@ -1,9 +1,11 @@
 package compact
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ModelCall sends the context to the agent's model and returns its
@@ -89,6 +91,21 @@ type Guard struct {
 	// the same function so that its events agree.
 	Count func(*Message) int
 
+	// Ahead, when positive (0.8, say), has the guard write the summary
+	// ahead of time: when a call leaves the context past Ahead times the
+	// policy's threshold (still under it), the summary of the history so
+	// far starts being written in the background (Engine.Prepare on a
+	// copy of the path, so the agent goes on appending meanwhile), and
+	// the call that crosses the threshold records it at once
+	// (Engine.Apply) instead of waiting for a summary. If it is not
+	// ready then, that call waits for it; if it no longer fits the log
+	// (a branch, another compaction) or fails, the call compacts as
+	// without Ahead. The Engine's summarizer and BeforeCompaction hook
+	// then run on another goroutine. 0 switches it off; Close stops a
+	// summary being written.
+	Ahead float64
+
+	ahead      *guardAhead
 	meter      *Meter
 	meterComp  string // compaction entry the meter was reset for
 	meterEdits int    // context edits it was reset for
@@ -174,7 +191,10 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 				ErrStalled, d.Tokens, d.Threshold, g.maxCompactions())
 		}
 		budget--
-		done, err := g.compact(ctx, ReasonThreshold, policy, d.Threshold)
+		done, err := g.applyAhead(ctx, policy, d.Threshold)
+		if !done && err == nil {
+			done, err = g.compact(ctx, ReasonThreshold, policy, d.Threshold)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +228,115 @@ func (g *Guard) Call(ctx context.Context, call ModelCall) (*Message, error) {
 	if g.Engine.OnEvent != nil {
 		g.Engine.emit(Event{Type: EventTurnEnd, ContextUsage: g.Usage()})
 	}
+	g.startAhead(ctx, policy)
 	return resp, nil
+}
+
+// guardAhead is a summary the guard writes ahead (see Guard.Ahead).
+type guardAhead struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	p      *Prepared
+	err    error
+}
+
+// Close stops the summary the guard is writing ahead, if any, and waits
+// for it to end. The guard stays usable.
+func (g *Guard) Close() {
+	if a := g.ahead; a != nil {
+		a.cancel()
+		<-a.done
+		g.ahead = nil
+	}
+}
+
+// startAhead starts writing the summary ahead when the context is past
+// the early mark and none is being written.
+func (g *Guard) startAhead(ctx context.Context, policy Policy) {
+	if g.Ahead <= 0 || g.ahead != nil || g.Disabled {
+		return
+	}
+	threshold, ok := policy.Threshold(g.Model)
+	u := g.Usage()
+	if !ok || threshold <= 0 || u.Tokens >= threshold || float64(u.Tokens) < g.Ahead*float64(threshold) {
+		return
+	}
+	if c := BuildContext(g.Log.Path()); c.Compaction != nil && c.Compaction.Compaction != nil &&
+		CompactedRecently(u.Tokens, c.Compaction.Compaction.TokensAfter, threshold, 0) {
+		return
+	}
+	req := g.Request
+	req.Reason = ReasonThreshold
+	req.TargetTokens = policy.Target(g.Model)
+	// The kept part grows until the threshold is crossed: keep that
+	// much less now.
+	keep := cmp.Or(req.KeepRecentTokens, g.Engine.KeepRecentTokens, DefaultKeepRecentTokens)
+	req.KeepRecentTokens = max(keep-(threshold-u.Tokens), min(keep, 1000))
+	snap := frozenLog(slices.Clone(g.Log.Path()))
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a := &guardAhead{done: make(chan struct{}), cancel: cancel}
+	g.ahead = a
+	go func() {
+		defer close(a.done)
+		a.p, a.err = g.Engine.Prepare(bctx, snap, req)
+	}()
+}
+
+// applyAhead records the summary written ahead, waiting for it if it is
+// not ready. It reports false (and no error) when there is none or it no
+// longer fits: the caller then compacts in line.
+func (g *Guard) applyAhead(ctx context.Context, policy Policy, threshold int) (bool, error) {
+	a := g.ahead
+	if a == nil {
+		return false, nil
+	}
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	g.ahead = nil
+	a.cancel()
+	if a.err != nil || a.p == nil {
+		return false, nil
+	}
+	before := g.Usage()
+	req := g.Request
+	req.Reason = ReasonThreshold
+	req.TargetTokens = policy.Target(g.Model)
+	if g.BeforeCompaction != nil {
+		d, err := g.BeforeCompaction(ctx, ReasonThreshold, before)
+		if err != nil {
+			return false, fmt.Errorf("before-compaction hook: %w", err)
+		}
+		if d.Skip || d.Summary != "" {
+			return false, nil // the in-line path honours it
+		}
+	}
+	res, err := g.Engine.Apply(ctx, g.Log, a.p, req)
+	if err != nil {
+		return false, nil
+	}
+	if g.AfterCompaction != nil {
+		g.AfterCompaction(ctx, res)
+	}
+	if after := g.Usage(); after.Tokens > threshold {
+		return true, fmt.Errorf("%w: after the %s compaction the context is %d tokens, still above the threshold of %d",
+			ErrStalled, ReasonThreshold, after.Tokens, threshold)
+	}
+	return true, nil
+}
+
+// frozenLog is a copy of a path that a summary written ahead reads while
+// the conversation goes on; nothing is appended to it.
+type frozenLog []*Entry
+
+// Path returns the copy.
+func (f frozenLog) Path() []*Entry { return f }
+
+// Append refuses: Prepare records nothing.
+func (f frozenLog) Append(context.Context, *Entry) error {
+	return errors.New("compact: a frozen copy of the log is read-only")
 }
 
 // summarizedRecently reports whether the context's latest compaction

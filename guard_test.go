@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // fakeModel plays an agent's model: it counts the request's tokens with
@@ -584,5 +586,81 @@ func TestGuardPerCallLimit(t *testing.T) {
 	}
 	if model.calls != 0 || len(*after) != 1 {
 		t.Fatalf("%d model calls, %d compactions", model.calls, len(*after))
+	}
+}
+
+// gatedSummarizer counts its calls and answers each once release is
+// closed.
+type gatedSummarizer struct {
+	calls   atomic.Int32
+	release chan struct{}
+}
+
+func (s *gatedSummarizer) Summarize(ctx context.Context, req *SummaryRequest) (*Summary, error) {
+	s.calls.Add(1)
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &Summary{Text: "## Goal\nWritten ahead.", Summarizer: "gated"}, nil
+}
+
+// TestGuardAhead: with Ahead, the call that leaves the context past the
+// early mark starts the summary in the background; the call that crosses
+// the threshold records it without calling the summarizer, and a
+// conversation that compacts this way never waits in line for a summary.
+func TestGuardAhead(t *testing.T) {
+	for _, ready := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ready=%v", ready), func(t *testing.T) {
+			ctx := context.Background()
+			log := NewSliceLog()
+			if _, err := log.AppendMessage(ctx, TextMessage(RoleUser, "Fix the tests.")); err != nil {
+				t.Fatal(err)
+			}
+			model := &fakeModel{window: 20000, factor: 1}
+			sum := &gatedSummarizer{release: make(chan struct{})}
+			var results []*Result
+			g := &Guard{Engine: &Engine{Summarizer: sum, KeepRecentTokens: 4000}, Log: log, Model: ModelInfo{ContextWindow: 20000},
+				Policy: Reserve{Tokens: 5000}, Ahead: 0.8,
+				AfterCompaction: func(_ context.Context, r *Result) { results = append(results, r) }}
+			defer g.Close()
+			const threshold, mark = 15000, 12000
+			prev := 0
+			for i := 0; i < 60 && len(results) == 0; i++ {
+				started := g.ahead != nil
+				calls := sum.calls.Load()
+				if started && !ready && g.Usage().Tokens > threshold {
+					// Not ready at the crossing: the call waits for it.
+					go func() { time.Sleep(20 * time.Millisecond); close(sum.release) }()
+				}
+				resp, err := g.Call(ctx, model.call)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// (Not ready, the summary written ahead may call the
+				// summarizer during the crossing call.)
+				if len(results) > 0 && (results[0].Remainder != nil || ready && sum.calls.Load() != calls) {
+					t.Errorf("the crossing call wrote a summary in line (%d summarizer calls)", sum.calls.Load()-calls)
+				}
+				if !started && g.ahead != nil {
+					if u := g.Usage().Tokens; u < mark || u >= threshold || prev >= mark {
+						t.Errorf("summary started ahead at %d tokens (the call before: %d); want the first call past %d", u, prev, mark)
+					}
+					if ready {
+						close(sum.release)
+						<-g.ahead.done
+					}
+				}
+				prev = g.Usage().Tokens
+				agentTurn(t, log, resp, 1000)
+			}
+			if len(results) != 1 || results[0].Ahead == nil || results[0].Entry.Compaction.Details["ahead"] != true {
+				t.Fatalf("results %+v, want one compaction applied from the summary written ahead", results)
+			}
+			if g.Usage().Tokens >= threshold || model.maxSeen > 20000 {
+				t.Errorf("context %d after the compaction (max seen %d)", g.Usage().Tokens, model.maxSeen)
+			}
+		})
 	}
 }

@@ -29,6 +29,17 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		written *atomic.Bool
 	}
 	key := v.id.key
+	if v.pending == nil {
+		// A summary this replica writes ahead for the conversation is
+		// waited for: decide let the request over its trigger through
+		// to here only when it would overflow without it (or after an
+		// overflow, or to compact it when idle).
+		wctx, cancel := context.WithTimeout(ctx, s.summaryTTL+10*time.Second)
+		if s.waitAhead(wctx, key) {
+			s.metrics.ahead(aheadWaited)
+		}
+		cancel()
+	}
 	ch, ferr, _ := s.flight.Do(key, func() (_ any, err error) {
 		defer func() {
 			// (singleflight would panic again in every caller.)
@@ -65,6 +76,10 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 				// as a store failure.
 				s.metrics.failOpen(stageStore)
 				s.warnEvery("lockfailed", "store could not lock the conversation; compacting without the lock", "err", err)
+			case lock == nil && s.aheadMark > 0 && reason == compact.ReasonThreshold && !overflows(v):
+				// Another replica writes the summary (ahead, or in line):
+				// this request goes as it is, a later one swaps it in.
+				return nil, errAheadElsewhere
 			case lock == nil:
 				s.metrics.lockWait()
 				cp, taken := s.waitCheckpoint(cctx, key, v, lk)
@@ -88,7 +103,13 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 				}
 			}
 		}
-		cp, res, err := s.compactView(cctx, v, reason, threshold, sum)
+		pend := v.pending
+		if rec, err := s.store.Get(cctx, key); err == nil {
+			// The newest pending summary: one may have been stored since
+			// the request was read.
+			pend = usablePending(rec, v.chain, v.cp)
+		}
+		cp, res, err := s.compactView(cctx, v, reason, threshold, sum, pend)
 		if cause := context.Cause(cctx); errors.Is(cause, errWorkBound) {
 			// Past the work one request may cause: no compaction at all,
 			// not even the offline one, and nothing stored.
@@ -108,6 +129,11 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		return out{cp, res, new(atomic.Bool)}, nil
 	})
 	o, ok := ch.(out)
+	if errors.Is(ferr, errAheadElsewhere) {
+		x.decision = "pass (summary being prepared)"
+		s.metrics.ahead(aheadNotReady)
+		return false
+	}
 	if !ok || o.cp == nil {
 		if errors.Is(ferr, errPanic) {
 			s.failOpen(stageInternal, ferr)
@@ -145,9 +171,14 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		s.log.Info("model's first summary refused by the review; its second was used", "conversation", v.id.short,
 			"problems", strings.Join(o.res.Refused, "; "))
 	}
+	ahead := o.res != nil && o.res.Ahead != nil
+	if ahead {
+		x.decision = "compacted (" + string(reason) + ", summary ahead)"
+	}
 	s.log.Info("compacted", append([]any{"conversation", v.id.short, "api", x.api, "model", v.p.Model, "reason", reason,
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
-		"summary_requests", summaryCallsLog(cp)}, s.noteSummary(x.api, cp)...)...)
+		"summary_requests", summaryCallsLog(cp), "ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized()},
+		s.noteSummary(x.api, cp)...)...)
 	return true
 }
 
@@ -155,7 +186,13 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 // cut over the request's messages (merging the applied compaction), the
 // summarizer writes the summary, and the result is recorded as a
 // checkpoint covering whole units.
-func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason, threshold int, sum compact.Summarizer) (*store.Checkpoint, *compact.Result, error) {
+//
+// With pend, the summary written ahead for the request's history, the
+// engine applies it instead (compact.Engine.Apply: no summarizer call,
+// unless the kept part has grown past the target and its remainder is
+// compacted in line); when it no longer fits, the compaction is written in
+// line as without it.
+func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason, threshold int, sum compact.Summarizer, pend *store.Pending) (*store.Checkpoint, *compact.Result, error) {
 	b := s.budgetsFor(v, threshold)
 	eng := &compact.Engine{
 		Summarizer:       sum,
@@ -164,36 +201,59 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		Logger:           s.log,
 		Now:              s.now,
 	}
-	res, err := eng.Compact(ctx, engineLog(v), compact.Request{
+	log := engineLog(v)
+	req := compact.Request{
 		Reason:       reason,
 		TargetTokens: b.target,
 		MaxTokens:    b.maxSummary,
 		Fallback:     compact.FallbackAuto,
-	})
+	}
+	var res *compact.Result
+	var err error
+	if pend != nil {
+		// A swap that leaves the context between the target and the
+		// trigger, a quarter of the room under it, is kept as it is:
+		// summarizing the remainder now would make the request wait
+		// for a summary after all.
+		prep, lenient := pend.Prepared, req
+		room := max(threshold-v.envelope, 2000)
+		lenient.TargetTokens = max(b.target, room*3/4)
+		if res, err = eng.Apply(ctx, log, &prep, lenient); err != nil {
+			s.metrics.ahead(aheadStale)
+			s.log.Info("summary prepared ahead no longer fits; compacting in line", "conversation", v.id.short, "err", err)
+			res, log = nil, engineLog(v)
+		} else {
+			s.metrics.ahead(aheadSwapped)
+		}
+	}
+	if res == nil {
+		res, err = eng.Compact(ctx, log, req)
+	}
 	if err != nil {
 		return nil, res, err
 	}
-	if res.Entry == nil || res.Entry.Compaction == nil {
+	entry, final := res.Last()
+	if entry == nil || entry.Compaction == nil {
 		return nil, res, compact.ErrNothingToCompact
 	}
-	ui, _, ok := parseEntryID(res.Entry.Compaction.FirstKeptID)
+	ui, _, ok := parseEntryID(entry.Compaction.FirstKeptID)
 	if !ok || ui <= 0 || ui >= len(v.p.Units) {
-		return nil, res, fmt.Errorf("%w: first kept %q", errNoCut, res.Entry.Compaction.FirstKeptID)
+		return nil, res, fmt.Errorf("%w: first kept %q", errNoCut, entry.Compaction.FirstKeptID)
 	}
 	if v.cp != nil && ui <= v.cp.Covered {
 		return nil, res, fmt.Errorf("%w: the cut does not move past the previous compaction", errNoCut)
 	}
-	text := compact.SummaryText(res.Summary) + "\n\n" + compact.ContinuationNote
+	text := compact.SummaryText(final.Summary) + "\n\n" + compact.ContinuationNote
 	cp := &store.Checkpoint{
 		Covered:       ui,
 		Chain:         hexChain(v.chain[ui]),
 		Item:          codecFor(v.api).summaryItem(text),
-		Summary:       res.Summary,
-		ReadFiles:     res.Entry.Compaction.ReadFiles,
-		ModifiedFiles: res.Entry.Compaction.ModifiedFiles,
+		Summary:       final.Summary,
+		ReadFiles:     entry.Compaction.ReadFiles,
+		ModifiedFiles: entry.Compaction.ModifiedFiles,
 		TokensBefore:  v.tokens,
 		Reason:        reason,
-		Summarizer:    res.Summarizer,
+		Summarizer:    final.Summarizer,
 		Created:       s.now().UTC(),
 	}
 	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
@@ -309,6 +369,11 @@ func parseEntryID(id string) (unit, msg int, ok bool) {
 	return u, m, err1 == nil && err2 == nil
 }
 
+// errAheadElsewhere says another replica holds the conversation's lock
+// while the request, over its trigger, would still fit the window: it goes
+// uncompacted, and a later request swaps the summary in.
+var errAheadElsewhere = errors.New("proxy: another replica writes the summary")
+
 // errNoCut is returned when the planner's cut cannot be mapped onto the
 // request's units.
 var errNoCut = errors.New("proxy: no usable cut point")
@@ -319,6 +384,10 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 	s.forgetLight(id.key)
 	add := func(rec *store.Record) bool {
 		rec.Checkpoints = withCheckpoint(rec.Checkpoints, cp)
+		if rec.Pending != nil && rec.Pending.Covered <= cp.Covered {
+			// Swapped in, or overtaken by this compaction.
+			rec.Pending = nil
+		}
 		return true
 	}
 	err := s.update(ctx, id.key, func(rec *store.Record) bool {

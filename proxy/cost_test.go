@@ -144,8 +144,10 @@ func TestConversationCosts(t *testing.T) {
 			var logs syncbuf.Buffer
 			reg := compact.NewRegistry([]compact.ModelInfo{{ID: "claude-test", ContextWindow: 12000, Prices: &testPrices}})
 			const steps = 14
+			// (In line: one summary request per compaction, its calls
+			// on its checkpoint.)
 			ts := converse(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: st, Registry: reg,
-				Logger: slog.New(slog.NewTextHandler(&logs, nil))}, steps)
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)), AheadMark: -1}, steps)
 			// The record is written after the answer: wait for it.
 			rec := conversationRecord(t, mem, steps)
 			if len(rec.Checkpoints) == 0 {

@@ -118,8 +118,11 @@ func (s *Server) prepare(x *exchange) {
 		x.decision = "pass (provider refused a compacted request before)"
 		return
 	}
-	if reason, threshold, ok := s.decide(x); ok {
-		s.compactNow(x.r.Context(), x, reason, threshold)
+	switch vd := s.decide(x); {
+	case vd.compact:
+		s.compactNow(x.r.Context(), x, vd.reason, vd.threshold)
+	case vd.ahead:
+		s.startAhead(x, vd.threshold)
 	}
 	if v.cp != nil {
 		s.rewrite(x)
@@ -135,6 +138,7 @@ func (s *Server) read(x *exchange) bool {
 		return false
 	}
 	s.findConversation(x, v)
+	v.pending = usablePending(v.rec, v.chain, v.cp)
 	s.measure(v)
 	x.v = v
 	return true
@@ -151,6 +155,9 @@ type view struct {
 	// cp is the stored compaction that applies to this request (its chain
 	// matches the request's prefix), nil when none does.
 	cp *store.Checkpoint
+	// pending is the summary written ahead that applies to this request
+	// (see usablePending), nil when none does.
+	pending *store.Pending
 	// info is the model's limits; info.ContextWindow is 0 when unknown.
 	info compact.ModelInfo
 	// envelope is the estimated size of everything outside the summarized

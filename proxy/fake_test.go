@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
 )
@@ -41,6 +42,9 @@ type fakeUpstream struct {
 	// closed; summaries counts them.
 	gate      chan struct{}
 	summaries atomic.Int32
+	// summaryDelay makes every tool-less (summary) request take that
+	// long, as a model writing a long summary does (turns answer at once).
+	summaryDelay time.Duration
 	// hangSummaries makes tool-less (summary) requests wait until the
 	// caller gives up.
 	hangSummaries bool
@@ -136,7 +140,18 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !tools {
 		f.summaries.Add(1)
 		if f.gate != nil {
-			<-f.gate
+			select {
+			case <-f.gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}
+	if !tools && f.summaryDelay > 0 {
+		select {
+		case <-time.After(f.summaryDelay):
+		case <-r.Context().Done():
+			return
 		}
 	}
 	if !tools && f.hangSummaries {

@@ -70,7 +70,8 @@ const (
 
 var (
 	metricAPIs        = []string{string(Anthropic), string(Chat), string(Responses), labelOther}
-	metricReasons     = []string{string(compact.ReasonThreshold), string(compact.ReasonOverflow), string(compact.ReasonManual), string(reasonAgent), labelOther}
+	metricReasons     = []string{string(compact.ReasonThreshold), string(compact.ReasonOverflow), string(compact.ReasonIdle), string(compact.ReasonManual), string(reasonAgent), labelOther}
+	metricAhead       = []string{aheadStarted, aheadStored, aheadFailed, aheadSkipped, aheadSwapped, aheadStale, aheadNotReady, aheadWaited, labelOther}
 	metricSummarizers = []string{summarizerExtractive, summarizerOpenAI, summarizerAnthropic, summarizerNative, summarizerModel, summarizerNone}
 	metricLookups     = []string{lookupHit, lookupMiss, lookupError, lookupRejected, labelOther}
 	metricStages      = []string{stageBody, stageParse, stageStore, stageSummarize, stageSplice, stageEncode, stageObserve, stageInternal, labelOther}
@@ -128,6 +129,7 @@ type metrics struct {
 	overflowRetriesTotal     *prometheus.CounterVec
 	streamTruncatedTotal     *prometheus.CounterVec
 	lockWaitsTotal           prometheus.Counter
+	aheadTotal               *prometheus.CounterVec
 	callsTotal               *prometheus.CounterVec
 	usageTokensTotal         *prometheus.CounterVec
 	requestTokensSavedTotal  prometheus.Counter
@@ -180,6 +182,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		requestTokensSavedTotal: plain("request_tokens_saved_total", "Tokens the requests sent with a compaction applied did not send: for each, the context before the compaction minus the context after it (estimated)."),
 		costDollarsTotal:        counter("cost_dollars_total", "Estimated cost in US dollars of the model calls whose model has known prices (the model registry's), by API and what the calls were.", "api", "what"),
 		unpricedTotal:           counter("unpriced_calls_total", "Model calls whose model has no known prices: their cost is not in cost_dollars_total.", "api", "what"),
+		aheadTotal: counter("summaries_ahead_total", "Summaries written ahead of time, by outcome: started, stored, failed, skipped (another replica prepares), "+
+			"swapped (in at the trigger), stale (no longer fitted; compacted in line), not_ready (a request over the trigger passed uncompacted), waited (a request that would overflow waited).", "outcome"),
+	}
+	for _, v := range metricAhead {
+		m.aheadTotal.WithLabelValues(v)
 	}
 	for _, api := range metricAPIs {
 		m.upstreamLatencySeconds.WithLabelValues(api)
@@ -315,6 +322,15 @@ func (m *metrics) lockWait() {
 		return
 	}
 	m.lockWaitsTotal.Inc()
+}
+
+// ahead counts an event of a summary written ahead of time (an aheadX
+// outcome).
+func (m *metrics) ahead(outcome string) {
+	if m == nil {
+		return
+	}
+	m.aheadTotal.WithLabelValues(oneOf(outcome, metricAhead)).Inc()
 }
 
 // usage counts one model call: what it was (whatRequests or

@@ -162,7 +162,7 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 		t.Fatalf("a string passed to the metrics reached the scrape:\n%s", text)
 	}
 	allowed := map[string]bool{}
-	for _, set := range [][]string{metricAPIs, metricReasons, metricSummarizers, metricLookups, metricStages, metricFallbacks, metricWhats, metricTokenKinds} {
+	for _, set := range [][]string{metricAPIs, metricReasons, metricSummarizers, metricLookups, metricStages, metricFallbacks, metricWhats, metricTokenKinds, metricAhead} {
 		for _, v := range set {
 			allowed[v] = true
 		}

@@ -36,7 +36,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 		saved = tokensSaved(v.cp)
 	}
 	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
-		Bytes: len(x.decoded), Model: v.p.Model}
+		Bytes: len(x.decoded), Model: v.p.Model, At: s.now().UTC()}
 	// tally counts this answer over the totals before it.
 	tally := func(prev *store.LastCall) {
 		last.Totals = s.newestTotals(v.id.key, prev)
@@ -170,7 +170,7 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	}
 	ctx := context.WithoutCancel(x.r.Context())
 	last := &store.LastCall{Bytes: len(x.raw), Threshold: x.lightLast.Threshold, Overflow: o.Overflow, Usage: x.lightLast.Usage,
-		Model: x.lightLast.Model}
+		Model: x.lightLast.Model, At: s.now().UTC()}
 	if o.Usage != nil {
 		last.Usage = *o.Usage
 		s.account(x.api, last.Model, *o.Usage, 0)

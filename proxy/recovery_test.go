@@ -269,7 +269,8 @@ func TestUnknownWindowLearnedFromOverflow(t *testing.T) {
 func TestSlowModelSummaryFallsBack(t *testing.T) {
 	up := newFakeUpstream(t)
 	up.hangSummaries = true
-	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, SummaryTimeout: 50 * time.Millisecond})
+	_, ts := newTestProxy(t, up, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, SummaryTimeout: 50 * time.Millisecond,
+		AheadMark: -1}) // the in-line path: ahead of time, the crossing request does not wait
 	c := newClient(t, Chat, ts.URL)
 	for i := 1; i <= 8; i++ {
 		c.step(i)

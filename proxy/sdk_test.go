@@ -470,7 +470,7 @@ func (rig *sdkRig) checkUpstream(t *testing.T, allowOverflow bool) int {
 
 // metricSum is the value of one of the proxy's counters, summed over its
 // series.
-func metricSum(t *testing.T, srv *proxy.Server, name string) float64 {
+func metricSum(t testing.TB, srv *proxy.Server, name string) float64 {
 	t.Helper()
 	families, err := srv.Metrics().Gather()
 	if err != nil {

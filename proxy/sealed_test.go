@@ -22,7 +22,7 @@ func TestForgedRecordNotSentUpstream(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	up := newFakeUpstream(t)
 	st := store.NewMemory(store.MemoryOptions{RecordKey: []byte("test-record-key-0123456789")})
-	srv, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Store: st, Logger: logger})
+	srv, ts := newTestProxy(t, up, Config{Window: 6000, Policy: compact.Reserve{Tokens: 1000}, Store: st, Logger: logger, AheadMark: -1})
 	c := newClient(t, Chat, ts.URL)
 	c.header.Set("X-Session-Id", "forged-1")
 	i := 1

@@ -117,7 +117,13 @@ func (s *Server) finish(w http.ResponseWriter, x *exchange, resp *http.Response,
 				if x.streamed && (o.Usage != nil || o.Overflow) {
 					// Read the request now that the answer is on its
 					// way: the client did not wait for it.
-					s.read(x)
+					if s.read(x) && !x.v.storeDown {
+						decision := x.decision
+						if vd := s.decide(x); vd.ahead {
+							s.startAhead(x, vd.threshold)
+						}
+						x.decision = decision // it went as it came
+					}
 				}
 				s.record(x, s.plausible(x, o))
 			}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -102,6 +103,30 @@ type Config struct {
 	// its model calls together (summarize.Deadline); 0 means 3 minutes.
 	// When it runs out the offline summary is used.
 	SummaryTimeout time.Duration
+	// AheadMark is the share of a conversation's trigger at which its
+	// summary starts being written ahead of time, in the background: the
+	// request that crosses the trigger then swaps the ready summary in
+	// at once instead of waiting for it; one over the trigger before it
+	// is ready goes uncompacted unless it would overflow the window (then
+	// it waits). 0 means DefaultAheadMark with SummarizerUpstream, off
+	// with SummarizerExtractive (in line it costs nothing) and with
+	// SummarizerNative (the provider's compaction belongs to the request
+	// that asks for it); a negative value switches it off. At most 0.95.
+	AheadMark float64
+	// NoColdCompaction switches cold-cache compaction off: by default a
+	// request that arrives after its conversation was idle longer than
+	// the provider's prompt-cache lifetime, with a context above ColdMark
+	// of its trigger, is compacted at once (reason compact.ReasonIdle),
+	// since it writes the whole cache again anyway.
+	NoColdCompaction bool
+	// CacheTTL is the provider's prompt-cache lifetime; 0 means
+	// DefaultCacheTTL. A request that marks a cache breakpoint with
+	// "ttl":"1h" (Anthropic's extended cache) is held to an hour, or to
+	// CacheTTL when that is longer.
+	CacheTTL time.Duration
+	// ColdMark is the share of the trigger above which an idle
+	// conversation is compacted; 0 means DefaultColdMark. Below 1.
+	ColdMark float64
 	// LockTTL is the lifetime of a conversation lock in a store shared by
 	// replicas (a Locker), extended while its summary is written; 0 means
 	// DefaultLockTTL.
@@ -183,6 +208,19 @@ const (
 	DefaultBodyTimeout = 2 * time.Minute
 	// DefaultWriteIdleTimeout is the default Config.WriteIdleTimeout.
 	DefaultWriteIdleTimeout = time.Minute
+	// DefaultAheadMark is the default Config.AheadMark (with the upstream
+	// summarizer): the summary is written ahead from 80 % of the trigger.
+	DefaultAheadMark = 0.8
+	// DefaultCacheTTL is the default Config.CacheTTL: the providers'
+	// default prompt-cache lifetime (Anthropic's ephemeral cache; OpenAI
+	// keeps prefixes 5 to 10 minutes).
+	DefaultCacheTTL = 5 * time.Minute
+	// extendedCacheTTL is the lifetime of a cache breakpoint marked
+	// "ttl":"1h".
+	extendedCacheTTL = time.Hour
+	// DefaultColdMark is the default Config.ColdMark: an idle
+	// conversation is compacted from half its trigger.
+	DefaultColdMark = 0.5
 )
 
 // Server is the proxy: an http.Handler serving the three model APIs, every
@@ -243,6 +281,15 @@ type Server struct {
 	// light caches the last calls of conversations without a
 	// compaction (see lightcache.go).
 	light map[string]lightEntry
+	// ahead holds the summaries being written ahead of time on this
+	// replica, by conversation key (see ahead.go); aheadMark, coldMark
+	// and cacheTTL are the settled Config values (0: off).
+	ahead     map[string]*aheadJob
+	aheadCtx  context.Context
+	stopAhead context.CancelFunc
+	aheadMark float64
+	coldMark  float64
+	cacheTTL  time.Duration
 }
 
 // New checks cfg and returns a Server.
@@ -314,6 +361,10 @@ func New(cfg Config) (*Server, error) {
 	if s.summaryTTL == 0 {
 		s.summaryTTL = 3 * time.Minute
 	}
+	if err := s.setMarks(); err != nil {
+		return nil, err
+	}
+	s.aheadCtx, s.stopAhead = context.WithCancel(context.Background())
 	s.lockTTL = cfg.LockTTL
 	if s.lockTTL <= 0 {
 		s.lockTTL = DefaultLockTTL
@@ -344,6 +395,37 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.metricsH = metricsHandler(s.reg)
 	return s, nil
+}
+
+// setMarks settles the ahead-of-time and cold-cache settings of Config
+// (their defaults, or 0 for off).
+func (s *Server) setMarks() error {
+	c := s.cfg
+	switch {
+	case c.AheadMark > 0.95:
+		return fmt.Errorf("proxy: ahead mark %g: want a share of the trigger below 0.95 (negative: off)", c.AheadMark)
+	case c.AheadMark < 0:
+	case c.AheadMark > 0 && c.Summarizer == SummarizerNative:
+		return fmt.Errorf("proxy: ahead mark %g: not with the native summarizer (its compaction is bound to the request that asks it)", c.AheadMark)
+	case c.AheadMark > 0:
+		s.aheadMark = c.AheadMark
+	case c.Summarizer == SummarizerNative:
+		// The provider's compaction block belongs to the request that
+		// asked for it: it is not written ahead.
+	case c.Summarizer != SummarizerExtractive:
+		s.aheadMark = DefaultAheadMark
+	}
+	if c.ColdMark < 0 || c.ColdMark >= 1 {
+		return fmt.Errorf("proxy: cold mark %g: want a share of the trigger from 0 to below 1", c.ColdMark)
+	}
+	if c.CacheTTL < 0 {
+		return fmt.Errorf("proxy: cache ttl %v: must not be negative", c.CacheTTL)
+	}
+	s.cacheTTL = cmp.Or(c.CacheTTL, DefaultCacheTTL)
+	if !c.NoColdCompaction {
+		s.coldMark = cmp.Or(c.ColdMark, DefaultColdMark)
+	}
+	return nil
 }
 
 // newTransport is net/http's default transport without transparent
@@ -385,6 +467,9 @@ func (s *Server) Metrics() *prometheus.Registry { return s.reg }
 // Close releases the conversation locks the server still holds and closes
 // the store. Call it after the HTTP server has shut down.
 func (s *Server) Close() error {
+	// Summaries being written ahead are given up: the conversation is
+	// compacted in line when it crosses its trigger.
+	s.stopAhead()
 	s.bg.Wait()
 	s.releaseLocks()
 	return s.store.Close()

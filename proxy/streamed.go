@@ -53,7 +53,17 @@ func (s *Server) streamable(r *http.Request, api API) (sr streaming) {
 		return streaming{}
 	}
 	est := l.Usage.PromptTokens() + l.Usage.Output + growth/2
-	if est < l.Threshold*7/10 {
+	if s.maybeCold(l, est) {
+		return streaming{} // read first: it may be compacted for idleness
+	}
+	// Not read at all under 70 % of the trigger, or under a tenth below
+	// an earlier mark for the summary ahead of time (which starts when a
+	// read request passes it).
+	light := 0.7
+	if s.aheadMark > 0 {
+		light = min(light, s.aheadMark-0.1)
+	}
+	if float64(est) < light*float64(l.Threshold) {
 		return streaming{ok: true, key: id.key, light: id, last: l}
 	}
 	return streaming{ok: est < l.Threshold*9/10, key: id.key}

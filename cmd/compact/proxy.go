@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -70,6 +71,9 @@ func (a *app) proxyCommand() *cobra.Command {
 	var maxBody int64
 	var storeMaxMB int
 	var storeTTL, summaryTimeout, drainTimeout time.Duration
+	var aheadMark, coldMark float64
+	var cacheTTL time.Duration
+	var noCold bool
 	var authToken, authTokenFile, tenantHeader string
 	var allowOpen bool
 	var maxInFlightMB, maxMessages, maxSummaryCalls int
@@ -174,6 +178,21 @@ never appear in logs, metrics or the store.`,
 			}
 			if summaryTimeout <= 0 {
 				return usagef("--summary-timeout must be a positive duration, got %s", summaryTimeout)
+			}
+			// The proxy's own default (off with the extractive
+			// summarizer) unless the flag is given; 0 switches it off.
+			ahead := 0.0
+			if set("ahead-mark") {
+				if aheadMark < 0 || aheadMark > 0.95 {
+					return usagef("--ahead-mark must be a share of the trigger from 0 (off) to 0.95, got %g", aheadMark)
+				}
+				ahead = cmp.Or(aheadMark, -1)
+			}
+			if coldMark <= 0 || coldMark >= 1 {
+				return usagef("--cold-mark must be a share of the trigger between 0 and 1, got %g", coldMark)
+			}
+			if cacheTTL <= 0 {
+				return usagef("--cache-ttl must be a positive duration, got %s", cacheTTL)
 			}
 			for _, d := range []struct {
 				name string
@@ -284,6 +303,10 @@ never appear in logs, metrics or the store.`,
 				Store:             state,
 				MaxBodyBytes:      maxBody,
 				SummaryTimeout:    summaryTimeout,
+				AheadMark:         ahead,
+				NoColdCompaction:  noCold,
+				CacheTTL:          cacheTTL,
+				ColdMark:          coldMark,
 				LockTTL:           lockTTL,
 				LocalFallback:     pc.Redis != "",
 				Logger:            logger,
@@ -322,6 +345,10 @@ never appear in logs, metrics or the store.`,
 	f.StringVar(&summarizer, "summarizer", proxy.SummarizerUpstream, "who writes summaries: upstream (the conversation's model, the client's credentials), extractive (offline) or native (the provider's own compaction where the API has one, else upstream)")
 	f.StringVar(&summaryModel, "summary-model", "", "model that writes summaries through the upstream, instead of the conversation's own")
 	f.DurationVar(&summaryTimeout, "summary-timeout", 3*time.Minute, "how long a model summary may take before the offline one is used instead")
+	f.Float64Var(&aheadMark, "ahead-mark", proxy.DefaultAheadMark, "share of the trigger at which a conversation's summary starts being written ahead, so that the request crossing the trigger need not wait for it; 0 switches it off (off by default with --summarizer extractive)")
+	f.BoolVar(&noCold, "no-cold-compaction", false, "do not compact a conversation on its first request after it was idle longer than the provider's cache lifetime")
+	f.DurationVar(&cacheTTL, "cache-ttl", proxy.DefaultCacheTTL, `the provider's prompt-cache lifetime (an hour for requests that mark their cache "ttl":"1h")`)
+	f.Float64Var(&coldMark, "cold-mark", proxy.DefaultColdMark, "share of the trigger above which a conversation idle past --cache-ttl is compacted")
 	f.Int64Var(&maxBody, "max-body", proxy.DefaultMaxBodyBytes, "largest request body accepted, in bytes; larger ones get 413")
 	f.StringVar(&authToken, "auth-token", "", "the proxy's own token, required from clients in the X-Compact-Token header (or Proxy-Authorization: Bearer); visible to other local users in the process list, so prefer --auth-token-file or $"+envProxyToken)
 	f.StringVar(&authTokenFile, "auth-token-file", "", "file holding the proxy's token (surrounding whitespace ignored)")

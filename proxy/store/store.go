@@ -37,6 +37,10 @@ type Record struct {
 	// sub-agent reuses its parent's session id); a request uses the one
 	// whose chain matches its own prefix. The proxy keeps at most a few.
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Pending is a summary written ahead of time, not applied yet: the
+	// request that crosses the trigger swaps it in (see Pending); nil when
+	// none is waiting.
+	Pending *Pending `json:"pending,omitempty"`
 	// Last is the last response's accounting, nil before the first one.
 	Last *LastCall `json:"last,omitempty"`
 	// Summaries counts the summaries the proxy had a model write for this
@@ -115,6 +119,32 @@ func (c SummaryCall) CacheReadShare() float64 {
 	return share
 }
 
+// Pending is a compaction summarized ahead of time (compact.Prepared)
+// for one history of the conversation, kept in the store so that a
+// restarted proxy or another replica finds it. It applies to a request
+// only when the request's first Covered units hash to Chain and its first
+// Units units to UnitsChain (the history it was written from, which the
+// request extends), with the checkpoint of chain Base applied ("" none).
+type Pending struct {
+	// Covered and Chain are the units the summary replaces, as in
+	// Checkpoint.
+	Covered int    `json:"covered"`
+	Chain   string `json:"chain"`
+	// Units is how many units the request it was written from had, and
+	// UnitsChain their hash chain.
+	Units      int    `json:"units"`
+	UnitsChain string `json:"unitsChain"`
+	// Base is the Chain of the checkpoint applied to that request, ""
+	// when it had none: the summary merges that checkpoint's.
+	Base string `json:"base,omitempty"`
+	// Prepared is the compaction as the engine wrote it.
+	Prepared compact.Prepared `json:"prepared"`
+	// SummaryCalls are the summarizer's requests that wrote it (see
+	// Checkpoint.SummaryCalls), counted in Record.Summaries when it was
+	// stored.
+	SummaryCalls []SummaryCall `json:"summaryCalls,omitempty"`
+}
+
 // LastCall is the accounting of a conversation's latest response.
 type LastCall struct {
 	// Units is how many units (after the head) the request had; Chain is
@@ -139,6 +169,9 @@ type LastCall struct {
 	// inside an already started stream: the next request is compacted
 	// first.
 	Overflow bool `json:"overflow,omitempty"`
+	// At is when the response ended: the conversation has been idle
+	// since (see the proxy's cold-cache compaction). Zero when unknown.
+	At time.Time `json:"at,omitzero"`
 	// Model is the model the request named, "" when unknown: the light
 	// path, which does not read the next request, prices its answer
 	// with it.

@@ -119,11 +119,13 @@ func checkAfterFault(t *testing.T, srv *server, res *clustertest.Result) {
 }
 
 // modelRequest reads r's body (putting it back) and reports whether it is
-// an agent's request (it offers tools), not the proxy's summary request.
+// an agent's request (it offers tools), not the proxy's summary request (a
+// transcript without tools, or the conversation itself with its tools made
+// uncallable: tool_choice "none").
 func modelRequest(r *http.Request) bool {
 	b, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	return bytes.Contains(b, []byte(`"tools"`))
+	return bytes.Contains(b, []byte(`"tools"`)) && !bytes.Contains(b, []byte(`"tool_choice":"none"`))
 }
 
 // everyNth returns a test that picks one agent request in n of each

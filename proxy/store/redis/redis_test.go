@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/proxy/store/storetest"
 )
@@ -112,8 +113,9 @@ func TestStoredForm(t *testing.T) {
 	// The summaries' tally lives with the checkpoints, the requests'
 	// totals with the last call (rewritten after every answer).
 	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s"}}, Updated: time.Unix(1700000000, 0).UTC(),
-		Summaries: store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01}}
-	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, Totals: store.Tally{Requests: 3, CacheRead: 2000, TokensSaved: 700, Unpriced: 3}}
+		Summaries: store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01},
+		Pending:   &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
+	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, Totals: store.Tally{Requests: 3, CacheRead: 2000, TokensSaved: 700, Unpriced: 3}, At: time.Unix(1700000060, 0).UTC()}
 	rec := body
 	rec.Last = last
 	if err := st.Put(ctx, "c:f", &rec); err != nil {
@@ -131,7 +133,8 @@ func TestStoredForm(t *testing.T) {
 		}
 	}
 	got, err := st.Get(ctx, "c:f")
-	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" || got.Summaries != body.Summaries {
+	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" || got.Summaries != body.Summaries ||
+		got.Pending == nil || got.Pending.Prepared.Summary != "ahead" || got.Pending.Covered != 2 {
 		t.Errorf("read back %+v (%v)", got, err)
 	}
 	// Values written before the tallies existed load with empty ones.
