@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/agentloop"
@@ -16,6 +20,7 @@ import (
 // accounting, the window enforced).
 type loopRun struct {
 	fake *fakeupstream.Fake
+	srv  *Server
 	res  agentloop.Result
 }
 
@@ -31,16 +36,16 @@ func runLoop(t testing.TB, api agentloop.API, thinking string, turns, window int
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
 	cfg.Window = window
-	_, ts := proxyIn(t, up.URL, cfg)
+	srv, ts := proxyIn(t, up.URL, cfg)
 	res, err := agentloop.Run(context.Background(), agentloop.Options{API: api, BaseURL: ts.URL, Stream: true, Thinking: thinking, Turns: turns + 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loopRun{fake: fake, res: res}
+	return loopRun{fake: fake, srv: srv, res: res}
 }
 
 // TestLongLoop runs a long agent conversation on each API through the
-// proxy with the model writing the summaries: every request fits the
+// proxy with the model writing the summaries in line: every request fits the
 // window, at least two compactions happen, no request breaks the thinking
 // rules or tool pairing, and every summary request asked on the
 // conversation reads most of its input from the provider's cache.
@@ -67,7 +72,7 @@ func TestLongLoop(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/%s", tc.api, tc.thinking), func(t *testing.T) {
 			const turns = 45
-			run := runLoop(t, tc.api, tc.thinking, turns, tc.window, fakeupstream.Config{OutputLines: tc.lines}, Config{Policy: compact.Reserve{Tokens: tc.reserve}})
+			run := runLoop(t, tc.api, tc.thinking, turns, tc.window, fakeupstream.Config{OutputLines: tc.lines}, Config{Policy: compact.Reserve{Tokens: tc.reserve}, AheadMark: -1})
 			if want := fmt.Sprintf("DONE after %d steps", turns); run.res.Final != want {
 				t.Fatalf("the agent ended with %q after %d turns, want %q", run.res.Final, len(run.res.Turns), want)
 			}
@@ -83,15 +88,89 @@ func TestLongLoop(t *testing.T) {
 			if len(sums) < 2 {
 				t.Fatalf("%d summary requests, want at least two compactions", len(sums))
 			}
-			for _, s := range sums {
-				if s.Tools == 0 {
-					t.Errorf("summary request %d quoted a transcript, though the prefix fits: it should be the conversation itself", s.Seq)
-				}
-				if in := s.Tokens; in > 0 && float64(s.CacheRead)/float64(in) < 0.8 {
-					t.Errorf("summary request %d read %d of %d tokens from the cache, want >= 80%%", s.Seq, s.CacheRead, in)
-				}
-			}
+			checkSummaries(t, run.fake)
 			t.Logf("%d turns, %d summaries, run cache read share %.2f", len(run.res.Turns), len(sums), run.fake.Cache().ReadShare())
 		})
+	}
+}
+
+// TestLongLoopAhead runs the same conversations at a model's pace (turns
+// of 50 ms, summaries of 200 ms: the agent covers the room between the
+// early mark and the window in about twice a summary's time) with the
+// summary written ahead, as by default: no request waits for a summary,
+// every compaction is a summary prepared ahead and swapped in, nothing
+// breaks the provider's rules, and the run reads at least as much from the
+// provider's cache as the same run compacted in line.
+func TestLongLoopAhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	pace := fakeupstream.Config{TurnLatency: fakeupstream.Latency{FirstByte: 50 * time.Millisecond},
+		SummaryLatency: fakeupstream.Latency{FirstByte: 200 * time.Millisecond}}
+	for _, tc := range []struct {
+		api                    agentloop.API
+		thinking               string
+		window, reserve, lines int
+	}{
+		{agentloop.Anthropic, "adaptive", 120000, 40000, 3000},
+		{agentloop.Chat, "", 60000, 12000, 2000},
+		{agentloop.Responses, "", 60000, 12000, 2000},
+	} {
+		t.Run(fmt.Sprintf("%s/%s", tc.api, tc.thinking), func(t *testing.T) {
+			const turns = 45
+			f := pace
+			f.OutputLines = tc.lines
+			inline := runLoop(t, tc.api, tc.thinking, turns, tc.window, f, Config{Policy: compact.Reserve{Tokens: tc.reserve}, AheadMark: -1})
+			ahead := runLoop(t, tc.api, tc.thinking, turns, tc.window, f, Config{Policy: compact.Reserve{Tokens: tc.reserve}})
+			if want := fmt.Sprintf("DONE after %d steps", turns); ahead.res.Final != want {
+				t.Fatalf("the agent ended with %q after %d turns, want %q", ahead.res.Final, len(ahead.res.Turns), want)
+			}
+			for _, r := range ahead.fake.Requests() {
+				for _, p := range ahead.fake.Check(r) {
+					t.Error(p)
+				}
+			}
+			checkSummaries(t, ahead.fake)
+			m := ahead.srv.metrics
+			waited, swapped := testutil.ToFloat64(m.aheadTotal.WithLabelValues("waited")), testutil.ToFloat64(m.aheadTotal.WithLabelValues("swapped"))
+			if waited != 0 || swapped < 2 {
+				t.Errorf("%v requests waited for a summary written ahead and %v swapped one in; want none waiting and at least 2 swaps", waited, swapped)
+			}
+			if n := sumOf(m.compactionsTotal); n != swapped {
+				t.Errorf("%v compactions, %v of them summaries written ahead: every compaction should be one", n, swapped)
+			}
+			in, ah := inline.fake.Cache().ReadShare(), ahead.fake.Cache().ReadShare()
+			if ah < in {
+				t.Errorf("cache read share %.3f ahead of time, %.3f in line: writing ahead must not cost cache reads", ah, in)
+			}
+			p50i, p99i := percentiles(inline.res.Latencies())
+			p50a, p99a := percentiles(ahead.res.Latencies())
+			t.Logf("turn latency in line p50 %v p99 %v, ahead p50 %v p99 %v; cache read share in line %.3f, ahead %.3f", p50i, p99i, p50a, p99a, in, ah)
+		})
+	}
+}
+
+// percentiles returns the median and the 99th percentile of ds.
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0, 0
+	}
+	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
+}
+
+// checkSummaries fails t for a summary request that quoted a transcript
+// or read less than 80 % of its input from the provider's cache: the
+// prefix fits in these runs, so every summary must ride the conversation.
+func checkSummaries(t *testing.T, fake *fakeupstream.Fake) {
+	t.Helper()
+	for _, s := range fake.Summaries() {
+		if s.Tools == 0 {
+			t.Errorf("summary request %d quoted a transcript, though the prefix fits: it should be the conversation itself", s.Seq)
+		}
+		if in := s.Tokens; in > 0 && float64(s.CacheRead)/float64(in) < 0.8 {
+			t.Errorf("summary request %d read %d of %d tokens from the cache, want >= 80%%", s.Seq, s.CacheRead, in)
+		}
 	}
 }
