@@ -59,10 +59,10 @@ func TestLongLoop(t *testing.T) {
 		// window and reserve are in tokens, lines the size of each tool
 		// output. With adaptive thinking a summary on the conversation
 		// asks for 16,384 tokens of room to think besides the summary, so
-		// the prefix up to the cut fits beside it only with a reserve of
-		// a real model's proportions (Claude Code's trigger leaves a
-		// fifth of 200,000 tokens); a smaller one writes from a
-		// transcript, which TestForkRequest covers.
+		// the prefix up to the cut fits beside it only when the reserve
+		// under the window is large enough (a third of it here); with a
+		// smaller one the summary is written from a transcript, which
+		// TestForkRequest covers.
 		window, reserve, lines int
 	}{
 		{agentloop.Anthropic, "adaptive", 120000, 40000, 3000},
