@@ -56,23 +56,22 @@ func TestLongLoop(t *testing.T) {
 	for _, tc := range []struct {
 		api      agentloop.API
 		thinking string
-		// window and reserve are in tokens, lines the size of each tool
-		// output. With adaptive thinking a summary on the conversation
-		// asks for 16,384 tokens of room to think besides the summary, so
-		// the prefix up to the cut fits beside it only when the reserve
-		// under the window is large enough (a third of it here); with a
-		// smaller one the summary is written from a transcript, which
-		// TestForkRequest covers.
+		// window and reserve are in tokens (reserve 0: the default
+		// policy), lines the size of each tool output. With adaptive
+		// thinking a summary on the conversation asks for 16,384 tokens
+		// of room to think besides the summary: at the default trigger
+		// the prefix up to the cut still fits beside it (measured in the
+		// provider's tokens, not in raw JSON bytes).
 		window, reserve, lines int
 	}{
-		{agentloop.Anthropic, "adaptive", 120000, 40000, 3000},
+		{agentloop.Anthropic, "adaptive", 120000, 0, 3000},
 		{agentloop.Anthropic, "enabled", 60000, 12000, 2000},
 		{agentloop.Chat, "", 60000, 12000, 2000},
 		{agentloop.Responses, "", 60000, 12000, 2000},
 	} {
 		t.Run(fmt.Sprintf("%s/%s", tc.api, tc.thinking), func(t *testing.T) {
 			const turns = 45
-			run := runLoop(t, tc.api, tc.thinking, turns, tc.window, fakeupstream.Config{OutputLines: tc.lines}, Config{Policy: compact.Reserve{Tokens: tc.reserve}, AheadMark: -1})
+			run := runLoop(t, tc.api, tc.thinking, turns, tc.window, fakeupstream.Config{OutputLines: tc.lines}, Config{Policy: policyOf(tc.reserve), AheadMark: -1})
 			if want := fmt.Sprintf("DONE after %d steps", turns); run.res.Final != want {
 				t.Fatalf("the agent ended with %q after %d turns, want %q", run.res.Final, len(run.res.Turns), want)
 			}
@@ -112,7 +111,7 @@ func TestLongLoopAhead(t *testing.T) {
 		thinking               string
 		window, reserve, lines int
 	}{
-		{agentloop.Anthropic, "adaptive", 120000, 40000, 3000},
+		{agentloop.Anthropic, "adaptive", 120000, 0, 3000},
 		{agentloop.Chat, "", 60000, 12000, 2000},
 		{agentloop.Responses, "", 60000, 12000, 2000},
 	} {
@@ -120,8 +119,8 @@ func TestLongLoopAhead(t *testing.T) {
 			const turns = 45
 			f := pace
 			f.OutputLines = tc.lines
-			inline := runLoop(t, tc.api, tc.thinking, turns, tc.window, f, Config{Policy: compact.Reserve{Tokens: tc.reserve}, AheadMark: -1})
-			ahead := runLoop(t, tc.api, tc.thinking, turns, tc.window, f, Config{Policy: compact.Reserve{Tokens: tc.reserve}})
+			inline := runLoop(t, tc.api, tc.thinking, turns, tc.window, f, Config{Policy: policyOf(tc.reserve), AheadMark: -1})
+			ahead := runLoop(t, tc.api, tc.thinking, turns, tc.window, f, Config{Policy: policyOf(tc.reserve)})
 			if want := fmt.Sprintf("DONE after %d steps", turns); ahead.res.Final != want {
 				t.Fatalf("the agent ended with %q after %d turns, want %q", ahead.res.Final, len(ahead.res.Turns), want)
 			}
@@ -173,4 +172,13 @@ func checkSummaries(t *testing.T, fake *fakeupstream.Fake) {
 			t.Errorf("summary request %d read %d of %d tokens from the cache, want >= 80%%", s.Seq, s.CacheRead, in)
 		}
 	}
+}
+
+// policyOf is a reserve of tokens under the window as a policy, the
+// default policy for 0.
+func policyOf(reserve int) compact.Policy {
+	if reserve == 0 {
+		return nil
+	}
+	return compact.Reserve{Tokens: reserve}
 }

@@ -127,7 +127,7 @@ func (r *rider) ask(ctx context.Context, req *summarize.ConversationRequest) (*s
 	}
 	if w := r.info.ContextWindow; w > 0 {
 		margin := max(w/20, 1024)
-		if est := r.s.estimateBytes(r.v.p.Model, body); est+out > w-margin {
+		if est := r.forkTokens(body); est+out > w-margin {
 			return nil, fmt.Errorf("%w: %d tokens and %d of output exceed the window of %d", summarize.ErrNotOnConversation, est, out, w)
 		}
 	}
@@ -169,6 +169,27 @@ func (r *rider) body(req *summarize.ConversationRequest) ([]byte, int, error) {
 		body = envelope(body)
 	}
 	return body, out, nil
+}
+
+// forkTokens estimates the size of a fork in the provider's tokens: the
+// request's own measure (the provider's last usage plus what was added,
+// see measure) scaled by the fork's share of the bytes the request sends
+// upstream. A raw byte estimate alone counts JSON escapes (every "\n" of a
+// tool output is two bytes) as characters and overshoots, refusing forks
+// that fit.
+func (r *rider) forkTokens(body []byte) int {
+	v := r.v
+	sent := len(v.p.Body)
+	if v.cp != nil && v.cp.Covered < len(v.p.Units) {
+		for _, it := range v.p.Items[v.p.Head:v.p.Units[v.cp.Covered].Start] {
+			sent -= len(it) + 1
+		}
+		sent += len(v.cp.Item) + 1
+	}
+	if v.tokens <= 0 || sent <= 0 {
+		return r.s.estimateBytes(v.p.Model, body)
+	}
+	return int(float64(v.tokens) * float64(len(body)) / float64(sent))
 }
 
 // sentPrefix returns the list of v's request as the proxy sends it
