@@ -96,8 +96,12 @@ func (p *panicTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // panic is counted by stage and logged in one line without a stack trace
 // or the credential.
 func TestPanicsFailOpen(t *testing.T) {
-	summary := func(b []byte) bool { return !bytes.Contains(b, []byte(`"tools"`)) }
-	agent := func(b []byte) bool { return bytes.Contains(b, []byte(`"tools"`)) }
+	// A summary request quotes a transcript (no tools) or is the
+	// conversation with its tools made uncallable.
+	summary := func(b []byte) bool {
+		return !bytes.Contains(b, []byte(`"tools"`)) || bytes.Contains(b, []byte(`"tool_choice":"none"`))
+	}
+	agent := func(b []byte) bool { return !summary(b) }
 	for _, tc := range []struct {
 		name  string
 		setup func(*panicStore, *Config, *fakeUpstream)
