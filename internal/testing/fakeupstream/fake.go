@@ -533,14 +533,14 @@ func (f *Fake) write(w http.ResponseWriter, api API, b *body, a answer, u usage)
 
 // next runs the script on a parsed request.
 func (f *Fake) next(api API, b *body) answer {
-	if text, ok := lastUserText(b.items); ok && IsSummaryPrompt(text) {
+	if text, ok := lastUserText(b.items); ok && (IsSummaryPrompt(text) || asksForHandover(text)) {
+		if !strings.Contains(text, transcriptTag) {
+			// A summary request that is the conversation itself plus
+			// compact's closing instruction: the model reads the
+			// conversation as the transcript.
+			text = transcript(api, b.items[:len(b.items)-1]) + text
+		}
 		return answer{text: Handover(text), summary: true}
-	}
-	if text, ok := lastUserText(b.items); ok && asksForHandover(text) {
-		// A summary request that is the conversation itself plus compact's
-		// closing instruction: the model reads the conversation as the
-		// transcript.
-		return answer{text: Handover(transcript(api, b.items[:len(b.items)-1]) + text), summary: true}
 	}
 	if summaryRequested(api, b.items) {
 		return answer{text: SummaryText, summary: true}

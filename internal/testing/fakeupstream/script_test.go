@@ -355,3 +355,22 @@ func TestAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestConversationSummaryAfterASummary: a summary asked on the
+// conversation when an earlier compaction's summary opens it carries the
+// request that summary's Goal names, as a model reading it would, not the
+// summary's first line.
+func TestConversationSummaryAfterASummary(t *testing.T) {
+	body := `{"model":"m","tools":[` + anthropicBashTool + `],"messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"The conversation so far, summarized:\n\n## Goal\n- Initially: fix the flaky test in pkg/x\n\n## Progress\n- Ran it."}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"x"}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"STEP-3"},{"type":"text","text":"Write the hand-over notes. Do not call any tool.\n\nUse these headings, in this order, and no others:\n\n## Goal\nWhat the user wants."}]}]}`
+	b, err := parseBody(Anthropic, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(Config{}).next(Anthropic, b)
+	if !a.summary || !strings.HasPrefix(a.text, "## Goal\n- Initially: fix the flaky test in pkg/x\n") {
+		t.Errorf("hand-over %q does not carry the earlier summary's goal", a.text)
+	}
+}
