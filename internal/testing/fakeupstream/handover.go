@@ -70,8 +70,8 @@ func asksForHandover(text string) bool {
 // to prompt: the headings the prompt asks for (a split turn's when it asks
 // for Turn Request, else Goal, Progress and Next Steps), the session's
 // request carried over word for word (the running summary's quote of the
-// first request, its Goal or Turn Request, the Goal of an earlier summary
-// the transcript holds, or the transcript's first user message without
+// first request, its Goal or Turn Request, the Goal or Turn Request of an
+// earlier summary the transcript holds, or the transcript's first user message without
 // the harness's reminders: the first of them that is not empty), HandoverMark, and enough words that a review of replies far
 // too short for the history they replace lets it through.
 func Handover(prompt string) string {
@@ -97,10 +97,14 @@ func Handover(prompt string) string {
 	if _, after, ok := strings.Cut(prompt, transcriptTag); ok && strings.TrimSpace(request) == "" {
 		// An earlier summary in the conversation itself (a summary asked
 		// on the conversation sees the previous one as a message): its
-		// Goal, as a model reading it would take it.
+		// Goal, or the request of the turn it split, as a model reading
+		// it would take it.
 		conv, _, _ := strings.Cut(after, "</transcript>")
-		if _, goal, ok := strings.Cut(conv, "## Goal\n- "); ok {
-			request, _, _ = strings.Cut(goal, "\n")
+		for _, h := range []string{"## Goal\n- ", "## Turn Request\n- "} {
+			if _, line, ok := strings.Cut(conv, h); ok {
+				request, _, _ = strings.Cut(line, "\n")
+				break
+			}
 		}
 	}
 	if _, after, ok := strings.Cut(prompt, transcriptTag); ok && strings.TrimSpace(request) == "" {

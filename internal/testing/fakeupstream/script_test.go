@@ -373,4 +373,12 @@ func TestConversationSummaryAfterASummary(t *testing.T) {
 	if !a.summary || !strings.HasPrefix(a.text, "## Goal\n- Initially: fix the flaky test in pkg/x\n") {
 		t.Errorf("hand-over %q does not carry the earlier summary's goal", a.text)
 	}
+	// An earlier summary of a split turn only: its Turn Request.
+	body = strings.Replace(body, `## Goal\n- Initially: fix the flaky test in pkg/x\n\n## Progress\n- Ran it.`, `No earlier history.\n\n## Turn Request\n- fix the flaky test in pkg/x\n\n## Work So Far in This Turn\n- Ran it.`, 1)
+	if b, err = parseBody(Anthropic, []byte(body)); err != nil {
+		t.Fatal(err)
+	}
+	if a := New(Config{}).next(Anthropic, b); !strings.HasPrefix(a.text, "## Goal\n- fix the flaky test in pkg/x\n") {
+		t.Errorf("hand-over %q does not carry the earlier summary's turn request", a.text)
+	}
 }
