@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -458,11 +459,30 @@ func chatAnswer(msg json.RawMessage) (answer, error) {
 
 // chatStream puts a streamed Chat answer's message back together.
 func chatStream(raw []byte) (answer, error) {
+	msg, err := ChatMessage(raw)
+	if err != nil {
+		return answer{}, err
+	}
+	return chatAnswer(msg)
+}
+
+// ErrTruncated is returned for a stream that ended before its end marker
+// (Chat's "data: [DONE]"): the answer is incomplete, and a client would
+// send the request again.
+var ErrTruncated = errors.New("agentloop: the stream ended before its end marker")
+
+// ChatMessage puts the assistant message of a streamed Chat Completions
+// answer back together from its chunks: the text, and each tool call's
+// id, name and arguments. A stream without "data: [DONE]" is
+// ErrTruncated.
+func ChatMessage(raw []byte) ([]byte, error) {
 	var text strings.Builder
 	type call struct{ id, name, args string }
 	var calls []*call
+	done := false
 	err := events(raw, func(_ string, data []byte) error {
 		if string(data) == "[DONE]" {
+			done = true
 			return nil
 		}
 		var c struct {
@@ -481,7 +501,7 @@ func chatStream(raw []byte) (answer, error) {
 			} `json:"choices"`
 		}
 		if err := json.Unmarshal(data, &c); err != nil {
-			return fmt.Errorf("chat chunk: %w", err)
+			return fmt.Errorf("chat chunk %.200s: %w", data, err)
 		}
 		for _, ch := range c.Choices {
 			text.WriteString(ch.Delta.Content)
@@ -498,10 +518,13 @@ func chatStream(raw []byte) (answer, error) {
 		return nil
 	})
 	if err != nil {
-		return answer{}, err
+		return nil, err
+	}
+	if !done {
+		return nil, ErrTruncated
 	}
 	msg := map[string]any{"role": "assistant", "content": nil}
-	if text.Len() > 0 {
+	if text.Len() > 0 || len(calls) == 0 {
 		msg["content"] = text.String()
 	}
 	if len(calls) > 0 {
@@ -511,11 +534,7 @@ func chatStream(raw []byte) (answer, error) {
 		}
 		msg["tool_calls"] = tcs
 	}
-	b, err := json.Marshal(msg)
-	if err != nil {
-		return answer{}, err
-	}
-	return chatAnswer(b)
+	return json.Marshal(msg)
 }
 
 func responsesAnswer(raw []byte) (answer, error) {

@@ -2,6 +2,7 @@ package agentloop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"testing"
@@ -50,5 +51,25 @@ func TestLoopAgainstTheFake(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestChatMessage: a streamed Chat answer's chunks make one message (text,
+// or tool calls put together by index); a stream cut before [DONE] is
+// ErrTruncated.
+func TestChatMessage(t *testing.T) {
+	stream := "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"bash\",\"arguments\":\"{\\\"comm\"}}]}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"and\\\":\\\"ls\\\"}\"}}]}}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5}}\n\n"
+	if _, err := ChatMessage([]byte(stream)); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("a stream without [DONE]: %v, want ErrTruncated", err)
+	}
+	msg, err := ChatMessage([]byte(stream + "data: [DONE]\n\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"command\":\"ls\"}","name":"bash"},"id":"c1","type":"function"}]}`
+	if string(msg) != want {
+		t.Errorf("message %s, want %s", msg, want)
 	}
 }

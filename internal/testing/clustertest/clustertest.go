@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/testing/agentloop"
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/proxy"
 	"github.com/compactkit/compact/proxy/store"
@@ -483,59 +484,16 @@ func (c *Conversation) send(url string, cut bool) ([]byte, error) {
 }
 
 // readStream assembles the assistant message of a streamed Chat
-// Completions answer; a stream that ends before [DONE] is an error worth
-// a retry.
+// Completions answer (agentloop.ChatMessage); a stream that ends before
+// [DONE] is an error worth a retry.
 func readStream(r io.Reader) ([]byte, error) {
-	var text strings.Builder
-	var id, name, args string
-	calls := false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if data == "[DONE]" {
-			var msg any
-			if calls {
-				msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-					"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": args}}}}
-			} else {
-				msg = map[string]any{"role": "assistant", "content": text.String()}
-			}
-			return json.Marshal(msg)
-		}
-		var chunk struct {
-			Choices []struct {
-				Delta struct {
-					Content   *string `json:"content"`
-					ToolCalls []struct {
-						ID       string `json:"id"`
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"delta"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			return nil, fmt.Errorf("stream chunk %.200s: %v", data, err)
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Delta.Content != nil {
-				text.WriteString(*ch.Delta.Content)
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				calls = true
-				if tc.ID != "" {
-					id = tc.ID
-				}
-				name += tc.Function.Name
-				args += tc.Function.Arguments
-			}
-		}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errRetry, err)
 	}
-	return nil, fmt.Errorf("%w: stream ended before [DONE] (%v)", errRetry, sc.Err())
+	msg, err := agentloop.ChatMessage(b)
+	if errors.Is(err, agentloop.ErrTruncated) {
+		return nil, fmt.Errorf("%w: stream ended before [DONE]", errRetry)
+	}
+	return msg, err
 }
