@@ -164,7 +164,12 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 // prefix fits in these runs, so every summary must ride the conversation.
 func checkSummaries(t *testing.T, fake *fakeupstream.Fake) {
 	t.Helper()
+	low := 1.0
+	defer func() { t.Logf("lowest cache read share of a summary request: %.3f", low) }()
 	for _, s := range fake.Summaries() {
+		if s.Tokens > 0 {
+			low = min(low, float64(s.CacheRead)/float64(s.Tokens))
+		}
 		if s.Tools == 0 {
 			t.Errorf("summary request %d quoted a transcript, though the prefix fits: it should be the conversation itself", s.Seq)
 		}
