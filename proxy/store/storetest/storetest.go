@@ -9,7 +9,8 @@
 //	}
 //
 // Run groups three sets a store can also run alone: RunBasic (round trip,
-// replacement, isolation, key checks, cancellation, concurrency, Close),
+// replacement, isolation, key checks, cancellation, concurrency, listing
+// (RunList, for a store.Lister), Close),
 // RunTTL (expiry after the last use) and RunLRU (eviction of the least
 // recently used records beyond a byte budget). A store whose expiry or
 // eviction lives in a server, not in the client, may leave out the sets it
@@ -441,6 +442,8 @@ func RunBasic(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("List", func(t *testing.T) { RunList(t, open) })
+
 	t.Run("Closed", func(t *testing.T) {
 		h := basic(t)
 		h.put("k", fullRecord())
@@ -487,6 +490,8 @@ func RunTTL(t *testing.T, open Opener) {
 			t.Fatal("a record rewritten within its TTL expired")
 		}
 	})
+
+	t.Run("ListSkipsExpired", func(t *testing.T) { runListTTL(t, open, ttl) })
 
 	t.Run("ExpiredThenRewritten", func(t *testing.T) {
 		h := newHarness(t, open, -1, ttl)
