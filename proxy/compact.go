@@ -255,6 +255,10 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		Reason:        reason,
 		Summarizer:    final.Summarizer,
 		Created:       s.now().UTC(),
+		Duration:      res.Duration,
+	}
+	if res.Ahead != nil {
+		cp.Ahead, cp.Duration = true, res.Ahead.Duration
 	}
 	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
 	return cp, res, nil
@@ -392,6 +396,7 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 	}
 	err := s.update(ctx, id.key, func(rec *store.Record) bool {
 		rec.Summaries = s.summaryTally(rec.Summaries, cp)
+		rec.Compactions++
 		return add(rec)
 	})
 	// A provider compaction works only with the credential that made it:

@@ -227,6 +227,8 @@ func fullRecord() *store.Record {
 				Reason:        compact.ReasonThreshold,
 				Summarizer:    "extractive",
 				Created:       at,
+				Duration:      2500 * time.Millisecond,
+				Ahead:         true,
 			},
 			{Covered: 3, Chain: "00", Item: []byte(`{}`), Summary: "older", Reason: compact.ReasonOverflow, Created: at.Add(-time.Hour)},
 		},
@@ -238,7 +240,13 @@ func fullRecord() *store.Record {
 			Overflow: true,
 			Totals: store.Tally{Requests: 41, Input: 5000, Output: 9000, CacheRead: 1200000, CacheWrite: 90000, CacheWrite1h: 40000,
 				TokensSaved: 2400000, Cost: 1.8375, Unpriced: 2},
-			At: at.Add(-time.Minute),
+			At:       at.Add(-time.Minute),
+			Agent:    "claude-cli/2.0.14",
+			IDSource: "header x-claude-code-session-id",
+			Recent: []store.Mark{
+				{At: at.Add(-2 * time.Minute), Prompt: 150000, CacheRead: 149000, Output: 900, Client: 151000},
+				{At: at.Add(-time.Minute), Prompt: 21000, Output: 300, Client: 180000, Applied: true, Compaction: true, Overflow: true},
+			},
 		},
 		Pending: &store.Pending{
 			Covered: 20, Chain: strings.Repeat("ef", 32), Units: 31, UnitsChain: strings.Repeat("01", 32), Base: strings.Repeat("ab", 32),
@@ -252,8 +260,9 @@ func fullRecord() *store.Record {
 			},
 			SummaryCalls: []store.SummaryCall{{OnConversation: true, Usage: compact.Usage{Input: 100, CacheRead: 9000, Output: 700}}},
 		},
-		Summaries: store.Tally{Requests: 2, Input: 300, Output: 4000, CacheRead: 150000, CacheWrite: 2000, Cost: 0.1234},
-		Updated:   at,
+		Summaries:   store.Tally{Requests: 2, Input: 300, Output: 4000, CacheRead: 150000, CacheWrite: 2000, Cost: 0.1234},
+		Compactions: 7,
+		Updated:     at,
 	}
 }
 
