@@ -115,8 +115,8 @@ func TestStoredForm(t *testing.T) {
 	// totals with the last call (rewritten after every answer).
 	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s", Duration: time.Second, Ahead: true}}, Updated: time.Unix(1700000000, 0).UTC(),
 		Compactions: 3,
-		Summaries: store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01},
-		Pending:   &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
+		Summaries:   store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01},
+		Pending:     &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
 	// The timeline and the agent ride with the last call.
 	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, Totals: store.Tally{Requests: 3, CacheRead: 2000, TokensSaved: 700, Unpriced: 3}, At: time.Unix(1700000060, 0).UTC(),
 		Agent: "codex_cli_rs/0.46.0", IDSource: "header session_id", Recent: []store.Mark{{At: time.Unix(1700000060, 0).UTC(), Prompt: 900, CacheRead: 800, Client: 1200, Applied: true}}}
