@@ -477,7 +477,8 @@ func (s *Server) Close() error {
 
 // ServeHTTP routes a request: /healthz and /readyz are answered here for
 // anyone; with Config.AuthToken set, every other path needs the proxy's
-// token. /metrics is answered here, WebSocket upgrades are refused, the
+// token. /metrics and the conversation API (ConversationsPath) are
+// answered here, WebSocket upgrades are refused, the
 // model APIs are read and maybe compacted, and everything else is passed
 // through to the upstream as it came. A request to a model API that
 // carries no credential at all (see hasCredential) is passed through
@@ -501,6 +502,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/metrics" {
 		s.metricsH.ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Path == ConversationsPath || strings.HasPrefix(r.URL.Path, ConversationsPath+"/") {
+		s.serveConversations(w, r)
 		return
 	}
 	r, tenant := s.withTenant(r)

@@ -228,14 +228,21 @@ type Mark struct {
 	Overflow bool `json:"overflow,omitempty"`
 }
 
-// AppendRecent returns recent with m added at the end, the oldest marks
-// dropped beyond MaxRecent. recent is not modified.
+// AppendRecent returns recent with m added in the order of At (after the
+// marks of the same time: two answers recorded out of order still come in
+// time order), the oldest marks dropped beyond MaxRecent. recent is not
+// modified.
 func AppendRecent(recent []Mark, m Mark) []Mark {
-	if n := len(recent) + 1 - MaxRecent; n > 0 {
-		recent = recent[n:]
+	i := len(recent)
+	for i > 0 && recent[i-1].At.After(m.At) {
+		i--
 	}
 	out := make([]Mark, 0, len(recent)+1)
-	return append(append(out, recent...), m)
+	out = append(append(append(out, recent[:i]...), m), recent[i:]...)
+	if n := len(out) - MaxRecent; n > 0 {
+		out = out[n:]
+	}
+	return out
 }
 
 // Tally is what a conversation's model calls used and cost so far: the
