@@ -367,6 +367,7 @@ never appear in logs, metrics or the store.`,
 	lf.addReserve(cmd)
 	lf.addKeepRecent(cmd)
 	lf.addPolicy(cmd)
+	cmd.AddCommand(a.proxyStatusCommand(), a.proxyShowCommand())
 	return cmd
 }
 
