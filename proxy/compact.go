@@ -179,6 +179,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
 		"summary_requests", summaryCallsLog(cp), "ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized()},
 		s.noteSummary(x.api, cp)...)...)
+	s.notifyCompaction(x, cp, o.res)
 	return true
 }
 
