@@ -446,7 +446,7 @@ func percentText(part, whole int) string {
 func costText(usd float64, unpriced int) string {
 	s := fmt.Sprintf("$%.2f", usd)
 	if usd < 1 {
-		s = fmt.Sprintf("$%.4f", usd)
+		s = dollarsCell(&usd)
 	}
 	switch {
 	case unpriced > 0 && usd == 0:
