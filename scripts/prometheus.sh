@@ -40,20 +40,11 @@ lines=3000
 model=claude-sonnet-4-5
 
 die() { echo "prometheus.sh: $*" >&2; exit 1; }
+. "$root/scripts/lib.sh"
 command -v go >/dev/null || die "go is not on PATH"
-need=()
-command -v prometheus >/dev/null || need+=(prometheus)
-command -v jq >/dev/null || need+=(jq)
-command -v curl >/dev/null || need+=(curl)
-if [ ${#need[@]} -gt 0 ]; then
-	echo "--- installing ${need[*]}"
-	sudo=""
-	if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
-	$sudo apt-get update -qq
-	# Debian's package would start a system-wide Prometheus on :9090 where
-	# services may start; this script runs its own on another port.
-	$sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+# Debian's package would start a system-wide Prometheus on :9090 where
+# services may start; this script runs its own on another port.
+need prometheus promtool=prometheus jq curl
 
 work=$(mktemp -d)
 pids=()
@@ -73,20 +64,6 @@ echo "--- building compact, fakeupstream and agentloop"
 	go build -o "$work/fakeupstream" ./internal/cmd/fakeupstream &&
 	go build -o "$work/agentloop" ./internal/cmd/agentloop)
 
-# started FILE PREFIX: wait for the line a server prints once it listens
-# and echo the host:port in it.
-started() {
-	local i
-	for i in $(seq 1 100); do
-		if grep -q "$2" "$1" 2>/dev/null; then
-			grep -m1 "$2" "$1" | sed 's#.*http://##'
-			return
-		fi
-		sleep 0.1
-	done
-	die "no '$2' in $1: $(cat "$1" "${1%.out}.log" 2>/dev/null)"
-}
-
 "$work/fakeupstream" -listen 127.0.0.1:0 -window "$window" -steps "$steps" -output-lines "$lines" \
 	-turn-first-byte 200ms -turn-stream 300ms -summary-first-byte 1s -summary-stream 1s \
 	>"$work/fake.out" 2>"$work/fake.log" &
@@ -99,11 +76,7 @@ pids+=($!)
 proxy=$(started "$work/proxy.out" "listening on")
 
 # Prometheus cannot report a port it picked itself: take a free one.
-port=""
-for p in $(shuf -i 20000-60000 -n 50); do
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[ -n "$port" ] || die "no free port for prometheus"
+port=$(free_port prometheus)
 prom=http://127.0.0.1:$port
 
 cat >"$work/prometheus.yml" <<EOF
