@@ -101,7 +101,10 @@ pids+=($!)
 echo "provider http://$fake; proxy http://$proxy; $(prometheus --version 2>&1 | head -1) on $prom"
 
 # query EXPR: the value of an instant query, a single number ("none"
-# when the result is empty). Every EXPR here is one sum.
+# when the result is empty). Every EXPR here is one sum. The answer is
+# {"status":"success","data":{"resultType":"vector","result":[{"metric":
+# {...},"value":[TIME,"VALUE"]}]}}, or "status":"error" with "error"
+# (https://prometheus.io/docs/prometheus/latest/querying/api/).
 query() {
 	local out
 	out=$(curl -fsS --get --data-urlencode "query=$1" "$prom/api/v1/query") || die "query '$1' failed"
