@@ -188,6 +188,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, v := range metricAhead {
 		m.aheadTotal.WithLabelValues(v)
 	}
+	// Every (reason, summarizer) pair starts at 0 too: a series born at
+	// its first compaction reads 1 in its first scrape, and Prometheus's
+	// increase() and rate() miss that first compaction.
+	for _, r := range metricReasons {
+		for _, s := range metricSummarizers {
+			m.compactionsTotal.WithLabelValues(r, s)
+		}
+	}
 	for _, api := range metricAPIs {
 		m.upstreamLatencySeconds.WithLabelValues(api)
 		m.overheadSeconds.WithLabelValues(api)

@@ -200,3 +200,21 @@ func TestMetricsOwnRegistry(t *testing.T) {
 		t.Fatalf("second registry saw the first one's lookup: %s", got)
 	}
 }
+
+// TestMetricsCompactionsStartAtZero: before any compaction, a scrape
+// already shows every (reason, summarizer) series of
+// compact_proxy_compactions_total at 0, so that Prometheus's increase()
+// and rate() count a process's first compaction of each kind (a series
+// that appears at 1 hides its first increment from them; see
+// scripts/prometheus.sh).
+func TestMetricsCompactionsStartAtZero(t *testing.T) {
+	text := scrape(t, func() *prometheus.Registry { r := prometheus.NewRegistry(); newMetrics(r); return r }())
+	for _, reason := range metricReasons {
+		for _, s := range metricSummarizers {
+			series := `compact_proxy_compactions_total{reason="` + reason + `",summarizer="` + s + `"}`
+			if got := sample(t, text, series); got != "0" {
+				t.Errorf("%s = %s before any compaction; want 0", series, got)
+			}
+		}
+	}
+}

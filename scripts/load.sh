@@ -50,17 +50,9 @@ threads=${LOAD_THREADS:-10}
 export TOKENS=${LOAD_TOKENS:-20000}
 
 die() { echo "load.sh: $*" >&2; exit 1; }
+. "$root/scripts/lib.sh"
 command -v go >/dev/null || die "go is not on PATH"
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v redis-server >/dev/null || need+=(redis-server)
-if [ ${#need[@]} -gt 0 ]; then
-	echo "--- installing ${need[*]}"
-	sudo=""
-	if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then sudo="sudo"; fi
-	$sudo apt-get update -qq
-	$sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+need wrk redis-server
 
 # Pinning: "front" runs wrk, the provider and Redis, "back" the replicas.
 front=()
@@ -85,26 +77,8 @@ trap cleanup EXIT
 echo "--- building compact and loadupstream"
 (cd "$root" && go build -o "$work/compact" ./cmd/compact && go build -o "$work/loadupstream" ./internal/cmd/loadupstream)
 
-# started FILE PREFIX: wait for the line a server prints once it listens
-# and echo the host:port in it.
-started() {
-	local i
-	for i in $(seq 1 100); do
-		if grep -q "$2" "$1" 2>/dev/null; then
-			grep -m1 "$2" "$1" | sed 's#.*http://##'
-			return
-		fi
-		sleep 0.1
-	done
-	die "no '$2' in $1: $(cat "$1")"
-}
-
 # A free loopback port for redis-server, which cannot pick its own.
-redis_port=""
-for p in $(shuf -i 20000-60000 -n 50); do
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then redis_port=$p; break; fi
-done
-[ -n "$redis_port" ] || die "no free port for redis-server"
+redis_port=$(free_port redis-server)
 "${front[@]}" redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" >"$work/redis.log" 2>&1 &
 pids+=($!)
 for i in $(seq 1 100); do

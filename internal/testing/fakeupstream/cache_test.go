@@ -290,3 +290,41 @@ func cumTokens(t *testing.T, api API, raw string) int {
 	}
 	return u[len(u)-1].cum
 }
+
+// TestOutputRecorded: the output tokens a request records are the ones
+// its answer's usage reports, for a tool call and for a text answer, on
+// each API.
+func TestOutputRecorded(t *testing.T) {
+	bash := `{"name":"Bash","description":"Run a shell command.","input_schema":{"type":"object"}}`
+	fn := `{"type":"function","function":{"name":"bash","parameters":{"type":"object"}}}`
+	for _, tc := range []struct {
+		name, path, body string
+	}{
+		{"anthropic tool call", "/v1/messages", `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"go"}],"tools":[` + bash + `]}`},
+		{"anthropic text", "/v1/messages", `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"a title"}]}`},
+		{"chat tool call", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"go"}],"tools":[` + fn + `]}`},
+		{"responses text", "/v1/responses", `{"model":"m","input":[{"type":"message","role":"user","content":"a title"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, url := Start(t, Config{})
+			out := postOK(t, url, tc.path, tc.body)
+			var u struct {
+				Usage struct {
+					Output     *int `json:"output_tokens"`
+					Completion *int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
+			decode(t, string(out), &u)
+			want := u.Usage.Output
+			if want == nil {
+				want = u.Usage.Completion
+			}
+			if want == nil {
+				t.Fatalf("no output count in the usage: %s", out)
+			}
+			if got := f.Requests()[0].Output; got != *want || got == 0 {
+				t.Errorf("recorded Output %d, the usage says %d", got, *want)
+			}
+		})
+	}
+}

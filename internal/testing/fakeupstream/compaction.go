@@ -266,6 +266,7 @@ func (f *Fake) compact(w http.ResponseWriter, r *http.Request, rec *Request) {
 	rec.Status = http.StatusOK
 	w.Header().Set("X-Request-Id", "req_fake"+id)
 	out := outputTokens(answer{text: rec.Text})
+	rec.Output = out
 	writeJSON(w, http.StatusOK, ordered{
 		{"id", "resp_fake" + id}, {"object", "response.compaction"}, {"created_at", f.cfg.Now().Unix()},
 		{"output", output},

@@ -141,6 +141,9 @@ type Request struct {
 	// from the cache, written to it (CacheWrite1h of them with a 1-hour
 	// TTL). The rest of Tokens is uncached input.
 	CacheRead, CacheWrite, CacheWrite1h int
+	// Output is the output tokens billed (the usage's output_tokens,
+	// completion_tokens or output_tokens), 0 for a request refused.
+	Output int
 
 	// Summary is true for a summary request (see Config.SummaryLatency).
 	Summary bool
@@ -447,7 +450,7 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request, api API, rec *Reque
 	if !f.pause(r, wait) {
 		return
 	}
-	rec.Status = http.StatusOK
+	rec.Status, rec.Output = http.StatusOK, outputTokens(a)
 	f.write(w, api, b, a, usageOf(rec))
 }
 
