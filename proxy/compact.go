@@ -261,6 +261,9 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 	if res.Ahead != nil {
 		cp.Ahead, cp.Duration = true, res.Ahead.Duration
 	}
+	if ms := v.p.Units[ui].Messages; len(ms) > 0 {
+		cp.KeptRole, cp.KeptPreview = ms[0].Role, keptPreview(ms[0])
+	}
 	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
 	return cp, res, nil
 }

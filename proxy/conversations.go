@@ -12,8 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/jsontext"
 	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/report"
 )
@@ -128,6 +130,12 @@ type CompactionCard struct {
 	// a tool round) kept verbatim, counted from 0 after the system
 	// prompt: the units before it are replaced by the summary.
 	FirstKeptUnit int `json:"firstKeptUnit"`
+	// KeptRole and KeptPreview are the role and the opening of the first
+	// message kept verbatim (KeptPreview absent without
+	// Conversation.Text; both absent for compactions recorded before
+	// the proxy kept them).
+	KeptRole    compact.Role `json:"keptRole,omitempty"`
+	KeptPreview string       `json:"keptPreview,omitempty"`
 	// Summary is the summary the model reads now, file lists included;
 	// Intro and Sections are it split at its "## " headings
 	// (report.ParseSummary, the file lists left out), for a page that
@@ -392,9 +400,9 @@ func (s *Server) conversation(key string, rec *store.Record, text bool) Conversa
 func (s *Server) card(cp *store.Checkpoint, text bool) CompactionCard {
 	c := CompactionCard{Reason: cp.Reason, Summarizer: cp.Summarizer, Native: cp.Native, Ahead: cp.Ahead,
 		TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter, Created: cp.Created,
-		DurationMS: cp.Duration.Milliseconds(), FirstKeptUnit: cp.Covered}
+		DurationMS: cp.Duration.Milliseconds(), FirstKeptUnit: cp.Covered, KeptRole: cp.KeptRole}
 	if text {
-		c.Summary, c.ReadFiles, c.ModifiedFiles = cp.Summary, cp.ReadFiles, cp.ModifiedFiles
+		c.Summary, c.ReadFiles, c.ModifiedFiles, c.KeptPreview = cp.Summary, cp.ReadFiles, cp.ModifiedFiles, cp.KeptPreview
 		c.Intro, c.Sections = report.ParseSummary(compact.StripFileLists(cp.Summary))
 	}
 	p := s.summaryPrices(cp)
@@ -415,6 +423,26 @@ func (s *Server) card(cp *store.Checkpoint, text bool) CompactionCard {
 		c.SummaryCostUSD = &total
 	}
 	return c
+}
+
+// keptPreview is the opening of a kept message for
+// Checkpoint.KeptPreview: its text, else its tool calls with their
+// arguments ("Bash {"command":"ls"}"), white space folded, at most
+// store.KeptPreviewRunes runes, an ellipsis when cut.
+func keptPreview(m *compact.Message) string {
+	text := m.Text()
+	if strings.TrimSpace(text) == "" {
+		var calls []string
+		for _, c := range m.ToolCalls() {
+			calls = append(calls, c.Name+" "+string(c.Arguments))
+		}
+		text = strings.Join(calls, "; ")
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(text) <= store.KeptPreviewRunes {
+		return text
+	}
+	return text[:jsontext.RuneOffset(text, store.KeptPreviewRunes-1)] + "…"
 }
 
 // round rounds x to n decimals, so that the answers do not carry float

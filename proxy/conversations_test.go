@@ -110,6 +110,7 @@ func TestConversationAPI(t *testing.T) {
 	for i, card := range conv.Cards {
 		cp := rec.Checkpoints[i]
 		if card.Summary != cp.Summary || len(card.Sections) == 0 || card.FirstKeptUnit != cp.Covered || len(card.SummaryRequests) != 1 ||
+			card.KeptRole != cp.KeptRole || card.KeptPreview == "" || card.KeptPreview != cp.KeptPreview ||
 			card.SummaryCostUSD == nil || card.SummaryRequests[0].CacheReadShare < 0.85 {
 			t.Errorf("card %d = %+v, want checkpoint %d's summary in sections and its summary request", i, card, i)
 		}
@@ -138,6 +139,7 @@ func apiStore(t *testing.T) (*store.Memory, string) {
 	key := "c:" + strings.Repeat("ab", 24)
 	rec := &store.Record{Compactions: 1, Updated: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC),
 		Checkpoints: []store.Checkpoint{{Covered: 4, Chain: "x", Summary: secretSummary, ReadFiles: []string{"lexer.go"}, TokensBefore: 9000, TokensAfter: 2000,
+			KeptRole: compact.RoleUser, KeptPreview: "kept-message-text: now rerun it",
 			Reason: compact.ReasonThreshold, Summarizer: "extractive"}},
 		Last: &store.LastCall{Model: "claude-test", Agent: "claude-cli/2.0.14", Usage: compact.Usage{Input: 2500}}}
 	if err := mem.Put(context.Background(), key, rec); err != nil {
@@ -200,7 +202,7 @@ func TestConversationAPIAccess(t *testing.T) {
 			if w.Code != tc.status {
 				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, body)
 			}
-			for _, text := range []string{"flaky parser", "lexer.go"} {
+			for _, text := range []string{"flaky parser", "lexer.go", "kept-message-text"} {
 				if got := strings.Contains(body, text); got != tc.withText {
 					t.Errorf("answer holds the conversation's text (%q): %v, want %v: %s", text, got, tc.withText, body)
 				}
@@ -281,5 +283,26 @@ func TestConversationAPIErrorsAndPages(t *testing.T) {
 	}
 	if len(keys) != 3 || !strings.HasPrefix(keys[0], "c:") || keys[2] == keys[1] {
 		t.Errorf("pages listed %v; want the three conversations once each", keys)
+	}
+}
+
+// A kept message's preview is its text, else its tool calls, white
+// space folded and cut on a character boundary.
+func TestKeptPreview(t *testing.T) {
+	long := strings.Repeat("é", store.KeptPreviewRunes+5)
+	call := &compact.Message{Role: compact.RoleAssistant, Content: []compact.Part{{Type: compact.PartToolCall,
+		ToolCall: &compact.ToolCall{ID: "t1", Name: "Bash", Arguments: []byte(`{"command":"seq 1 3"}`)}}}}
+	for _, tc := range []struct {
+		in   *compact.Message
+		want string
+	}{
+		{compact.TextMessage(compact.RoleUser, "  run\n\tthe tests  "), "run the tests"},
+		{compact.TextMessage(compact.RoleUser, long), strings.Repeat("é", store.KeptPreviewRunes-1) + "…"},
+		{compact.TextMessage(compact.RoleUser, long[:2*store.KeptPreviewRunes]), long[:2*store.KeptPreviewRunes]},
+		{call, `Bash {"command":"seq 1 3"}`},
+	} {
+		if got := keptPreview(tc.in); got != tc.want {
+			t.Errorf("keptPreview = %.40q (%d runes), want %.40q", got, len([]rune(got)), tc.want)
+		}
 	}
 }

@@ -321,6 +321,9 @@ func (a *app) printConversation(c proxy.Conversation, full bool) error {
 		}
 		line += fmt.Sprintf(", kept verbatim from unit %s on", numfmt.Thousands(card.FirstKeptUnit))
 		fmt.Fprintln(&b, line)
+		if card.KeptPreview != "" {
+			fmt.Fprintf(&b, "    which opens with %s: %q\n", card.KeptRole, preview(card.KeptPreview, 100))
+		}
 		if len(card.SummaryRequests) > 0 {
 			read, prompt := 0, 0
 			for _, r := range card.SummaryRequests {

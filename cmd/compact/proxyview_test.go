@@ -40,6 +40,7 @@ func viewProxy(t *testing.T, token string) string {
 			{Covered: 41, Chain: "b", Summary: "## Goal\nMake the parser accept trailing commas.\n\n## Progress\n- Done: lexer.go emits COMMA before RBRACE\n- In progress: parser_test.go\n\n## Next Steps\n1. Run go test ./parser/...",
 				ReadFiles: []string{"parser/lexer.go"}, ModifiedFiles: []string{"parser/lexer.go"}, TokensBefore: 171234, TokensAfter: 23456,
 				Reason: compact.ReasonIdle, Summarizer: "claude-sonnet-4-5", Created: at.Add(-20 * time.Minute), Duration: 2400 * time.Millisecond, Ahead: true,
+				KeptRole: compact.RoleUser, KeptPreview: "Now make the tests in parser_test.go pass, and keep the error messages as they are.",
 				SummaryCalls: []store.SummaryCall{{OnConversation: true, Usage: usage(160000, 0, 11234, 1800)}}},
 			{Covered: 20, Chain: "a", Summary: "## Goal\nMake the parser accept trailing commas.", TokensBefore: 168000, TokensAfter: 21000,
 				Reason: compact.ReasonThreshold, Summarizer: "extractive", Created: at.Add(-2 * time.Hour), Duration: 35 * time.Millisecond},

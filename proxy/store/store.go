@@ -96,6 +96,12 @@ type Checkpoint struct {
 	Summarizer string `json:"summarizer"`
 	// Created is when the compaction was recorded.
 	Created time.Time `json:"created"`
+	// KeptRole and KeptPreview are the role and the opening (at most
+	// KeptPreviewRunes, white space folded) of the first message kept
+	// verbatim: where the summary ends and the conversation goes on as
+	// written. Empty for compactions recorded before they existed.
+	KeptRole    compact.Role `json:"keptRole,omitempty"`
+	KeptPreview string       `json:"keptPreview,omitempty"`
 	// Duration is how long the summary took to write, 0 when unknown;
 	// Ahead is true when it was written ahead of time (Pending) and
 	// swapped in, so that Duration is time no request waited.
@@ -202,6 +208,9 @@ type LastCall struct {
 	// the same moment may count as one.
 	Totals Tally `json:"totals,omitzero"`
 }
+
+// KeptPreviewRunes bounds Checkpoint.KeptPreview.
+const KeptPreviewRunes = 300
 
 // MaxRecent bounds LastCall.Recent.
 const MaxRecent = 50

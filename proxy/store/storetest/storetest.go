@@ -229,6 +229,8 @@ func fullRecord() *store.Record {
 				Created:       at,
 				Duration:      2500 * time.Millisecond,
 				Ahead:         true,
+				KeptRole:      compact.RoleUser,
+				KeptPreview:   "now run the tests – «again»",
 			},
 			{Covered: 3, Chain: "00", Item: []byte(`{}`), Summary: "older", Reason: compact.ReasonOverflow, Created: at.Add(-time.Hour)},
 		},
