@@ -226,3 +226,52 @@ func TestCompactionHookConfig(t *testing.T) {
 		}
 	}
 }
+
+// A summary written ahead and swapped in is a compaction like any other:
+// the hooks get it, marked ahead.
+func TestCompactionHookAhead(t *testing.T) {
+	recv := newHookReceiver(t, http.StatusOK)
+	out := filepath.Join(t.TempDir(), "events")
+	up := newCachingUpstream(t)
+	mem := store.NewMemory(store.MemoryOptions{})
+	reg := compact.NewRegistry([]compact.ModelInfo{{ID: "claude-test", ContextWindow: 12000, Prices: &testPrices}})
+	srv, ts := proxyIn(t, up.srv.URL, Config{Window: 12000, Policy: compact.Reserve{Tokens: 3000}, Store: mem, Registry: reg,
+		OnCompactionURL: recv.srv.URL, OnCompactionCmd: "cat >> " + out})
+	c := newClient(t, Anthropic, ts.URL)
+	c.header.Set("X-Session-Id", "ahead-hooks")
+	const steps = 16
+	for i := 1; i <= steps; i++ {
+		c.step(i)
+		// Each step waits for its record (and a summary being written
+		// ahead), as a user reading the answer would.
+		conversationRecord(t, mem, i)
+		waitFor(t, func() bool { return !srv.aheadRunning(srvKey(mem)) })
+	}
+	rec := conversationRecord(t, mem, steps)
+	ts.Close()
+	srv.Close()
+	file, _ := os.ReadFile(out)
+	events := decodeHooks(t, file)
+	if len(recv.received()) != rec.Compactions || len(events) != rec.Compactions {
+		t.Fatalf("%d POSTed, %d run, for %d compactions", len(recv.received()), len(events), rec.Compactions)
+	}
+	ahead := 0
+	for _, e := range events {
+		if e.Ahead {
+			ahead++
+		}
+	}
+	if ahead == 0 {
+		t.Errorf("no event marked ahead among %d: %+v", len(events), events)
+	}
+}
+
+// srvKey is the key of the one conversation mem holds.
+func srvKey(mem *store.Memory) string {
+	for _, k := range mem.Keys() {
+		if strings.HasPrefix(k, "c:") {
+			return k
+		}
+	}
+	return ""
+}
