@@ -74,7 +74,7 @@ The proxy's token, when it has one, comes from --auth-token,
 				return err
 			}
 			a.ran = true
-			var all proxy.ConversationList
+			all := proxy.ConversationList{Conversations: []proxy.ConversationRow{}}
 			cursor := ""
 			for range maxStatusPages {
 				var page proxy.ConversationList
@@ -220,7 +220,7 @@ func (c *proxyAPIClient) get(ctx context.Context, path string, v any) ([]byte, e
 		var e proxy.APIError
 		msg := strings.TrimSpace(string(body))
 		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-			msg = e.Error.Message
+			msg = strings.TrimPrefix(e.Error.Message, "compact proxy: ")
 		}
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"

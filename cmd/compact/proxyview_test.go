@@ -88,6 +88,10 @@ func TestProxyStatusAndShow(t *testing.T) {
 		t.Errorf("--limit 1 does not keep the most recently active conversation alone:\n%s", out)
 	}
 
+	// An empty proxy lists an empty array, not null.
+	if out := c.ok("--json", "proxy", "status", "--url", viewProxyEmpty(t)); !strings.Contains(out, `"conversations": []`) {
+		t.Errorf("status --json of an empty proxy: %s", out)
+	}
 	var l proxy.ConversationList
 	c.okJSON(&l, "--json", "proxy", "status", "--url", base)
 	if len(l.Conversations) != 2 || l.Conversations[0].Key != viewKey || l.Conversations[0].TokensSaved != 4200000 {
@@ -133,6 +137,9 @@ func TestProxyViewErrorsAndToken(t *testing.T) {
 		t.Errorf("show with the token from $%s lacks the summary:\n%s", envProxyToken, out)
 	}
 	r = c.run("proxy", "show", "0123456789ab", "--url", base)
+	if strings.Contains(r.stderr, "compact proxy: ") {
+		t.Errorf("the proxy's prefix is repeated: %q", r.stderr)
+	}
 	if r.code == 0 || !strings.Contains(r.stderr, "404") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 		t.Errorf("show of an unknown id: exit %d, %q", r.code, r.stderr)
 	}
@@ -149,4 +156,16 @@ func TestProxyViewErrorsAndToken(t *testing.T) {
 	if r := c.run("proxy", "status", "--url", "ftp://x"); r.code != 2 || !strings.Contains(r.stderr, "--url") {
 		t.Errorf("status --url ftp://x: exit %d, %q", r.code, r.stderr)
 	}
+}
+
+// viewProxyEmpty starts a proxy that keeps no conversation.
+func viewProxyEmpty(t *testing.T) string {
+	t.Helper()
+	srv, err := proxy.New(proxy.Config{Store: store.NewMemory(store.MemoryOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	return ts.URL
 }
