@@ -179,6 +179,7 @@ func (s *Server) compactNow(ctx context.Context, x *exchange, reason compact.Rea
 		"tokens_before", v.tokens, "tokens_after", after, "units_summarized", cp.Covered, "summarizer", cp.Summarizer,
 		"summary_requests", summaryCallsLog(cp), "ahead", ahead, "remainder", ahead && o.res.Remainder != nil && o.res.Remainder.Summarized()},
 		s.noteSummary(x.api, cp)...)...)
+	s.notifyCompaction(x, cp, o.res)
 	return true
 }
 
@@ -255,6 +256,13 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 		Reason:        reason,
 		Summarizer:    final.Summarizer,
 		Created:       s.now().UTC(),
+		Duration:      res.Duration,
+	}
+	if res.Ahead != nil {
+		cp.Ahead, cp.Duration = true, res.Ahead.Duration
+	}
+	if ms := v.p.Units[ui].Messages; len(ms) > 0 {
+		cp.KeptRole, cp.KeptPreview = ms[0].Role, keptPreview(ms[0])
 	}
 	cp.TokensAfter = v.envelope + s.estimateBytes(v.p.Model, cp.Item) + s.estimateUnits(v.p.Model, v.p.Units[ui:])
 	return cp, res, nil
@@ -392,6 +400,7 @@ func (s *Server) saveCheckpoint(ctx context.Context, id identity, cp *store.Chec
 	}
 	err := s.update(ctx, id.key, func(rec *store.Record) bool {
 		rec.Summaries = s.summaryTally(rec.Summaries, cp)
+		rec.Compactions++
 		return add(rec)
 	})
 	// A provider compaction works only with the credential that made it:

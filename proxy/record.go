@@ -37,13 +37,14 @@ func (s *Server) record(x *exchange, obs Observed) {
 	}
 	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
 		Bytes: len(x.decoded), Model: v.p.Model, At: s.now().UTC()}
-	// tally counts this answer over the totals before it.
-	tally := func(prev *store.LastCall) {
-		last.Totals = s.newestTotals(v.id.key, prev)
-		if obs.Usage != nil {
-			last.Totals = s.tallied(last.Totals, v.p.Model, *obs.Usage, saved)
-		}
+	last.Agent, last.IDSource = agentOf(x.r.Header), v.id.source
+	mark := store.Mark{At: last.At, Client: v.tokens, Applied: v.cp != nil, Compaction: x.compacted != nil, Overflow: obs.Overflow}
+	if v.cp != nil {
+		// v.tokens is the request as sent, the compaction applied.
+		mark.Client = v.tokens + saved
 	}
+	// tally counts this answer over the totals before it.
+	tally := func(prev *store.LastCall) { s.carry(last, v.id.key, prev, obs.Usage, saved, mark) }
 	if obs.Usage != nil {
 		s.account(x.api, v.p.Model, *obs.Usage, saved)
 	}
@@ -177,11 +178,9 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	}
 	mu := s.lockFor(x.light.key)
 	mu.Lock()
-	last.Totals = s.newestTotals(x.light.key, x.lightLast)
-	if o.Usage != nil {
-		// A request that is not read has no compaction: it saved nothing.
-		last.Totals = s.tallied(last.Totals, last.Model, *o.Usage, 0)
-	}
+	last.Agent, last.IDSource = agentOf(x.r.Header), x.light.source
+	// A request that is not read has no compaction: it saved nothing.
+	s.carry(last, x.light.key, x.lightLast, o.Usage, 0, store.Mark{At: last.At, Overflow: o.Overflow})
 	s.cacheLight(x.light.key, last) // last is not modified from here on
 	mu.Unlock()
 	var err error
@@ -323,20 +322,32 @@ func (s *Server) noteSummary(api API, cp *store.Checkpoint) []any {
 	return []any{"summary_cost_usd", math.Round(total*1e6) / 1e6}
 }
 
-// newestTotals returns the totals a conversation's next answer is counted
-// over: those of prev (the last call as the request read it, nil for
-// none) or those of the last call this replica cached since, whichever
-// counted more requests (both only grow). The client's next request can
-// leave before an answer is recorded and read the last call before it, so
-// without the cache that answer would be counted over the same totals as
-// the one before it, and one of them lost.
-func (s *Server) newestTotals(key string, prev *store.LastCall) store.Tally {
-	var t store.Tally
-	if prev != nil {
-		t = prev.Totals
+// newestLast returns the last call a conversation's next answer is
+// counted over (its totals and its timeline): prev (the last call as the
+// request read it, nil for none) or the last call this replica cached
+// since, whichever counted more requests (both only grow); nil when there
+// is neither. The client's next request can leave before an answer is
+// recorded and read the last call before it, so without the cache that
+// answer would be counted over the same totals as the one before it, and
+// one of them lost.
+func (s *Server) newestLast(key string, prev *store.LastCall) *store.LastCall {
+	if cur := s.lightLast(key); cur != nil && (prev == nil || cur.Totals.Requests > prev.Totals.Requests) {
+		return cur
 	}
-	if cur := s.lightLast(key); cur != nil && cur.Totals.Requests > t.Requests {
-		t = cur.Totals
+	return prev
+}
+
+// carry sets last's totals and timeline from the newest last call before
+// it (see newestLast), with the answer of usage u (nil: none reported)
+// counted: its tokens, the tokens it saved, its cost and its mark.
+func (s *Server) carry(last *store.LastCall, key string, prev *store.LastCall, u *compact.Usage, saved int, mark store.Mark) {
+	var recent []store.Mark
+	if p := s.newestLast(key, prev); p != nil {
+		last.Totals, recent = p.Totals, p.Recent
 	}
-	return t
+	if u != nil {
+		last.Totals = s.tallied(last.Totals, last.Model, *u, saved)
+		mark.Prompt, mark.CacheRead, mark.Output = u.PromptTokens(), u.CacheRead, u.Output
+	}
+	last.Recent = store.AppendRecent(recent, mark)
 }

@@ -182,6 +182,25 @@ type Config struct {
 	// DefaultMaxSummaryCalls.
 	MaxSummaryCalls int
 
+	// OnCompactionURL, when set, receives every compaction the proxy
+	// records (in line, swapped in from ahead, after an idle spell or an
+	// overflow) as a POST of a CompactionHook in JSON; OnCompactionCmd,
+	// when set, is run by /bin/sh -c with the same JSON on its stdin
+	// (and the proxy's environment). Both are delivered in the
+	// background, one compaction at a time, from a bounded queue: a slow
+	// or failing receiver never holds a request up; its failures are
+	// logged and counted (compact_proxy_hook_deliveries_total), a full
+	// queue drops events. Only the writer of a compaction sends it (one
+	// event per compaction, whatever replica).
+	OnCompactionURL string
+	OnCompactionCmd string
+	// HookSummary adds the summary text to the hooks' payload; without
+	// it they carry figures only.
+	HookSummary bool
+	// HookTimeout bounds one delivery (the POST, or the command's run); 0
+	// means DefaultHookTimeout.
+	HookTimeout time.Duration
+
 	// BodyTimeout is how long a client has to send a request body in
 	// full, counted from the start of the request; a slower one gets 408
 	// and its connection is closed. 0 means DefaultBodyTimeout.
@@ -290,6 +309,9 @@ type Server struct {
 	aheadMark float64
 	coldMark  float64
 	cacheTTL  time.Duration
+	// hooks delivers the compaction events (see hooks.go); nil without
+	// any.
+	hooks *hooks
 }
 
 // New checks cfg and returns a Server.
@@ -393,6 +415,9 @@ func New(cfg Config) (*Server, error) {
 			Help: "Conversation records the store dropped to stay under its size bound (--store-max-mb); each costs its conversation a new summary."},
 			func() float64 { return float64(s.evicter.Evictions()) }))
 	}
+	if s.hooks, err = newHooks(cfg, s.log, s.reg); err != nil {
+		return nil, err
+	}
 	s.metricsH = metricsHandler(s.reg)
 	return s, nil
 }
@@ -471,13 +496,18 @@ func (s *Server) Close() error {
 	// compacted in line when it crosses its trigger.
 	s.stopAhead()
 	s.bg.Wait()
+	// Compaction events still queued get a few seconds to go out.
+	ctx, cancel := context.WithTimeout(context.Background(), hookDrain)
+	s.hooks.close(ctx)
+	cancel()
 	s.releaseLocks()
 	return s.store.Close()
 }
 
 // ServeHTTP routes a request: /healthz and /readyz are answered here for
 // anyone; with Config.AuthToken set, every other path needs the proxy's
-// token. /metrics is answered here, WebSocket upgrades are refused, the
+// token. /metrics and the conversation API (ConversationsPath) are
+// answered here, WebSocket upgrades are refused, the
 // model APIs are read and maybe compacted, and everything else is passed
 // through to the upstream as it came. A request to a model API that
 // carries no credential at all (see hasCredential) is passed through
@@ -501,6 +531,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.URL.Path == "/metrics" {
 		s.metricsH.ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Path == ConversationsPath || strings.HasPrefix(r.URL.Path, ConversationsPath+"/") {
+		s.serveConversations(w, r)
 		return
 	}
 	r, tenant := s.withTenant(r)

@@ -369,7 +369,7 @@ func (r *Report) card(e *compact.Entry, path []*compact.Entry, index map[string]
 			card.Summarized++
 		}
 	}
-	card.Intro, card.Sections = parseSummary(compact.StripFileLists(c.Summary))
+	card.Intro, card.Sections = ParseSummary(compact.StripFileLists(c.Summary))
 	return card
 }
 

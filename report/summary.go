@@ -9,9 +9,9 @@ import (
 // Section is one "## " section of a summary. The page shows it as a
 // collapsible <details> element, open when Open is set.
 type Section struct {
-	Title  string
-	Open   bool
-	Blocks []Block
+	Title  string  `json:"title"`
+	Open   bool    `json:"open,omitempty"`
+	Blocks []Block `json:"blocks"`
 }
 
 // BlockKind says how a block of summary text is shown.
@@ -34,16 +34,16 @@ const (
 // Block is a run of summary text of one kind. Lists have Items; the
 // other kinds have Text.
 type Block struct {
-	Kind  BlockKind
-	Text  string
-	Items []Item
+	Kind  BlockKind `json:"kind"`
+	Text  string    `json:"text,omitempty"`
+	Items []Item    `json:"items,omitempty"`
 }
 
 // Item is one list item. Depth is its nesting level, 0 at the top (two
 // spaces or a tab of indentation per level, capped at 3).
 type Item struct {
-	Text  string
-	Depth int
+	Text  string `json:"text"`
+	Depth int    `json:"depth,omitempty"`
 }
 
 // openSections are the normalized titles of the sections shown open: what
@@ -65,11 +65,13 @@ func sectionOpen(title string) bool {
 	return openSections[compact.SummaryHeadingKey(title)]
 }
 
-// parseSummary splits a Markdown summary into the text before its first
+// ParseSummary splits a Markdown summary into the text before its first
 // "## " heading and one section per "## " heading. Inside them it
 // recognizes headings, bulleted and numbered lists, fenced code and
-// paragraphs; everything else (emphasis, links) stays as written.
-func parseSummary(summary string) (intro []Block, sections []Section) {
+// paragraphs; everything else (emphasis, links) stays as written. The
+// report's compaction cards and the proxy's conversation API
+// (/api/conversations/{id}) show summaries through it.
+func ParseSummary(summary string) (intro []Block, sections []Section) {
 	var cur *[]Block = &intro
 	var para []string
 	var list *Block

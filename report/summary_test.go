@@ -44,7 +44,7 @@ func TestParseSummary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			intro, sections := parseSummary(tt.in)
+			intro, sections := ParseSummary(tt.in)
 			if !reflect.DeepEqual(intro, tt.intro) {
 				t.Errorf("intro = %+v\nwant    %+v", intro, tt.intro)
 			}
@@ -75,7 +75,7 @@ func FuzzParseSummary(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		intro, sections := parseSummary(s)
+		intro, sections := ParseSummary(s)
 		var all strings.Builder
 		add := func(blocks []Block) {
 			for _, b := range blocks {

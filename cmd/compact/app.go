@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -70,6 +71,9 @@ type app struct {
 	// loaded. main sets it to bound the heap (heapBound); tests leave it
 	// nil, so that they change nothing process-wide.
 	loaded func(size int64)
+	// now, when set, is the clock of the output that says how long ago
+	// something happened ("compact proxy status"); nil means time.Now.
+	now func() time.Time
 
 	// Global flags.
 	jsonOut    bool

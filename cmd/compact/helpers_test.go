@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
@@ -36,6 +37,8 @@ type cli struct {
 	tune func(*summarize.Options)
 	// wrapLog is passed to the app as its wrapLog hook.
 	wrapLog func(compact.Log) compact.Log
+	// now is passed to the app as its clock.
+	now func() time.Time
 }
 
 func newCLI(t *testing.T) *cli { return &cli{t: t, env: map[string]string{}} }
@@ -50,7 +53,7 @@ func (c *cli) run(args ...string) result {
 func (c *cli) runCtx(ctx context.Context, args ...string) result {
 	var stdout, stderr bytes.Buffer
 	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, logger: slog.New(slog.DiscardHandler),
-		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress, tuneSummarize: c.tune, wrapLog: c.wrapLog}
+		getenv: func(k string) string { return c.env[k] }, summarizer: c.summarizer, progress: c.progress, tuneSummarize: c.tune, wrapLog: c.wrapLog, now: c.now}
 	code := a.execute(ctx, args)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }

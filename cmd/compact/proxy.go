@@ -78,6 +78,9 @@ func (a *app) proxyCommand() *cobra.Command {
 	var allowOpen bool
 	var maxInFlightMB, maxMessages, maxSummaryCalls int
 	var admitWait, bodyTimeout, writeIdleTimeout time.Duration
+	var hookURL, hookCmd string
+	var hookSummary bool
+	var hookTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "proxy",
 		Short: "Serve an HTTP proxy that compacts any agent's conversations in flight",
@@ -202,6 +205,12 @@ never appear in logs, metrics or the store.`,
 					return usagef("%s must be a positive duration, got %s", d.name, d.v)
 				}
 			}
+			if hookTimeout <= 0 {
+				return usagef("--hook-timeout must be a positive duration, got %s", hookTimeout)
+			}
+			if hookSummary && hookURL == "" && hookCmd == "" {
+				return usagef("--hook-summary needs --on-compaction-url or --on-compaction-cmd")
+			}
 			for _, n := range []struct {
 				name string
 				v    int
@@ -318,6 +327,10 @@ never appear in logs, metrics or the store.`,
 				MaxSummaryCalls:   maxSummaryCalls,
 				BodyTimeout:       bodyTimeout,
 				WriteIdleTimeout:  writeIdleTimeout,
+				OnCompactionURL:   hookURL,
+				OnCompactionCmd:   hookCmd,
+				HookSummary:       hookSummary,
+				HookTimeout:       hookTimeout,
 			})
 			if err != nil {
 				state.Close()
@@ -360,6 +373,10 @@ never appear in logs, metrics or the store.`,
 	f.IntVar(&maxSummaryCalls, "max-summary-calls", proxy.DefaultMaxSummaryCalls, "model calls one compaction may make (long histories are summarized in chunks); beyond it the request is passed through")
 	f.DurationVar(&bodyTimeout, "body-timeout", proxy.DefaultBodyTimeout, "time a client has to send a request body in full; slower ones get 408")
 	f.DurationVar(&writeIdleTimeout, "write-idle-timeout", proxy.DefaultWriteIdleTimeout, "a client that reads nothing of its answer for this long is cut off (streams that keep moving are not)")
+	f.StringVar(&hookURL, "on-compaction-url", "", "POST every compaction the proxy records to this URL as JSON (the library's compaction event with the conversation's id, model and costs), in the background")
+	f.StringVar(&hookCmd, "on-compaction-cmd", "", "run this shell command for every compaction the proxy records, the same JSON on its stdin, in the background")
+	f.BoolVar(&hookSummary, "hook-summary", false, "add the summary text to the compaction hooks' JSON (by default they carry figures only)")
+	f.DurationVar(&hookTimeout, "hook-timeout", proxy.DefaultHookTimeout, "how long one hook delivery (the POST, or the command) may take")
 	f.StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
 	f.DurationVar(&drainTimeout, "drain-timeout", 30*time.Second, "on Ctrl-C or SIGTERM, how long requests in flight (streams included) may take to finish")
 	lf.addWindow(cmd)
@@ -367,6 +384,7 @@ never appear in logs, metrics or the store.`,
 	lf.addReserve(cmd)
 	lf.addKeepRecent(cmd)
 	lf.addPolicy(cmd)
+	cmd.AddCommand(a.proxyStatusCommand(), a.proxyShowCommand())
 	return cmd
 }
 

@@ -39,6 +39,9 @@ func TestProxyAuthUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--store", "memory", "--body-timeout", "0s"}, "--body-timeout"},
 		{[]string{"proxy", "--store", "memory", "--write-idle-timeout", "-1s"}, "--write-idle-timeout"},
 		{[]string{"proxy", "--store", "memory", "--tenant-header", "bad header"}, "tenant header"},
+		{[]string{"proxy", "--store", "memory", "--hook-summary"}, "--hook-summary"},
+		{[]string{"proxy", "--store", "memory", "--hook-timeout", "0s"}, "--hook-timeout"},
+		{[]string{"proxy", "--store", "memory", "--on-compaction-url", "ftp://x"}, "hook URL"},
 	} {
 		t.Run(strings.Join(tc.args[3:], " "), func(t *testing.T) {
 			// A proxy that starts when it should not is stopped after a

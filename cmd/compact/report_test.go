@@ -193,10 +193,15 @@ func TestCommandReference(t *testing.T) {
 	if len(cmds) < 10 {
 		t.Fatalf("%d commands", len(cmds))
 	}
+	// Subcommands ("proxy status") have sections of their own.
 	for _, cmd := range cmds {
-		i := strings.Index(doc, "### `compact "+cmd.Name())
+		cmds = append(cmds, cmd.Commands()...)
+	}
+	for _, cmd := range cmds {
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		i := strings.Index(doc, "### `compact "+name)
 		if i < 0 {
-			t.Errorf("docs/cli.md has no section on compact %s", cmd.Name())
+			t.Errorf("docs/cli.md has no section on compact %s", name)
 			continue
 		}
 		section := doc[i:]
@@ -205,7 +210,7 @@ func TestCommandReference(t *testing.T) {
 		}
 		for _, f := range regexp.MustCompile(`--[a-z-]+`).FindAllString(cmd.LocalFlags().FlagUsages(), -1) {
 			if f != "--help" && !strings.Contains(section, "`"+f) {
-				t.Errorf("the section on compact %s in docs/cli.md does not mention %s", cmd.Name(), f)
+				t.Errorf("the section on compact %s in docs/cli.md does not mention %s", name, f)
 			}
 		}
 	}

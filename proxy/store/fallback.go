@@ -166,3 +166,19 @@ func (f *Fallback) Close() error {
 	f.local.Close()
 	return f.shared.Close()
 }
+
+// List lists the shared store when it can (see Lister), or the records
+// kept in this process while it fails. A shared store that cannot list
+// gives an empty page.
+func (f *Fallback) List(ctx context.Context, q ListQuery) (ListPage, error) {
+	l, ok := f.shared.(Lister)
+	if !ok {
+		return ListPage{}, nil
+	}
+	page, err := l.List(ctx, q)
+	if err == nil {
+		return page, nil
+	}
+	f.report(err)
+	return f.local.List(ctx, q)
+}

@@ -39,6 +39,37 @@ func (f *flaky) TryLock(ctx context.Context, key string, ttl time.Duration) (sto
 	return f.Memory.TryLock(ctx, key, ttl)
 }
 
+func (f *flaky) List(ctx context.Context, q store.ListQuery) (store.ListPage, error) {
+	if f.down.Load() {
+		return store.ListPage{}, errDown
+	}
+	return f.Memory.List(ctx, q)
+}
+
+// A Fallback lists the shared store, or what this replica kept while the
+// shared store is down.
+func TestFallbackLists(t *testing.T) {
+	shared := &flaky{Memory: store.NewMemory(store.MemoryOptions{})}
+	var reports atomic.Int32
+	f := store.NewFallback(shared, time.Now, func(error) { reports.Add(1) })
+	ctx := context.Background()
+	if err := f.Put(ctx, "c:shared", &store.Record{}); err != nil {
+		t.Fatal(err)
+	}
+	shared.down.Store(true)
+	if err := f.Put(ctx, "c:local", &store.Record{}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.List(ctx, store.ListQuery{Prefix: "c:"})
+	if err != nil || len(page.Records) != 1 || page.Records[0].Key != "c:local" || reports.Load() < 2 {
+		t.Fatalf("List while down = %+v %v (%d failures reported); want the local record", page, err, reports.Load())
+	}
+	shared.down.Store(false)
+	if page, err := f.List(ctx, store.ListQuery{Prefix: "c:"}); err != nil || len(page.Records) != 1 || page.Records[0].Key != "c:shared" {
+		t.Fatalf("List once up = %+v %v; want the shared store's", page, err)
+	}
+}
+
 // TestFallbackWritesBack: what a replica wrote while the shared store was
 // down is served from memory meanwhile and written to the shared store
 // once it answers again; every failure is reported.

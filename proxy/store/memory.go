@@ -294,3 +294,34 @@ func (s *Memory) remove(el *list.Element) {
 	delete(s.byKey, e.key)
 	s.bytes -= int64(len(e.val))
 }
+
+// List implements Lister: the live records whose keys q selects, without
+// marking them used.
+func (s *Memory) List(ctx context.Context, q ListQuery) (ListPage, error) {
+	if err := ctx.Err(); err != nil {
+		return ListPage{}, err
+	}
+	q, err := q.Normalize()
+	if err != nil {
+		return ListPage{}, err
+	}
+	now := s.now()
+	vals := map[string][]byte{}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ListPage{}, ErrClosed
+	}
+	for k, el := range s.byKey {
+		if e := el.Value.(*memEntry); q.Matches(k) && !s.expired(e, now) {
+			// Stored values are never modified (see Get).
+			vals[k] = e.val
+		}
+	}
+	s.mu.Unlock()
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	return PageOf(q, keys, func(k string) (*Record, error) { return DecodeListed(s.key, k, vals[k]), nil })
+}

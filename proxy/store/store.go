@@ -49,6 +49,9 @@ type Record struct {
 	// the last call (LastCall.Totals), so that neither write clobbers the
 	// other.
 	Summaries Tally `json:"summaries,omitzero"`
+	// Compactions counts the compactions the proxy recorded for this
+	// conversation (Checkpoints keeps only the newest few).
+	Compactions int `json:"compactions,omitempty"`
 	// Updated is when the record was last written.
 	Updated time.Time `json:"updated"`
 }
@@ -93,6 +96,17 @@ type Checkpoint struct {
 	Summarizer string `json:"summarizer"`
 	// Created is when the compaction was recorded.
 	Created time.Time `json:"created"`
+	// KeptRole and KeptPreview are the role and the opening (at most
+	// KeptPreviewRunes, white space folded) of the first message kept
+	// verbatim: where the summary ends and the conversation goes on as
+	// written. Empty for compactions recorded before they existed.
+	KeptRole    compact.Role `json:"keptRole,omitempty"`
+	KeptPreview string       `json:"keptPreview,omitempty"`
+	// Duration is how long the summary took to write, 0 when unknown;
+	// Ahead is true when it was written ahead of time (Pending) and
+	// swapped in, so that Duration is time no request waited.
+	Duration time.Duration `json:"duration,omitempty"`
+	Ahead    bool          `json:"ahead,omitempty"`
 	// SummaryCalls are the requests to the summarizer model that wrote
 	// the summary, in order, with the usage each reported (none for an
 	// offline summary, or when the provider reported none): what the
@@ -176,12 +190,68 @@ type LastCall struct {
 	// path, which does not read the next request, prices its answer
 	// with it.
 	Model string `json:"model,omitempty"`
+	// Agent names the client that sent the request, as its headers tell
+	// (see the proxy's agentOf: the product of its User-Agent, else its
+	// X-App), "" when they tell nothing; IDSource is the signal the
+	// conversation was recognised by ("header x-claude-code-session-id",
+	// "body", "fingerprint"). Neither ever holds a credential.
+	Agent    string `json:"agent,omitempty"`
+	IDSource string `json:"idSource,omitempty"`
+	// Recent are the conversation's latest answered requests, oldest
+	// first and at most MaxRecent (see AppendRecent): its timeline,
+	// carried from the previous last call like Totals.
+	Recent []Mark `json:"recent,omitempty"`
 	// Totals counts every answered request of the conversation so far,
 	// this one included: carried from the previous last call and
 	// rewritten with it, so keeping them costs no extra write (on Redis
 	// no extra round trip). Two requests of one conversation answered at
 	// the same moment may count as one.
 	Totals Tally `json:"totals,omitzero"`
+}
+
+// KeptPreviewRunes bounds Checkpoint.KeptPreview.
+const KeptPreviewRunes = 300
+
+// MaxRecent bounds LastCall.Recent.
+const MaxRecent = 50
+
+// Mark is one answered request on a conversation's timeline.
+type Mark struct {
+	// At is when the answer ended.
+	At time.Time `json:"at"`
+	// Prompt is the prompt size the provider reported (compact.Usage's
+	// PromptTokens: what went upstream, compacted or not), CacheRead the
+	// part of it read from the prompt cache and Output the answer's.
+	Prompt    int `json:"prompt"`
+	CacheRead int `json:"cacheRead,omitempty"`
+	Output    int `json:"output,omitempty"`
+	// Client is the estimated size of the request as the client sent it,
+	// before any compaction; 0 when it was not read (passed through).
+	Client int `json:"client,omitempty"`
+	// Applied is true when the request went upstream with a compaction
+	// applied; Compaction when it is the request that made one (written
+	// in line or swapped in from ahead).
+	Applied    bool `json:"applied,omitempty"`
+	Compaction bool `json:"compaction,omitempty"`
+	// Overflow is true when the answer reported a context overflow.
+	Overflow bool `json:"overflow,omitempty"`
+}
+
+// AppendRecent returns recent with m added in the order of At (after the
+// marks of the same time: two answers recorded out of order still come in
+// time order), the oldest marks dropped beyond MaxRecent. recent is not
+// modified.
+func AppendRecent(recent []Mark, m Mark) []Mark {
+	i := len(recent)
+	for i > 0 && recent[i-1].At.After(m.At) {
+		i--
+	}
+	out := make([]Mark, 0, len(recent)+1)
+	out = append(append(append(out, recent[:i]...), m), recent[i:]...)
+	if n := len(out) - MaxRecent; n > 0 {
+		out = out[n:]
+	}
+	return out
 }
 
 // Tally is what a conversation's model calls used and cost so far: the

@@ -2,6 +2,7 @@ package store
 
 import (
 	"testing"
+	"time"
 
 	"github.com/compactkit/compact"
 )
@@ -20,5 +21,25 @@ func TestTallyAdd(t *testing.T) {
 	}
 	if _, ok := (Tally{}).CacheReadShare(); ok {
 		t.Error("an empty tally has a share")
+	}
+}
+
+// The timeline keeps the newest MaxRecent marks in time order, whatever
+// order they were recorded in.
+func TestAppendRecent(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(int64(s), 0) }
+	var r []Mark
+	for i := range MaxRecent + 5 {
+		r = AppendRecent(r, Mark{At: at(2 * i), Prompt: i})
+	}
+	if len(r) != MaxRecent || r[0].Prompt != 5 {
+		t.Fatalf("%d marks from prompt %d; want %d from 5", len(r), r[0].Prompt, MaxRecent)
+	}
+	late := AppendRecent(r, Mark{At: at(2*(MaxRecent+4) - 1), Prompt: -1}) // between the last two
+	if n := len(late); late[n-2].Prompt != -1 || late[n-1].Prompt != MaxRecent+4 || late[0].Prompt != 6 {
+		t.Fatalf("a mark recorded late is not in its place: %+v", late[n-3:])
+	}
+	if r[len(r)-1].Prompt != MaxRecent+4 {
+		t.Fatal("AppendRecent modified its argument")
 	}
 }

@@ -706,3 +706,50 @@ func splitIndexKey(ik []byte) (time.Time, []byte, bool) {
 	}
 	return decodeTime(ik[:8]), ik[8:], true
 }
+
+// List implements store.Lister: one read transaction walks the records
+// bucket in key order from the cursor, leaving out expired and unreadable
+// records, and marks nothing used.
+func (s *Store) List(ctx context.Context, q store.ListQuery) (store.ListPage, error) {
+	if err := ctx.Err(); err != nil {
+		return store.ListPage{}, err
+	}
+	q, err := q.Normalize()
+	if err != nil {
+		return store.ListPage{}, err
+	}
+	now := s.now()
+	var page store.ListPage
+	err = s.view(func(tx *bbolt.Tx) error {
+		usedB := tx.Bucket(bucketUsed)
+		c := tx.Bucket(bucketRecords).Cursor()
+		start := q.Prefix
+		if q.After > start {
+			start = q.After
+		}
+		var last string
+		for k, v := c.Seek([]byte(start)); k != nil && strings.HasPrefix(string(k), q.Prefix); k, v = c.Next() {
+			key := string(k)
+			if key <= q.After {
+				continue
+			}
+			if len(page.Records) == q.Limit {
+				page.Next = last
+				return nil
+			}
+			last = key
+			if s.expired(decodeTime(usedB.Get(k)), now) {
+				continue
+			}
+			// v lives only as long as the transaction: decoding copies it.
+			if rec := store.DecodeListed(s.key, key, v); rec != nil {
+				page.Records = append(page.Records, store.Listed{Key: key, Record: rec})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return store.ListPage{}, s.wrap("list", err)
+	}
+	return page, nil
+}

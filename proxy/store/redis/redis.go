@@ -49,6 +49,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -472,3 +474,100 @@ type quiet struct{}
 
 // Printf discards the message.
 func (quiet) Printf(context.Context, string, ...any) {}
+
+// List implements store.Lister. Redis keeps no order of its keys, so a
+// page costs a SCAN of the whole database (in batches, each one call under
+// Options.CallTimeout) and one MGET of the page's records and last calls:
+// listing is for the proxy's conversation API, not for the request path.
+// A record stored as its last call alone (store.LastStore) is listed
+// too. Expiry lives in the server: what it has not dropped is listed.
+func (s *Store) List(ctx context.Context, q store.ListQuery) (store.ListPage, error) {
+	q, err := q.Normalize()
+	if err != nil {
+		return store.ListPage{}, err
+	}
+	lastPrefix := s.opts.Prefix + store.LastName("")
+	var keys []string
+	for _, pattern := range []string{s.opts.Prefix + q.Prefix, lastPrefix + q.Prefix} {
+		pattern = globEscape(pattern) + "*"
+		var cursor uint64
+		for {
+			var batch []string
+			err := s.do(ctx, "list", false, func(ctx context.Context) (err error) {
+				batch, cursor, err = s.c.Scan(ctx, cursor, pattern, 1000).Result()
+				return err
+			})
+			if err != nil {
+				return store.ListPage{}, err
+			}
+			for _, k := range batch {
+				k = strings.TrimPrefix(k, s.opts.Prefix)
+				if strings.HasPrefix(k, store.LastName("")) && !strings.HasPrefix(q.Prefix, store.LastName("")) {
+					k = strings.TrimPrefix(k, store.LastName(""))
+				}
+				keys = append(keys, k)
+			}
+			if cursor == 0 {
+				break
+			}
+		}
+	}
+	keys = slices.DeleteFunc(keys, func(k string) bool { return !q.Matches(k) || store.CheckKey(k) != nil })
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var page store.ListPage
+	if len(keys) > q.Limit {
+		keys = keys[:q.Limit]
+		page.Next = keys[len(keys)-1]
+	}
+	if len(keys) == 0 {
+		return page, nil
+	}
+	names := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		names = append(names, s.opts.Prefix+k, s.lastKey(k))
+	}
+	var vals []any
+	err = s.do(ctx, "list", false, func(ctx context.Context) (err error) {
+		vals, err = s.c.MGet(ctx, names...).Result()
+		return err
+	})
+	if err != nil {
+		return store.ListPage{}, err
+	}
+	for i, k := range keys {
+		recVal, recOK := vals[2*i].(string)
+		lastVal, lastOK := vals[2*i+1].(string)
+		if !recOK && !lastOK {
+			continue // gone since the scan
+		}
+		rec := &store.Record{}
+		if recOK {
+			if rec = store.DecodeListed(s.opts.RecordKey, k, []byte(recVal)); rec == nil {
+				continue
+			}
+		}
+		if lastOK {
+			plain, err := store.OpenRecord(s.opts.RecordKey, store.LastName(k), []byte(lastVal))
+			var last store.LastCall
+			if err != nil || json.Unmarshal(plain, &last) != nil {
+				continue
+			}
+			rec.Last = &last
+		}
+		page.Records = append(page.Records, store.Listed{Key: k, Record: rec})
+	}
+	return page, nil
+}
+
+// globEscape escapes the characters SCAN's MATCH pattern gives a meaning.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\^`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

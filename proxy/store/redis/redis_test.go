@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,10 +113,13 @@ func TestStoredForm(t *testing.T) {
 	ctx := context.Background()
 	// The summaries' tally lives with the checkpoints, the requests'
 	// totals with the last call (rewritten after every answer).
-	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s"}}, Updated: time.Unix(1700000000, 0).UTC(),
-		Summaries: store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01},
-		Pending:   &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
-	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, Totals: store.Tally{Requests: 3, CacheRead: 2000, TokensSaved: 700, Unpriced: 3}, At: time.Unix(1700000060, 0).UTC()}
+	body := store.Record{Checkpoints: []store.Checkpoint{{Covered: 3, Chain: "x", Summary: "s", Duration: time.Second, Ahead: true}}, Updated: time.Unix(1700000000, 0).UTC(),
+		Compactions: 3,
+		Summaries:   store.Tally{Requests: 1, Input: 10, CacheRead: 900, Output: 50, Cost: 0.01},
+		Pending:     &store.Pending{Covered: 2, Chain: "p", Units: 5, UnitsChain: "q", Prepared: compact.Prepared{FirstKeptID: "u2.0", Summary: "ahead"}}}
+	// The timeline and the agent ride with the last call.
+	last := &store.LastCall{Units: 2, Chain: "y", Bytes: 10, Totals: store.Tally{Requests: 3, CacheRead: 2000, TokensSaved: 700, Unpriced: 3}, At: time.Unix(1700000060, 0).UTC(),
+		Agent: "codex_cli_rs/0.46.0", IDSource: "header session_id", Recent: []store.Mark{{At: time.Unix(1700000060, 0).UTC(), Prompt: 900, CacheRead: 800, Client: 1200, Applied: true}}}
 	rec := body
 	rec.Last = last
 	if err := st.Put(ctx, "c:f", &rec); err != nil {
@@ -133,7 +137,8 @@ func TestStoredForm(t *testing.T) {
 		}
 	}
 	got, err := st.Get(ctx, "c:f")
-	if err != nil || got.Last == nil || *got.Last != *last || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" || got.Summaries != body.Summaries ||
+	if err != nil || got.Last == nil || !reflect.DeepEqual(got.Last, last) || len(got.Checkpoints) != 1 || got.Checkpoints[0].Summary != "s" || got.Summaries != body.Summaries ||
+		got.Compactions != 3 || got.Checkpoints[0].Duration != time.Second || !got.Checkpoints[0].Ahead ||
 		got.Pending == nil || got.Pending.Prepared.Summary != "ahead" || got.Pending.Covered != 2 {
 		t.Errorf("read back %+v (%v)", got, err)
 	}

@@ -9,7 +9,8 @@
 //	}
 //
 // Run groups three sets a store can also run alone: RunBasic (round trip,
-// replacement, isolation, key checks, cancellation, concurrency, Close),
+// replacement, isolation, key checks, cancellation, concurrency, listing
+// (RunList, for a store.Lister), Close),
 // RunTTL (expiry after the last use) and RunLRU (eviction of the least
 // recently used records beyond a byte budget). A store whose expiry or
 // eviction lives in a server, not in the client, may leave out the sets it
@@ -226,6 +227,10 @@ func fullRecord() *store.Record {
 				Reason:        compact.ReasonThreshold,
 				Summarizer:    "extractive",
 				Created:       at,
+				Duration:      2500 * time.Millisecond,
+				Ahead:         true,
+				KeptRole:      compact.RoleUser,
+				KeptPreview:   "now run the tests – «again»",
 			},
 			{Covered: 3, Chain: "00", Item: []byte(`{}`), Summary: "older", Reason: compact.ReasonOverflow, Created: at.Add(-time.Hour)},
 		},
@@ -237,7 +242,13 @@ func fullRecord() *store.Record {
 			Overflow: true,
 			Totals: store.Tally{Requests: 41, Input: 5000, Output: 9000, CacheRead: 1200000, CacheWrite: 90000, CacheWrite1h: 40000,
 				TokensSaved: 2400000, Cost: 1.8375, Unpriced: 2},
-			At: at.Add(-time.Minute),
+			At:       at.Add(-time.Minute),
+			Agent:    "claude-cli/2.0.14",
+			IDSource: "header x-claude-code-session-id",
+			Recent: []store.Mark{
+				{At: at.Add(-2 * time.Minute), Prompt: 150000, CacheRead: 149000, Output: 900, Client: 151000},
+				{At: at.Add(-time.Minute), Prompt: 21000, Output: 300, Client: 180000, Applied: true, Compaction: true, Overflow: true},
+			},
 		},
 		Pending: &store.Pending{
 			Covered: 20, Chain: strings.Repeat("ef", 32), Units: 31, UnitsChain: strings.Repeat("01", 32), Base: strings.Repeat("ab", 32),
@@ -251,8 +262,9 @@ func fullRecord() *store.Record {
 			},
 			SummaryCalls: []store.SummaryCall{{OnConversation: true, Usage: compact.Usage{Input: 100, CacheRead: 9000, Output: 700}}},
 		},
-		Summaries: store.Tally{Requests: 2, Input: 300, Output: 4000, CacheRead: 150000, CacheWrite: 2000, Cost: 0.1234},
-		Updated:   at,
+		Summaries:   store.Tally{Requests: 2, Input: 300, Output: 4000, CacheRead: 150000, CacheWrite: 2000, Cost: 0.1234},
+		Compactions: 7,
+		Updated:     at,
 	}
 }
 
@@ -441,6 +453,8 @@ func RunBasic(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("List", func(t *testing.T) { RunList(t, open) })
+
 	t.Run("Closed", func(t *testing.T) {
 		h := basic(t)
 		h.put("k", fullRecord())
@@ -487,6 +501,8 @@ func RunTTL(t *testing.T, open Opener) {
 			t.Fatal("a record rewritten within its TTL expired")
 		}
 	})
+
+	t.Run("ListSkipsExpired", func(t *testing.T) { runListTTL(t, open, ttl) })
 
 	t.Run("ExpiredThenRewritten", func(t *testing.T) {
 		h := newHarness(t, open, -1, ttl)
