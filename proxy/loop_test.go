@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"slices"
@@ -21,6 +22,7 @@ import (
 type loopRun struct {
 	fake *fakeupstream.Fake
 	srv  *Server
+	url  string // the proxy's
 	res  agentloop.Result
 }
 
@@ -41,7 +43,7 @@ func runLoop(t testing.TB, api agentloop.API, thinking string, turns, window int
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loopRun{fake: fake, srv: srv, res: res}
+	return loopRun{fake: fake, srv: srv, url: ts.URL, res: res}
 }
 
 // TestLongLoop runs a long agent conversation on each API through the
@@ -186,4 +188,50 @@ func policyOf(reserve int) compact.Policy {
 		return nil
 	}
 	return compact.Reserve{Tokens: reserve}
+}
+
+// TestLoopTimeline: the conversation API's timeline of a long loop says
+// what the client sent at each request: growing turn by turn, and at the
+// request that made a compaction what it sent before the compaction (not
+// that plus the tokens the compaction freed).
+func TestLoopTimeline(t *testing.T) {
+	run := runLoop(t, agentloop.Chat, "", 30, 60000, fakeupstream.Config{OutputLines: 2000}, Config{Policy: compact.Reserve{Tokens: 12000}, AheadMark: -1})
+	var list ConversationList
+	getJSON(t, run.url+"/api/conversations", &list)
+	if len(list.Conversations) != 1 {
+		t.Fatalf("%d conversations listed", len(list.Conversations))
+	}
+	var conv Conversation
+	getJSON(t, run.url+"/api/conversations/"+list.Conversations[0].ID, &conv)
+	compactions, prev, read := 0, 0, 0
+	for i, m := range conv.Timeline {
+		if m.Client == 0 || m.Prompt < 1000 {
+			continue // passed through unread, or the first request
+		}
+		if m.Compaction {
+			compactions++
+		}
+		// A turn adds one tool output of about 2,800 tokens; the first
+		// two requests read teach the estimate the provider's counts.
+		if read++; read > 2 && (m.Client < prev || m.Client > prev+5000) {
+			t.Errorf("request %d: the client sent %d tokens after %d before", i, m.Client, prev)
+		}
+		prev = m.Client
+	}
+	if compactions == 0 {
+		t.Fatal("no compaction in the timeline")
+	}
+}
+
+// getJSON decodes the JSON answer of a GET (over loopback, so the API
+// answers without a token).
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	status, body := get(t, url)
+	if status != 200 {
+		t.Fatalf("GET %s: %d %s", url, status, body)
+	}
+	if err := json.Unmarshal([]byte(body), v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
 }

@@ -39,8 +39,9 @@ func (s *Server) record(x *exchange, obs Observed) {
 		Bytes: len(x.decoded), Model: v.p.Model, At: s.now().UTC()}
 	last.Agent, last.IDSource = agentOf(x.r.Header), v.id.source
 	mark := store.Mark{At: last.At, Client: v.tokens, Applied: v.cp != nil, Compaction: x.compacted != nil, Overflow: obs.Overflow}
-	if v.cp != nil {
-		// v.tokens is the request as sent, the compaction applied.
+	if v.cp != nil && x.compacted == nil {
+		// v.tokens is the request as sent, the compaction applied (the
+		// request that made the compaction was measured before it).
 		mark.Client = v.tokens + saved
 	}
 	// tally counts this answer over the totals before it.
