@@ -164,8 +164,10 @@ type view struct {
 	// and kept units: system prompt, tools, head items.
 	envelope int
 	// tokens is the measured size of the request as it would go upstream
-	// now (with cp applied); usageTokens the part the provider reported.
-	tokens, usageTokens int
+	// now (with cp applied); usageTokens the part the provider reported;
+	// client the measured size as the client sent it (set with tokens, and
+	// not changed by a compaction this request makes).
+	tokens, usageTokens, client int
 	// forced is true when the previous response reported an overflow.
 	forced bool
 	// storeDown is true when the store could not be read: the request is

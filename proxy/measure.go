@@ -33,6 +33,15 @@ func (s *Server) modelInfo(scope, model string) (compact.ModelInfo, bool) {
 // estimate of what was added since; else an estimate of the whole request
 // as it would be sent.
 func (s *Server) measure(v *view) {
+	defer func() {
+		// What the client sent: the measure, with the messages the
+		// applied compaction replaced in place of its summary (estimated;
+		// a chain of compactions replaced them all).
+		v.client = v.tokens
+		if v.cp != nil && v.cp.Covered <= len(v.p.Units) {
+			v.client += max(s.estimateUnits(v.p.Model, v.p.Units[:v.cp.Covered])-s.estimateBytes(v.p.Model, v.cp.Item), 0)
+		}
+	}()
 	p := v.p
 	// The envelope is mostly JSON (schemas, a system prompt): estimate it
 	// from its bytes, the list excluded.

@@ -38,12 +38,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 	last := &store.LastCall{Units: len(v.p.Units), Chain: hexChain(v.chain[len(v.p.Units)]), Applied: applied, Overflow: obs.Overflow,
 		Bytes: len(x.decoded), Model: v.p.Model, At: s.now().UTC()}
 	last.Agent, last.IDSource = agentOf(x.r.Header), v.id.source
-	mark := store.Mark{At: last.At, Client: v.tokens, Applied: v.cp != nil, Compaction: x.compacted != nil, Overflow: obs.Overflow}
-	if v.cp != nil && x.compacted == nil {
-		// v.tokens is the request as sent, the compaction applied (the
-		// request that made the compaction was measured before it).
-		mark.Client = v.tokens + saved
-	}
+	mark := store.Mark{At: last.At, Client: v.client, Applied: v.cp != nil, Compaction: x.compacted != nil, Overflow: obs.Overflow}
 	// tally counts this answer over the totals before it.
 	tally := func(prev *store.LastCall) { s.carry(last, v.id.key, prev, obs.Usage, saved, mark) }
 	if obs.Usage != nil {
