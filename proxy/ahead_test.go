@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -438,4 +439,62 @@ func memoryOf(srv *Server) *store.Memory {
 		return st.Memory
 	}
 	return nil
+}
+
+// slowPut is a memory store whose whole-record writes wait until put is
+// closed, so that a last call written meanwhile lands between a
+// read-modify-write's read and its write.
+type slowPut struct {
+	*store.Memory
+	reading chan struct{} // closed when a Put starts waiting
+	put     chan struct{}
+}
+
+func (s *slowPut) Put(ctx context.Context, key string, rec *store.Record) error {
+	close(s.reading)
+	<-s.put
+	return s.Memory.Put(ctx, key, rec)
+}
+
+// TestLastCallNotUndone: the record written by a read-modify-write on
+// this replica (a summary written ahead, stored in the background) does
+// not put back the last call it read when a newer one was written
+// meanwhile.
+func TestLastCallNotUndone(t *testing.T) {
+	st := &slowPut{Memory: store.NewMemory(store.MemoryOptions{}), reading: make(chan struct{}), put: make(chan struct{})}
+	ctx := context.Background()
+	if err := st.Memory.Put(ctx, "k", &store.Record{Last: &store.LastCall{Units: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{AnthropicUpstream: "http://127.0.0.1:1", Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	done := make(chan error)
+	go func() {
+		done <- srv.update(ctx, "k", func(rec *store.Record) bool { rec.Pending = &store.Pending{Covered: 1}; return true })
+	}()
+	<-st.reading // the update has read the record with the old last call
+	wrote := make(chan error)
+	go func() { wrote <- srv.putLast(ctx, st, "k", &store.LastCall{Units: 2}) }()
+	select {
+	case err := <-wrote:
+		t.Fatalf("the last call was written while the record was being rewritten (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(st.put)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Memory.Get(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Last == nil || rec.Last.Units != 2 || rec.Pending == nil {
+		t.Errorf("record after both writes: last %+v, pending %v; want the newer last call and the pending summary", rec.Last, rec.Pending != nil)
+	}
 }

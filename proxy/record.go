@@ -77,7 +77,7 @@ func (s *Server) record(x *exchange, obs Observed) {
 			calibrate(lastFor(v.rec, v.chain, applied))
 		}
 		tally(v.rec.Last)
-		err = ls.PutLast(ctx, v.id.key, last)
+		err = s.putLast(ctx, ls, v.id.key, last)
 	} else {
 		err = s.update(ctx, v.id.key, func(rec *store.Record) bool {
 			tally(rec.Last)
@@ -103,6 +103,17 @@ func (s *Server) record(x *exchange, obs Observed) {
 	if err != nil {
 		s.failOpen(stageStore, err)
 	}
+}
+
+// putLast writes a conversation's last call alone, under the
+// conversation's lock stripe: a read-modify-write of its record on this
+// replica (update: a checkpoint, a summary written ahead in the
+// background) then cannot put back the last call it had read before.
+func (s *Server) putLast(ctx context.Context, ls store.LastStore, key string, last *store.LastCall) error {
+	mu := s.lockFor(key)
+	mu.Lock()
+	defer mu.Unlock()
+	return ls.PutLast(ctx, key, last)
 }
 
 // update applies change to the conversation's record (an empty one when
@@ -182,7 +193,7 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	var err error
 	if ls, ok := s.store.(store.LastStore); ok {
 		// One write, no read: the checkpoints are not touched.
-		err = ls.PutLast(ctx, x.light.key, last)
+		err = s.putLast(ctx, ls, x.light.key, last)
 	} else {
 		err = s.update(ctx, x.light.key, func(rec *store.Record) bool {
 			if rec.Last == nil {
