@@ -44,6 +44,10 @@ type proxyConfig struct {
 	AuthToken     string `json:"authToken,omitempty"`
 	// TenantHeader is --tenant-header.
 	TenantHeader string `json:"tenantHeader,omitempty"`
+	// OnCompactionURL and OnCompactionCmd are --on-compaction-url and
+	// --on-compaction-cmd: where every compaction's event goes.
+	OnCompactionURL string `json:"onCompactionURL,omitempty"`
+	OnCompactionCmd string `json:"onCompactionCmd,omitempty"`
 }
 
 // envProxyToken is the environment variable that may hold the proxy's
@@ -207,6 +211,12 @@ never appear in logs, metrics or the store.`,
 			}
 			if hookTimeout <= 0 {
 				return usagef("--hook-timeout must be a positive duration, got %s", hookTimeout)
+			}
+			if !set("on-compaction-url") && pc.OnCompactionURL != "" {
+				hookURL = pc.OnCompactionURL
+			}
+			if !set("on-compaction-cmd") && pc.OnCompactionCmd != "" {
+				hookCmd = pc.OnCompactionCmd
 			}
 			if hookSummary && hookURL == "" && hookCmd == "" {
 				return usagef("--hook-summary needs --on-compaction-url or --on-compaction-cmd")

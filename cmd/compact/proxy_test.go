@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compactkit/compact/internal/testing/agentloop"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
 )
 
@@ -314,4 +317,27 @@ func (c addrWriter) Write(p []byte) (int, error) {
 		c <- addr
 	}
 	return len(p), nil
+}
+
+// TestProxyHookFromConfig: the configuration file's onCompactionCmd runs
+// the command for every compaction, as --on-compaction-cmd does.
+func TestProxyHookFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "events.jsonl")
+	cfg := filepath.Join(dir, "config.json")
+	writeFile(t, cfg, `{"onCompactionCmd": "cat >> `+out+`"}`)
+	_, up := fakeupstream.Start(t, fakeupstream.Config{Steps: 30, OutputLines: 600, Window: 20000})
+	p := startProxy(t, "--config", cfg, "--store", "memory", "--summarizer", "extractive", "--anthropic-upstream", up, "--window", "20000")
+	if _, err := agentloop.Run(context.Background(), agentloop.Options{API: agentloop.Anthropic, BaseURL: p.addr, Turns: 31}); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got, _ = os.ReadFile(out); bytes.Contains(got, []byte(`"type":"compaction_end"`)) || bytes.Contains(got, []byte(`"tokensAfter"`)) {
+			break
+		}
+	}
+	if !bytes.Contains(got, []byte(`"tokensAfter"`)) {
+		t.Fatalf("the command from the configuration got no compaction event: %q (stderr %s)", got, p.stderr.String())
+	}
 }
