@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
-	"slices"
 	"testing"
 	"time"
 
@@ -80,8 +79,5 @@ func BenchmarkCompactionTurn(b *testing.B) {
 
 // pct is the p-th percentile of ds, in milliseconds.
 func pct(ds []time.Duration, p int) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := min(len(s)-1, (len(s)*p+99)/100-1)
-	return float64(s[max(i, 0)].Microseconds()) / 1000
+	return float64(agentloop.Percentile(ds, p).Microseconds()) / 1000
 }

@@ -94,11 +94,11 @@ func (f *fakeUpstream) modelRequests() []seen {
 // tools and is not a summary request asked on the conversation itself
 // (which carries the conversation's tools, not callable).
 func isAgentRequest(path string, body []byte) bool {
-	if !bytes.Contains(body, []byte(`"tools"`)) {
-		return false
-	}
 	api, ok := fakeAPIs[path]
-	return !ok || !fakeupstream.IsSummaryPrompt(fakeupstream.Prompt(api, body))
+	if !ok {
+		return bytes.Contains(body, []byte(`"tools"`))
+	}
+	return fakeupstream.IsAgentTurn(api, body)
 }
 
 func tokensOf(body []byte) int { return fakeupstream.CountTokens(body) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"slices"
 	"testing"
 	"time"
 
@@ -144,21 +143,12 @@ func TestLongLoopAhead(t *testing.T) {
 			if ah < in {
 				t.Errorf("cache read share %.3f ahead of time, %.3f in line: writing ahead must not cost cache reads", ah, in)
 			}
-			p50i, p99i := percentiles(inline.res.Latencies())
-			p50a, p99a := percentiles(ahead.res.Latencies())
+			li, la := inline.res.Latencies(), ahead.res.Latencies()
+			p50i, p99i := agentloop.Percentile(li, 50), agentloop.Percentile(li, 99)
+			p50a, p99a := agentloop.Percentile(la, 50), agentloop.Percentile(la, 99)
 			t.Logf("turn latency in line p50 %v p99 %v, ahead p50 %v p99 %v; cache read share in line %.3f, ahead %.3f", p50i, p99i, p50a, p99a, in, ah)
 		})
 	}
-}
-
-// percentiles returns the median and the 99th percentile of ds.
-func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0, 0
-	}
-	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
 }
 
 // checkSummaries fails t for a summary request that quoted a transcript

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
@@ -96,12 +96,8 @@ func (p *panicTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // panic is counted by stage and logged in one line without a stack trace
 // or the credential.
 func TestPanicsFailOpen(t *testing.T) {
-	// A summary request quotes a transcript (no tools) or is the
-	// conversation with its tools made uncallable.
-	summary := func(b []byte) bool {
-		return !bytes.Contains(b, []byte(`"tools"`)) || bytes.Contains(b, []byte(`"tool_choice":"none"`))
-	}
-	agent := func(b []byte) bool { return !summary(b) }
+	agent := func(b []byte) bool { return fakeupstream.IsAgentTurn(fakeupstream.Chat, b) }
+	summary := func(b []byte) bool { return !agent(b) }
 	for _, tc := range []struct {
 		name  string
 		setup func(*panicStore, *Config, *fakeUpstream)

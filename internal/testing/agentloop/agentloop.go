@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +94,17 @@ func (r Result) Latencies() []time.Duration {
 		out[i] = t.Latency
 	}
 	return out
+}
+
+// Percentile returns the p-th percentile of ds by nearest rank (the
+// smallest value at least p % of ds do not exceed), 0 for none.
+func Percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[max(min(len(s)-1, (len(s)*p+99)/100-1), 0)]
 }
 
 func (o *Options) defaults() {

@@ -1,6 +1,9 @@
 package fakeupstream
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // HandoverMark is a line of every hand-over Handover writes, so that a
 // test can tell the fake model's summary in a request or a store.
@@ -50,6 +53,14 @@ func withoutReminders(s string) string {
 // instruction of a summary asked on the conversation itself.
 func IsSummaryPrompt(text string) bool {
 	return strings.Contains(text, transcriptTag) || strings.Contains(text, conversationMark)
+}
+
+// IsAgentTurn reports whether body, a request of api, is an agent's own
+// turn: it offers tools and is not one of compact's summary requests (a
+// transcript quoted without tools, or the conversation itself closed by
+// the summary task, its tools made uncallable).
+func IsAgentTurn(api API, body []byte) bool {
+	return bytes.Contains(body, []byte(`"tools"`)) && !IsSummaryPrompt(Prompt(api, body))
 }
 
 // headingsTask is the sentence of compact's summary task that asks for

@@ -125,7 +125,7 @@ func checkAfterFault(t *testing.T, srv *server, res *clustertest.Result) {
 func modelRequest(r *http.Request) bool {
 	b, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	return bytes.Contains(b, []byte(`"tools"`)) && !bytes.Contains(b, []byte(`"tool_choice":"none"`))
+	return fakeupstream.IsAgentTurn(fakeupstream.Chat, b)
 }
 
 // everyNth returns a test that picks one agent request in n of each
