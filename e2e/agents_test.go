@@ -403,6 +403,12 @@ func TestAgents(t *testing.T) {
 						if !used {
 							t.Error("no request upstream carries the model's hand-over")
 						}
+						// Written ahead of time (the default with a model
+						// summarizer) and swapped in when the trigger was
+						// crossed.
+						if swapped := p.metric(t, `compact_proxy_summaries_ahead_total{outcome="swapped"}`); swapped < 1 {
+							t.Errorf("no summary written ahead was swapped in (compact_proxy_summaries_ahead_total{outcome=\"swapped\"} = %v)", swapped)
+						}
 						t.Logf("%s proxy: %d summary requests written by the upstream model", a.name, asked)
 					}
 				}
