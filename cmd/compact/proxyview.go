@@ -294,6 +294,9 @@ func (a *app) printConversation(c proxy.Conversation, full bool) error {
 	}
 	fmt.Fprintf(tw, "  cost\t%s\n", cost)
 	fmt.Fprintf(tw, "  saved\t%s kept out of the requests by %s\n", tokensText(c.TokensSaved), plural(c.Compactions, "compaction"))
+	if r := c.Request; r != nil {
+		fmt.Fprintf(tw, "  last request\t%s\n", requestText(r))
+	}
 	if p := c.PendingSummary; p != nil {
 		fmt.Fprintf(tw, "  ahead\ta summary written ahead from %s is ready (%s)\n", tokensText(p.TokensBefore), dash(p.Summarizer))
 	} else if c.Pending != "" {
@@ -391,6 +394,28 @@ func contextCell(r proxy.ConversationRow) string {
 		return numfmt.Thousands(r.Tokens)
 	}
 	return fmt.Sprintf("%s / %s (%.0f%%)", numfmt.Thousands(r.Tokens), numfmt.Thousands(r.Trigger), 100*r.Fill)
+}
+
+// requestText says what the latest request sent upstream in place of
+// what the client sent: "the client's 49 messages (~68,208 tokens) went
+// upstream as a summary and the 10 after message 39: 14,506 tokens".
+func requestText(r *proxy.RequestShape) string {
+	client := plural(r.ClientMessages, "message")
+	if r.ClientTokens > 0 {
+		client += " (~" + tokensText(r.ClientTokens) + ")"
+	}
+	switch {
+	case r.ClientMessages == 0:
+		return "passed through unread, " + tokensText(r.UpstreamTokens) + " as the provider counted it"
+	case r.Replaced == 0:
+		return "the client's " + client + " went upstream as they came: " + tokensText(r.UpstreamTokens)
+	}
+	by := "a summary"
+	if r.Native != "" {
+		by = "the provider's compaction (" + r.Native + ")"
+	}
+	return fmt.Sprintf("the client's %s went upstream as %s and the %s after message %s: %s",
+		client, by, numfmt.Thousands(r.ClientMessages-r.Replaced), numfmt.Thousands(r.Replaced), tokensText(r.UpstreamTokens))
 }
 
 // reasonText names why a compaction ran, for people.
