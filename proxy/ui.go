@@ -341,10 +341,10 @@ func reportOf(c *Conversation, policy string) *report.Report {
 			mk := report.Marker{Kind: report.KindAutomatic, AfterCall: call - 1, TokensBefore: m.Client, TokensAfter: tokens}
 			if newer < len(c.Cards) {
 				card := &c.Cards[newer]
+				// Before is what the proxy measured (with an earlier summary
+				// in place), not the client's whole history.
 				mk.Kind, mk.Label, mk.Card = report.KindOf(string(card.Reason)), string(card.Reason), c.Compactions-newer
-				if mk.TokensBefore == 0 {
-					mk.TokensBefore = card.TokensBefore
-				}
+				mk.TokensBefore = card.TokensBefore
 			}
 			r.Markers = append(r.Markers, mk)
 		}
