@@ -105,6 +105,9 @@ type Conversation struct {
 	// Timeline is the conversation's latest requests, oldest first (at
 	// most store.MaxRecent).
 	Timeline []store.Mark `json:"timeline"`
+	// LastMiss explains the conversation's latest prompt-cache miss (it
+	// holds no conversation text); absent before the first.
+	LastMiss *store.CacheMiss `json:"lastMiss,omitempty"`
 }
 
 // CompactionCard is one compaction of a conversation.
@@ -377,7 +380,7 @@ func (s *Server) conversation(key string, rec *store.Record, text bool) Conversa
 	c := Conversation{ConversationRow: s.conversationRow(key, rec), Summaries: rec.Summaries, Text: text,
 		Cards: []CompactionCard{}, Timeline: []store.Mark{}}
 	if rec.Last != nil {
-		c.Totals = rec.Last.Totals
+		c.Totals, c.LastMiss = rec.Last.Totals, rec.Last.LastMiss
 		c.Timeline = append(c.Timeline, rec.Last.Recent...)
 	}
 	cps := slices.Clone(rec.Checkpoints)
