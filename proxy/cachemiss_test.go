@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -258,11 +259,22 @@ func TestCacheMissCauses(t *testing.T) {
 					}
 				}
 				if tc.cause == store.MissCompaction {
+					// An older client opts in with the beta header too.
+					a.header.Set("Anthropic-Beta", "cache-diagnosis-2026-04-07")
 					for c.Compactions == 0 && a.sent < 12 {
 						c = r.step(t, a, time.Second)
 					}
 					if c.Compactions == 0 {
 						t.Fatal("no compaction after 12 turns")
+					}
+					// The compacted request went with the client's
+					// diagnostics object (naming the previous response,
+					// which is what the provider compares with) and beta.
+					reqs := r.fake.Requests()
+					up := reqs[len(reqs)-1]
+					if !strings.Contains(string(up.Body), `"diagnostics":{"previous_message_id":"msg_fake`) ||
+						!strings.Contains(up.Header.Get("Anthropic-Beta"), "cache-diagnosis-2026-04-07") {
+						t.Errorf("the compacted request lost the client's diagnostics: beta %q, body %.300s", up.Header.Get("Anthropic-Beta"), up.Body)
 					}
 				} else {
 					c = r.step(t, a, tc.change(r, a))
@@ -363,4 +375,38 @@ func TestCacheMissOtherReplica(t *testing.T) {
 	if m := c.LastMiss; m == nil || m.Cause != store.MissProvider || m.Request != 4 {
 		t.Errorf("lastMiss = %+v, want cause provider at request 4", m)
 	}
+}
+
+// BenchmarkMissCheck200k measures what explaining cache misses adds to
+// the record of one 200k-token request after its answer: the print of
+// what was sent (the units' digests are the request reading's; the
+// envelope is hashed) kept in place of the previous one, and the miss
+// check against the previous request (a hit here: the common case).
+func BenchmarkMissCheck200k(b *testing.B) {
+	body := bigConversation(200000)
+	srv, err := New(Config{Window: 1000000, Summarizer: SummarizerExtractive})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("POST", "/v1/messages", nil)
+	req.Header.Set("X-Claude-Code-Session-Id", "bench")
+	req.Header.Set("X-Api-Key", "sk-ant-bench")
+	x := &exchange{api: Anthropic, r: req, raw: body, decoded: body, start: time.Now()}
+	srv.prepare(x)
+	if x.v == nil {
+		b.Fatalf("request not read: %s", x.decision)
+	}
+	prev := &store.LastCall{Usage: compact.Usage{Input: 100, CacheRead: 199000}, At: x.start.Add(-time.Second), Totals: store.Tally{Requests: 1}}
+	u := &compact.Usage{Input: 200, CacheRead: 199100}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		last := &store.LastCall{At: x.start, Totals: store.Tally{Requests: i + 2}}
+		prev.Totals.Requests = i + 1
+		srv.noteMiss(missInput{x: x, key: x.v.id.key, last: last, prev: prev, u: u})
+		if last.LastMiss != nil {
+			b.Fatal("a hit taken for a miss")
+		}
+	}
+	b.ReportMetric(float64(len(x.v.p.Units)), "units")
 }
