@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -383,14 +382,7 @@ func TestCacheMissOtherReplica(t *testing.T) {
 // envelope is hashed) kept in place of the previous one, and the miss
 // check against the previous request (a hit here: the common case).
 func BenchmarkMissCheck200k(b *testing.B) {
-	body := bigConversation(200000)
-	srv, err := New(Config{Window: 1000000, Summarizer: SummarizerExtractive})
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := httptest.NewRequest("POST", "/v1/messages", nil)
-	req.Header.Set("X-Claude-Code-Session-Id", "bench")
-	req.Header.Set("X-Api-Key", "sk-ant-bench")
+	srv, req, body := prepareRig(b)
 	x := &exchange{api: Anthropic, r: req, raw: body, decoded: body, start: time.Now()}
 	srv.prepare(x)
 	if x.v == nil {
