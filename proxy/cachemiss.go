@@ -336,8 +336,12 @@ func (s *Server) explainMiss(in missInput, cur, before *sentPrint) *store.CacheM
 	switch {
 	case sentCompacted(x) && (x.compacted != nil || v.cp.Chain != prev.Applied):
 		p := v.p
+		covered := len(p.Items) // the last message replaced, counted from 1
+		if v.cp.Covered < len(p.Units) {
+			covered = p.Units[v.cp.Covered].Start
+		}
 		m.Cause, m.DivergedAt, m.Role = store.MissCompaction, new(p.Head+1), "summary"
-		m.Detail = fmt.Sprintf("compact replaced messages %d–%d with its summary: expected, paid once", p.Head+1, p.Units[v.cp.Covered].Start)
+		m.Detail = fmt.Sprintf("compact replaced messages %d–%d with its summary: expected, paid once", p.Head+1, covered)
 		return m
 	}
 	if gap, ttl := x.start.Sub(prev.At), s.cacheLifetime(x); !prev.At.IsZero() && gap > ttl {

@@ -402,3 +402,82 @@ func BenchmarkMissCheck200k(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(x.v.p.Units)), "units")
 }
+
+// On Chat Completions, whose system prompt is the list's first message,
+// a changed system message or an edited message is placed by its number
+// in the list and its role.
+func TestCacheMissChat(t *testing.T) {
+	cases := []struct {
+		name  string
+		edit  func(msgs []string)
+		at    int
+		role  string
+		cause store.MissCause
+	}{
+		{"system", func(msgs []string) { msgs[0] = `{"role":"system","content":"You are a terse agent."}` }, 1, "system", store.MissPrefix},
+		{"user", func(msgs []string) { msgs[3] = `{"role":"user","content":"Turn 2, said differently."}` }, 4, "user", store.MissPrefix},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newMissRig(t, Config{Window: 14000})
+			msgs := []string{`{"role":"system","content":"You are a careful test agent."}`}
+			sent := 0
+			turn := func() Conversation {
+				t.Helper()
+				sent++
+				msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":%q}`, userText(sent)))
+				b := `{"model":"claude-test","prompt_cache_key":"chat-miss","messages":[` + strings.Join(msgs, ",") + `]}`
+				req, _ := http.NewRequest("POST", r.ts+"/v1/chat/completions", strings.NewReader(b))
+				req.Header.Set("Authorization", "Bearer sk-canary-0123456789")
+				req.Header.Set("Content-Type", "application/json")
+				resp, out := roundTrip(t, req)
+				var c struct {
+					Choices []struct {
+						Message struct {
+							Content string `json:"content"`
+						} `json:"message"`
+					} `json:"choices"`
+				}
+				if resp.StatusCode != 200 || json.Unmarshal(out, &c) != nil || len(c.Choices) == 0 {
+					t.Fatalf("turn %d: %d %s", sent, resp.StatusCode, out)
+				}
+				msgs = append(msgs, fmt.Sprintf(`{"role":"assistant","content":%q}`, c.Choices[0].Message.Content))
+				conversationRecord(t, r.mem, sent)
+				return showOnly(t, r.ts)
+			}
+			for range 3 {
+				if c := turn(); c.LastMiss != nil {
+					t.Fatalf("request %d hit the cache but shows a miss: %+v", sent, c.LastMiss)
+				}
+			}
+			tc.edit(msgs)
+			m := turn().LastMiss
+			if m == nil || m.Cause != tc.cause || m.DivergedAt == nil || *m.DivergedAt != tc.at || m.Role != tc.role {
+				t.Errorf("lastMiss = %+v, want %s at message %d (%s)", m, tc.cause, tc.at, tc.role)
+			}
+		})
+	}
+}
+
+// The prints kept are bounded: one older than printTTL is not compared,
+// and past maxPrintEntries the oldest are dropped.
+func TestSentPrintsBounded(t *testing.T) {
+	var c sentPrints
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	mk := func(n int, at time.Time) *sentPrint { return &sentPrint{entries: make([]printEntry, n), at: at} }
+	c.swap("a", mk(10, at))
+	if got := c.swap("a", mk(10, at.Add(time.Minute))); got == nil {
+		t.Fatal("a fresh print was not returned")
+	}
+	if got := c.swap("a", mk(10, at.Add(time.Minute+printTTL+time.Second))); got != nil {
+		t.Fatal("an expired print was returned")
+	}
+	half := maxPrintEntries / 2
+	now := at.Add(3 * printTTL)
+	c.swap("old", mk(half, now))
+	c.swap("mid", mk(half, now.Add(time.Minute)))
+	c.swap("new", mk(half, now.Add(2*time.Minute)))
+	if c.entries > maxPrintEntries || c.byKey["new"] == nil || c.byKey["old"] != nil || c.byKey["a"] != nil {
+		t.Errorf("%d entries kept (bound %d), keys %d; want the oldest dropped", c.entries, maxPrintEntries, len(c.byKey))
+	}
+}
