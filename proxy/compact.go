@@ -260,6 +260,9 @@ func (s *Server) compactView(ctx context.Context, v *view, reason compact.Reason
 	}
 	if res.Ahead != nil {
 		cp.Ahead, cp.Duration = true, res.Ahead.Duration
+		if pend != nil {
+			cp.AheadCalls = pend.SummaryCalls
+		}
 	}
 	if ms := v.p.Units[ui].Messages; len(ms) > 0 {
 		cp.KeptRole, cp.KeptPreview = ms[0].Role, keptPreview(ms[0])

@@ -105,6 +105,9 @@ type Conversation struct {
 	// Timeline is the conversation's latest requests, oldest first (at
 	// most store.MaxRecent).
 	Timeline []store.Mark `json:"timeline"`
+	// Request is the latest request as the client sent it beside what
+	// went upstream in its place; absent before the first answer.
+	Request *RequestShape `json:"request,omitempty"`
 	// LastMiss explains the conversation's latest prompt-cache miss (it
 	// holds no conversation text); absent before the first.
 	LastMiss *store.CacheMiss `json:"lastMiss,omitempty"`
@@ -383,6 +386,7 @@ func (s *Server) conversation(key string, rec *store.Record, text bool) Conversa
 		c.Totals, c.LastMiss = rec.Last.Totals, rec.Last.LastMiss
 		c.Timeline = append(c.Timeline, rec.Last.Recent...)
 	}
+	c.Request = s.requestShape(rec)
 	cps := slices.Clone(rec.Checkpoints)
 	slices.SortStableFunc(cps, func(a, b store.Checkpoint) int { return b.Created.Compare(a.Created) })
 	for i := range cps {
@@ -408,9 +412,10 @@ func (s *Server) card(cp *store.Checkpoint, text bool) CompactionCard {
 		c.Summary, c.ReadFiles, c.ModifiedFiles, c.KeptPreview = cp.Summary, cp.ReadFiles, cp.ModifiedFiles, cp.KeptPreview
 		c.Intro, c.Sections = report.ParseSummary(compact.StripFileLists(cp.Summary))
 	}
+	calls := cp.Calls()
 	p := s.summaryPrices(cp)
 	var total float64
-	for _, call := range cp.SummaryCalls {
+	for _, call := range calls {
 		u := call.Usage
 		sr := SummaryRequest{OnConversation: call.OnConversation, Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
 			Output: u.Output, CacheReadShare: round(call.CacheReadShare(), 4)}
@@ -421,7 +426,7 @@ func (s *Server) card(cp *store.Checkpoint, text bool) CompactionCard {
 		}
 		c.SummaryRequests = append(c.SummaryRequests, sr)
 	}
-	if p != nil && len(cp.SummaryCalls) > 0 {
+	if p != nil && len(calls) > 0 {
 		total = round(total, 6)
 		c.SummaryCostUSD = &total
 	}

@@ -271,12 +271,13 @@ func (s *Server) notifyCompaction(x *exchange, cp *store.Checkpoint, res *compac
 	v := x.v
 	ev := compact.Event{Type: compact.EventEnd, Reason: cp.Reason, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter,
 		Duration: cp.Duration, Summarizer: cp.Summarizer}
+	calls := cp.Calls()
 	for _, u := range v.p.Units[:min(cp.Covered, len(v.p.Units))] {
 		ev.MessagesSummarized += len(u.Messages)
 	}
-	if len(cp.SummaryCalls) > 0 {
+	if len(calls) > 0 {
 		var u compact.Usage
-		for _, c := range cp.SummaryCalls {
+		for _, c := range calls {
 			u.Input += c.Usage.Input
 			u.Output += c.Usage.Output
 			u.CacheRead += c.Usage.CacheRead
@@ -294,7 +295,7 @@ func (s *Server) notifyCompaction(x *exchange, cp *store.Checkpoint, res *compac
 		}
 	}
 	p := CompactionHook{EventJSON: ev.JSON(), Conversation: v.id.short, API: string(x.api), Model: v.p.Model, Agent: agentOf(x.r.Header),
-		Ahead: cp.Ahead, Native: cp.Native, FirstKeptUnit: cp.Covered, SummaryRequests: len(cp.SummaryCalls), At: cp.Created}
+		Ahead: cp.Ahead, Native: cp.Native, FirstKeptUnit: cp.Covered, SummaryRequests: len(calls), At: cp.Created}
 	if c := s.card(cp, false); c.SummaryCostUSD != nil {
 		p.SummaryCostUSD = c.SummaryCostUSD
 	}

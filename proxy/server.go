@@ -528,6 +528,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.ready(w, r)
 		return
 	}
+	if r.URL.Path == UIPath || strings.HasPrefix(r.URL.Path, UIPath+"/") {
+		// The page signs a browser in itself (see UIPath).
+		s.serveUI(w, r)
+		return
+	}
 	if !s.authorized(r) {
 		s.refuseUnauthorized(w, r)
 		return

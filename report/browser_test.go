@@ -5,23 +5,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/emulation"
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/internal/testing/browser"
 	"github.com/compactkit/compact/internal/testing/sharedtest"
 )
-
-// chromiumPath is Debian's Chromium, which the browser test drives.
-const chromiumPath = "/usr/bin/chromium"
 
 // pageWidth is the width the page must fit without a horizontal scroll.
 const pageWidth = 1280
@@ -44,12 +36,7 @@ type browserPage struct {
 // It skips when Chromium is missing, unless COMPACT_REQUIRE_CHROMIUM=1
 // (CI), which makes that a failure.
 func TestBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("COMPACT_REQUIRE_CHROMIUM") == "1" {
-			t.Fatalf("COMPACT_REQUIRE_CHROMIUM=1 but %s is missing (apt-get install chromium): %v", chromiumPath, err)
-		}
-		t.Skipf("%s is missing (apt-get install chromium, or set COMPACT_REQUIRE_CHROMIUM=1 to fail): %v", chromiumPath, err)
-	}
+	chrome := browser.Start(t, pageWidth, 900)
 	small, err := Build(smallInput(t))
 	if err != nil {
 		t.Fatal(err)
@@ -66,36 +53,7 @@ func TestBrowser(t *testing.T) {
 		pages = append(pages, browserPage{"before-compaction", r})
 	}
 
-	shots := os.Getenv("COMPACT_SCREENSHOT_DIR")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(pageWidth, 900),
-	)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("start %s: %v", chromiumPath, err)
-	}
-
+	shots := browser.ShotDir(t)
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), p.name+".report.html")
@@ -106,64 +64,17 @@ func TestBrowser(t *testing.T) {
 			if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			checkInBrowser(t, browser, p.r, "file://"+file, filepath.Join(shots, p.name+".png"))
+			checkInBrowser(t, chrome, p.r, "file://"+file, filepath.Join(shots, p.name+".png"))
 		})
 	}
 }
 
-// browserEvents collects what the page did: requests, console errors and
-// uncaught exceptions.
-type browserEvents struct {
-	mu       sync.Mutex
-	requests []string
-	errors   []string
-}
-
-func (b *browserEvents) add(list *[]string, s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	*list = append(*list, s)
-}
-
-func (b *browserEvents) snapshot() (requests, errors []string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]string(nil), b.requests...), append([]string(nil), b.errors...)
-}
-
 // checkInBrowser opens url in a new tab and checks the page of r.
-func checkInBrowser(t *testing.T, browser context.Context, r *Report, url, shot string) {
-	ev := &browserEvents{}
-	// The listener is there from the tab's start, so that no request and
-	// no message of the page is missed.
-	tab, cancel := chromedp.NewContext(browser, chromedp.WithListener(func(e any) {
-		switch e := e.(type) {
-		case *network.EventRequestWillBeSent:
-			ev.add(&ev.requests, e.Request.URL)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == "error" || e.Type == "assert" {
-				var args []string
-				for _, a := range e.Args {
-					args = append(args, string(a.Value)+a.Description)
-				}
-				ev.add(&ev.errors, "console."+string(e.Type)+": "+strings.Join(args, " "))
-			}
-		case *runtime.EventExceptionThrown:
-			ev.add(&ev.errors, "exception: "+e.ExceptionDetails.Text)
-		case *cdplog.EventEntryAdded:
-			if e.Entry.Level == cdplog.EntryLevelError {
-				ev.add(&ev.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		}
-	}))
-	defer cancel()
+func checkInBrowser(t *testing.T, chrome context.Context, r *Report, url, shot string) {
+	tab, ev := browser.Tab(t, chrome)
 	eval := func(expr string) any {
 		t.Helper()
-		v, err := chromedp.Run(tab, chromedp.Evaluate[any](expr))
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-		return v
+		return browser.Eval(t, tab, expr)
 	}
 	err := chromedp.Do(tab,
 		chromedp.EmulateViewport(pageWidth, 900),
@@ -238,7 +149,7 @@ func checkInBrowser(t *testing.T, browser context.Context, r *Report, url, shot 
 	}
 	t.Logf("screenshot: %s (%d bytes); PDF: %d bytes", shot, len(png), len(pdf))
 
-	requests, errs := ev.snapshot()
+	requests, errs := ev.Snapshot()
 	for _, e := range errs {
 		t.Errorf("console: %s", e)
 	}

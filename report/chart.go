@@ -141,7 +141,11 @@ func newChart(r *Report) chart {
 		if p.Estimated {
 			how = "estimated (no usage reported)"
 		}
-		cp.Title = fmt.Sprintf("call %d (entry %s): %s tokens, %s", p.Call, p.EntryID, numfmt.Thousands(p.Tokens), how)
+		if p.EntryID != "" {
+			cp.Title = fmt.Sprintf("call %d (entry %s): %s tokens, %s", p.Call, p.EntryID, numfmt.Thousands(p.Tokens), how)
+		} else {
+			cp.Title = fmt.Sprintf("call %d: %s tokens, %s", p.Call, numfmt.Thousands(p.Tokens), how)
+		}
 		c.Points = append(c.Points, cp)
 		if i > 0 {
 			series.WriteByte(' ')
@@ -162,8 +166,12 @@ func newChart(r *Report) chart {
 			cm.Title = fmt.Sprintf("context edit %s (entry %s) after call %d: %s → %s tokens",
 				m.Label, m.EntryID, m.AfterCall, numfmt.Thousands(m.TokensBefore), numfmt.Thousands(m.TokensAfter))
 		default:
-			cm.Title = fmt.Sprintf("compaction %d, %s (entry %s) after call %d: %s → %s tokens",
-				m.Card, m.Kind, m.EntryID, m.AfterCall, numfmt.Thousands(m.TokensBefore), numfmt.Thousands(m.TokensAfter))
+			entry := ""
+			if m.EntryID != "" {
+				entry = " (entry " + m.EntryID + ")"
+			}
+			cm.Title = fmt.Sprintf("compaction %d, %s%s after call %d: %s → %s tokens",
+				m.Card, m.Kind, entry, m.AfterCall, numfmt.Thousands(m.TokensBefore), numfmt.Thousands(m.TokensAfter))
 			cm.Href = "#card-" + strconv.Itoa(m.Card)
 		}
 		c.Markers = append(c.Markers, cm)
@@ -183,6 +191,8 @@ func symbol(k MarkerKind, x, y px) string {
 		pts = [][2]float64{{-6, -6}, {6, -6}, {6, 6}, {-6, 6}}
 	case KindManual:
 		pts = [][2]float64{{0, -8}, {7, 0}, {0, 8}, {-7, 0}}
+	case KindIdle:
+		pts = [][2]float64{{-7, 0}, {-3.5, -6}, {3.5, -6}, {7, 0}, {3.5, 6}, {-3.5, 6}}
 	default:
 		pts = [][2]float64{{-5, 5}, {5, 5}, {0, -5}}
 	}

@@ -40,22 +40,14 @@ type view struct {
 // Render writes r as a complete HTML document. Nothing is written to w
 // when rendering fails.
 func Render(w io.Writer, r *Report) error {
-	css, err := assets.ReadFile("assets/style.css")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	js, err := assets.ReadFile("assets/script.js")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
 	// The stylesheet and script are this package's own files, not input:
 	// they are trusted as they are.
-	v := view{R: r, Chart: newChart(r), CSS: template.CSS(css), JS: template.JS(js)}
+	v := view{R: r, Chart: newChart(r), CSS: Stylesheet(), JS: Script()}
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, v); err != nil {
 		return fmt.Errorf("report: render %s: %w", r.File, err)
 	}
-	_, err = buf.WriteTo(w)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -70,6 +62,48 @@ func kindName(k MarkerKind) string {
 		return "manual"
 	case KindEdit:
 		return "context edit"
+	case KindIdle:
+		return "cold cache (idle)"
 	}
 	return string(k)
+}
+
+// WriteChart writes the chart of r (the context size at each model call,
+// the window, the trigger and the compactions) and its legend as a piece
+// of HTML, for a page that embeds it and carries Stylesheet: the proxy's
+// live view draws its conversations with it.
+func WriteChart(w io.Writer, r *Report) error {
+	return writePart(w, "chart", view{R: r, Chart: newChart(r)})
+}
+
+// WriteCards writes r's compaction cards as a piece of HTML (see
+// WriteChart); Script gives their sections "Expand all" and "Collapse
+// all" buttons (data-action="expand" and "collapse").
+func WriteCards(w io.Writer, r *Report) error {
+	return writePart(w, "cards", r)
+}
+
+// writePart executes the named template of the page into w, nothing
+// written when it fails.
+func writePart(w io.Writer, name string, data any) error {
+	var buf bytes.Buffer
+	if err := page.ExecuteTemplate(&buf, name, data); err != nil {
+		return fmt.Errorf("report: render %s: %w", name, err)
+	}
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+// Stylesheet returns the report page's stylesheet, which styles the
+// pieces WriteChart and WriteCards write.
+func Stylesheet() template.CSS {
+	css, _ := assets.ReadFile("assets/style.css") // embedded: it is there once the package builds
+	return template.CSS(css)
+}
+
+// Script returns the report page's script: the expand and collapse
+// buttons of the cards' sections, and every section open for printing.
+func Script() template.JS {
+	js, _ := assets.ReadFile("assets/script.js") // embedded: it is there once the package builds
+	return template.JS(js)
 }

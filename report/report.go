@@ -47,6 +47,9 @@ const (
 	KindManual    MarkerKind = "manual"
 	// KindEdit is a context_edit entry: a cheap strategy's pass.
 	KindEdit MarkerKind = "edit"
+	// KindIdle is a compaction made on a cold prompt cache, after the
+	// conversation was idle longer than the cache lives (reason "idle").
+	KindIdle MarkerKind = "idle"
 )
 
 // Report is everything the page shows, as plain values.
@@ -67,6 +70,11 @@ type Report struct {
 	Trigger int
 	// DisableAuto is Input.DisableAuto.
 	DisableAuto bool
+	// ColdCache is set by a door that compacts a conversation idle past
+	// its prompt cache's lifetime (the proxy): the legend then names that
+	// kind, and an empty list of cards says "yet" (the conversation goes
+	// on).
+	ColdCache bool
 	// Now is the context size at the leaf (compact.Measure) and
 	// Decision what the trigger policy makes of it.
 	Now      compact.ContextUsage
@@ -167,8 +175,10 @@ type Card struct {
 	// on the path from the previous compaction's first kept entry (or the
 	// start) up to this one's.
 	Summarized int
-	// FirstKeptID is the first entry kept verbatim.
+	// FirstKeptID is the first entry kept verbatim. FirstKept describes
+	// it where entries have no ids (the proxy: "message 15, user: …").
 	FirstKeptID string
+	FirstKept   string
 	// Summarizer names what wrote the summary, "" when not recorded.
 	// Cost and Usage describe its own spending, "" when not recorded.
 	Summarizer string
@@ -187,6 +197,16 @@ type Card struct {
 	// ReadFiles and ModifiedFiles are the entry's file lists.
 	ReadFiles     []string
 	ModifiedFiles []string
+	// Facts are more numbers a door knows about the compaction (the
+	// proxy: how long it took, whether it was written ahead, what the
+	// summary requests read from the cache), shown after the others.
+	Facts []Fact
+}
+
+// Fact is one labelled value of a card.
+type Fact struct {
+	Label string
+	Value string
 }
 
 // EditRow describes one context edit.
@@ -380,9 +400,16 @@ func kindOf(reason string) MarkerKind {
 		return KindAutomatic
 	case compact.ReasonOverflow:
 		return KindOverflow
+	case compact.ReasonIdle:
+		return KindIdle
 	}
 	return KindManual
 }
+
+// KindOf is the marker kind of a compaction made for reason (as
+// compact.Reason names them): threshold is automatic, overflow forced,
+// idle a cold-cache compaction, anything else manual.
+func KindOf(reason string) MarkerKind { return kindOf(reason) }
 
 // costOf formats a recorded summarizer cost: a number, or an object with
 // a "total".

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/compactkit/compact"
@@ -136,6 +137,10 @@ func ParseSummary(summary string) (intro []Block, sections []Section) {
 		}
 	}
 	flush()
+	// A summary whose titles are all unknown still opens on something.
+	if len(sections) > 0 && !slices.ContainsFunc(sections, func(s Section) bool { return s.Open }) {
+		sections[0].Open = true
+	}
 	return intro, sections
 }
 

@@ -39,6 +39,9 @@ func TestParseSummary(t *testing.T) {
 			intro: []Block{{Kind: BlockList, Items: []Item{{Text: "a"}}}, {Kind: BlockOrdered, Items: []Item{{Text: "b"}}}}},
 		{name: "unclosed fence keeps the rest", in: "```\nx\n## y",
 			intro: []Block{{Kind: BlockCode, Text: "x\n## y"}}},
+		{name: "no known title: the first opens", in: "## Branch\n- a\n## Critical Context\n- b\n",
+			sections: []Section{{Title: "Branch", Open: true, Blocks: []Block{{Kind: BlockList, Items: []Item{{Text: "a"}}}}},
+				{Title: "Critical Context", Blocks: []Block{{Kind: BlockList, Items: []Item{{Text: "b"}}}}}}},
 		{name: "CRLF", in: "## Goal\r\n- a\r\n",
 			sections: []Section{{Title: "Goal", Open: true, Blocks: []Block{{Kind: BlockList, Items: []Item{{Text: "a"}}}}}}},
 	}

@@ -255,7 +255,7 @@ func (a *app) printStatus(l proxy.ConversationList) error {
 	fmt.Fprintln(tw, "ID\tAGENT\tMODEL\tCONTEXT\tACTIVE\tCOMPACTIONS\tCACHE READ\tCOST\tSAVED\tAHEAD")
 	now := a.clock()
 	for _, r := range l.Conversations {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Agent), dash(r.Model), contextCell(r), ago(now, r.LastActivity),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, dash(r.Agent), dash(r.Model), contextCell(r), numfmt.Ago(now, r.LastActivity),
 			numfmt.Thousands(r.Compactions), shareText(r.CacheReadShare), costText(r.CostUSD, r.Unpriced), tokensText(r.TokensSaved), dash(r.Pending))
 	}
 	tw.Flush()
@@ -286,7 +286,7 @@ func (a *app) printConversation(c proxy.Conversation, full bool) error {
 	}
 	fmt.Fprintf(tw, "  model\t%s\n", model)
 	fmt.Fprintf(tw, "  context\t%s\n", contextCell(c.ConversationRow))
-	fmt.Fprintf(tw, "  last active\t%s (%s)\n", c.LastActivity.UTC().Format("2006-01-02 15:04:05 MST"), ago(now, c.LastActivity))
+	fmt.Fprintf(tw, "  last active\t%s (%s)\n", c.LastActivity.UTC().Format("2006-01-02 15:04:05 MST"), numfmt.Ago(now, c.LastActivity))
 	fmt.Fprintf(tw, "  requests\t%s, %s of their prompts read from the cache\n", numfmt.Thousands(c.Requests), shareText(c.CacheReadShare))
 	cost := costText(c.CostUSD, c.Unpriced)
 	if c.Summaries.Requests > 0 {
@@ -314,7 +314,7 @@ func (a *app) printConversation(c proxy.Conversation, full bool) error {
 			tokensText(card.TokensBefore-card.TokensAfter), card.Created.UTC().Format("2006-01-02 15:04:05 MST"))
 		line := "    by " + dash(card.Summarizer)
 		if card.DurationMS > 0 {
-			line += ", written in " + durationText(card.DurationMS)
+			line += ", written in " + numfmt.Duration(card.DurationMS)
 			if card.Ahead {
 				line += " ahead of time"
 			}
@@ -408,32 +408,12 @@ func reasonText(c proxy.CompactionCard) string {
 	return s
 }
 
-// ago says how long before now t was: "45s ago", "3m ago", "2h ago",
-// "4d ago"; "-" for the zero time.
-func ago(now, t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "just now"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-}
-
 // shareText renders a share from 0 to 1 as a percentage; "-" when absent.
 func shareText(s *float64) string {
 	if s == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f%%", 100**s)
+	return numfmt.Share(*s)
 }
 
 // percentText renders part of whole as a percentage; "-" for no whole.
@@ -447,10 +427,7 @@ func percentText(part, whole int) string {
 // costText renders US dollars: four decimals under a dollar, two above;
 // calls of a model without known prices are said apart.
 func costText(usd float64, unpriced int) string {
-	s := fmt.Sprintf("$%.2f", usd)
-	if usd < 1 {
-		s = dollarsCell(&usd)
-	}
+	s := numfmt.Dollars(usd)
 	switch {
 	case unpriced > 0 && usd == 0:
 		return "unknown (no prices)"
@@ -462,19 +439,6 @@ func costText(usd float64, unpriced int) string {
 
 // tokensText renders a token count with its unit.
 func tokensText(n int) string { return numfmt.Thousands(n) + " tokens" }
-
-// durationText renders milliseconds for people: "850 ms", "2.4 s",
-// "3m05s".
-func durationText(ms int64) string {
-	switch d := time.Duration(ms) * time.Millisecond; {
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", ms)
-	case d < time.Minute:
-		return fmt.Sprintf("%.1f s", d.Seconds())
-	default:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-}
 
 // dash is s, or "-" when it is empty.
 func dash(s string) string {

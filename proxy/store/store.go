@@ -113,6 +113,19 @@ type Checkpoint struct {
 	// summary cost, and how much of its input the provider read from its
 	// prompt cache.
 	SummaryCalls []SummaryCall `json:"summaryCalls,omitempty"`
+	// AheadCalls are the requests that wrote a summary ahead of time
+	// (Ahead), before the swap; they were counted when they were made,
+	// so the totals count SummaryCalls only.
+	AheadCalls []SummaryCall `json:"aheadCalls,omitempty"`
+}
+
+// Calls returns every request that wrote the summary: those made ahead
+// of time, then those made in line.
+func (cp *Checkpoint) Calls() []SummaryCall {
+	if len(cp.AheadCalls) == 0 {
+		return cp.SummaryCalls
+	}
+	return append(append([]SummaryCall(nil), cp.AheadCalls...), cp.SummaryCalls...)
 }
 
 // SummaryCall is one request to the summarizer model.

@@ -200,8 +200,12 @@ func (o *Options) path() string {
 	return "/v1/responses"
 }
 
+// headers sets what the agent sends besides its body: its name as real
+// agents send it (the proxy's live view shows it), its credential and its
+// session.
 func (o *Options) headers(h http.Header) {
 	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "agentloop/1 (compact test agent)")
 	switch o.API {
 	case Anthropic:
 		h.Set("X-Api-Key", o.Key)
