@@ -110,11 +110,11 @@ func BenchmarkOverhead200k(b *testing.B) {
 	}
 }
 
-// BenchmarkPrepare200k measures the proxy's own work on one 200k-token
-// request (read, parse, hash chain, store lookup, measure) without the
-// network, and reports the memory it allocates against the body size.
-func BenchmarkPrepare200k(b *testing.B) {
-	body := bigConversation(200000)
+// prepareRig returns a proxy with a window no conversation reaches, a
+// request of a conversation named by its header, and the body of a
+// 200k-token conversation, for benchmarks of the proxy's own work.
+func prepareRig(b *testing.B) (*Server, *http.Request, []byte) {
+	b.Helper()
 	srv, err := New(Config{Window: 1000000, Summarizer: SummarizerExtractive})
 	if err != nil {
 		b.Fatal(err)
@@ -122,6 +122,14 @@ func BenchmarkPrepare200k(b *testing.B) {
 	req := httptest.NewRequest("POST", "/v1/messages", nil)
 	req.Header.Set("X-Claude-Code-Session-Id", "bench")
 	req.Header.Set("X-Api-Key", "sk-ant-bench") // credential-less requests are not compacted
+	return srv, req, bigConversation(200000)
+}
+
+// BenchmarkPrepare200k measures the proxy's own work on one 200k-token
+// request (read, parse, hash chain, store lookup, measure) without the
+// network, and reports the memory it allocates against the body size.
+func BenchmarkPrepare200k(b *testing.B) {
+	srv, req, body := prepareRig(b)
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	var ms runtime.MemStats

@@ -108,6 +108,9 @@ type Conversation struct {
 	// Request is the latest request as the client sent it beside what
 	// went upstream in its place; absent before the first answer.
 	Request *RequestShape `json:"request,omitempty"`
+	// LastMiss explains the conversation's latest prompt-cache miss (it
+	// holds no conversation text); absent before the first.
+	LastMiss *store.CacheMiss `json:"lastMiss,omitempty"`
 }
 
 // CompactionCard is one compaction of a conversation.
@@ -380,7 +383,7 @@ func (s *Server) conversation(key string, rec *store.Record, text bool) Conversa
 	c := Conversation{ConversationRow: s.conversationRow(key, rec), Summaries: rec.Summaries, Text: text,
 		Cards: []CompactionCard{}, Timeline: []store.Mark{}}
 	if rec.Last != nil {
-		c.Totals = rec.Last.Totals
+		c.Totals, c.LastMiss = rec.Last.Totals, rec.Last.LastMiss
 		c.Timeline = append(c.Timeline, rec.Last.Recent...)
 	}
 	c.Request = s.requestShape(rec)

@@ -108,11 +108,7 @@ func (s *Server) idle(x *exchange, threshold int) bool {
 	if s.coldMark <= 0 || v.rec == nil || v.rec.Last == nil || v.rec.Last.At.IsZero() {
 		return false
 	}
-	ttl := s.cacheTTL
-	if ttl < extendedCacheTTL && marksHourCache(x.decoded) {
-		ttl = extendedCacheTTL
-	}
-	if s.now().Sub(v.rec.Last.At) <= ttl || float64(v.tokens) < s.coldMark*float64(threshold) {
+	if s.now().Sub(v.rec.Last.At) <= s.cacheLifetime(x) || float64(v.tokens) < s.coldMark*float64(threshold) {
 		return false
 	}
 	return v.cp == nil || !compact.CompactedRecently(v.tokens, v.cp.TokensAfter, threshold, v.envelope)

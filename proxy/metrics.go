@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // The label values the metrics accept. Every label of every metric comes
@@ -78,6 +79,7 @@ var (
 	metricFallbacks   = []string{fallbackExtractive, fallbackRejected, fallbackTruncate, labelOther}
 	metricWhats       = []string{whatRequests, whatSummaries}
 	metricTokenKinds  = []string{tokensInput, tokensOutput, tokensCacheRead, tokensCacheWrite}
+	metricMissCauses  = []string{string(store.MissCompaction), string(store.MissIdle), string(store.MissPrefix), string(store.MissProvider), string(store.MissUnknown), labelOther}
 )
 
 // oneOf returns v when it is in set, else labelOther.
@@ -135,6 +137,7 @@ type metrics struct {
 	requestTokensSavedTotal  prometheus.Counter
 	costDollarsTotal         *prometheus.CounterVec
 	unpricedTotal            *prometheus.CounterVec
+	cacheMissesTotal         *prometheus.CounterVec
 }
 
 // newMetrics creates the proxy's metrics and registers them with reg
@@ -182,11 +185,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		requestTokensSavedTotal: plain("request_tokens_saved_total", "Tokens the requests sent with a compaction applied did not send: for each, the context before the compaction minus the context after it (estimated)."),
 		costDollarsTotal:        counter("cost_dollars_total", "Estimated cost in US dollars of the model calls whose model has known prices (the model registry's), by API and what the calls were.", "api", "what"),
 		unpricedTotal:           counter("unpriced_calls_total", "Model calls whose model has no known prices: their cost is not in cost_dollars_total.", "api", "what"),
+		cacheMissesTotal: counter("cache_misses_total", "Requests that missed the provider's prompt cache (read under 90 % of the previous request's prompt), by the proxy's explanation: "+
+			"compaction (expected), idle (past the cache lifetime), prefix (what was sent changed), provider (same prefix, not reused), unknown (no record of the previous request on this replica).", "cause"),
 		aheadTotal: counter("summaries_ahead_total", "Summaries written ahead of time, by outcome: started, stored, failed, skipped (another replica prepares), "+
 			"swapped (in at the trigger), stale (no longer fitted; compacted in line), not_ready (a request over the trigger passed uncompacted), waited (a request that would overflow waited).", "outcome"),
 	}
 	for _, v := range metricAhead {
 		m.aheadTotal.WithLabelValues(v)
+	}
+	for _, c := range metricMissCauses {
+		m.cacheMissesTotal.WithLabelValues(c)
 	}
 	// Every (reason, summarizer) pair starts at 0 too: a series born at
 	// its first compaction reads 1 in its first scrape, and Prometheus's
@@ -339,6 +347,14 @@ func (m *metrics) ahead(outcome string) {
 		return
 	}
 	m.aheadTotal.WithLabelValues(oneOf(outcome, metricAhead)).Inc()
+}
+
+// cacheMiss counts one cache miss by its cause.
+func (m *metrics) cacheMiss(cause store.MissCause) {
+	if m == nil {
+		return
+	}
+	m.cacheMissesTotal.WithLabelValues(oneOf(string(cause), metricMissCauses)).Inc()
 }
 
 // usage counts one model call: what it was (whatRequests or

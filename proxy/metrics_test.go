@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/compactkit/compact"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // scrape serves reg's metrics over loopback and returns the text.
@@ -137,6 +138,7 @@ func TestMetricsNilIsNoop(t *testing.T) {
 	m.passthroughModified()
 	m.overflowRetry(Chat)
 	m.streamTruncated(Chat)
+	m.cacheMiss(store.MissPrefix)
 }
 
 func TestMetricsLabelsAreBounded(t *testing.T) {
@@ -157,12 +159,13 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 	m.overflowRetry(API(secret))
 	m.streamTruncated(API(secret))
 	m.usage(API(secret), secret, compact.Usage{Input: 1}, 1, compact.Cost{Input: 1}, true)
+	m.cacheMiss(store.MissCause(secret))
 	text := scrape(t, reg)
 	if strings.Contains(text, "SECRET") {
 		t.Fatalf("a string passed to the metrics reached the scrape:\n%s", text)
 	}
 	allowed := map[string]bool{}
-	for _, set := range [][]string{metricAPIs, metricReasons, metricSummarizers, metricLookups, metricStages, metricFallbacks, metricWhats, metricTokenKinds, metricAhead} {
+	for _, set := range [][]string{metricAPIs, metricReasons, metricSummarizers, metricLookups, metricStages, metricFallbacks, metricWhats, metricTokenKinds, metricAhead, metricMissCauses} {
 		for _, v := range set {
 			allowed[v] = true
 		}

@@ -182,7 +182,8 @@ func (o *usageObserver) data(name string, data []byte) {
 	var ev struct {
 		Type    string `json:"type"`
 		Message *struct {
-			Usage *anthropic.Usage `json:"usage"`
+			Usage       *anthropic.Usage      `json:"usage"`
+			Diagnostics *anthropicDiagnostics `json:"diagnostics"`
 		} `json:"message"`
 		Usage    json.RawMessage `json:"usage"`
 		Error    json.RawMessage `json:"error"`
@@ -205,6 +206,9 @@ func (o *usageObserver) data(name string, data []byte) {
 		case "message_start":
 			if ev.Message != nil && ev.Message.Usage != nil {
 				o.obs.Usage = anthropicUsage(*ev.Message.Usage, nil)
+			}
+			if ev.Message != nil {
+				o.obs.Diagnostics = ev.Message.Diagnostics.observed()
 			}
 		case "message_delta":
 			var u anthropic.Usage
@@ -281,9 +285,10 @@ func (o *usageObserver) Observed() Observed {
 	body := o.buf
 	o.buf = nil
 	var doc struct {
-		Usage  json.RawMessage `json:"usage"`
-		Error  json.RawMessage `json:"error"`
-		Status string          `json:"status"`
+		Usage       json.RawMessage       `json:"usage"`
+		Error       json.RawMessage       `json:"error"`
+		Status      string                `json:"status"`
+		Diagnostics *anthropicDiagnostics `json:"diagnostics"`
 	}
 	if json.Unmarshal(body, &doc) != nil {
 		return o.obs
@@ -296,6 +301,7 @@ func (o *usageObserver) Observed() Observed {
 			if json.Unmarshal(doc.Usage, &u) == nil {
 				o.obs.Usage = anthropicUsage(u, nil)
 			}
+			o.obs.Diagnostics = doc.Diagnostics.observed()
 		case Chat:
 			var u openai.ChatUsage
 			if json.Unmarshal(doc.Usage, &u) == nil {

@@ -39,8 +39,12 @@ func (s *Server) record(x *exchange, obs Observed) {
 		Bytes: len(x.decoded), Model: v.p.Model, At: s.now().UTC()}
 	last.Agent, last.IDSource = agentOf(x.r.Header), v.id.source
 	mark := store.Mark{At: last.At, Client: v.client, Applied: v.cp != nil, Compaction: x.compacted != nil, Overflow: obs.Overflow}
-	// tally counts this answer over the totals before it.
-	tally := func(prev *store.LastCall) { s.carry(last, v.id.key, prev, obs.Usage, saved, mark) }
+	// tally counts this answer over the totals before it, and explains
+	// a cache miss against the request before it.
+	tally := func(prev *store.LastCall) {
+		before := s.carry(last, v.id.key, prev, obs.Usage, saved, mark)
+		s.noteMiss(missInput{x: x, key: v.id.key, last: last, prev: before, u: obs.Usage, diag: obs.Diagnostics})
+	}
 	if obs.Usage != nil {
 		s.account(x.api, v.p.Model, *obs.Usage, saved)
 	}
@@ -187,7 +191,8 @@ func (s *Server) recordLight(x *exchange, o Observed) {
 	mu.Lock()
 	last.Agent, last.IDSource = agentOf(x.r.Header), x.light.source
 	// A request that is not read has no compaction: it saved nothing.
-	s.carry(last, x.light.key, x.lightLast, o.Usage, 0, store.Mark{At: last.At, Overflow: o.Overflow})
+	before := s.carry(last, x.light.key, x.lightLast, o.Usage, 0, store.Mark{At: last.At, Overflow: o.Overflow})
+	s.noteMiss(missInput{x: x, key: x.light.key, last: last, prev: before, u: o.Usage, diag: o.Diagnostics})
 	s.cacheLight(x.light.key, last) // last is not modified from here on
 	mu.Unlock()
 	var err error
@@ -344,17 +349,20 @@ func (s *Server) newestLast(key string, prev *store.LastCall) *store.LastCall {
 	return prev
 }
 
-// carry sets last's totals and timeline from the newest last call before
-// it (see newestLast), with the answer of usage u (nil: none reported)
-// counted: its tokens, the tokens it saved, its cost and its mark.
-func (s *Server) carry(last *store.LastCall, key string, prev *store.LastCall, u *compact.Usage, saved int, mark store.Mark) {
+// carry sets last's totals, timeline and latest cache miss from the
+// newest last call before it (see newestLast), with the answer of usage
+// u (nil: none reported) counted: its tokens, the tokens it saved, its
+// cost and its mark. It returns that newest last call (nil for none).
+func (s *Server) carry(last *store.LastCall, key string, prev *store.LastCall, u *compact.Usage, saved int, mark store.Mark) *store.LastCall {
 	var recent []store.Mark
-	if p := s.newestLast(key, prev); p != nil {
-		last.Totals, recent = p.Totals, p.Recent
+	p := s.newestLast(key, prev)
+	if p != nil {
+		last.Totals, recent, last.LastMiss = p.Totals, p.Recent, p.LastMiss
 	}
 	if u != nil {
 		last.Totals = s.tallied(last.Totals, last.Model, *u, saved)
 		mark.Prompt, mark.CacheRead, mark.Output = u.PromptTokens(), u.CacheRead, u.Output
 	}
 	last.Recent = store.AppendRecent(recent, mark)
+	return p
 }

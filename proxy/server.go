@@ -300,6 +300,9 @@ type Server struct {
 	// light caches the last calls of conversations without a
 	// compaction (see lightcache.go).
 	light map[string]lightEntry
+	// prints keeps what was sent upstream last for each conversation, to
+	// explain cache misses (see cachemiss.go).
+	prints sentPrints
 	// ahead holds the summaries being written ahead of time on this
 	// replica, by conversation key (see ahead.go); aheadMark, coldMark
 	// and cacheTTL are the settled Config values (0: off).

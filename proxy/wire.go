@@ -135,4 +135,8 @@ type Observed struct {
 	ErrorBody string
 	// Overflow is true when that error says the context did not fit.
 	Overflow bool
+	// Diagnostics is what Anthropic's cache diagnostics said about the
+	// request's prompt cache, nil when the answer carried none (the
+	// client did not ask, or said null).
+	Diagnostics *CacheDiagnostics
 }

@@ -220,6 +220,10 @@ type LastCall struct {
 	// no extra round trip). Two requests of one conversation answered at
 	// the same moment may count as one.
 	Totals Tally `json:"totals,omitzero"`
+	// LastMiss is the conversation's latest cache miss (this request's
+	// or an earlier one's), carried from the previous last call like
+	// Totals, so that later hits keep it; nil before the first.
+	LastMiss *CacheMiss `json:"lastMiss,omitempty"`
 }
 
 // KeptPreviewRunes bounds Checkpoint.KeptPreview.

@@ -62,21 +62,27 @@ func (f *Fake) anthropic(w http.ResponseWriter, b *body, a answer, u usage, id s
 	stop := anthropicStop(a)
 	msgID := "msg_fake" + id
 	w.Header().Set("Request-Id", "req_fake"+id)
+	// The cache diagnostics, when asked for, follow the usage in the
+	// message (the body, or message_start's message).
+	var diag ordered
+	if v, ok := f.diagnose(b, msgID); ok {
+		diag = ordered{{"diagnostics", v}}
+	}
 	if !b.stream {
-		writeJSON(w, http.StatusOK, ordered{
+		writeJSON(w, http.StatusOK, append(ordered{
 			{"id", msgID}, {"type", "message"}, {"role", "assistant"}, {"model", b.model},
 			{"content", answerBlocks(a, id)},
 			{"stop_reason", stop}, {"stop_sequence", nil},
 			{"usage", anthropicUsage(u, out)},
-		})
+		}, diag...))
 		return
 	}
 	s := startSSE(w)
-	s.event("message_start", ordered{{"type", "message_start"}, {"message", ordered{
+	s.event("message_start", ordered{{"type", "message_start"}, {"message", append(ordered{
 		{"id", msgID}, {"type", "message"}, {"role", "assistant"}, {"model", b.model},
 		{"content", []any{}}, {"stop_reason", nil}, {"stop_sequence", nil},
 		{"usage", anthropicUsage(u, 1)},
-	}}})
+	}, diag...)}})
 	s.event("ping", ordered{{"type", "ping"}})
 	index := 0
 	block := func(start ordered, deltas ...ordered) {

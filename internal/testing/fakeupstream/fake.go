@@ -51,6 +51,9 @@ type Fake struct {
 
 	mu   sync.Mutex
 	reqs []Request
+	// diags are the cache-diagnostics fingerprints by response id (see
+	// diagnose).
+	diags map[string]diagPrint
 }
 
 // nextID returns a new id suffix for a response ("0001", "0002", ...).

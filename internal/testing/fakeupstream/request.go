@@ -41,6 +41,9 @@ type body struct {
 	compaction        json.RawMessage
 	contextManagement json.RawMessage
 	cacheControl      json.RawMessage
+	// diagnostics is Anthropic's cache-diagnostics opt-in object, nil
+	// when absent (see diagnose).
+	diagnostics json.RawMessage
 	// cred is the request's credential (see credential).
 	cred string
 }
@@ -69,13 +72,14 @@ func parseBody(api API, raw []byte) (*body, error) {
 		Compaction        json.RawMessage `json:"compaction"`
 		ContextManagement json.RawMessage `json:"context_management"`
 		CacheControl      json.RawMessage `json:"cache_control"`
+		Diagnostics       json.RawMessage `json:"diagnostics"`
 	}
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, err
 	}
 	b := &body{model: top.Model, stream: top.Stream, rawTools: top.Tools, system: top.System,
 		instructions: top.Instructions, compaction: top.Compaction,
-		contextManagement: top.ContextManagement, cacheControl: top.CacheControl}
+		contextManagement: top.ContextManagement, cacheControl: top.CacheControl, diagnostics: top.Diagnostics}
 	if api == Anthropic && len(top.Thinking) > 0 && top.Thinking[0] == '{' {
 		b.thinking = new(thinkingConfig)
 		if err := json.Unmarshal(top.Thinking, b.thinking); err != nil {

@@ -249,6 +249,9 @@ func fullRecord() *store.Record {
 				{At: at.Add(-2 * time.Minute), Prompt: 150000, CacheRead: 149000, Output: 900, Client: 151000},
 				{At: at.Add(-time.Minute), Prompt: 21000, Output: 300, Client: 180000, Applied: true, Compaction: true, Overflow: true},
 			},
+			LastMiss: &store.CacheMiss{At: at.Add(-time.Minute), Request: 41, Cause: store.MissPrefix,
+				Detail: "message 7 (user) changed – «edited»", Expected: 150000, Read: 4000, DivergedAt: new(7), Role: "user",
+				Idle: 90 * time.Second, ProviderReason: "messages_changed", ProviderMissed: 146000},
 		},
 		Pending: &store.Pending{
 			Covered: 20, Chain: strings.Repeat("ef", 32), Units: 31, UnitsChain: strings.Repeat("01", 32), Base: strings.Repeat("ab", 32),
@@ -327,7 +330,8 @@ func RunBasic(t *testing.T, open Opener) {
 		full := fullRecord()
 		h.put("k", full)
 		last := &store.LastCall{Bytes: 4321, Threshold: 9000, Usage: compact.Usage{Input: 77, Output: 5},
-			Totals: store.Tally{Requests: 42, Input: 5077, Cost: 1.9}}
+			Totals:   store.Tally{Requests: 42, Input: 5077, Cost: 1.9},
+			LastMiss: &store.CacheMiss{Request: 42, Cause: store.MissPrefix, DivergedAt: new(0), Expected: 2000}}
 		if err := ls.PutLast(ctx, "k", last); err != nil {
 			t.Fatalf("PutLast: %v", err)
 		}
