@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/proxy/store"
@@ -65,6 +67,8 @@ var uiTemplate = template.Must(template.New("ui.html").Funcs(template.FuncMap{
 		}
 		return numfmt.Share(float64(part) / float64(whole))
 	},
+	"missName":  missName,
+	"sentence":  sentence,
 	"inc":       func(n int) int { return n + 1 },
 	"dec":       func(n int) int { return n - 1 },
 	"fillWidth": func(f float64) float64 { return float64(int(min(max(f, 0), 1)*1000+0.5)) / 10 },
@@ -403,6 +407,30 @@ func reportCard(cc *CompactionCard, n int, cards []CompactionCard, i int) report
 		k.Facts = append(k.Facts, report.Fact{Label: "Summary requests", Value: v})
 	}
 	return k
+}
+
+// missName names a cache miss's cause for people.
+func missName(c store.MissCause) string {
+	switch c {
+	case store.MissCompaction:
+		return "compaction (expected)"
+	case store.MissIdle:
+		return "idle past the cache lifetime"
+	case store.MissPrefix:
+		return "the prefix changed"
+	case store.MissProvider:
+		return "the provider did not reuse it"
+	}
+	return "cause unknown"
+}
+
+// sentence starts s with a capital letter.
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // costText writes an estimated cost: "unknown" when none of the calls

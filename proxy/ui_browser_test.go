@@ -120,6 +120,18 @@ func TestUIInBrowser(t *testing.T) {
 		if got, want := text("#request .client .big"), "~"+numfmt.Thousands(c.Request.ClientTokens)+" tokens"; got != want {
 			t.Errorf("the client sent %q, the API says %q", got, want)
 		}
+		if m := c.LastMiss; m == nil {
+			if got := text("#cache-miss"); !strings.Contains(got, "None recorded") {
+				t.Errorf("no cache miss in the API, the page says %q", got)
+			}
+		} else {
+			if got := text("#cache-miss .pill"); got != missName(m.Cause) {
+				t.Errorf("cache miss cause %q, the API says %s", got, m.Cause)
+			}
+			if got, want := text("#cache-miss .miss"), fmt.Sprintf("%s of the %s tokens", numfmt.Thousands(m.Read), numfmt.Thousands(m.Expected)); !strings.Contains(got, want) {
+				t.Errorf("cache miss %q, want it to say %q", got, want)
+			}
+		}
 		if sw := eval(`document.documentElement.scrollWidth`); sw.(float64) > uiWidth {
 			t.Errorf("scrollWidth %v: the page does not fit %d px", sw, uiWidth)
 		}
@@ -193,6 +205,9 @@ func TestUIInBrowser(t *testing.T) {
 			cards(c)
 			if c.Cards[0].Ahead && len(c.Cards[0].SummaryRequests) == 0 {
 				t.Errorf("a summary written ahead shows no summary request: %+v", c.Cards[0])
+			}
+			if c.LastMiss == nil || c.LastMiss.Cause != store.MissCompaction {
+				t.Errorf("after the first compaction the last cache miss is %+v, want the compaction's", c.LastMiss)
 			}
 			collapse(t, tab, eval)
 			shoot("2-after-compaction.png")

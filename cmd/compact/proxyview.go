@@ -297,6 +297,13 @@ func (a *app) printConversation(c proxy.Conversation, full bool) error {
 	if r := c.Request; r != nil {
 		fmt.Fprintf(tw, "  last request\t%s\n", requestText(r))
 	}
+	if m := c.LastMiss; m != nil {
+		fmt.Fprintf(tw, "  last cache miss\t%s, request %s (%s): %s of %s read; %s\n", m.Cause, numfmt.Thousands(m.Request), numfmt.Ago(now, m.At),
+			tokensText(m.Read), tokensText(m.Expected), m.Detail)
+		if m.ProviderReason != "" {
+			fmt.Fprintf(tw, "  \tthe provider's diagnostics: %s, %s missed\n", m.ProviderReason, tokensText(m.ProviderMissed))
+		}
+	}
 	if p := c.PendingSummary; p != nil {
 		fmt.Fprintf(tw, "  ahead\ta summary written ahead from %s is ready (%s)\n", tokensText(p.TokensBefore), dash(p.Summarizer))
 	} else if c.Pending != "" {

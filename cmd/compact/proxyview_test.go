@@ -49,6 +49,8 @@ func viewProxy(t *testing.T, token string) string {
 		Summaries: store.Tally{Requests: 1, Input: 11234, CacheRead: 160000, Output: 1800, Cost: 0.1089},
 		Last: &store.LastCall{Model: "claude-sonnet-4-5", Agent: "claude-cli/2.0.14", IDSource: "header x-claude-code-session-id", Threshold: 183616,
 			Units: 80, Bytes: 1160000, Applied: "b",
+			LastMiss: &store.CacheMiss{At: at.Add(-time.Minute), Request: 211, Cause: store.MissCompaction, Expected: 171234, Read: 0,
+				Detail: "compact replaced messages 1–41 with its summary: expected, paid once", ProviderReason: "messages_changed", ProviderMissed: 168000},
 			Usage: usage(140000, 2000, 12, 900), At: at,
 			Totals: store.Tally{Requests: 212, Input: 90000, Output: 150000, CacheRead: 21000000, CacheWrite: 900000, TokensSaved: 4200000, Cost: 12.3456},
 			Recent: []store.Mark{
