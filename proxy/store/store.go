@@ -213,7 +213,7 @@ type LastCall struct {
 	// Recent are the conversation's latest answered requests, oldest
 	// first and at most MaxRecent (see AppendRecent): its timeline,
 	// carried from the previous last call like Totals.
-	Recent []Mark `json:"recent,omitempty"`
+	Recent Timeline `json:"recent,omitempty"`
 	// Totals counts every answered request of the conversation so far,
 	// this one included: carried from the previous last call and
 	// rewritten with it, so keeping them costs no extra write (on Redis
