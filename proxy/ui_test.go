@@ -1,14 +1,19 @@
 package proxy
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
+	"github.com/compactkit/compact/proxy/store"
 )
 
 // TestUIAccess: the live view shows conversations to loopback clients of
@@ -121,4 +126,50 @@ func TestUISignIn(t *testing.T) {
 	if strings.Contains(logs.String(), token) || strings.Contains(logs.String(), c.Value) {
 		t.Errorf("the log holds the token or the cookie: %s", logs.String())
 	}
+}
+
+// BenchmarkUIPage measures one refresh of the live view (what an open
+// page costs the proxy every 2 seconds) with 100 conversations of 50
+// requests and 4 compactions each in the memory store: listing them,
+// building the shown one's chart and cards, rendering the page.
+func BenchmarkUIPage(b *testing.B) {
+	mem := store.NewMemory(store.MemoryOptions{})
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	summary := strings.Repeat("## Goal\n- Make the parser accept trailing commas.\n\n## Progress\n- Done: lexer.go\n\n## Next Steps\n1. Run the tests\n", 8)
+	for c := range 100 {
+		rec := &store.Record{Compactions: 4}
+		for k := range 4 {
+			rec.Checkpoints = append(rec.Checkpoints, store.Checkpoint{Covered: 20 * (k + 1), Chain: fmt.Sprint(k), Summary: summary,
+				TokensBefore: 150000, TokensAfter: 30000, Reason: compact.ReasonThreshold, Summarizer: "claude-sonnet-4-5",
+				Created: at.Add(time.Duration(k) * time.Hour), KeptRole: compact.RoleUser, KeptPreview: "now rerun it"})
+		}
+		last := &store.LastCall{Model: "claude-sonnet-4-5", Agent: "claude-cli/2.1.332", Units: 90, Bytes: 600000, Applied: "3",
+			Usage: compact.Usage{Input: 200, CacheRead: 90000}, At: at.Add(time.Duration(c) * time.Minute)}
+		for i := range store.MaxRecent {
+			last.Recent = store.AppendRecent(last.Recent, store.Mark{At: at.Add(time.Duration(i) * time.Second), Prompt: 30000 + 2000*i,
+				CacheRead: 29000 + 2000*i, Client: 150000 + 2000*i, Applied: true, Compaction: i%12 == 0})
+		}
+		last.Totals = store.Tally{Requests: 200, Input: 9000, CacheRead: 9000000, Output: 30000}
+		if err := mem.Put(context.Background(), fmt.Sprintf("c:%048x", c+1), rec); err != nil {
+			b.Fatal(err)
+		}
+		if err := mem.PutLast(context.Background(), fmt.Sprintf("c:%048x", c+1), last); err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv, err := New(Config{Store: mem, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	b.ReportAllocs()
+	size := 0
+	for b.Loop() {
+		w := serveAs(srv, "127.0.0.1:5000", UIPath, nil)
+		if w.Code != 200 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+		size = w.Body.Len()
+	}
+	b.ReportMetric(float64(size), "page-bytes")
 }
