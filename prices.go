@@ -80,6 +80,16 @@ func (p Prices) Cost(u Usage) Cost {
 	}
 }
 
+// CacheSavings is what the prompt cache saved on u's prompt: what it
+// would have cost billed all as uncached input, less what it cost (reads
+// cheaper, writes dearer on Anthropic). It is negative when the writes
+// cost more than the reads saved.
+func (p Prices) CacheSavings(u Usage) float64 {
+	c := p.Cost(u)
+	prompt := u.Input + u.Compaction.Input + u.CacheRead + u.Compaction.CacheRead + u.CacheWrite + u.Compaction.CacheWrite
+	return p.InputCost(prompt) - (c.Input + c.CacheRead + c.CacheWrite)
+}
+
 // InputCost is what tokens cost as uncached prompt.
 func (p Prices) InputCost(tokens int) float64 { return perMillion(tokens, p.Input) }
 

@@ -193,3 +193,27 @@ func TestUsageJSONOmitsNewZeroCounts(t *testing.T) {
 		t.Errorf("round trip %s: %+v %v", b, back, err)
 	}
 }
+
+func TestPricesCacheSavings(t *testing.T) {
+	sonnet := Prices{Input: 3, Output: 15, CacheRead: 0.30, CacheWrite: 3.75, CacheWrite1h: 6}
+	for _, tc := range []struct {
+		name   string
+		prices Prices
+		usage  Usage
+		want   float64 // by hand
+	}{
+		// 100,000 read at $0.30 instead of $3 saves $0.27; 2,000 written
+		// at $3.75 instead of $3 costs $0.0015 more; input and output
+		// change nothing.
+		{"reads and writes", sonnet, Usage{Input: 1000, CacheRead: 100000, CacheWrite: 2000, Output: 500}, 0.2685},
+		// A cold start writes it all: the cache costs $0.75 × 0.1 more.
+		{"writes only", sonnet, Usage{CacheWrite: 100000}, -0.075},
+		{"one-hour writes cost twice the input", sonnet, Usage{CacheWrite: 1000000, CacheWrite1h: 1000000}, -3},
+		{"OpenAI: reads at a tenth, no write premium", Prices{Input: 1.25, Output: 10, CacheRead: 0.125}, Usage{Input: 2000, CacheRead: 80000}, 0.09},
+		{"no cache prices: nothing saved", Prices{Input: 2, Output: 8}, Usage{CacheRead: 1000000}, 0},
+	} {
+		if got := tc.prices.CacheSavings(tc.usage); !near(got, tc.want) {
+			t.Errorf("%s: CacheSavings = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

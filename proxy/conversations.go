@@ -81,6 +81,15 @@ type ConversationRow struct {
 	// TokensSaved is what the compactions kept out of the requests
 	// (estimated: the context before minus after, per request).
 	TokensSaved int `json:"tokensSaved"`
+	// The savings apart, at the prices of the conversation's latest model
+	// (absent when they are unknown): CacheSavedUSD is what the
+	// provider's prompt cache saved the requests (compact.Prices.
+	// CacheSavings: their prompts billed as uncached input, less what
+	// they cost; negative when cache writes cost more than reads saved);
+	// CompactionSavedUSD values TokensSaved at the cache-read price, the
+	// least those tokens would have cost had they been sent.
+	CacheSavedUSD      *float64 `json:"cacheSavedUSD,omitempty"`
+	CompactionSavedUSD *float64 `json:"compactionSavedUSD,omitempty"`
 	// Pending is the state of a summary written ahead of time: "writing"
 	// (on this replica, now), "ready" (stored, swapped in when the
 	// conversation crosses its trigger), "" for none.
@@ -368,6 +377,12 @@ func (s *Server) conversationRow(key string, rec *store.Record) ConversationRow 
 	row.SummaryCostUSD = round(rec.Summaries.Cost, 6)
 	row.Unpriced = totals.Unpriced + rec.Summaries.Unpriced
 	row.TokensSaved = totals.TokensSaved
+	if p := s.pricesFor(row.Model); p != nil && totals.Requests > 0 {
+		cache := round(p.CacheSavings(compact.Usage{Input: totals.Input, CacheRead: totals.CacheRead, CacheWrite: totals.CacheWrite,
+			CacheWrite1h: totals.CacheWrite1h, Output: totals.Output}), 6)
+		saved := round(p.CacheReadCost(totals.TokensSaved), 6)
+		row.CacheSavedUSD, row.CompactionSavedUSD = &cache, &saved
+	}
 	switch {
 	case s.aheadRunning(key):
 		row.Pending = "writing"

@@ -90,6 +90,9 @@ type uiPage struct {
 	Requests, Compactions, TokensSaved int
 	CostUSD                            float64
 	CacheReadShare                     *float64
+	// CacheSavedUSD sums the rows' cache savings, nil when none is
+	// priced.
+	CacheSavedUSD *float64
 	// Sel is the conversation shown in full (the one asked for, or the
 	// most recent), nil when there is none; Problem says why the one
 	// asked for is not shown.
@@ -233,6 +236,9 @@ func (s *Server) uiPageFor(r *http.Request) (*uiPage, int) {
 		p.Compactions += row.Compactions
 		p.TokensSaved += row.TokensSaved
 		p.CostUSD += row.CostUSD
+		if v := row.CacheSavedUSD; v != nil {
+			p.CacheSavedUSD = new(*v + derefOr(p.CacheSavedUSD))
+		}
 		if rec := recs[row.Key]; rec.Last != nil {
 			t := rec.Last.Totals
 			all.Input, all.CacheRead, all.CacheWrite = all.Input+t.Input, all.CacheRead+t.CacheRead, all.CacheWrite+t.CacheWrite
@@ -431,6 +437,14 @@ func sentence(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// derefOr is *p, 0 for nil.
+func derefOr(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // costText writes an estimated cost: "unknown" when none of the calls

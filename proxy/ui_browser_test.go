@@ -120,6 +120,21 @@ func TestUIInBrowser(t *testing.T) {
 		if got, want := text("#request .client .big"), "~"+numfmt.Thousands(c.Request.ClientTokens)+" tokens"; got != want {
 			t.Errorf("the client sent %q, the API says %q", got, want)
 		}
+		fact := func(dt string) any {
+			return eval(fmt.Sprintf(`(() => { for (const d of document.querySelectorAll("#conversation > .facts > div")) if (d.querySelector("dt").textContent === %q) return d.querySelector("dd").textContent.trim(); return "(none)"; })()`, dt))
+		}
+		if c.CacheSavedUSD == nil || c.CompactionSavedUSD == nil {
+			t.Errorf("priced model, but the savings are unknown: cache %v, compaction %v", c.CacheSavedUSD, c.CompactionSavedUSD)
+		} else {
+			if got := fact("Saved by the provider's cache"); got != numfmt.Dollars(*c.CacheSavedUSD) {
+				t.Errorf("saved by the cache %q, the API says %v", got, *c.CacheSavedUSD)
+			}
+			if c.TokensSaved > 0 {
+				if got, want := fact("Tokens saved"), numfmt.Thousands(c.TokensSaved)+" (≥ "+numfmt.Dollars(*c.CompactionSavedUSD)+")"; got != want {
+					t.Errorf("tokens saved %q, want %q", got, want)
+				}
+			}
+		}
 		if m := c.LastMiss; m == nil {
 			if got := text("#cache-miss"); !strings.Contains(got, "None recorded") {
 				t.Errorf("no cache miss in the API, the page says %q", got)
@@ -135,8 +150,8 @@ func TestUIInBrowser(t *testing.T) {
 		if sw := eval(`document.documentElement.scrollWidth`); sw.(float64) > uiWidth {
 			t.Errorf("scrollWidth %v: the page does not fit %d px", sw, uiWidth)
 		}
-		if n := eval(`[...document.querySelectorAll("#conversations td")].filter(td => td.scrollWidth > td.clientWidth + 1).length`); n != 0.0 {
-			t.Errorf("%v cells of the conversations table are clipped", n)
+		if n := eval(`[...document.querySelectorAll("#conversations td, #conversations th")].filter(td => td.scrollWidth > td.clientWidth + 1).map(td => td.textContent.trim()).join(" | ")`); n != "" {
+			t.Errorf("cells of the conversations table clipped: %v", n)
 		}
 	}
 	// cards checks the compaction cards against the API's.
@@ -180,8 +195,18 @@ func TestUIInBrowser(t *testing.T) {
 		if len(list.Conversations) == 0 {
 			return // the first answer is recorded after it ended
 		}
+		// The answer of this turn is recorded after it ended: wait for
+		// it, so that the API and the page speak of the same requests.
 		var c Conversation
-		getJSON(t, ts.URL+ConversationsPath+"/"+list.Conversations[0].ID, &c)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			getJSON(t, ts.URL+ConversationsPath+"/"+list.Conversations[0].ID, &c)
+			if c.Requests >= turn {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after turn %d the API counts %d requests", turn, c.Requests)
+			}
+		}
 		switch {
 		case phase == 0:
 			if err := chromedp.Do(tab, chromedp.EmulateViewport(uiWidth, 900), chromedp.Navigate(page), chromedp.WaitReady(chromedp.CSS("footer"))); err != nil {
