@@ -293,7 +293,14 @@ func (a *app) printConversation(c proxy.Conversation, full bool) error {
 		cost += fmt.Sprintf(" (summaries %s in %s)", costText(c.SummaryCostUSD, 0), plural(c.Summaries.Requests, "request"))
 	}
 	fmt.Fprintf(tw, "  cost\t%s\n", cost)
-	fmt.Fprintf(tw, "  saved\t%s kept out of the requests by %s\n", tokensText(c.TokensSaved), plural(c.Compactions, "compaction"))
+	saved := fmt.Sprintf("%s kept out of the requests by %s", tokensText(c.TokensSaved), plural(c.Compactions, "compaction"))
+	if v := c.CompactionSavedUSD; v != nil {
+		saved += fmt.Sprintf(" (at least %s)", numfmt.Dollars(*v))
+	}
+	if v := c.CacheSavedUSD; v != nil {
+		saved += fmt.Sprintf("; the provider's prompt cache saved %s", numfmt.Dollars(*v))
+	}
+	fmt.Fprintf(tw, "  saved\t%s\n", saved)
 	if r := c.Request; r != nil {
 		fmt.Fprintf(tw, "  last request\t%s\n", requestText(r))
 	}
