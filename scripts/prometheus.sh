@@ -15,7 +15,8 @@
 # compactions as many as the proxy's own /metrics says (two at least), the
 # tokens and calls of requests and summaries equal to what the provider
 # billed (its /fake/stats), the cost equal to that bill at the registry's
-# list prices, shares between 0 and 1, the recorded series equal to the
+# list prices, one cache miss per compaction and none of another cause (the
+# agent never changes its prefix), shares between 0 and 1, the recorded series equal to the
 # counters they come from, nothing failed open. It prints a short report
 # and exits non-zero on any mismatch. Every process it starts is stopped
 # on exit; it takes about two minutes.
@@ -200,6 +201,11 @@ check "  written ahead and swapped in" "$swapped" ge 1
 saved=$(query 'sum(compact_proxy_tokens_saved_total)')
 check "tokens saved by compactions: tokens_saved_total" "$saved" gt 0
 check "  = tokens_before_total - tokens_after_total" "$saved" eq "$(query 'sum(compact_proxy_tokens_before_total) - sum(compact_proxy_tokens_after_total)')"
+misses=$(query 'sum(compact_proxy_cache_misses_total)')
+check "cache misses: cache_misses_total" "$misses" eq "$(metric compact_proxy_cache_misses_total)"
+check "  one per compaction, explained by it" "$(query 'sum(compact_proxy_cache_misses_total{cause="compaction"})')" eq "$compactions"
+check "  none other (the agent never changes its prefix)" "$misses" eq "$compactions"
+check "  recorded: cause:compact_proxy_cache_misses:increase1h" "$(query 'sum(cause:compact_proxy_cache_misses:increase1h{cause="compaction"})')" gt 0
 rsaved=$(query 'sum(compact_proxy_request_tokens_saved_total)')
 check "tokens the requests did not send: request_tokens_saved" "$rsaved" gt 0
 check "  = the proxy's /metrics" "$rsaved" eq "$(metric compact_proxy_request_tokens_saved_total)"
