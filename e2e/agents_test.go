@@ -383,6 +383,7 @@ func TestAgents(t *testing.T) {
 					if drops == 0 && compactions <= 0 {
 						t.Errorf("no compaction: the upstream never saw a rewritten list and compact_proxy_compactions_total is %v", compactions)
 					}
+					p.checkLiveView(t)
 					if summarizer == "upstream" {
 						// Quoting a transcript or asked on the
 						// conversation itself, as the fake tells them.

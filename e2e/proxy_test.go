@@ -6,6 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/compactkit/compact/internal/testing/fakeupstream"
 	"github.com/compactkit/compact/internal/testing/syncbuf"
+	"github.com/compactkit/compact/proxy"
 )
 
 // requireProxyCommand skips the test when the compact binary has no proxy
@@ -155,4 +159,67 @@ func checkPrefixes(t *testing.T, f *fakeupstream.Fake) int {
 		t.Error(p)
 	}
 	return len(comps)
+}
+
+// checkLiveView reads the proxy's conversation API and its live view
+// after a real agent's run: the conversation is listed under the agent's
+// own name (from its headers), and its page shows that name and a card
+// for each compaction the API keeps.
+func (p *proxyProc) checkLiveView(t *testing.T) {
+	t.Helper()
+	var list proxy.ConversationList
+	if err := getJSON(p.url+proxy.ConversationsPath, &list); err != nil {
+		t.Errorf("the conversation API: %v", err)
+		return
+	}
+	if len(list.Conversations) == 0 {
+		t.Error("the conversation API lists no conversation after the agent's run")
+		return
+	}
+	for _, row := range list.Conversations {
+		if row.Agent == "" || strings.HasPrefix(row.Agent, "Go-http-client") {
+			t.Errorf("conversation %s: agent %q, want the agent's own name", row.ID, row.Agent)
+		}
+		var c proxy.Conversation
+		if err := getJSON(p.url+proxy.ConversationsPath+"/"+row.ID, &c); err != nil {
+			t.Errorf("conversation %s: %v", row.ID, err)
+			continue
+		}
+		resp, err := http.Get(p.url + proxy.UIPath + "?c=" + row.ID)
+		if err != nil {
+			t.Errorf("the live view: %v", err)
+			continue
+		}
+		page, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Errorf("the live view of %s: %d %v", row.ID, resp.StatusCode, err)
+			continue
+		}
+		if !bytes.Contains(page, []byte(">"+row.Agent+"<")) {
+			t.Errorf("the live view of %s does not name its agent %q", row.ID, row.Agent)
+		}
+		if got := bytes.Count(page, []byte(`<article class="card`)); got != len(c.Cards) {
+			t.Errorf("the live view of %s shows %d compaction cards, the API keeps %d", row.ID, got, len(c.Cards))
+		}
+		share := -1.0
+		if row.CacheReadShare != nil {
+			share = *row.CacheReadShare
+		}
+		t.Logf("live view: conversation %s of %s, %d requests, %d compactions, cache read share %.3f", row.ID, row.Agent, row.Requests, row.Compactions, share)
+	}
+}
+
+// getJSON decodes the JSON answer of a GET of url.
+func getJSON(url string, v any) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }
