@@ -443,6 +443,7 @@ func serveProxy(ctx context.Context, addr string, srv http.Handler, drain time.D
 		ErrorLog:    log.New(serverLog{logger}, "", 0),
 	}
 	fmt.Fprintf(a.stdout, "compact proxy listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(a.stdout, "compact proxy live view: http://%s%s\n", ln.Addr(), proxy.UIPath)
 	logger.Info("listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
