@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsontext"
@@ -461,11 +460,7 @@ func keptPreview(m *compact.Message) string {
 		}
 		text = strings.Join(calls, "; ")
 	}
-	text = strings.Join(strings.Fields(text), " ")
-	if utf8.RuneCountInString(text) <= store.KeptPreviewRunes {
-		return text
-	}
-	return text[:jsontext.RuneOffset(text, store.KeptPreviewRunes-1)] + "…"
+	return jsontext.Shorten(strings.Join(strings.Fields(text), " "), store.KeptPreviewRunes)
 }
 
 // round rounds x to n decimals, so that the answers do not carry float

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/compactkit/compact/internal/jsontext"
 	"github.com/compactkit/compact/internal/numfmt"
 	"github.com/compactkit/compact/proxy/store"
 	"github.com/compactkit/compact/report"
@@ -383,7 +384,7 @@ func reportCard(cc *CompactionCard, n int, cards []CompactionCard, i int) report
 		k.FirstKept += ", " + string(cc.KeptRole)
 	}
 	if cc.KeptPreview != "" {
-		k.FirstKept += ": «" + shortPreview(cc.KeptPreview, 90) + "»"
+		k.FirstKept += ": «" + jsontext.Shorten(cc.KeptPreview, 90) + "»"
 	}
 	if cc.SummaryCostUSD != nil {
 		k.Cost = numfmt.Dollars(*cc.SummaryCostUSD)
@@ -457,15 +458,6 @@ func costText(usd float64, unpriced int) string {
 		return numfmt.Dollars(usd) + " +?"
 	}
 	return numfmt.Dollars(usd)
-}
-
-// shortPreview cuts s to at most n runes, with an ellipsis when cut.
-func shortPreview(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimSpace(string(r[:n])) + "…"
 }
 
 // renderUI writes the page with status.

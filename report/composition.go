@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/compactkit/compact"
 	"github.com/compactkit/compact/internal/jsontext"
@@ -138,14 +137,5 @@ func preview(m *compact.Message) string {
 			}
 		}
 	}
-	return shorten(strings.Join(strings.Fields(text), " "), previewRunes)
-}
-
-// shorten cuts s to at most n characters (n >= 1), marking the cut with
-// "…", which counts as one of them.
-func shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return s[:jsontext.RuneOffset(s, n-1)] + "…"
+	return jsontext.Shorten(strings.Join(strings.Fields(text), " "), previewRunes)
 }

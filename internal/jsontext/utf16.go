@@ -131,3 +131,14 @@ func asciiWords(b []byte) int {
 	}
 	return i
 }
+
+// Shorten cuts s to at most n characters (n >= 1, counted as RuneOffset
+// counts them), marking a cut with "…", which counts as one of them: the
+// previews of messages in the report, the conversation API and the live
+// view.
+func Shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return s[:RuneOffset(s, n-1)] + "…"
+}

@@ -116,3 +116,21 @@ func TestRuneOffsetRange(t *testing.T) {
 		}
 	}
 }
+
+func TestShorten(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 5, "short"},
+		{"longer", 5, "long…"},
+		{"héllo wörld", 7, "héllo …"},
+		{"日本語のテキスト", 4, "日本語…"},
+		{"", 1, ""},
+	} {
+		if got := Shorten(tt.s, tt.n); got != tt.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
