@@ -268,10 +268,16 @@ func (s *Server) listConversations(w http.ResponseWriter, r *http.Request, limit
 	for _, e := range page.Records {
 		out.Conversations = append(out.Conversations, s.conversationRow(e.Key, e.Record))
 	}
-	slices.SortStableFunc(out.Conversations, func(a, b ConversationRow) int {
+	byActivity(out.Conversations)
+	writeJSON(w, out)
+}
+
+// byActivity sorts rows by last activity, newest first (then by key):
+// the order of the API's pages and of the live view's table.
+func byActivity(rows []ConversationRow) {
+	slices.SortStableFunc(rows, func(a, b ConversationRow) int {
 		return cmp.Or(b.LastActivity.Compare(a.LastActivity), strings.Compare(a.Key, b.Key))
 	})
-	writeJSON(w, out)
 }
 
 // showConversation answers GET /api/conversations/{id}.

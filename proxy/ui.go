@@ -2,16 +2,13 @@ package proxy
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"html/template"
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -225,20 +222,20 @@ func (s *Server) uiPageFor(r *http.Request) (*uiPage, int) {
 		p.Rows = append(p.Rows, s.conversationRow(e.Key, e.Record))
 		recs[e.Key] = e.Record
 	}
-	slices.SortStableFunc(p.Rows, func(a, b ConversationRow) int {
-		return cmp.Or(b.LastActivity.Compare(a.LastActivity), strings.Compare(a.Key, b.Key))
-	})
+	byActivity(p.Rows)
 	if len(p.Rows) > uiRows {
 		p.Rows, p.More = p.Rows[:uiRows], true
 	}
 	var all store.Tally
+	var cacheSaved float64
+	priced := false
 	for _, row := range p.Rows {
 		p.Requests += row.Requests
 		p.Compactions += row.Compactions
 		p.TokensSaved += row.TokensSaved
 		p.CostUSD += row.CostUSD
 		if v := row.CacheSavedUSD; v != nil {
-			p.CacheSavedUSD = new(*v + derefOr(p.CacheSavedUSD))
+			cacheSaved, priced = cacheSaved+*v, true
 		}
 		if rec := recs[row.Key]; rec.Last != nil {
 			t := rec.Last.Totals
@@ -247,6 +244,9 @@ func (s *Server) uiPageFor(r *http.Request) (*uiPage, int) {
 	}
 	if share, ok := all.CacheReadShare(); ok {
 		p.CacheReadShare = &share
+	}
+	if priced {
+		p.CacheSavedUSD = &cacheSaved
 	}
 
 	key, rec := "", (*store.Record)(nil)
@@ -438,14 +438,6 @@ func sentence(s string) string {
 		return s
 	}
 	return string(unicode.ToUpper(r)) + s[n:]
-}
-
-// derefOr is *p, 0 for nil.
-func derefOr(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // costText writes an estimated cost: "unknown" when none of the calls
