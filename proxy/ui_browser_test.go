@@ -60,6 +60,12 @@ func TestUIInBrowser(t *testing.T) {
 		v, _ := eval(fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.trim()`, sel)).(string)
 		return v
 	}
+	// dd is the text of the value of the term dt among the <div>s that
+	// sel selects (a <dl> of the page), "(none)" when there is none.
+	dd := func(sel, dt string) any {
+		t.Helper()
+		return eval(fmt.Sprintf(`(() => { for (const d of document.querySelectorAll(%q)) if (d.querySelector("dt").textContent === %q) return d.querySelector("dd").textContent.trim(); return "(none)"; })()`, sel, dt))
+	}
 	// showing waits until the page (updating itself) shows the request
 	// count the API gives: the loop waits meanwhile, so the two agree.
 	showing := func(c Conversation) {
@@ -120,9 +126,7 @@ func TestUIInBrowser(t *testing.T) {
 		if got, want := text("#request .client .big"), "~"+numfmt.Thousands(c.Request.ClientTokens)+" tokens"; got != want {
 			t.Errorf("the client sent %q, the API says %q", got, want)
 		}
-		fact := func(dt string) any {
-			return eval(fmt.Sprintf(`(() => { for (const d of document.querySelectorAll("#conversation > .facts > div")) if (d.querySelector("dt").textContent === %q) return d.querySelector("dd").textContent.trim(); return "(none)"; })()`, dt))
-		}
+		fact := func(dt string) any { return dd("#conversation > .facts > div", dt) }
 		if c.CacheSavedUSD == nil || c.CompactionSavedUSD == nil {
 			t.Errorf("priced model, but the savings are unknown: cache %v, compaction %v", c.CacheSavedUSD, c.CompactionSavedUSD)
 		} else {
@@ -164,9 +168,7 @@ func TestUIInBrowser(t *testing.T) {
 			sel := fmt.Sprintf("#card-%d", c.Compactions-i)
 			for dt, want := range map[string]string{"Before": numfmt.Thousands(card.TokensBefore), "After": numfmt.Thousands(card.TokensAfter),
 				"Freed": numfmt.Thousands(card.TokensBefore - card.TokensAfter), "Reason": string(card.Reason)} {
-				got := eval(fmt.Sprintf(`(() => { for (const d of document.querySelectorAll(%q)) if (d.querySelector("dt").textContent === %q) return d.querySelector("dd").textContent.trim(); return "(none)"; })()`,
-					sel+" .numbers > div", dt))
-				if got != want {
+				if got := dd(sel+" .numbers > div", dt); got != want {
 					t.Errorf("%s %s: %q, the API says %q", sel, dt, got, want)
 				}
 			}
