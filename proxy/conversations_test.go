@@ -148,6 +148,20 @@ func apiStore(t *testing.T) (*store.Memory, string) {
 	return mem, key
 }
 
+// apiServer is a proxy (with the token, "" for none) over apiStore's
+// conversation, and its log.
+func apiServer(t *testing.T, token string) (*Server, *syncbuf.Buffer) {
+	t.Helper()
+	mem, _ := apiStore(t)
+	logs := &syncbuf.Buffer{}
+	srv, err := New(Config{Store: mem, AuthToken: token, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, logs
+}
+
 // serveAs sends a GET of path straight to srv's handler as if from
 // remote, with the headers h.
 func serveAs(srv *Server, remote, path string, h http.Header) *httptest.ResponseRecorder {
@@ -190,13 +204,7 @@ func TestConversationAPIAccess(t *testing.T) {
 		{"token given, text off", token, "192.0.2.7:5000", "/api/conversations/abababababab?text=0", withToken, 200, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem, _ := apiStore(t)
-			var logs syncbuf.Buffer
-			srv, err := New(Config{Store: mem, AuthToken: tc.token, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
+			srv, logs := apiServer(t, tc.token)
 			w := serveAs(srv, tc.remote, tc.path, tc.h)
 			body := w.Body.String()
 			if w.Code != tc.status {

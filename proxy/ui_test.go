@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/compactkit/compact"
-	"github.com/compactkit/compact/internal/testing/syncbuf"
 	"github.com/compactkit/compact/proxy/store"
 )
 
@@ -43,13 +42,7 @@ func TestUIAccess(t *testing.T) {
 		{"unknown conversation: said, the list still shown", "", "127.0.0.1:5000", "/ui?c=0123456789ab", nil, 200, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem, _ := apiStore(t)
-			var logs syncbuf.Buffer
-			srv, err := New(Config{Store: mem, AuthToken: tc.token, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
+			srv, logs := apiServer(t, tc.token)
 			w := serveAs(srv, tc.remote, tc.path, tc.h)
 			body := w.Body.String()
 			if w.Code != tc.status {
@@ -84,13 +77,7 @@ func TestUIAccess(t *testing.T) {
 // sees the conversations with it; a wrong token goes back to the form.
 func TestUISignIn(t *testing.T) {
 	const token = "proxy-token-0123456789"
-	mem, _ := apiStore(t)
-	var logs syncbuf.Buffer
-	srv, err := New(Config{Store: mem, AuthToken: token, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv, logs := apiServer(t, token)
 	post := func(tok string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, UIPath+"/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
