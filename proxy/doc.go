@@ -54,7 +54,8 @@
 //     in-stream errors from a copy.
 //  8. record.go: once the answer is over (after.go runs it after the
 //     handler returns), its usage is stored for the next request's
-//     measurement.
+//     measurement, with the conversation's totals and timeline; a
+//     prompt-cache miss is explained there (cachemiss.go).
 //
 // An overflow error before any byte reached the client forces a compaction
 // and one retry; an overflow inside a started stream makes the next request
@@ -69,6 +70,15 @@
 // body is still arriving, and read afterwards (streamed.go). A panic on
 // the proxy's side is contained per request (panic.go); what fails is
 // counted (metrics.go) and logged (log.go).
+//
+// # Seeing what it did
+//
+// What record.go and compact.go store is what people and scripts read:
+// the conversation API (conversations.go, with shape.go for the latest
+// request beside what went upstream), the live view at UIPath (ui.go and
+// assets/: one page drawn with the report package's chart and cards), the
+// compaction hooks (hooks.go) and the metrics. None of it is on a
+// request's path.
 //
 // # Choices
 //
