@@ -330,6 +330,9 @@ func TestCacheMissLightPath(t *testing.T) {
 			}
 			a.msgs[2] = `{"role":"user","content":"Turn 2, said differently."}`
 			c := r.step(t, a, time.Second)
+			// A request's log line is written after its answer was
+			// recorded: wait for the fourth.
+			waitRequestLogs(t, r.log, 4)
 			unread := 0
 			for _, line := range strings.Split(r.log.String(), "\n") {
 				if strings.Contains(line, "msg=request") && strings.Contains(line, `decision="pass (streamed)"`) && !strings.Contains(line, " tokens=") {
